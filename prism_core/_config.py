@@ -1,0 +1,77 @@
+"""Where Prism finds its data and reads its environment: every environment variable in one place.
+
+==========================  ==============================================================
+``PRISM_HARDWARE_PATH``     Extra device-file directories (or files), separated like
+                            ``PATH`` (``:`` on POSIX, ``;`` on Windows).  Searched after the
+                            shipped library; see docs/device-files.md for the precedence.
+``PRISM_CACHE_DIR``         Where the validation cache lives.  Default: the platform's user
+                            cache directory (``~/.cache/prism`` on Linux), via platformdirs.
+``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates).
+``PRISM_DEBUG``             ``1`` makes the CLI print a traceback for internal errors.
+==========================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["ENVIRONMENT_VARIABLES", "cache_dir", "cache_enabled", "data_dir", "user_hardware_path"]
+
+#: The environment variables Prism reads, with a sentence each (``prism doctor`` shows them).
+ENVIRONMENT_VARIABLES: dict[str, str] = {
+    "PRISM_HARDWARE_PATH": "extra device-file directories, searched after the shipped library",
+    "PRISM_CACHE_DIR": "directory of the validation cache",
+    "PRISM_NO_CACHE": "1 disables the validation cache",
+    "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
+}
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def data_dir(name: str) -> Path:
+    """The shipped ``hardware`` or ``schemas`` directory.
+
+    A built wheel carries them inside the package (``prism_core/_data/``, see pyproject.toml);
+    a source checkout or an editable install has them at the top of the repository.
+    """
+    packaged = _PACKAGE_DIR / "_data" / name
+    if packaged.is_dir():
+        return packaged
+    return _PACKAGE_DIR.parent / name
+
+
+def _flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    """One entry of ``PRISM_HARDWARE_PATH`` as written."""
+
+    text: str
+    path: Path
+
+
+def user_hardware_path() -> list[PathEntry]:
+    """Entries of ``PRISM_HARDWARE_PATH`` in order; empty entries are ignored."""
+    raw = os.environ.get("PRISM_HARDWARE_PATH", "")
+    return [PathEntry(t, Path(t).expanduser()) for t in raw.split(os.pathsep) if t.strip()]
+
+
+def cache_enabled() -> bool:
+    return not _flag("PRISM_NO_CACHE")
+
+
+def cache_dir() -> Path:
+    explicit = os.environ.get("PRISM_CACHE_DIR", "").strip()
+    if explicit:
+        return Path(explicit).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("prism", appauthor=False))
+
+
+def debug_enabled() -> bool:
+    return _flag("PRISM_DEBUG")

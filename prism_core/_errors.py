@@ -1,0 +1,118 @@
+"""Prism's error tree and the located problem record used by every loader and validator."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "DeviceFileError",
+    "PrismError",
+    "PrismWarning",
+    "Problem",
+    "RequirementError",
+    "UnknownDeviceError",
+    "did_you_mean",
+]
+
+
+@dataclass(frozen=True, order=True)
+class Problem:
+    """One thing wrong with one input, located as precisely as it can be.
+
+    ``line`` and ``column`` are 1-based.  ``json_path`` is the path of the key at fault in the
+    document (``$.features[0].version``), ``"$"`` for the document itself.
+    """
+
+    file: str
+    line: int = 0
+    column: int = 0
+    json_path: str = "$"
+    message: str = field(default="", compare=True)
+
+    __module__ = "prism_core"
+
+    def __str__(self) -> str:
+        where = self.file or "<input>"
+        if self.line:
+            where = f"{where}:{self.line}:{self.column}"
+        if self.json_path and self.json_path != "$":
+            return f"{where}: {self.json_path}: {self.message}"
+        return f"{where}: {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "json_path": self.json_path,
+            "message": self.message,
+        }
+
+
+class PrismError(Exception):
+    """Base class of every error Prism raises on purpose."""
+
+    __module__ = "prism_core"
+
+
+class PrismWarning(UserWarning):
+    """Base class of Prism's warnings (skipped files, fallbacks)."""
+
+    __module__ = "prism_core"
+
+
+class DeviceFileError(PrismError, ValueError):
+    """One or more device files are invalid.  ``problems`` lists every problem, sorted."""
+
+    __module__ = "prism_core"
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(sorted(problems))
+        n = len(self.problems)
+        head = f"{n} problem{'s' if n != 1 else ''} in device files:"
+        super().__init__("\n".join([head, *(f"  {p}" for p in self.problems)]))
+
+
+class UnknownDeviceError(PrismError, LookupError):
+    """A device type was asked for that no loaded description defines."""
+
+    __module__ = "prism_core"
+
+    def __init__(self, device_type: str, known: Sequence[str]) -> None:
+        self.device_type = device_type
+        self.known = tuple(known)
+        hint = did_you_mean(device_type, self.known)
+        msg = (
+            f"unknown device type {device_type!r}{hint}; `prism devices --all` lists the known ones"
+        )
+        super().__init__(msg)
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0])
+
+
+class RequirementError(PrismError, ValueError):
+    """A requirement mapping is malformed (not merely unmet)."""
+
+    __module__ = "prism_core"
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """Return ``" (did you mean 'x'?)"`` for the closest candidate, or ``""``."""
+    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
+    if not close:
+        return ""
+    return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"
+
+
+def display_path(path: str | Path) -> str:
+    """A path as a user should see it: relative to the working directory when that is shorter."""
+    p = Path(path)
+    try:
+        rel = p.resolve().relative_to(Path.cwd().resolve())
+    except (ValueError, OSError):
+        return str(p)
+    return str(rel)

@@ -1,0 +1,301 @@
+"""Validation of parsed device files against ``schemas/device.schema.json``.
+
+jsonschema and the schema itself are loaded on first use only (``import prism_core`` stays
+light), ``$ref`` is resolved from a local registry that never touches the network, and every
+jsonschema error is turned into a :class:`Problem` at the line of the key at fault, with a
+sentence saying what would be accepted.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ._config import data_dir
+from ._errors import Problem, did_you_mean
+from ._yaml import ParsedYAML, PathT, json_path
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+__all__ = ["device_schema", "device_schema_bytes", "schema_path", "validate_parsed"]
+
+_DEVICE_SCHEMA = "device.schema.json"
+#: Upper bound on the problems reported for one file; the rest are counted.
+MAX_PROBLEMS = 100
+
+
+def schema_path() -> Any:
+    """Path of the device schema shipped with this installation."""
+    return data_dir("schemas") / _DEVICE_SCHEMA
+
+
+@functools.lru_cache(maxsize=1)
+def device_schema_bytes() -> bytes:
+    return bytes(schema_path().read_bytes())
+
+
+@functools.lru_cache(maxsize=1)
+def device_schema() -> dict[str, Any]:
+    """The device JSON Schema as a dict (a fresh copy is not made: do not mutate it)."""
+    schema: dict[str, Any] = json.loads(device_schema_bytes())
+    return schema
+
+
+@functools.lru_cache(maxsize=1)
+def _validator() -> Validator:
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.exceptions import NoSuchResource
+    from referencing.jsonschema import DRAFT202012
+
+    schema = device_schema()
+
+    def no_network(uri: str) -> Resource[Any]:
+        # Every $ref must resolve from the registry below; never fetch anything.
+        raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+    resource = Resource.from_contents(schema, default_specification=DRAFT202012)
+    registry: Registry[Any] = Registry(retrieve=no_network).with_resource(  # type: ignore[call-arg]
+        schema["$id"], resource
+    )
+    return Draft202012Validator(schema, registry=registry)
+
+
+def _describe_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, int):
+        return f"the integer {value}"
+    return f"the number {value}"
+
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _expected(schema: Any, depth: int = 0, *, brief: bool = False) -> str:
+    """A short phrase for what ``schema`` accepts."""
+    if not isinstance(schema, dict) or depth > 3:
+        return "a valid value"
+    if "$ref" in schema:
+        return _expected(_resolve_ref(schema["$ref"]), depth + 1, brief=brief)
+    if "enum" in schema:
+        values = ", ".join(str(v) for v in schema["enum"])
+        return f"one of: {values}"
+    if "anyOf" in schema:
+        return " or ".join(_expected(s, depth + 1) for s in schema["anyOf"])
+    kind = schema.get("type")
+    phrase = _TYPE_WORDS.get(kind, "a valid value") if isinstance(kind, str) else "a valid value"
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        phrase = f"a list of {_plural(_expected(schema['items'], depth + 1, brief=True))}"
+    if "pattern" in schema and "description" in schema and not brief:
+        phrase = f"{phrase} ({_first_sentence(schema['description'])})"
+    elif "exclusiveMinimum" in schema:
+        phrase = f"{phrase} greater than {schema['exclusiveMinimum']}"
+    elif "minimum" in schema:
+        phrase = f"{phrase} of at least {schema['minimum']}"
+    return phrase
+
+
+def _plural(phrase: str) -> str:
+    for article in ("a ", "an "):
+        if phrase.startswith(article):
+            rest = phrase[len(article) :]
+            word, _, tail = rest.partition(" ")
+            return f"{word}s {tail}".strip()
+    return phrase
+
+
+def _first_sentence(text: str) -> str:
+    # "e.g. nvidia" does not end a sentence; ". The" does.
+    return re.split(r"(?<=[a-z0-9)])\. (?=[A-Z])", text)[0].rstrip(".")
+
+
+def _resolve_ref(ref: str) -> Any:
+    node: Any = device_schema()
+    if not ref.startswith("#/"):
+        return {}
+    for part in ref[2:].split("/"):
+        node = node.get(part, {}) if isinstance(node, dict) else {}
+    return node
+
+
+def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
+    path: PathT = tuple(error.absolute_path)
+    keyword = error.validator
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    instance = error.instance
+    expected_value: Any = error.validator_value
+
+    def at(p: PathT, message: str, *, key: bool = False) -> Problem:
+        line, col = parsed.locate(p, key=key)
+        return Problem(filename, line, col, json_path(p), message)
+
+    if "propertyNames" in error.absolute_schema_path:
+        # jsonschema checks each *name* as an instance of its own, at the mapping's path.
+        name = str(instance)
+        hint = did_you_mean(name, _enum_of(schema))
+        yield at(
+            (*path, name),
+            f"{name!r} is not accepted as a key here{hint}; expected {_expected(schema)}",
+            key=True,
+        )
+        return
+
+    if keyword == "additionalProperties" and isinstance(instance, dict):
+        allowed = sorted(schema.get("properties", {}))
+        patterns = list(schema.get("patternProperties", {}))
+        for key in instance:
+            if key in allowed or any(re.search(p, key) for p in patterns):
+                continue
+            hint = did_you_mean(key, allowed)
+            accepted = f"; accepted keys here: {', '.join(allowed)}" if allowed else ""
+            yield at((*path, key), f"unknown key {key!r}{hint}{accepted}", key=True)
+        return
+    if keyword == "required" and isinstance(instance, dict):
+        for key in expected_value:
+            if key not in instance:
+                yield at(path, f"missing required key {key!r}")
+        return
+    if keyword == "enum":
+        hint = did_you_mean(str(instance), [str(v) for v in expected_value])
+        yield at(
+            path,
+            f"{_describe_value(instance)} is not accepted{hint}; expected {_expected(schema)}",
+        )
+        return
+    if keyword == "type":
+        yield at(path, f"expected {_expected(schema)}, found {_describe_value(instance)}")
+        return
+    if keyword == "pattern":
+        yield at(path, f"{_describe_value(instance)} is not accepted; expected {_expected(schema)}")
+        return
+    if keyword == "anyOf":
+        subs = expected_value
+        if all(isinstance(s, dict) and set(s) == {"required"} for s in subs):
+            names = [n for s in subs for n in s["required"]]
+            yield at(path, f"needs at least one of the keys: {', '.join(names)}")
+            return
+        yield at(path, f"expected {_expected(schema)}, found {_describe_value(instance)}")
+        return
+    if keyword in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        yield at(
+            path,
+            f"{_describe_value(instance)} is out of range; expected {_expected(schema)}"
+            + (f" and at most {schema['maximum']}" if "maximum" in schema else ""),
+        )
+        return
+    if keyword == "uniqueItems" and isinstance(instance, list):
+        seen: set[str] = set()
+        dups = []
+        for item in instance:
+            marker = json.dumps(item, sort_keys=True)
+            if marker in seen:
+                dups.append(item)
+            seen.add(marker)
+        yield at(
+            path, f"the list repeats {', '.join(repr(d) for d in dups)}; each item may appear once"
+        )
+        return
+    # minItems, maxItems, minLength, maxLength, minProperties, maxProperties, const: jsonschema's
+    # own sentence says it well enough.
+    yield at(path, error.message)
+
+
+def _enum_of(schema: Any) -> list[str]:
+    if isinstance(schema, dict) and "$ref" in schema:
+        schema = _resolve_ref(schema["$ref"])
+    if isinstance(schema, dict) and "enum" in schema:
+        return [str(v) for v in schema["enum"]]
+    return []
+
+
+def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
+    """What JSON Schema cannot say: unique names in keyed lists, regexes that compile."""
+    doc = parsed.value
+
+    def at(p: PathT, message: str) -> Problem:
+        line, col = parsed.locate(p)
+        return Problem(filename, line, col, json_path(p), message)
+
+    for list_key, name_key in (("features", "name"), ("memory_hierarchy", "level")):
+        items = doc.get(list_key)
+        if not isinstance(items, list):
+            continue
+        first: dict[str, int] = {}
+        for i, item in enumerate(items):
+            name = item.get(name_key) if isinstance(item, dict) else None
+            if not isinstance(name, str):
+                continue
+            if name in first:
+                line = parsed.locate((list_key, first[name], name_key))[0]
+                yield at(
+                    (list_key, i, name_key),
+                    f"{list_key} has two entries with {name_key} {name!r} (the first at line "
+                    f"{line}); merge them into one",
+                )
+            else:
+                first[name] = i
+            ops = item.get("operations") if list_key == "features" else None
+            if isinstance(ops, list):
+                seen_ops: set[str] = set()
+                for j, op in enumerate(ops):
+                    op_name = op.get("name") if isinstance(op, dict) else None
+                    if isinstance(op_name, str) and op_name in seen_ops:
+                        yield at(
+                            (list_key, i, "operations", j, "name"),
+                            f"operation {op_name!r} is listed twice in feature {name!r}; "
+                            "merge its data_types into one entry",
+                        )
+                    if isinstance(op_name, str):
+                        seen_ops.add(op_name)
+    detection = doc.get("detection")
+    patterns = detection.get("product_names") if isinstance(detection, dict) else None
+    if isinstance(patterns, list):
+        for i, pattern in enumerate(patterns):
+            if not isinstance(pattern, str):
+                continue
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                yield at(
+                    ("detection", "product_names", i),
+                    f"{pattern!r} is not a valid regular expression: {exc}",
+                )
+
+
+def validate_parsed(parsed: ParsedYAML, filename: str) -> list[Problem]:
+    """Every problem of one parsed device file, sorted; at most :data:`MAX_PROBLEMS` of them."""
+    problems: list[Problem] = []
+    for error in _validator().iter_errors(parsed.value):
+        problems.extend(_problems_of(error, parsed, filename))
+    if not problems:
+        problems.extend(_semantic_problems(parsed, filename))
+    problems = sorted(set(problems))
+    if len(problems) > MAX_PROBLEMS:
+        rest = len(problems) - MAX_PROBLEMS
+        problems = [
+            *problems[:MAX_PROBLEMS],
+            Problem(filename, 0, 0, "$", f"... and {rest} more problems"),
+        ]
+    return problems
