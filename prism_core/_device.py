@@ -1,0 +1,205 @@
+"""Resolved device descriptions: the capability model that dispatch and users query."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._requirements import RequirementMatch
+
+__all__ = ["DeviceDescription", "Feature", "MemoryLevel"]
+
+
+@dataclass(frozen=True)
+class MemoryLevel:
+    """One level of a device's memory hierarchy."""
+
+    level: str
+    size_bytes: int | None = None
+    bandwidth_gbps: float | None = None
+    scope: str = "device"
+    technology: str | None = None
+
+    __module__ = "prism_core"
+
+
+@dataclass(frozen=True)
+class Feature:
+    """A versioned hardware feature and the data types it accelerates, per operation."""
+
+    name: str
+    version: int | str
+    operations: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    description: str = ""
+
+    __module__ = "prism_core"
+
+    def supports(self, op: str, dtype: str) -> bool:
+        return dtype in self.operations.get(op, frozenset())
+
+    def version_satisfies(self, spec: str | int | bool) -> bool:
+        """Whether this feature's version meets ``spec`` (see :class:`prism_core.Requirement`)."""
+        from ._requirements import version_meets
+
+        return version_meets(self.version, spec)
+
+
+@dataclass(frozen=True, eq=False)
+class DeviceDescription:
+    """A validated device description with its inheritance resolved.
+
+    ``data`` is the resolved document (a private copy; use the properties or :meth:`to_dict`).
+    ``provenance`` maps each inherited or own key (``peak_tflops.fp32``, ``features[tma]``) to
+    the device type that supplied it.  ``lineage`` is the device type followed by its ancestors,
+    nearest first.
+    """
+
+    device_type: str
+    data: Mapping[str, Any] = field(repr=False)
+    path: Path | None = None
+    origin: str = "file"
+    parents: tuple[str, ...] = ()
+    lineage: tuple[str, ...] = ()
+    provenance: Mapping[str, str] = field(default_factory=dict, repr=False)
+    overrides: tuple[Path, ...] = ()
+
+    __module__ = "prism_core"
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name", self.device_type))
+
+    @property
+    def vendor(self) -> str | None:
+        return self.data.get("vendor")
+
+    @property
+    def kind(self) -> str | None:
+        return self.data.get("kind")
+
+    @property
+    def abstract(self) -> bool:
+        return bool(self.data.get("abstract", False))
+
+    @property
+    def architecture(self) -> str | None:
+        return self.data.get("architecture")
+
+    @property
+    def isa(self) -> str | None:
+        return self.data.get("isa")
+
+    @property
+    def ancestors(self) -> tuple[str, ...]:
+        return self.lineage[1:]
+
+    def is_a(self, device_type: str) -> bool:
+        """True when this is ``device_type`` or derives from it (``h100.is_a("nvidia.hopper")``)."""
+        return device_type in self.lineage
+
+    # -- numbers --------------------------------------------------------------------------
+    @property
+    def compute_units(self) -> int | None:
+        return self.data.get("compute_units")
+
+    @property
+    def clock_mhz(self) -> Mapping[str, float]:
+        return dict(self.data.get("clock_mhz", {}))
+
+    @property
+    def memory(self) -> tuple[MemoryLevel, ...]:
+        """The memory hierarchy, in the order the description lists it."""
+        return tuple(MemoryLevel(**m) for m in self.data.get("memory_hierarchy", ()))
+
+    def memory_level(self, level: str) -> MemoryLevel | None:
+        for m in self.memory:
+            if m.level == level:
+                return m
+        return None
+
+    @property
+    def memory_bytes(self) -> int | None:
+        """Size of the device's main (``global``) memory, when the description gives it."""
+        glob = self.memory_level("global")
+        return glob.size_bytes if glob else None
+
+    @property
+    def peak_tflops(self) -> Mapping[str, float]:
+        return dict(self.data.get("peak_tflops", {}))
+
+    def peak(self, dtype: str) -> float | None:
+        """Peak dense throughput for ``dtype`` in TFLOP/s (TOPS for integers), or ``None``."""
+        value = self.data.get("peak_tflops", {}).get(dtype)
+        return None if value is None else float(value)
+
+    @property
+    def tdp_watts(self) -> float | None:
+        return self.data.get("tdp_watts")
+
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        return dict(self.data.get("attributes", {}))
+
+    def attribute(self, name: str, default: Any = None) -> Any:
+        return self.data.get("attributes", {}).get(name, default)
+
+    # -- features -------------------------------------------------------------------------
+    @property
+    def features(self) -> Mapping[str, Feature]:
+        out: dict[str, Feature] = {}
+        for f in self.data.get("features", ()):
+            ops = {op["name"]: frozenset(op["data_types"]) for op in f.get("operations", ())}
+            out[f["name"]] = Feature(f["name"], f["version"], ops, f.get("description", ""))
+        return out
+
+    def feature(self, name: str) -> Feature | None:
+        return self.features.get(name)
+
+    def has_feature(self, name: str, version_spec: str | int | bool | None = None) -> bool:
+        """Whether the device has feature ``name``, at a version meeting ``version_spec``.
+
+        ``version_spec`` is a specifier (``">=3"``, ``">=2,<4"``), an integer (at least that
+        version), ``True``/``None`` (present) or ``False`` (absent).
+        """
+        feat = self.feature(name)
+        if version_spec is False:
+            return feat is None
+        if feat is None:
+            return False
+        return version_spec is None or feat.version_satisfies(version_spec)
+
+    def supports(self, op: str, dtype: str) -> bool:
+        """Whether some feature of the device accelerates ``op`` in ``dtype``."""
+        return any(f.supports(op, dtype) for f in self.features.values())
+
+    def features_for(self, op: str, dtype: str) -> tuple[Feature, ...]:
+        """The features that accelerate ``op`` in ``dtype``."""
+        return tuple(f for f in self.features.values() if f.supports(op, dtype))
+
+    def iter_supported(self) -> Iterator[tuple[str, str, str]]:
+        """Every (feature, op, dtype) triple the description declares."""
+        for f in self.features.values():
+            for op, dtypes in f.operations.items():
+                for dt in sorted(dtypes):
+                    yield f.name, op, dt
+
+    # -- requirements ---------------------------------------------------------------------
+    def satisfies(self, requirements: Mapping[str, Any]) -> RequirementMatch:
+        """Match a requirement mapping against this device; never raises for unmet clauses."""
+        from ._requirements import Requirement
+
+        req = requirements if isinstance(requirements, Requirement) else Requirement(requirements)
+        return req.match(self)
+
+    # -- export ---------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        """The resolved description as plain data (a deep copy)."""
+        return copy.deepcopy(dict(self.data))
+
+    def __repr__(self) -> str:
+        return f"<DeviceDescription {self.device_type!r} ({self.name})>"

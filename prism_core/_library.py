@@ -1,0 +1,556 @@
+"""The device library: finding device files on the search path, loading them, resolving `extends`.
+
+Search path, lowest precedence first:
+
+1. the library shipped with Prism (``hardware/``),
+2. directories contributed by plugins (in plugin order),
+3. the user's ``PRISM_HARDWARE_PATH`` entries, in order.
+
+A device type defined in a later entry replaces the one of an earlier entry (the replaced file
+is recorded in ``DeviceDescription.overrides``).  The same device type defined twice *within one
+entry* is an error that names both files.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._cache import ValidationCache, digest
+from ._config import cache_dir, cache_enabled, data_dir, user_hardware_path
+from ._device import DeviceDescription
+from ._errors import (
+    DeviceFileError,
+    PrismWarning,
+    Problem,
+    UnknownDeviceError,
+    did_you_mean,
+    display_path,
+)
+
+__all__ = [
+    "DeviceFile",
+    "DeviceLibrary",
+    "SearchEntry",
+    "default_library",
+    "default_search_path",
+    "devices",
+    "get_device",
+    "load_device_file",
+    "reload_devices",
+    "validate_paths",
+]
+
+logger = logging.getLogger("prism_core")
+
+#: Keys a description does not inherit from its parents.
+NOT_INHERITED = frozenset(
+    {"format_version", "device_type", "name", "description", "abstract", "extends"}
+)
+#: Lists merged entry by entry, keyed by the given field; a child's entry replaces its parent's.
+KEYED_LISTS = {"features": "name", "memory_hierarchy": "level"}
+#: Mappings replaced whole (their fields only make sense together).
+ATOMIC = frozenset({"cloud_price", "host_link", "device_link"})
+#: Longest chain of `extends` accepted.
+MAX_INHERITANCE_DEPTH = 64
+SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class SearchEntry:
+    """One entry of the search path: a directory (searched recursively) or a single file."""
+
+    __module__ = "prism_core"
+
+    path: Path
+    origin: str  # "builtin", "plugin:<name>", "user", "command line"
+    #: An explicit list of files, for an entry made of files named on a command line.
+    files: tuple[Path, ...] | None = None
+
+
+@dataclass
+class DeviceFile:
+    """One device file, read and validated, before inheritance."""
+
+    path: Path
+    data: dict[str, Any]
+    entry: SearchEntry
+
+    @property
+    def device_type(self) -> str:
+        return str(self.data["device_type"])
+
+    @property
+    def parents(self) -> tuple[str, ...]:
+        ext = self.data.get("extends", ())
+        return (ext,) if isinstance(ext, str) else tuple(ext)
+
+    def locate(self, *path: str | int, key: bool = True) -> tuple[int, int]:
+        """Line and column of a key, re-reading the file (rare: only when reporting a problem)."""
+        from ._yaml import parse_yaml
+
+        try:
+            parsed, _ = parse_yaml(self.path.read_bytes(), str(self.path))
+        except OSError:
+            return (0, 0)
+        return parsed.locate(tuple(path), key=key) if parsed else (0, 0)
+
+
+def default_search_path() -> list[SearchEntry]:
+    """The search path in effect: shipped library, plugin directories, ``PRISM_HARDWARE_PATH``."""
+    entries = [SearchEntry(data_dir("hardware"), "builtin")]
+    entries.extend(SearchEntry(e.path, "user") for e in user_hardware_path())
+    return entries
+
+
+def _device_files_under(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+
+
+def _files_of(entry: SearchEntry) -> tuple[list[Path], list[Problem]]:
+    if entry.files is not None:
+        return list(entry.files), []
+    path = entry.path
+    if path.is_file():
+        return [path], []
+    if path.is_dir():
+        return _device_files_under(path), []
+    where = "PRISM_HARDWARE_PATH entry" if entry.origin == "user" else f"{entry.origin} path"
+    return [], [
+        Problem(display_path(path), 0, 0, "$", f"{where} {str(path)!r}: no such file or directory")
+    ]
+
+
+def read_device_file(
+    path: Path, entry: SearchEntry, cache: ValidationCache | None
+) -> tuple[DeviceFile | None, list[Problem]]:
+    """Read, parse and validate one file (or take it from the cache)."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        label = display_path(path)
+        return None, [Problem(label, 0, 0, "$", f"cannot read the file: {exc.strerror or exc}")]
+    key = digest(raw)
+    if cache is not None:
+        cached = cache.get(key)
+        # The cache is our own file, but may be damaged: take only what looks like a document.
+        if isinstance(cached, dict) and isinstance(cached.get("device_type"), str):
+            return DeviceFile(path, cached, entry), []
+    from ._schema import validate_parsed
+    from ._yaml import parse_yaml
+
+    label = display_path(path)
+    parsed, problems = parse_yaml(raw, label)
+    if parsed is None or problems:
+        return None, problems
+    problems = validate_parsed(parsed, label)
+    if problems:
+        return None, problems
+    if cache is not None:
+        cache.put(key, parsed.value)
+    return DeviceFile(path, parsed.value, entry), []
+
+
+def _merge(
+    target: dict[str, Any],
+    provenance: dict[str, str],
+    data: Mapping[str, Any],
+    source: str,
+    source_provenance: Mapping[str, str] | None,
+    *,
+    skip: frozenset[str] = frozenset(),
+    prefix: str = "",
+) -> None:
+    """Merge ``data`` over ``target`` by the documented rules, recording where values came from.
+
+    Values are shared, not copied: documents are never mutated once validated (descriptions
+    expose copies), and copying dominated the warm start (benchmarks/bench_startup.py).
+    """
+
+    def origin(key: str) -> str:
+        if source_provenance is None:
+            return source
+        return source_provenance.get(key, source)
+
+    for key, value in data.items():
+        if key in skip:
+            continue
+        where = f"{prefix}{key}"
+        if not prefix and key in KEYED_LISTS:
+            name_key = KEYED_LISTS[key]
+            merged = list(target.get(key, ()))
+            index = {item[name_key]: i for i, item in enumerate(merged)}
+            for item in value:
+                name = item[name_key]
+                if name in index:
+                    merged[index[name]] = item
+                else:
+                    index[name] = len(merged)
+                    merged.append(item)
+                provenance[f"{key}[{name}]"] = origin(f"{key}[{name}]")
+            target[key] = merged
+        elif isinstance(value, dict) and not (not prefix and key in ATOMIC):
+            sub = target.get(key)
+            sub = dict(sub) if isinstance(sub, dict) else {}
+            _merge(sub, provenance, value, source, source_provenance, prefix=f"{where}.")
+            target[key] = sub
+        else:
+            replaced = target.get(key)
+            target[key] = value
+            provenance[where] = origin(where)
+            if isinstance(replaced, (dict, list)):
+                # A replaced mapping's or list's finer provenance no longer applies.
+                for stale in [k for k in provenance if k.startswith((f"{where}.", f"{where}["))]:
+                    del provenance[stale]
+
+
+def _canonical_order(data: dict[str, Any]) -> dict[str, Any]:
+    """Keys in the order the schema lists them, so that output reads the same for every device."""
+    from ._schema import device_schema
+
+    order = device_schema()["properties"]
+    return {k: data[k] for k in order if k in data}
+
+
+class DeviceLibrary:
+    """The device descriptions found on a search path, validated and resolved.
+
+    Loading is lenient: a file with problems is skipped and its problems are kept in
+    :attr:`problems`; everything else loads.  Use :meth:`raise_for_problems` for strictness.
+    """
+
+    __module__ = "prism_core"
+
+    def __init__(
+        self,
+        entries: Sequence[SearchEntry] | None = None,
+        *,
+        use_cache: bool | None = None,
+        exclude: set[Path] | None = None,
+    ) -> None:
+        self._exclude = exclude or set()
+        self.entries: tuple[SearchEntry, ...] = tuple(
+            default_search_path() if entries is None else entries
+        )
+        self.problems: list[Problem] = []
+        self.files: dict[str, DeviceFile] = {}
+        self._overridden: dict[str, list[Path]] = {}
+        self._resolved: dict[str, DeviceDescription] = {}
+        self.cache: ValidationCache | None = None
+        if use_cache is None:
+            use_cache = cache_enabled()
+        if use_cache:
+            from ._schema import device_schema_bytes
+
+            try:
+                directory: Path | None = cache_dir()
+            except Exception as exc:  # platformdirs missing or a broken environment
+                logger.debug("validation cache disabled: %s", exc)
+                directory = None
+            self.cache = ValidationCache(directory, device_schema_bytes())
+        self._load()
+
+    # -- loading --------------------------------------------------------------------------
+    def _load(self) -> None:
+        for entry in self.entries:
+            paths, problems = _files_of(entry)
+            self.problems.extend(problems)
+            in_entry: dict[str, Path] = {}
+            for path in paths:
+                if entry.files is None and self._exclude and path.resolve() in self._exclude:
+                    continue  # named again in a later entry of explicit files
+                dev, problems = read_device_file(path, entry, self.cache)
+                self.problems.extend(problems)
+                if dev is None:
+                    continue
+                dtype = dev.device_type
+                if dtype in in_entry:
+                    first = in_entry[dtype]
+                    line, col = dev.locate("device_type")
+                    self.problems.append(
+                        Problem(
+                            display_path(path),
+                            line,
+                            col,
+                            "$.device_type",
+                            f"device type {dtype!r} is already defined in {display_path(first)}; "
+                            "a device type may be defined once per search-path entry: rename "
+                            "one of them or remove the copy",
+                        )
+                    )
+                    continue
+                in_entry[dtype] = path
+                previous = self.files.get(dtype)
+                if previous is not None:
+                    logger.debug("%s overrides %s for %s", path, previous.path, dtype)
+                    self._overridden.setdefault(dtype, []).append(previous.path)
+                self.files[dtype] = dev
+        if self.cache is not None:
+            self.cache.save()
+        self._resolve_all()
+
+    def _resolve_all(self) -> None:
+        failed: set[str] = set()
+        for dtype in sorted(self.files):
+            self._resolve(dtype, (), failed)
+
+    def _problem_at_extends(self, dev: DeviceFile, message: str) -> None:
+        line, col = dev.locate("extends")
+        self.problems.append(Problem(display_path(dev.path), line, col, "$.extends", message))
+
+    def _resolve(
+        self, dtype: str, chain: tuple[str, ...], failed: set[str]
+    ) -> DeviceDescription | None:
+        if dtype in self._resolved:
+            return self._resolved[dtype]
+        if dtype in failed:
+            return None
+        dev = self.files[dtype]
+        if dtype in chain:
+            cycle = " -> ".join((*chain[chain.index(dtype) :], dtype))
+            self._problem_at_extends(
+                dev, f"inheritance cycle: {cycle}; remove one of these `extends`"
+            )
+            failed.update(chain[chain.index(dtype) :])
+            return None
+        if len(chain) >= MAX_INHERITANCE_DEPTH:
+            self._problem_at_extends(
+                dev, f"`extends` chains are limited to {MAX_INHERITANCE_DEPTH} levels"
+            )
+            failed.add(dtype)
+            return None
+        parents: list[DeviceDescription] = []
+        for parent in dev.parents:
+            if parent not in self.files:
+                hint = did_you_mean(parent, self.files)
+                self._problem_at_extends(
+                    dev,
+                    f"parent device type {parent!r} is not defined on the search path{hint}",
+                )
+                failed.add(dtype)
+                return None
+            resolved = self._resolve(parent, (*chain, dtype), failed)
+            if resolved is None:
+                if dtype not in failed:
+                    self._problem_at_extends(
+                        dev, f"parent device type {parent!r} could not be loaded (see its problems)"
+                    )
+                failed.add(dtype)
+                return None
+            parents.append(resolved)
+        if dtype in failed:  # part of a cycle reported deeper down
+            return None
+        data: dict[str, Any] = {}
+        provenance: dict[str, str] = {}
+        for parent_desc in reversed(parents):  # the first parent wins, so it is merged last
+            _merge(
+                data,
+                provenance,
+                parent_desc.data,
+                parent_desc.device_type,
+                parent_desc.provenance,
+                skip=NOT_INHERITED,
+            )
+        _merge(data, provenance, dev.data, dtype, None)
+        data = _canonical_order(data)
+        lineage = [dtype]
+        for parent_desc in parents:
+            lineage.extend(t for t in parent_desc.lineage if t not in lineage)
+        desc = DeviceDescription(
+            device_type=dtype,
+            data=data,
+            path=dev.path,
+            origin=dev.entry.origin,
+            parents=dev.parents,
+            lineage=tuple(lineage),
+            provenance=provenance,
+            overrides=tuple(self._overridden.get(dtype, ())),
+        )
+        self._resolved[dtype] = desc
+        return desc
+
+    # -- queries --------------------------------------------------------------------------
+    def get(self, device_type: str) -> DeviceDescription:
+        """The description of ``device_type``; :class:`UnknownDeviceError` names close matches."""
+        try:
+            return self._resolved[device_type]
+        except KeyError:
+            raise UnknownDeviceError(device_type, sorted(self._resolved)) from None
+
+    def __contains__(self, device_type: object) -> bool:
+        return device_type in self._resolved
+
+    def __iter__(self) -> Iterator[DeviceDescription]:
+        return iter(self.list(include_abstract=True))
+
+    def __len__(self) -> int:
+        return len(self._resolved)
+
+    def list(
+        self,
+        *,
+        include_abstract: bool = False,
+        kind: str | None = None,
+        vendor: str | None = None,
+    ) -> list[DeviceDescription]:
+        """Descriptions sorted by device type; families (``abstract``) only when asked for."""
+        out = []
+        for dtype in sorted(self._resolved):
+            d = self._resolved[dtype]
+            if d.abstract and not include_abstract:
+                continue
+            if kind is not None and d.kind != kind:
+                continue
+            if vendor is not None and d.vendor != vendor:
+                continue
+            out.append(d)
+        return out
+
+    def raise_for_problems(self) -> None:
+        if self.problems:
+            raise DeviceFileError(self.problems)
+
+
+_default: DeviceLibrary | None = None
+_lock = threading.Lock()
+
+
+def default_library() -> DeviceLibrary:
+    """The library on the default search path, loaded on first use and then kept."""
+    global _default
+    lib = _default
+    if lib is None:
+        with _lock:
+            if _default is None:
+                _default = DeviceLibrary()
+                if _default.problems:
+                    n = len(_default.problems)
+                    warnings.warn(
+                        f"{n} problem{'s' if n != 1 else ''} in the device library; the affected "
+                        "files were skipped:\n"
+                        + "\n".join(f"  {p}" for p in sorted(_default.problems)),
+                        PrismWarning,
+                        stacklevel=3,
+                    )
+            lib = _default
+    return lib
+
+
+def reload_devices() -> DeviceLibrary:
+    """Forget the loaded library (after changing ``PRISM_HARDWARE_PATH``) and load it again."""
+    global _default
+    with _lock:
+        _default = None
+    return default_library()
+
+
+def devices(
+    *, include_abstract: bool = False, kind: str | None = None, vendor: str | None = None
+) -> list[DeviceDescription]:
+    """All device descriptions on the search path, sorted by device type.
+
+    Families such as ``nvidia.hopper`` are left out unless ``include_abstract`` is true.
+    """
+    return default_library().list(include_abstract=include_abstract, kind=kind, vendor=vendor)
+
+
+def get_device(device_type: str) -> DeviceDescription:
+    """The resolved description of ``device_type`` (``"nvidia.h100-sxm"``)."""
+    return default_library().get(device_type)
+
+
+@dataclass
+class FileReport:
+    """What validation found for one file."""
+
+    __module__ = "prism_core"
+
+    path: Path
+    device_type: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "file": display_path(self.path),
+            "device_type": self.device_type,
+            "valid": self.valid,
+            "problems": [p.as_dict() for p in sorted(self.problems)],
+        }
+
+
+def _expand(paths: Iterable[str | Path]) -> list[Path]:
+    files: list[Path] = []
+    missing: list[str] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            files.extend(_device_files_under(p))
+        elif p.exists():
+            files.append(p)
+        else:
+            missing.append(str(raw))
+    if missing:
+        raise FileNotFoundError("no such file or directory: " + ", ".join(repr(m) for m in missing))
+    # The same file named twice (a.yaml ./a.yaml, or inside a named directory) is checked once.
+    unique: dict[Path, Path] = {}
+    for f in files:
+        unique.setdefault(f.resolve(), f)
+    return list(unique.values())
+
+
+def _check_files(
+    paths: Iterable[str | Path], *, use_cache: bool | None
+) -> tuple[DeviceLibrary, list[FileReport]]:
+    files = _expand(paths)
+    given = SearchEntry(Path("."), "command line", files=tuple(files))
+    lib = DeviceLibrary(
+        [*default_search_path(), given],
+        use_cache=use_cache,
+        exclude={f.resolve() for f in files},
+    )
+    reports = {display_path(f): FileReport(f) for f in files}
+    for problem in lib.problems:
+        if problem.file in reports:
+            reports[problem.file].problems.append(problem)
+    for dev in lib.files.values():
+        rep = reports.get(display_path(dev.path))
+        if rep is not None and dev.entry is given:
+            rep.device_type = dev.device_type
+    return lib, list(reports.values())
+
+
+def validate_paths(
+    paths: Iterable[str | Path], *, use_cache: bool | None = None
+) -> list[FileReport]:
+    """Validate device files (and the files under directories), resolving their ``extends``.
+
+    The given files are checked together, as one search-path entry on top of the default search
+    path: their parents may be shipped or user devices, and a device type defined twice among
+    them is an error.  Paths that do not exist raise :class:`FileNotFoundError`.
+    """
+    return _check_files(paths, use_cache=use_cache)[1]
+
+
+def load_device_file(path: str | Path) -> DeviceDescription:
+    """Load one device file strictly: raise :class:`DeviceFileError` listing all its problems.
+
+    Its ``extends`` are resolved against the default search path.
+    """
+    lib, reports = _check_files([path], use_cache=None)
+    if not reports:
+        raise FileNotFoundError(f"no device file (*.yaml, *.yml) under {str(path)!r}")
+    if len(reports) > 1:
+        raise IsADirectoryError(f"{str(path)!r} holds {len(reports)} device files; load one file")
+    report = reports[0]
+    if not report.valid or report.device_type is None:
+        raise DeviceFileError(report.problems)
+    return lib.get(report.device_type)

@@ -1,0 +1,297 @@
+"""Requirements: data clauses on a device, matched with a reason for every unmet clause.
+
+A requirement is a mapping.  Each key is one clause:
+
+* identity: ``vendor``, ``kind``, ``device_type``, ``architecture``, ``isa`` -- a string or a
+  list of strings (any of them); ``ancestry`` -- the device is that type or derives from it;
+* ``supports``: ``{op: dtype}`` or ``{op: [dtype, ...]}`` -- some feature accelerates the op in
+  every listed data type;
+* ``compute_units``: a number (at least) or a specifier;
+* ``feature:NAME`` / ``attribute:NAME``, or a bare ``NAME`` that is looked up as a feature first,
+  then as an attribute.
+
+Values of feature, attribute and numeric clauses: ``True`` (present), ``False`` (absent), an
+integer or float (at least that), a version specifier string (``">=8.0"``, ``">=2,<4"``), any
+other string (equal to it), or a list of strings (equal to one of them).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ._errors import RequirementError
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+
+    from ._device import DeviceDescription
+
+__all__ = ["Clause", "Requirement", "RequirementMatch", "version_meets"]
+
+IDENTITY_KEYS = ("vendor", "kind", "device_type", "architecture", "isa")
+_SPEC_START = re.compile(r"^\s*(~=|==|!=|<=|>=|<|>|===)")
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _specifier(text: str, key: str) -> SpecifierSet:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    try:
+        return SpecifierSet(text, prereleases=True)
+    except InvalidSpecifier:
+        raise RequirementError(
+            f"requirement {key!r}: {text!r} is not a valid version specifier; write e.g. "
+            "'>=3', '>=8.0', '>=2,<4' or '==9.0'"
+        ) from None
+
+
+def _as_version(value: Any) -> Any:
+    from packaging.version import InvalidVersion, Version
+
+    if isinstance(value, bool):
+        return None
+    try:
+        return Version(str(value))
+    except InvalidVersion:
+        return None
+
+
+def version_meets(value: Any, spec: str | int | float | bool | None) -> bool:
+    """Whether a version-like ``value`` meets ``spec`` (specifier, at-least number, or presence)."""
+    if spec is None or spec is True:
+        return value is not None
+    if spec is False:
+        return value is None
+    if isinstance(spec, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= spec
+    version = _as_version(value)
+    return version is not None and version in _specifier(spec, "version")
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One key of a requirement mapping, parsed."""
+
+    key: str
+    namespace: str  # identity, ancestry, supports, numeric, feature, attribute, auto
+    name: str
+    value: Any
+    raw: Any = None
+
+    __module__ = "prism_core"
+
+    def describe(self) -> str:
+        return f"{self.key}: {self.raw!r}"
+
+
+@dataclass(frozen=True)
+class RequirementMatch:
+    """The outcome of matching a requirement: ``ok`` and, per unmet clause, why not."""
+
+    ok: bool
+    reasons: tuple[str, ...] = ()
+    met: tuple[str, ...] = ()
+
+    __module__ = "prism_core"
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def explain(self) -> str:
+        if self.ok:
+            return "all requirements met" + (f" ({'; '.join(self.met)})" if self.met else "")
+        return "; ".join(self.reasons)
+
+
+def _check_value_form(key: str, value: Any) -> None:
+    if isinstance(value, bool) or value is None:
+        if value is None:
+            raise RequirementError(
+                f"requirement {key!r} has no value; use true (present), false (absent), a number "
+                "(at least), a specifier such as '>=3', or a string to equal"
+            )
+        return
+    if isinstance(value, (int, float)):
+        return
+    if isinstance(value, str):
+        if _SPEC_START.match(value):
+            _specifier(value, key)
+        return
+    if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
+        return
+    raise RequirementError(
+        f"requirement {key!r}: {value!r} is not accepted; use true, false, a number, a version "
+        "specifier string such as '>=3', a string, or a list of strings"
+    )
+
+
+class Requirement:
+    """A parsed requirement mapping.  Construction checks its form and raises
+    :class:`RequirementError` for a malformed one; :meth:`match` never raises.
+    """
+
+    __module__ = "prism_core"
+    __slots__ = ("clauses", "mapping")
+
+    def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
+        mapping = dict(mapping or {})
+        clauses: list[Clause] = []
+        for key, value in mapping.items():
+            clauses.append(self._parse_clause(key, value))
+        self.mapping: Mapping[str, Any] = mapping
+        self.clauses: tuple[Clause, ...] = tuple(clauses)
+
+    @staticmethod
+    def _parse_clause(key: Any, value: Any) -> Clause:
+        if not isinstance(key, str) or not key:
+            raise RequirementError(f"requirement keys are strings, got {key!r}")
+        if key in IDENTITY_KEYS or key == "ancestry":
+            ok = isinstance(value, str) or (
+                isinstance(value, Sequence)
+                and not isinstance(value, str)
+                and value
+                and all(isinstance(v, str) for v in value)
+            )
+            if not ok:
+                raise RequirementError(
+                    f"requirement {key!r}: expected a string or a list of strings, got {value!r}"
+                )
+            values = (value,) if isinstance(value, str) else tuple(value)
+            ns = "ancestry" if key == "ancestry" else "identity"
+            return Clause(key, ns, key, values, value)
+        if key == "supports":
+            if not isinstance(value, Mapping) or not value:
+                raise RequirementError(
+                    "requirement 'supports': expected a mapping of operation to data type(s), "
+                    "e.g. {'matmul': 'bf16'} or {'matmul': ['fp16', 'bf16']}"
+                )
+            pairs: list[tuple[str, str]] = []
+            for op, dts in value.items():
+                dts_t = (dts,) if isinstance(dts, str) else tuple(dts)
+                if (
+                    not isinstance(op, str)
+                    or not dts_t
+                    or not all(isinstance(d, str) for d in dts_t)
+                ):
+                    raise RequirementError(
+                        f"requirement 'supports': {op!r}: {dts!r} is not accepted; give a data "
+                        "type or a list of data types per operation"
+                    )
+                pairs.extend((op, d) for d in dts_t)
+            return Clause(key, "supports", key, tuple(pairs), value)
+        if key == "compute_units":
+            _check_value_form(key, value)
+            return Clause(key, "numeric", key, value, value)
+        namespace, _, name = key.rpartition(":")
+        if namespace and namespace not in ("feature", "attribute"):
+            raise RequirementError(
+                f"requirement {key!r}: unknown prefix {namespace!r}; use 'feature:NAME' or "
+                "'attribute:NAME' (or a bare name, looked up as a feature, then an attribute)"
+            )
+        if not _NAME.match(name):
+            raise RequirementError(
+                f"requirement {key!r}: {name!r} is not a feature or attribute name "
+                "(lowercase snake_case); identity keys are " + ", ".join(IDENTITY_KEYS)
+            )
+        _check_value_form(key, value)
+        return Clause(key, namespace or "auto", name, value, value)
+
+    @property
+    def specificity(self) -> int:
+        """How many clauses the requirement has: more clauses, more specific."""
+        return len(self.clauses)
+
+    def match(self, device: DeviceDescription) -> RequirementMatch:
+        reasons: list[str] = []
+        met: list[str] = []
+        for clause in self.clauses:
+            reason = _unmet(clause, device)
+            if reason is None:
+                met.append(clause.describe())
+            else:
+                reasons.append(reason)
+        return RequirementMatch(not reasons, tuple(reasons), tuple(met))
+
+    def __repr__(self) -> str:
+        return f"Requirement({dict(self.mapping)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Requirement) and self.mapping == other.mapping
+
+    def __hash__(self) -> int:
+        return hash(repr(sorted(self.mapping.items(), key=lambda kv: kv[0])))
+
+
+def _value_reason(what: str, actual: Any, wanted: Any) -> str | None:
+    """None when ``actual`` (not None) meets ``wanted``, else why not."""
+    if wanted is True:
+        return None
+    if wanted is False:
+        return f"{what} is present ({actual!r}) but required absent"
+    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
+        if isinstance(actual, (int, float)) and not isinstance(actual, bool):
+            if actual >= wanted:
+                return None
+            return f"{what} is {actual!r}, required at least {wanted!r}"
+        version = _as_version(actual)
+        if version is not None and version >= _as_version(wanted):
+            return None
+        return f"{what} is {actual!r}, required at least {wanted!r}"
+    if isinstance(wanted, str) and _SPEC_START.match(wanted):
+        version = _as_version(actual)
+        if version is None:
+            return f"{what} is {actual!r}, which is not a version to compare with {wanted!r}"
+        if version in _specifier(wanted, what):
+            return None
+        return f"{what} is {actual!r}, required {wanted}"
+    if isinstance(wanted, str):
+        return None if str(actual) == wanted else f"{what} is {actual!r}, required {wanted!r}"
+    options = list(wanted)
+    if str(actual) in options:
+        return None
+    return f"{what} is {actual!r}, required one of {', '.join(repr(o) for o in options)}"
+
+
+def _unmet(clause: Clause, device: DeviceDescription) -> str | None:
+    ns = clause.namespace
+    if ns == "identity":
+        actual = (
+            device.device_type if clause.name == "device_type" else device.data.get(clause.name)
+        )
+        if actual in clause.value:
+            return None
+        wanted = " or ".join(repr(v) for v in clause.value)
+        return f"{clause.name} is {actual!r}, required {wanted}"
+    if ns == "ancestry":
+        if any(device.is_a(v) for v in clause.value):
+            return None
+        wanted = " or ".join(repr(v) for v in clause.value)
+        chain = " -> ".join(device.lineage) or device.device_type
+        return f"{device.device_type} does not derive from {wanted} (lineage: {chain})"
+    if ns == "supports":
+        missing = [f"{op} in {dt}" for op, dt in clause.value if not device.supports(op, dt)]
+        if not missing:
+            return None
+        return f"no feature of {device.device_type} accelerates {', '.join(missing)}"
+    if ns == "numeric":
+        actual = device.data.get(clause.name)
+        if actual is None:
+            return (
+                None
+                if clause.value is False
+                else f"{clause.name} is not given for {device.device_type}"
+            )
+        return _value_reason(clause.name, actual, clause.value)
+    feature = device.feature(clause.name) if ns in ("feature", "auto") else None
+    if feature is not None:
+        return _value_reason(f"feature {clause.name} version", feature.version, clause.value)
+    attrs = device.data.get("attributes", {})
+    if ns in ("attribute", "auto") and clause.name in attrs:
+        return _value_reason(f"attribute {clause.name}", attrs[clause.name], clause.value)
+    if clause.value is False:
+        return None
+    what = {"feature": "feature", "attribute": "attribute"}.get(ns, "feature or attribute")
+    return f"{device.device_type} has no {what} {clause.name!r} (required {clause.value!r})"
