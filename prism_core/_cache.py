@@ -3,7 +3,9 @@
 A second start reads each file and hashes it, but neither parses its YAML nor validates it: the
 cache holds the validated document.  The cache key includes Prism's version and the schema's
 hash, so a new schema or release starts a fresh cache.  Any failure to read or write the cache
-(read-only home, corrupt file, concurrent writers) only costs speed, never correctness.
+(read-only home, corrupt file, concurrent writers) only costs speed, never correctness: the
+entries are stored as one JSON text with its SHA-256 beside it, and a file whose text does not
+match its checksum is ignored whole.
 """
 
 from __future__ import annotations
@@ -53,17 +55,20 @@ class ValidationCache:
             return self._entries
         try:
             raw = json.loads(path.read_bytes())
+            if not isinstance(raw, dict) or raw.get("key") != self.key:
+                return self._entries  # another Prism version or schema: start afresh
+            text = raw["entries"]
+            if digest(text.encode("utf-8")) != raw["checksum"]:
+                raise ValueError("checksum mismatch")
+            entries = json.loads(text)
+            if not isinstance(entries, dict):
+                raise ValueError("entries are not a mapping")
         except FileNotFoundError:
             return self._entries
-        except (OSError, ValueError) as exc:
-            logger.debug("ignoring unreadable validation cache %s: %s", path, exc)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            logger.debug("ignoring damaged validation cache %s: %s", path, exc)
             return self._entries
-        if (
-            isinstance(raw, dict)
-            and raw.get("key") == self.key
-            and isinstance(raw.get("entries"), dict)
-        ):
-            self._entries = raw["entries"]
+        self._entries = entries
         return self._entries
 
     def get(self, key: str) -> Any:
@@ -88,7 +93,10 @@ class ValidationCache:
         entries = self._entries
         if len(entries) > _MAX_ENTRIES:  # keep the newest; dicts keep insertion order
             entries = dict(list(entries.items())[-_MAX_ENTRIES:])
-        payload = json.dumps({"key": self.key, "entries": entries}, separators=(",", ":"))
+        text = json.dumps(entries, separators=(",", ":"))
+        payload = json.dumps(
+            {"key": self.key, "checksum": digest(text.encode("utf-8")), "entries": text}
+        )
         import tempfile  # only when writing: keeps `import prism_core` light
 
         try:

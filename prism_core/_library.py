@@ -312,11 +312,14 @@ class DeviceLibrary:
             return None
         dev = self.files[dtype]
         if dtype in chain:
-            cycle = " -> ".join((*chain[chain.index(dtype) :], dtype))
-            self._problem_at_extends(
-                dev, f"inheritance cycle: {cycle}; remove one of these `extends`"
-            )
-            failed.update(chain[chain.index(dtype) :])
+            # Every member of the cycle is invalid, so each is told, from its own point of view.
+            members = chain[chain.index(dtype) :]
+            for i, member in enumerate(members):
+                cycle = " -> ".join((*members[i:], *members[:i], member))
+                self._problem_at_extends(
+                    self.files[member], f"inheritance cycle: {cycle}; remove one of these `extends`"
+                )
+            failed.update(members)
             return None
         if len(chain) >= MAX_INHERITANCE_DEPTH:
             self._problem_at_extends(

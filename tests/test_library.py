@@ -199,9 +199,18 @@ def test_cycles_are_errors(tmp_path: Path, write_yaml: WriteYaml) -> None:
     write_yaml("d/c.yaml", "device_type: lab.c\nextends: lab.a\n")
     write_yaml("d/self.yaml", "device_type: lab.self\nextends: lab.self\n")
     lib = lib_of(tmp_path / "d")
-    messages = [str(p) for p in lib.problems]
-    assert any("inheritance cycle: lab.a -> lab.b -> lab.c -> lab.a" in m for m in messages)
-    assert any("inheritance cycle: lab.self -> lab.self" in m for m in messages)
+    messages = sorted(str(p) for p in lib.problems)
+    assert len(messages) == 4, "each member of a cycle is reported, at its own `extends`"
+    assert (
+        "a.yaml:2:1: $.extends: inheritance cycle: lab.a -> lab.b -> lab.c -> lab.a" in messages[0]
+    )
+    assert (
+        "b.yaml:2:1: $.extends: inheritance cycle: lab.b -> lab.c -> lab.a -> lab.b" in messages[1]
+    )
+    assert (
+        "c.yaml:2:1: $.extends: inheritance cycle: lab.c -> lab.a -> lab.b -> lab.c" in messages[2]
+    )
+    assert "self.yaml:2:1: $.extends: inheritance cycle: lab.self -> lab.self" in messages[3]
     assert len(lib) == 0
 
 
