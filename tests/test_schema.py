@@ -155,8 +155,7 @@ def test_all_errors_are_listed_sorted_by_line() -> None:
     joined = "\n".join(found)
     assert (
         "$.device_type: the string 'Not Valid' is not accepted; "
-        "expected a string (A device identifier"
-        in joined
+        "expected a string (A device identifier" in joined
     )
     assert "$.kind: the string 'gpus' is not accepted (did you mean 'gpu'?)" in joined
     assert "$.abstract: expected true or false, found the string 'no'" in joined
