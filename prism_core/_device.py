@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -111,7 +113,7 @@ class DeviceDescription:
     def clock_mhz(self) -> Mapping[str, float]:
         return dict(self.data.get("clock_mhz", {}))
 
-    @property
+    @functools.cached_property
     def memory(self) -> tuple[MemoryLevel, ...]:
         """The memory hierarchy, in the order the description lists it."""
         return tuple(MemoryLevel(**m) for m in self.data.get("memory_hierarchy", ()))
@@ -149,13 +151,14 @@ class DeviceDescription:
         return self.data.get("attributes", {}).get(name, default)
 
     # -- features -------------------------------------------------------------------------
-    @property
+    @functools.cached_property
     def features(self) -> Mapping[str, Feature]:
+        # Built once: requirement matching asks for features many times per device.
         out: dict[str, Feature] = {}
         for f in self.data.get("features", ()):
             ops = {op["name"]: frozenset(op["data_types"]) for op in f.get("operations", ())}
             out[f["name"]] = Feature(f["name"], f["version"], ops, f.get("description", ""))
-        return out
+        return MappingProxyType(out)
 
     def feature(self, name: str) -> Feature | None:
         return self.features.get(name)
