@@ -19,6 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from ._backend import Availability, Backend, DetectedDevice, Detection
     from ._device import DeviceDescription, Feature, MemoryLevel
     from ._errors import (
         DeviceFileError,
@@ -39,11 +40,23 @@ if TYPE_CHECKING:
         reload_devices,
         validate_paths,
     )
+    from ._plugins import PluginError, PluginRecord, PluginSet, plugins, reload_plugins
     from ._requirements import Requirement, RequirementMatch
     from ._schema import device_schema
+    from .hookspecs import hookimpl
 
 #: Public name -> the private module that defines it.
 _LAZY = {
+    "Availability": "_backend",
+    "Backend": "_backend",
+    "DetectedDevice": "_backend",
+    "Detection": "_backend",
+    "PluginError": "_plugins",
+    "PluginRecord": "_plugins",
+    "PluginSet": "_plugins",
+    "plugins": "_plugins",
+    "reload_plugins": "_plugins",
+    "hookimpl": "hookspecs",
     "DeviceDescription": "_device",
     "Feature": "_device",
     "MemoryLevel": "_device",
@@ -68,12 +81,19 @@ _LAZY = {
 }
 
 __all__ = [
+    "Availability",
+    "Backend",
+    "DetectedDevice",
+    "Detection",
     "DeviceDescription",
     "DeviceFileError",
     "DeviceLibrary",
     "Feature",
     "FileReport",
     "MemoryLevel",
+    "PluginError",
+    "PluginRecord",
+    "PluginSet",
     "PrismError",
     "PrismWarning",
     "Problem",
@@ -87,8 +107,11 @@ __all__ = [
     "device_schema",
     "devices",
     "get_device",
+    "hookimpl",
     "load_device_file",
+    "plugins",
     "reload_devices",
+    "reload_plugins",
     "validate_paths",
 ]
 

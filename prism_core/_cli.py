@@ -258,6 +258,59 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return _report_library_problems(lib, err)
 
 
+def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ._plugins import plugins
+
+    ps = plugins()
+    records = sorted(ps.records.values(), key=lambda r: (r.origin != "builtin", r.name))
+    if args.json:
+        _dump_json(
+            {
+                "plugins": [r.as_dict() for r in records],
+                "backends": {
+                    name: {
+                        "plugin": next(r.name for r in records if name in r.backends),
+                        "priority": b.priority,
+                        "description": b.description,
+                        "drives": dict(b.drives),
+                    }
+                    for name, b in sorted(ps.backends.items())
+                },
+            },
+            out,
+        )
+    else:
+        rows = [["PLUGIN", "ORIGIN", "DISTRIBUTION", "STATUS", "CONTRIBUTES"]]
+        for r in records:
+            parts = []
+            if r.backends:
+                parts.append("backends: " + ", ".join(r.backends))
+            if r.hardware_dirs:
+                parts.append(f"device dirs: {len(r.hardware_dirs)}")
+            if r.variants:
+                parts.append(f"variants: {len(r.variants)}")
+            dist = f"{r.distribution} {r.version}" if r.distribution else "-"
+            rows.append([r.name, r.origin, dist, r.status, "; ".join(parts) or "-"])
+        _table(rows, out)
+        notes = [r for r in records if r.reason]
+        if notes:
+            out.write("\n")
+            for r in notes:
+                out.write(f"{r.status}: {r.label}: {r.reason}\n")
+    return EXIT_PROBLEMS if ps.failed else EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from ._doctor import collect, render
+
+    report = collect()
+    if args.json:
+        _dump_json(report, out)
+    else:
+        out.write(render(report))
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ._schema import device_schema_bytes
 
@@ -318,6 +371,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("device", metavar="DEVICE", help="device type, e.g. nvidia.h100-sxm")
     p.add_argument("--json", action="store_true", help="print the description as JSON")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "plugins",
+        help="list plugins, what they contribute, and the failed ones with their reasons",
+        description="List the builtin plugins and the third-party ones found through the "
+        "'prism.plugins' entry points: distribution and version, status, contributed backends, "
+        "device directories and variants, and for each failed, blocked or skipped plugin the "
+        "reason. Exit 1 when a plugin failed. Switches: PRISM_DISABLE_PLUGIN_AUTOLOAD=1, "
+        "PRISM_PLUGINS=a,b, PRISM_BLOCK_PLUGINS=c, PRISM_STRICT_PLUGINS=1.",
+    )
+    p.add_argument("--json", action="store_true", help="print the plugins as JSON")
+    p.set_defaults(func=cmd_plugins)
+
+    p = sub.add_parser(
+        "doctor",
+        help="report Prism, Python, host CPU, BLAS, devices, plugins, environment and caches",
+        description="Print everything a bug report needs: Prism and package versions, Python, "
+        "the host CPU (archspec name, vendor, features) and the description it maps to, BLAS "
+        "(threadpoolctl), the devices present and their descriptions, plugins and their "
+        "failures, the PRISM_* variables in effect, and cache locations. Works with optional "
+        "dependencies missing and broken plugins installed.",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser(
         "schema",

@@ -8,6 +8,15 @@
                             cache directory (``~/.cache/prism`` on Linux), via platformdirs.
 ``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates).
 ``PRISM_DEBUG``             ``1`` makes the CLI print a traceback for internal errors.
+``PRISM_STRICT_PLUGINS``    ``1`` turns a failing plugin into an error instead of a recorded,
+                            skipped plugin.
+``PRISM_DISABLE_PLUGIN_AUTOLOAD``
+                            ``1`` loads no third-party plugin found through entry points,
+                            except those named in ``PRISM_PLUGINS``.  Builtins always load.
+``PRISM_PLUGINS``           Comma-separated plugin names to load.  Naming a plugin asks for
+                            it: if it is missing or fails, that is an error.  With autoload
+                            on, only these third-party plugins are loaded.
+``PRISM_BLOCK_PLUGINS``     Comma-separated plugin names never to load.
 ==========================  ==============================================================
 """
 
@@ -25,6 +34,10 @@ ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_CACHE_DIR": "directory of the validation cache",
     "PRISM_NO_CACHE": "1 disables the validation cache",
     "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
+    "PRISM_STRICT_PLUGINS": "1 makes a failing plugin an error",
+    "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1 loads no entry-point plugin unless named in PRISM_PLUGINS",
+    "PRISM_PLUGINS": "comma-separated plugins to load (asked for by name: failures are errors)",
+    "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -75,3 +88,32 @@ def cache_dir() -> Path:
 
 def debug_enabled() -> bool:
     return _flag("PRISM_DEBUG")
+
+
+def _names(variable: str) -> tuple[str, ...]:
+    raw = os.environ.get(variable, "")
+    return tuple(dict.fromkeys(n.strip() for n in raw.split(",") if n.strip()))
+
+
+@dataclass(frozen=True)
+class PluginSettings:
+    """The plugin switches in effect (from the environment unless given explicitly)."""
+
+    strict: bool = False
+    autoload: bool = True
+    allow: tuple[str, ...] = ()
+    block: tuple[str, ...] = ()
+
+    @classmethod
+    def from_environment(cls) -> PluginSettings:
+        return cls(
+            strict=_flag("PRISM_STRICT_PLUGINS"),
+            autoload=not _flag("PRISM_DISABLE_PLUGIN_AUTOLOAD"),
+            allow=_names("PRISM_PLUGINS"),
+            block=_names("PRISM_BLOCK_PLUGINS"),
+        )
+
+
+def environment_in_effect() -> dict[str, str]:
+    """The Prism environment variables that are set, with their values."""
+    return {k: os.environ[k] for k in ENVIRONMENT_VARIABLES if k in os.environ}

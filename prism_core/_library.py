@@ -103,7 +103,10 @@ class DeviceFile:
 
 def default_search_path() -> list[SearchEntry]:
     """The search path in effect: shipped library, plugin directories, ``PRISM_HARDWARE_PATH``."""
+    from ._plugins import plugins
+
     entries = [SearchEntry(data_dir("hardware"), "builtin")]
+    entries.extend(SearchEntry(path, f"plugin:{name}") for name, path in plugins().hardware_dirs())
     entries.extend(SearchEntry(e.path, "user") for e in user_hardware_path())
     return entries
 

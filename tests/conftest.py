@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 import prism_core._library as library
+import prism_core._plugins as plugins
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = REPO / "hardware"
@@ -25,10 +26,19 @@ def _isolated_environment(
 ) -> Iterator[None]:
     monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path_factory.mktemp("prism-cache")))
     monkeypatch.delenv("PRISM_HARDWARE_PATH", raising=False)
-    monkeypatch.delenv("PRISM_NO_CACHE", raising=False)
+    for name in (
+        "PRISM_NO_CACHE",
+        "PRISM_STRICT_PLUGINS",
+        "PRISM_DISABLE_PLUGIN_AUTOLOAD",
+        "PRISM_PLUGINS",
+        "PRISM_BLOCK_PLUGINS",
+    ):
+        monkeypatch.delenv(name, raising=False)
     library._default = None
+    plugins._current = None
     yield
     library._default = None
+    plugins._current = None
 
 
 @pytest.fixture

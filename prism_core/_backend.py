@@ -1,0 +1,123 @@
+"""The backend interface, and what detection hooks report.
+
+A backend is the runtime that executes operations on a kind of device (NumPy on the host CPU,
+torch on CUDA GPUs, ...).  Its methods cover the lifecycle of the original design (capabilities,
+allocate, copy to and from the device, launch, synchronize, shutdown) in array terms.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._device import DeviceDescription
+    from ._requirements import RequirementMatch
+
+__all__ = ["Availability", "Backend", "DetectedDevice", "Detection"]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether a backend can run on this host, and why not when it cannot."""
+
+    available: bool
+    reason: str = ""
+    version: str | None = None
+
+    __module__ = "prism_core"
+
+    def __bool__(self) -> bool:
+        return self.available
+
+
+@dataclass(frozen=True)
+class DetectedDevice:
+    """A device a plugin found on this host; ``device_type`` names its description."""
+
+    device_type: str
+    index: int = 0
+    name: str = ""
+    uuid: str | None = None
+    memory_bytes: int | None = None
+
+    __module__ = "prism_core"
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What a plugin's ``prism_detect_devices`` found: devices, or the reason there are none."""
+
+    devices: Sequence[DetectedDevice] = ()
+    reason: str = ""
+
+    __module__ = "prism_core"
+
+
+class Backend(abc.ABC):
+    """A runtime that executes on devices.  Subclass it in a plugin and return an instance
+    from the ``prism_backends`` hook.
+
+    Class attributes to set: ``name`` (unique, lowercase), ``priority`` (higher is preferred
+    among eligible backends), ``description``, and ``drives``, a requirement mapping that the
+    devices this backend runs on meet (``{"kind": "cpu"}``, ``{"vendor": "nvidia"}``).
+    """
+
+    __module__ = "prism_core"
+
+    name: str = ""
+    priority: int = 0
+    description: str = ""
+    drives: Mapping[str, Any] = MappingProxyType({})
+
+    # -- identity and availability ----------------------------------------------------------
+    @abc.abstractmethod
+    def availability(self) -> Availability:
+        """Whether the backend can run here (framework importable, driver present).
+
+        This is where the framework is imported.  Never raise: say why not.
+        """
+
+    def can_drive(self, device: DeviceDescription) -> RequirementMatch:
+        """Whether this backend executes on ``device``, with the reasons when not."""
+        from ._requirements import Requirement
+
+        return Requirement(dict(self.drives)).match(device)
+
+    def capabilities(self) -> dict[str, Any]:
+        """Facts about the runtime (versions, threads, devices) for ``prism doctor``."""
+        return {}
+
+    # -- arrays -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """An array of this backend holding ``obj`` (copying only when needed)."""
+
+    @abc.abstractmethod
+    def to_numpy(self, array: Any) -> Any:
+        """A NumPy array with the contents of ``array`` (host copy where needed)."""
+
+    def from_dlpack(self, obj: Any) -> Any:
+        """Import ``obj`` through DLPack (zero copy where the devices allow)."""
+        return self.asarray(obj)
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        """Allocate an uninitialised array on the backend's device."""
+        raise NotImplementedError(f"backend {self.name!r} does not allocate arrays")
+
+    # -- execution --------------------------------------------------------------------------
+    def launch(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``fn`` in the backend's execution context (stream, device) and return its result."""
+        return fn(*args, **kwargs)
+
+    def synchronize(self) -> None:  # noqa: B027 - optional: a synchronous backend has nothing to do
+        """Wait until all work submitted to the backend has finished."""
+
+    def shutdown(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
+        """Release the backend's resources; called once at interpreter exit."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} backend {self.name!r}>"

@@ -1,0 +1,233 @@
+"""``prism doctor``: everything about this installation and host that a bug report needs.
+
+Modelled on ``torch.utils.collect_env`` and ``jax.print_environment_info()``.  Each section is
+collected on its own: a missing optional dependency or a broken plugin turns its section into
+a sentence saying so, never into a failure of the whole report.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["collect", "render"]
+
+#: Packages whose versions the report shows (missing ones say so).
+PACKAGES = (
+    "prism-core",
+    "numpy",
+    "pluggy",
+    "PyYAML",
+    "jsonschema",
+    "archspec",
+    "threadpoolctl",
+    "platformdirs",
+    "packaging",
+    "scipy",
+    "torch",
+    "cupy",
+    "jax",
+)
+
+
+def _section(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as exc:  # a report about a broken environment must not break
+        return {"error": f"{type(exc).__name__}: {exc}"}
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _python() -> dict[str, Any]:
+    return {
+        "version": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "executable": sys.executable,
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+
+
+def _yaml() -> dict[str, Any]:
+    import yaml
+
+    return {"libyaml": bool(getattr(yaml, "__with_libyaml__", False))}
+
+
+def _plugins() -> dict[str, Any]:
+    from ._plugins import plugins
+
+    ps = plugins()
+    backends = {}
+    for name, backend in sorted(ps.backends.items()):
+        avail = _section(backend.availability)
+        if isinstance(avail, dict):
+            backends[name] = {"available": False, "reason": avail["error"]}
+        else:
+            backends[name] = {
+                "available": avail.available,
+                "reason": avail.reason,
+                "version": avail.version,
+                "priority": backend.priority,
+            }
+    return {
+        "plugins": [r.as_dict() for r in ps.records.values()],
+        "backends": backends,
+    }
+
+
+def _devices(library: Any) -> dict[str, Any]:
+    from ._errors import PrismError
+    from ._host import host_cpu_instance
+    from ._plugins import plugins
+
+    present: list[dict[str, Any]] = []
+    notes: dict[str, str] = {}
+    try:
+        cpu = host_cpu_instance(library)
+    except PrismError as exc:  # a CPU family the library has no description for
+        notes["host cpu"] = str(exc)
+    else:
+        present.append(
+            {
+                "device_type": cpu.description.device_type,
+                "index": cpu.index,
+                "name": cpu.name,
+                "memory_bytes": cpu.memory_bytes,
+                "source": cpu.source,
+            }
+        )
+    for plugin, detection in plugins().detect(library).items():
+        for dev in detection.devices:
+            entry: dict[str, Any] = {
+                "device_type": dev.device_type,
+                "index": dev.index,
+                "name": dev.name,
+                "uuid": dev.uuid,
+                "memory_bytes": dev.memory_bytes,
+                "source": plugin,
+            }
+            if dev.device_type not in library:
+                entry["problem"] = f"no description of {dev.device_type!r} on the search path"
+            present.append(entry)
+        if not detection.devices:
+            notes[plugin] = detection.reason or "no device found"
+    return {"present": present, "none_found": notes}
+
+
+def _caches(library: Any) -> dict[str, Any]:
+    from ._config import cache_dir, cache_enabled
+
+    cache = getattr(library, "cache", None)
+    path = cache.path if cache is not None else None
+    return {
+        "validation_cache": str(path) if path else None,
+        "enabled": cache_enabled(),
+        "exists": bool(path and path.exists()),
+        "directory": str(cache_dir()),
+    }
+
+
+def collect() -> dict[str, Any]:
+    """The whole report as JSON-serialisable data."""
+    from ._config import environment_in_effect
+    from ._library import DeviceLibrary
+
+    library = _section(DeviceLibrary)
+    report: dict[str, Any] = {
+        "prism": _section(lambda: importlib.metadata.version("prism-core")),
+        "python": _section(_python),
+        "packages": _section(_versions),
+        "yaml": _section(_yaml),
+        "environment": _section(environment_in_effect),
+    }
+    if isinstance(library, dict):  # the library itself failed (a strict plugin error, ...)
+        report["library"] = library
+        report["plugins"] = _section(_plugins)
+        return report
+    from ._host import describe_host
+
+    report["host"] = _section(lambda: describe_host(library).as_dict())
+    report["library"] = {
+        "devices": len(library),
+        "search_path": [{"path": str(e.path), "origin": e.origin} for e in library.entries],
+        "problems": [str(p) for p in library.problems],
+    }
+    report["plugins"] = _section(_plugins)
+    report["devices"] = _section(lambda: _devices(library))
+    report["caches"] = _section(lambda: _caches(library))
+    return report
+
+
+def _lines(value: Any, indent: str = "  ") -> list[str]:
+    if isinstance(value, dict):
+        if set(value) == {"error"}:
+            return [f"{indent}unavailable: {value['error']}"]
+        out = []
+        for k, v in value.items():
+            if isinstance(v, (dict, list)) and v:
+                out.append(f"{indent}{k}:")
+                out.extend(_lines(v, indent + "  "))
+            else:
+                out.append(f"{indent}{k}: {v if v not in (None, '', [], {}) else '-'}")
+        return out
+    if isinstance(value, list) and all(not isinstance(i, (dict, list)) for i in value):
+        # A list of names (CPU flags, hooks): wrapped lines, not one line per name.
+        import textwrap
+
+        return textwrap.wrap(
+            ", ".join(str(i) for i in value),
+            100 - len(indent),
+            initial_indent=indent,
+            subsequent_indent=indent,
+        )
+    if isinstance(value, list):
+        out = []
+        for item in value:
+            if isinstance(item, dict):
+                first, *rest = _lines(item, indent + "  ") or [""]
+                out.append(f"{indent}- {first.strip()}")
+                out.extend(rest)
+            else:
+                out.append(f"{indent}- {item}")
+        return out
+    return [f"{indent}{value}"]
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as indented text, one section per heading."""
+    titles = {
+        "prism": "Prism",
+        "python": "Python",
+        "packages": "Packages",
+        "yaml": "YAML",
+        "environment": "Environment variables in effect",
+        "host": "Host",
+        "library": "Device library",
+        "plugins": "Plugins and backends",
+        "devices": "Devices present",
+        "caches": "Caches",
+    }
+    out = []
+    for key, title in titles.items():
+        if key not in report:
+            continue
+        value = report[key]
+        if key == "prism":
+            out.append(f"Prism {value if isinstance(value, str) else 'unknown version'}")
+            continue
+        out.append(f"{title}:")
+        out.extend(_lines(value) if value not in (None, {}, []) else ["  (none)"])
+    return "\n".join(out) + "\n"

@@ -1,0 +1,549 @@
+"""Host detection: the CPU this process runs on, the description it matches, and its BLAS.
+
+The CPU is read with archspec (microarchitecture name, vendor, family and the *full* flag set the
+operating system reports), and matched against the ``detection`` blocks of the library's CPU
+descriptions.  Matching trusts flags, never the microarchitecture name alone: a virtual machine
+may hide AVX-512 from a CPU that archspec would otherwise call ``icelake``, and a Ryzen 7950X is a
+Zen 4 chip but not an EPYC 9654.  BLAS thread pools are inspected and limited with threadpoolctl,
+never through environment variables.
+
+archspec, threadpoolctl and numpy are imported inside the functions that use them, so that
+``import prism_core`` stays fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import platform
+import re
+import sys
+import warnings
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from ._device import DeviceDescription
+from ._errors import PrismError
+
+if TYPE_CHECKING:
+    from ._library import DeviceLibrary
+
+__all__ = [
+    "CpuInfo",
+    "CpuMatch",
+    "DeviceInstance",
+    "HostReport",
+    "blas_info",
+    "blas_threads",
+    "describe_host",
+    "detect_cpu",
+    "host_cpu_instance",
+    "match_cpu",
+    "normalize_family",
+]
+
+#: ``platform.machine()`` spellings of the families archspec and the device files use.
+_FAMILY_ALIASES = {
+    "amd64": "x86_64",
+    "x64": "x86_64",
+    "x86-64": "x86_64",
+    "em64t": "x86_64",
+    "intel64": "x86_64",
+    "arm64": "aarch64",
+    "aarch64_be": "aarch64",
+    "powerpc64le": "ppc64le",
+    "ppc64el": "ppc64le",
+}
+
+#: The description a host of a family falls back to when no other one matches: the baseline
+#: that every CPU of the family implements.
+FALLBACK = {"x86_64": "generic.x86-64", "aarch64": "generic.aarch64"}
+
+#: The threadpoolctl keys :func:`blas_info` reports, when present.
+_BLAS_KEYS = (
+    "user_api",
+    "internal_api",
+    "version",
+    "num_threads",
+    "prefix",
+    "filepath",
+    "threading_layer",
+    "architecture",
+)
+
+
+def normalize_family(machine: str) -> str:
+    """The family name of a ``platform.machine()`` value: ``AMD64`` -> ``x86_64``, ``arm64`` ->
+    ``aarch64``; other values are lower-cased."""
+    name = machine.strip().lower()
+    return _FAMILY_ALIASES.get(name, name)
+
+
+# -- the CPU --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CpuInfo:
+    """What is known about the host CPU.
+
+    ``name`` is archspec's microarchitecture name (``icelake``, ``zen4``, ``neoverse_v1``), or the
+    family when archspec is unavailable.  ``features`` is the full set of flags the operating
+    system reports (``/proc/cpuinfo`` spelling), which may be fewer than the microarchitecture
+    has: virtual machines hide flags.  ``brand`` is the model name (``/proc/cpuinfo``'s
+    ``model name`` on Linux), whitespace collapsed, or ``""``.  ``note`` says why information is
+    missing (archspec absent or failing), ``""`` when nothing is.  ``source`` is ``"archspec"``
+    or ``"platform"`` (the fallback).
+    """
+
+    name: str
+    vendor: str
+    family: str
+    features: frozenset[str]
+    brand: str = ""
+    logical_cpus: int | None = None
+    note: str = ""
+    source: str = "archspec"
+
+    __module__ = "prism_core"
+
+    def has(self, *flags: str) -> bool:
+        """Whether the host reports every one of ``flags``."""
+        return all(f in self.features for f in flags)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "vendor": self.vendor,
+            "family": self.family,
+            "brand": self.brand,
+            "logical_cpus": self.logical_cpus,
+            "features": sorted(self.features),
+            "source": self.source,
+            "note": self.note,
+        }
+
+
+def _read_model_name() -> str:
+    """``model name`` of the first processor in ``/proc/cpuinfo``, or ``""``."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, sep, value = line.partition(":")
+                if sep and key.strip() == "model name":
+                    return value.strip()
+    except OSError:
+        pass
+    return ""
+
+
+def _brand(archspec_cpu: Any = None) -> str:
+    """The CPU's model name, whitespace collapsed (``"Intel(R) Xeon(R) Platinum 8480+"``)."""
+    brand = ""
+    if sys.platform.startswith("linux"):
+        brand = _read_model_name()
+    else:
+        if archspec_cpu is not None:
+            # CPUID on x86, sysctl on macOS; absent from archspec before 0.2.2.
+            with contextlib.suppress(Exception):
+                brand = archspec_cpu.brand_string() or ""
+        if not brand:
+            brand = platform.processor()
+    return " ".join(str(brand).split())
+
+
+def _platform_cpu(note: str, brand: str) -> CpuInfo:
+    family = normalize_family(platform.machine())
+    return CpuInfo(
+        name=family or "unknown",
+        vendor="",
+        family=family,
+        features=frozenset(),
+        brand=brand,
+        logical_cpus=os.cpu_count(),
+        note=note,
+        source="platform",
+    )
+
+
+def detect_cpu() -> CpuInfo:
+    """Detect the host CPU with archspec; never raises.
+
+    Without archspec, or when it fails, the result comes from :func:`platform.machine` with no
+    features, and ``note`` says why.
+    """
+    try:
+        import archspec.cpu  # type: ignore[import-untyped, unused-ignore]
+    except Exception as exc:  # ImportError, or a broken installation
+        return _platform_cpu(
+            f"archspec is not available ({exc}); CPU features are unknown", _brand()
+        )
+    try:
+        # archspec warns (instead of raising) when a detection method fails; a warning is not
+        # an error here, and filterwarnings=error in a caller's test suite must not make it one.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            host = archspec.cpu.host()
+            notes: list[str] = []
+            try:
+                # The flags the OS reports: archspec's host() only tells the known features of
+                # the microarchitecture it chose, which may be fewer than the host has.
+                features = frozenset(archspec.cpu.detect.detected_info().features)
+            except Exception as exc:
+                features = frozenset()
+                notes.append(f"archspec could not list the host's flags ({exc})")
+            if not features:
+                # macOS on Apple silicon reports no flags; archspec knows them from the model.
+                features = frozenset(host.features)
+                notes.append(
+                    f"features are archspec's list for {host.name}, not flags the OS reported"
+                )
+            return CpuInfo(
+                name=str(host.name),
+                vendor=str(host.vendor),
+                family=normalize_family(str(host.family.name)),
+                features=frozenset(str(f) for f in features),
+                brand=_brand(archspec.cpu),
+                logical_cpus=os.cpu_count(),
+                note="; ".join(notes),
+            )
+    except Exception as exc:
+        return _platform_cpu(
+            f"archspec failed to detect the CPU ({type(exc).__name__}: {exc}); "
+            "CPU features are unknown",
+            _brand(),
+        )
+
+
+# -- matching against the library -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CpuMatch:
+    """The CPU description a host matches, and why the other CPU descriptions did not.
+
+    ``description`` is the most specific non-abstract ``kind: cpu`` description whose
+    ``detection`` the host satisfies (most required flags, then longest lineage, then device
+    type), or the family baseline (``generic.x86-64``, ``generic.aarch64``; ``fallback`` is then
+    true) when none does.  It is ``None`` for a family with no baseline in the library (riscv64,
+    ppc64le, an unknown machine); ``reasons`` then says so.
+
+    ``candidates`` lists every description the host satisfies, best first.  ``reasons`` has one
+    sentence per rejected description (``"generic.x86-64-v4: host lacks avx512bw, avx512vl"``),
+    plus a last sentence when the choice is a fallback or there is none.  ``missing_features``
+    maps each rejected description to the detection flags the host lacks (none when it was
+    rejected only for its vendor or product name, or for another family: those are not compared
+    flag by flag).
+    """
+
+    description: DeviceDescription | None
+    reasons: tuple[str, ...] = ()
+    missing_features: Mapping[str, frozenset[str]] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
+    candidates: tuple[str, ...] = ()
+    fallback: bool = False
+
+    __module__ = "prism_core"
+
+    @property
+    def device_type(self) -> str | None:
+        return None if self.description is None else self.description.device_type
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device_type": self.device_type,
+            "name": None if self.description is None else self.description.name,
+            "fallback": self.fallback,
+            "candidates": list(self.candidates),
+            "reasons": list(self.reasons),
+            "missing_features": {k: sorted(v) for k, v in sorted(self.missing_features.items())},
+        }
+
+
+def detection_features(description: DeviceDescription) -> frozenset[str]:
+    """The CPU flags ``description``'s ``detection.cpu.features`` requires (resolved)."""
+    cpu = description.data.get("detection", {}).get("cpu", {})
+    return frozenset(cpu.get("features", ()))
+
+
+def _brand_problem(patterns: list[str], brand: str) -> str | None:
+    """``None`` when ``brand`` fullmatches one of ``patterns`` (case-insensitively), else why."""
+    for pattern in patterns:
+        # The schema validator rejects invalid expressions; one that slips through never matches.
+        with contextlib.suppress(re.error):
+            if brand and re.fullmatch(pattern, brand, flags=re.IGNORECASE):
+                return None
+    wanted = " or ".join(repr(p) for p in patterns)
+    if not brand:
+        return f"needs a product name matching {wanted}; the host's is unknown"
+    return f"product name {brand!r} does not match {wanted}"
+
+
+def _rejections(description: DeviceDescription, cpu: CpuInfo) -> tuple[list[str], frozenset[str]]:
+    """Why ``cpu`` does not satisfy ``description``'s detection (no clauses: it does)."""
+    detection = description.data.get("detection") or {}
+    hints = detection.get("cpu") or {}
+    why: list[str] = []
+    if not hints and not detection.get("product_names"):
+        why.append("has no detection.cpu or detection.product_names to match a host with")
+    family = hints.get("family")
+    if family is not None and family != cpu.family:
+        # Decisive: the vendor, flags and names of another family are not compared.
+        why.append(f"is for {family} CPUs; the host is {cpu.family or 'of unknown family'}")
+        return why, frozenset()
+    vendor = hints.get("vendor")
+    if vendor is not None and vendor != cpu.vendor:
+        why.append(f"is for {vendor} CPUs; the host's vendor is {cpu.vendor or 'unknown'}")
+    missing = detection_features(description) - cpu.features
+    if missing:
+        why.append("host lacks " + ", ".join(sorted(missing)))
+    names = detection.get("product_names")
+    if names:
+        problem = _brand_problem(list(names), cpu.brand)
+        if problem:
+            why.append(problem)
+    return why, missing
+
+
+def _specificity(description: DeviceDescription) -> tuple[int, int, str]:
+    # Sorted ascending: most required flags first, then longest lineage, then device type.
+    return (
+        -len(detection_features(description)),
+        -len(description.lineage),
+        description.device_type,
+    )
+
+
+def _default_library(library: DeviceLibrary | None) -> DeviceLibrary:
+    if library is not None:
+        return library
+    from ._library import default_library
+
+    return default_library()
+
+
+def match_cpu(cpu: CpuInfo, library: DeviceLibrary | None = None) -> CpuMatch:
+    """The CPU description of ``library`` (default: the default library) that ``cpu`` matches.
+
+    A non-abstract ``kind: cpu`` description is a candidate when the host satisfies all of its
+    resolved ``detection``: ``cpu.family`` and ``cpu.vendor`` equal the host's (when given),
+    every flag of ``cpu.features`` is among the host's flags, and one of ``product_names``
+    matches the whole brand string, ignoring case (when given).  ``microarchitectures`` is not
+    used: the archspec name is a summary that the flags must back.  Never raises; see
+    :class:`CpuMatch` for the result, including the fallbacks.
+    """
+    lib = _default_library(library)
+    accepted: list[DeviceDescription] = []
+    reasons: list[str] = []
+    missing_features: dict[str, frozenset[str]] = {}
+    for description in lib.list(kind="cpu"):  # non-abstract, sorted by device type
+        why, missing = _rejections(description, cpu)
+        if why:
+            reasons.append(f"{description.device_type}: {'; '.join(why)}")
+            missing_features[description.device_type] = missing
+        else:
+            accepted.append(description)
+    accepted.sort(key=_specificity)
+    candidates = tuple(d.device_type for d in accepted)
+    missing_view = MappingProxyType(missing_features)
+    if accepted:
+        return CpuMatch(accepted[0], tuple(reasons), missing_view, candidates)
+    baseline = FALLBACK.get(cpu.family)
+    if baseline is not None and baseline in lib:
+        reasons.append(
+            f"no CPU description matches this {cpu.family} host ({cpu.name}); falling back to "
+            f"{baseline}, the baseline every {cpu.family} CPU implements"
+        )
+        return CpuMatch(lib.get(baseline), tuple(reasons), missing_view, candidates, fallback=True)
+    reasons.append(
+        f"no CPU description matches this {cpu.family or 'unknown'} host ({cpu.name}), and "
+        "the library has no baseline for its family; add a description with "
+        f"detection.cpu.family: {cpu.family or '<family>'} to PRISM_HARDWARE_PATH"
+    )
+    return CpuMatch(None, tuple(reasons), missing_view, candidates)
+
+
+# -- device instances -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeviceInstance:
+    """One device present on this host (or simulated), with the description it matches.
+
+    ``index`` numbers the devices of one source (``0`` for the host CPU; the ordinal a plugin's
+    driver uses for accelerators).  ``source`` is ``"archspec"`` for the host CPU, otherwise the
+    name of the plugin that found the device.  ``memory_bytes`` is what the device really has
+    (the host's physical memory for the CPU), which a description may not state.
+    """
+
+    description: DeviceDescription
+    index: int
+    name: str
+    uuid: str | None
+    memory_bytes: int | None
+    source: str
+    simulated: bool = False
+
+    __module__ = "prism_core"
+
+    @property
+    def device_type(self) -> str:
+        return self.description.device_type
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device_type": self.device_type,
+            "index": self.index,
+            "name": self.name,
+            "uuid": self.uuid,
+            "memory_bytes": self.memory_bytes,
+            "source": self.source,
+            "simulated": self.simulated,
+        }
+
+
+def physical_memory_bytes() -> int | None:
+    """Total physical memory of the host (``os.sysconf``), or ``None`` where it is unknown.
+
+    This is the machine's memory, not a container's memory limit.
+    """
+    sysconf = getattr(os, "sysconf", None)
+    if sysconf is None:  # Windows
+        return None
+    try:
+        pages = int(sysconf("SC_PHYS_PAGES"))
+        page_size = int(sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError):
+        return None
+    if pages <= 0 or page_size <= 0:
+        return None
+    return pages * page_size
+
+
+def host_cpu_instance(
+    library: DeviceLibrary | None = None, *, cpu: CpuInfo | None = None
+) -> DeviceInstance:
+    """The host CPU as a :class:`DeviceInstance` (index 0), matched with :func:`match_cpu`.
+
+    ``cpu`` defaults to :func:`detect_cpu`.  Raises :class:`PrismError` when the library has no
+    description for the host's family at all (``CpuMatch.description`` is ``None``).
+    """
+    info = detect_cpu() if cpu is None else cpu
+    match = match_cpu(info, library)
+    if match.description is None:
+        raise PrismError(match.reasons[-1])
+    return DeviceInstance(
+        description=match.description,
+        index=0,
+        name=info.brand or match.description.name,
+        uuid=None,
+        memory_bytes=physical_memory_bytes(),
+        source=info.source,
+    )
+
+
+# -- BLAS -------------------------------------------------------------------------------------
+
+
+def _load_numpy() -> None:
+    # threadpoolctl only sees libraries already loaded: NumPy brings in its BLAS.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("numpy")
+
+
+def blas_info() -> list[dict[str, Any]]:
+    """The BLAS and OpenMP thread pools loaded in this process, as threadpoolctl reports them.
+
+    Each entry has ``user_api`` (``blas`` or ``openmp``), ``internal_api`` (``openblas``,
+    ``mkl``, ``blis``, ...), ``version``, ``num_threads``, ``prefix``, ``filepath`` and, where
+    threadpoolctl reports them, ``threading_layer`` and ``architecture``.  Imports NumPy first so
+    that its BLAS is loaded.  An empty list when threadpoolctl is missing or fails.
+    """
+    try:
+        import threadpoolctl  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        return []
+    _load_numpy()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # threadpoolctl warns about odd OpenMP mixes
+            pools = threadpoolctl.threadpool_info()
+    except Exception:
+        return []
+    return [
+        {key: pool[key] for key in _BLAS_KEYS if key in pool}
+        for pool in pools
+        if pool.get("user_api") in ("blas", "openmp")
+    ]
+
+
+def blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
+    """Limit the BLAS thread pools to ``limit`` threads inside a ``with`` block.
+
+    A thin wrapper of ``threadpoolctl.threadpool_limits(limits=limit, user_api="blas")``: the
+    ``with`` block gets the threadpoolctl limiter, and the original counts come back when it
+    ends.  The limit is applied on entering the block, not when this is called.  Environment
+    variables (``OMP_NUM_THREADS``, ...) are not touched: they are read only when a library
+    loads.  Raises ``ValueError`` for a limit below 1, ``ImportError`` without threadpoolctl.
+    """
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ValueError(f"a BLAS thread limit is a positive integer, not {limit!r}")
+    import threadpoolctl  # type: ignore[import-untyped, unused-ignore]
+
+    @contextlib.contextmanager
+    def limited() -> Iterator[Any]:
+        _load_numpy()
+        with threadpoolctl.threadpool_limits(limits=limit, user_api="blas") as limiter:
+            yield limiter
+
+    return limited()
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HostReport:
+    """Everything :func:`describe_host` found: for ``prism doctor`` and bug reports."""
+
+    cpu: CpuInfo
+    match: CpuMatch
+    blas: tuple[Mapping[str, Any], ...] = ()
+    memory_bytes: int | None = None
+    system: str = ""
+    python: str = ""
+
+    __module__ = "prism_core"
+
+    @property
+    def description(self) -> DeviceDescription | None:
+        return self.match.description
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data that :func:`json.dumps` accepts."""
+        return {
+            "system": self.system,
+            "python": self.python,
+            "memory_bytes": self.memory_bytes,
+            "cpu": self.cpu.as_dict(),
+            "match": self.match.as_dict(),
+            "blas": [dict(pool) for pool in self.blas],
+        }
+
+
+def describe_host(
+    library: DeviceLibrary | None = None, *, cpu: CpuInfo | None = None
+) -> HostReport:
+    """Detect the host CPU (unless ``cpu`` is given), match it, and list the BLAS pools."""
+    info = detect_cpu() if cpu is None else cpu
+    return HostReport(
+        cpu=info,
+        match=match_cpu(info, library),
+        blas=tuple(blas_info()),
+        memory_bytes=physical_memory_bytes(),
+        system=platform.platform(),
+        python=f"{platform.python_implementation()} {platform.python_version()}",
+    )

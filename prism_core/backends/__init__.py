@@ -1,0 +1,1 @@
+"""Prism's builtin plugins.  They are registered through the same hooks as third-party ones."""

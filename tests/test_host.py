@@ -1,0 +1,445 @@
+"""Host detection: the real CPU (archspec), matching it to descriptions, and BLAS (threadpoolctl).
+
+The real-host tests assert invariants, not this machine's answer.  The synthetic CPUs are
+``CpuInfo`` values built directly: data as archspec would report it on those machines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+
+import pytest
+
+from prism_core._errors import PrismError
+from prism_core._host import (
+    CpuInfo,
+    CpuMatch,
+    DeviceInstance,
+    HostReport,
+    blas_info,
+    blas_threads,
+    describe_host,
+    detect_cpu,
+    detection_features,
+    host_cpu_instance,
+    match_cpu,
+    normalize_family,
+)
+from prism_core._library import DeviceLibrary
+
+from .conftest import HARDWARE
+
+
+def flags(text: str) -> list[str]:
+    """CPU flags written as /proc/cpuinfo lists them: separated by spaces."""
+    return text.split()
+
+
+X86_BASE = flags("fpu cx8 cmov fxsr mmx sse sse2 pni cx16 lahf_lm ssse3 sse4_1 sse4_2 popcnt")
+X86_V3 = [*X86_BASE, *flags("avx avx2 bmi1 bmi2 f16c fma abm movbe xsave")]
+AVX512_V4 = flags("avx512f avx512bw avx512cd avx512dq avx512vl")
+ICELAKE = [
+    *X86_V3,
+    *AVX512_V4,
+    *flags("avx512ifma avx512vbmi avx512_vbmi2 avx512_vnni avx512_bitalg avx512_vpopcntdq"),
+    *flags("aes pclmulqdq vaes vpclmulqdq gfni sha_ni adx rdrand rdseed rdpid clwb"),
+]
+ZEN4 = [
+    *X86_V3,
+    *AVX512_V4,
+    *flags("avx512ifma avx512vbmi avx512_vbmi2 avx512_vnni avx512_bitalg avx512_vpopcntdq"),
+    *flags("avx512_bf16 aes pclmulqdq vaes vpclmulqdq gfni sha_ni sse4a clzero"),
+]
+SAPPHIRERAPIDS = [*ICELAKE, *flags("avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8")]
+# Neoverse V1 flags as Linux reports them (a Graviton3-like host).
+NEOVERSE_V1 = flags(
+    "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma "
+    "lrcpc dcpop sha3 sm3 sm4 asimddp sha512 sve asimdfhm dit uscat ilrcpc flagm ssbs paca pacg "
+    "dcpodp svei8mm svebf16 i8mm bf16 dgh rng"
+)
+
+
+def cpu(
+    name: str,
+    vendor: str,
+    family: str,
+    host_flags: list[str],
+    brand: str = "",
+) -> CpuInfo:
+    return CpuInfo(name, vendor, family, frozenset(host_flags), brand, logical_cpus=8)
+
+
+@pytest.fixture(scope="module")
+def lib() -> DeviceLibrary:
+    library = DeviceLibrary(use_cache=False)
+    assert not library.problems
+    return library
+
+
+def assert_honest(match: CpuMatch, info: CpuInfo) -> None:
+    """The chosen description claims no detection flag the host lacks, and fits its family."""
+    assert match.description is not None
+    assert detection_features(match.description) <= info.features
+    assert match.description.data["detection"]["cpu"]["family"] == info.family
+    assert not match.description.abstract
+    assert match.description.kind == "cpu"
+
+
+# -- the real host --------------------------------------------------------------------------
+
+
+def test_normalize_family() -> None:
+    assert normalize_family("AMD64") == "x86_64"
+    assert normalize_family("arm64") == "aarch64"
+    assert normalize_family("x86_64") == "x86_64"
+    assert normalize_family("riscv64") == "riscv64"
+
+
+def test_detect_cpu_reads_this_host() -> None:
+    info = detect_cpu()
+    assert info.source == "archspec", info.note
+    assert info.family == normalize_family(platform.machine())
+    assert info.name
+    assert info.logical_cpus is not None and info.logical_cpus >= 1
+    if info.family in ("x86_64", "aarch64"):
+        assert info.features
+        assert info.vendor
+    if info.family == "x86_64":
+        assert info.has("sse2")
+    assert info.brand == info.brand.strip()
+    assert "  " not in info.brand
+    json.dumps(info.as_dict())
+
+
+def test_detect_cpu_features_are_the_hosts_flags() -> None:
+    """Features are what the OS reports, a superset of archspec's list for the name it chose."""
+    archspec_cpu = pytest.importorskip("archspec.cpu")
+    info = detect_cpu()
+    assert frozenset(archspec_cpu.host().features) <= info.features
+
+
+def test_real_host_matches_honestly(lib: DeviceLibrary) -> None:
+    info = detect_cpu()
+    match = match_cpu(info, lib)
+    if info.family not in ("x86_64", "aarch64"):
+        pytest.skip(f"the library has no CPU descriptions for {info.family}")
+    assert_honest(match, info)
+    assert match.candidates[0] == match.device_type
+    assert not match.fallback
+    if info.family == "x86_64":
+        # Every x86_64 CPU made since 2009 has SSE4.2 and POPCNT.
+        assert match.description is not None
+        assert match.description.is_a("generic.x86-64-v2")
+    for device_type, missing in match.missing_features.items():
+        assert missing <= detection_features(lib.get(device_type))
+        assert not missing & info.features
+
+
+def test_host_cpu_instance(lib: DeviceLibrary) -> None:
+    info = detect_cpu()
+    if info.family not in ("x86_64", "aarch64"):
+        pytest.skip(f"the library has no CPU descriptions for {info.family}")
+    inst = host_cpu_instance(lib)
+    assert isinstance(inst, DeviceInstance)
+    assert type(inst).__module__ == "prism_core"
+    assert inst.index == 0
+    assert inst.source == "archspec"
+    assert not inst.simulated
+    assert inst.uuid is None
+    assert inst.description is match_cpu(info, lib).description
+    assert inst.name == (info.brand or inst.description.name)
+    if sys.platform.startswith("linux"):
+        assert inst.memory_bytes is not None and inst.memory_bytes > 2**26
+    json.dumps(inst.as_dict())
+
+
+# -- synthetic hosts ----------------------------------------------------------------------
+
+
+def test_vm_hiding_avx512_is_v3_not_v4(lib: DeviceLibrary) -> None:
+    """archspec's name is not trusted: without the AVX-512 flags, an icelake is x86-64-v3."""
+    hidden = [f for f in ICELAKE if not f.startswith("avx512")]
+    info = cpu("icelake", "GenuineIntel", "x86_64", hidden, "Intel(R) Xeon(R) Platinum 8375C")
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.x86-64-v3"
+    assert_honest(match, info)
+    assert "generic.x86-64-v4" not in match.candidates
+    assert match.missing_features["generic.x86-64-v4"] == frozenset(AVX512_V4)
+    sentence = next(r for r in match.reasons if r.startswith("generic.x86-64-v4:"))
+    assert sentence == (
+        "generic.x86-64-v4: host lacks avx512bw, avx512cd, avx512dq, avx512f, avx512vl"
+    )
+
+
+def test_full_icelake_is_v4(lib: DeviceLibrary) -> None:
+    info = cpu("icelake", "GenuineIntel", "x86_64", ICELAKE, "Intel(R) Xeon(R) Platinum 8375C")
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.x86-64-v4"
+    assert_honest(match, info)
+    assert match.candidates == (
+        "generic.x86-64-v4",
+        "generic.x86-64-v3",
+        "generic.x86-64-v2",
+        "generic.x86-64",
+    )
+
+
+def test_ryzen_zen4_is_not_an_epyc(lib: DeviceLibrary) -> None:
+    info = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "AMD Ryzen 9 7950X 16-Core Processor")
+    match = match_cpu(info, lib)
+    assert match.device_type != "amd.epyc-9654"
+    assert match.device_type == "generic.x86-64-v4"
+    assert_honest(match, info)
+    assert "amd.epyc-9654" not in match.candidates
+    assert match.missing_features["amd.epyc-9654"] == frozenset()
+    sentence = next(r for r in match.reasons if r.startswith("amd.epyc-9654:"))
+    assert "'AMD Ryzen 9 7950X 16-Core Processor' does not match" in sentence
+
+
+def test_epyc_9654_brand_with_zen4_flags(lib: DeviceLibrary) -> None:
+    info = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "AMD EPYC 9654 96-Core Processor")
+    match = match_cpu(info, lib)
+    assert match.device_type == "amd.epyc-9654"
+    assert_honest(match, info)
+    # The brand is matched case-insensitively and against the whole string.
+    shouty = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "amd epyc 9654p 96-core processor")
+    assert match_cpu(shouty, lib).device_type == "amd.epyc-9654"
+    longer = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "AMD EPYC 96541 96-Core Processor")
+    assert match_cpu(longer, lib).device_type == "generic.x86-64-v4"
+
+
+def test_epyc_brand_without_zen4_flags_is_not_claimed(lib: DeviceLibrary) -> None:
+    """A VM that hides AVX-512 BF16 does not get a description that claims it."""
+    info = cpu(
+        "zen3",
+        "AuthenticAMD",
+        "x86_64",
+        [f for f in ZEN4 if f != "avx512_bf16"],
+        "AMD EPYC 9654 96-Core Processor",
+    )
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.x86-64-v4"
+    assert match.missing_features["amd.epyc-9654"] == {"avx512_bf16"}
+
+
+def test_epyc_brand_on_another_vendor_is_not_claimed(lib: DeviceLibrary) -> None:
+    info = cpu("zen4", "GenuineIntel", "x86_64", ZEN4, "AMD EPYC 9654 96-Core Processor")
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.x86-64-v4"
+    sentence = next(r for r in match.reasons if r.startswith("amd.epyc-9654:"))
+    assert "AuthenticAMD" in sentence and "GenuineIntel" in sentence
+
+
+def test_xeon_8480_needs_its_brand_and_amx(lib: DeviceLibrary) -> None:
+    brand = "Intel(R) Xeon(R) Platinum 8480+"
+    full = cpu("sapphirerapids", "GenuineIntel", "x86_64", SAPPHIRERAPIDS, brand)
+    assert match_cpu(full, lib).device_type == "intel.xeon-platinum-8480"
+    no_amx = [f for f in SAPPHIRERAPIDS if not f.startswith("amx")]
+    hidden = cpu("sapphirerapids", "GenuineIntel", "x86_64", no_amx, brand)
+    assert match_cpu(hidden, lib).device_type == "generic.x86-64-v4"
+    other = cpu(
+        "sapphirerapids", "GenuineIntel", "x86_64", SAPPHIRERAPIDS, "Intel(R) Xeon(R) Gold 6430"
+    )
+    assert match_cpu(other, lib).device_type == "generic.x86-64-v4"
+
+
+def _library_has_product_names(lib: DeviceLibrary, device_type: str) -> bool:
+    return bool(lib.get(device_type).data.get("detection", {}).get("product_names"))
+
+
+def test_neoverse_v1_with_graviton3_brand(lib: DeviceLibrary) -> None:
+    info = cpu("neoverse_v1", "ARM", "aarch64", NEOVERSE_V1, "AWS Graviton3 Processor")
+    match = match_cpu(info, lib)
+    assert_honest(match, info)
+    if _library_has_product_names(lib, "aws.graviton3"):
+        assert match.device_type == "aws.graviton3"
+    else:
+        assert match.device_type == "generic.aarch64"
+
+
+def test_neoverse_v1_without_a_brand_is_generic(lib: DeviceLibrary) -> None:
+    """Linux shows no model name on aarch64: a bare Neoverse V1 may not be a Graviton3."""
+    info = cpu("neoverse_v1", "ARM", "aarch64", NEOVERSE_V1)
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.aarch64"
+    assert_honest(match, info)
+    assert not any(c.startswith("aws.") for c in match.candidates)
+
+
+def test_graviton_brands_need_their_cores(lib: DeviceLibrary) -> None:
+    """A Graviton4 brand on Neoverse V1 flags (no SVE2) is not a Graviton4."""
+    info = cpu("neoverse_v1", "ARM", "aarch64", NEOVERSE_V1, "AWS Graviton4 Processor")
+    match = match_cpu(info, lib)
+    assert match.device_type == "generic.aarch64"
+    assert "sve2" in match.missing_features["aws.graviton4"]
+
+
+def test_no_flags_falls_back_to_the_baseline(lib: DeviceLibrary) -> None:
+    info = CpuInfo("x86_64", "", "x86_64", frozenset(), note="archspec is not available")
+    match = match_cpu(info, lib)
+    assert match.fallback
+    assert match.device_type == "generic.x86-64"
+    assert match.candidates == ()
+    assert "falling back to generic.x86-64" in match.reasons[-1]
+
+
+def test_unknown_family_matches_nothing(lib: DeviceLibrary) -> None:
+    info = cpu("u74mc", "SiFive", "riscv64", ["rv64imafdc"])
+    match = match_cpu(info, lib)
+    assert match.description is None
+    assert match.device_type is None
+    assert not match.fallback
+    assert match.candidates == ()
+    assert "no CPU description matches this riscv64 host" in match.reasons[-1]
+    # Every rejection of another family says so, and compares no flags.
+    for reason in match.reasons[:-1]:
+        assert "the host is riscv64" in reason
+    assert all(not missing for missing in match.missing_features.values())
+    json.dumps(match.as_dict())
+    with pytest.raises(PrismError, match="riscv64"):
+        host_cpu_instance(lib, cpu=info)
+
+
+def test_only_concrete_cpu_descriptions_are_candidates(lib: DeviceLibrary) -> None:
+    info = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "AMD EPYC 9654 96-Core Processor")
+    match = match_cpu(info, lib)
+    rejected = set(match.missing_features)
+    considered = rejected | set(match.candidates)
+    assert considered == {d.device_type for d in lib.list(kind="cpu")}
+    assert "amd.zen4" not in considered  # abstract
+    assert len(match.reasons) == len(rejected)
+
+
+def test_match_cpu_uses_the_default_library() -> None:
+    info = cpu("icelake", "GenuineIntel", "x86_64", ICELAKE)
+    assert match_cpu(info).device_type == "generic.x86-64-v4"
+
+
+#: What the specific models call themselves (``model name`` in /proc/cpuinfo, lscpu).
+BRANDS = {
+    "amd.epyc-9654": "AMD EPYC 9654 96-Core Processor",
+    "intel.xeon-platinum-8480": "Intel(R) Xeon(R) Platinum 8480+",
+    "aws.graviton2": "AWS Graviton2 Processor",
+    "aws.graviton3": "AWS Graviton3 Processor",
+    "aws.graviton4": "AWS Graviton4 Processor",
+}
+
+
+def test_shipped_cpu_descriptions_are_all_reachable(lib: DeviceLibrary) -> None:
+    """Each concrete CPU description is what a host with exactly its detection data gets."""
+    checked = 0
+    for desc in lib.list(kind="cpu"):
+        if desc.path is None or HARDWARE not in desc.path.parents:
+            continue
+        detection = desc.data["detection"]
+        if detection.get("product_names") and desc.device_type not in BRANDS:
+            continue  # a model this test does not know the brand string of
+        family = detection["cpu"]["family"]
+        vendor = detection["cpu"].get("vendor", "GenuineIntel" if family == "x86_64" else "ARM")
+        flags = sorted(detection_features(desc))
+        info = cpu("synthetic", vendor, family, flags, BRANDS.get(desc.device_type, ""))
+        assert match_cpu(info, lib).device_type == desc.device_type
+        checked += 1
+    assert checked >= len(BRANDS) + 5
+
+
+# -- BLAS -----------------------------------------------------------------------------------
+
+
+def _blas_threads_now() -> list[int]:
+    import threadpoolctl
+
+    return [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+
+
+def test_blas_info_lists_numpys_blas() -> None:
+    pytest.importorskip("threadpoolctl")
+    pytest.importorskip("numpy")
+    pools = blas_info()
+    assert isinstance(pools, list)
+    blas = [p for p in pools if p["user_api"] == "blas"]
+    assert blas, pools
+    for pool in pools:
+        assert pool["user_api"] in ("blas", "openmp")
+        assert isinstance(pool["num_threads"], int) and pool["num_threads"] >= 1
+        assert pool["internal_api"]
+        assert "filepath" in pool
+    json.dumps(pools)
+
+
+def test_blas_threads_limits_and_restores() -> None:
+    pytest.importorskip("threadpoolctl")
+    blas_info()  # loads numpy's BLAS
+    before = _blas_threads_now()
+    assert before
+    with blas_threads(1) as limiter:
+        assert _blas_threads_now() == [1] * len(before)
+        assert limiter is not None
+    assert _blas_threads_now() == before
+
+
+def test_blas_threads_applies_on_entry_only() -> None:
+    pytest.importorskip("threadpoolctl")
+    blas_info()
+    before = _blas_threads_now()
+    manager = blas_threads(1)
+    assert _blas_threads_now() == before
+    with manager:
+        assert set(_blas_threads_now()) == {1}
+    assert _blas_threads_now() == before
+
+
+def test_blas_threads_leaves_the_environment_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("threadpoolctl")
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    snapshot = dict(os.environ)
+    with blas_threads(1):
+        assert dict(os.environ) == snapshot
+    assert dict(os.environ) == snapshot
+
+
+@pytest.mark.parametrize("limit", [0, -1, True, 1.5, "2"])
+def test_blas_threads_rejects_bad_limits(limit: object) -> None:
+    with pytest.raises(ValueError, match="positive integer"):
+        blas_threads(limit)  # type: ignore[arg-type]
+
+
+# -- the report -----------------------------------------------------------------------------
+
+
+def test_describe_host_round_trips_through_json(lib: DeviceLibrary) -> None:
+    report = describe_host(lib)
+    assert isinstance(report, HostReport)
+    data = report.as_dict()
+    assert json.loads(json.dumps(data)) == data
+    assert data["cpu"]["family"] == normalize_family(platform.machine())
+    assert data["match"]["device_type"] == report.match.device_type
+    assert isinstance(data["blas"], list)
+    assert report.description is report.match.description
+
+
+def test_describe_host_with_a_synthetic_cpu(lib: DeviceLibrary) -> None:
+    info = cpu("zen4", "AuthenticAMD", "x86_64", ZEN4, "AMD EPYC 9654 96-Core Processor")
+    report = describe_host(lib, cpu=info)
+    assert report.cpu is info
+    assert report.as_dict()["match"]["device_type"] == "amd.epyc-9654"
+
+
+def test_public_types_live_in_prism_core() -> None:
+    for cls in (CpuInfo, DeviceInstance, CpuMatch, HostReport):
+        assert cls.__module__ == "prism_core"
+
+
+def test_importing_prism_core_host_is_light() -> None:
+    """archspec, threadpoolctl and numpy are imported on use, not with the module."""
+    code = (
+        "import sys, prism_core._host\n"
+        "heavy = {'archspec', 'threadpoolctl', 'numpy'} & {m.split('.')[0] for m in sys.modules}\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
