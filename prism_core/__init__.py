@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from ._backend import Availability, Backend, DetectedDevice, Detection
+    from ._config import PluginSettings
     from ._device import DeviceDescription, Feature, MemoryLevel
     from ._errors import (
         DeviceFileError,
@@ -54,6 +55,7 @@ _LAZY = {
     "PluginError": "_plugins",
     "PluginRecord": "_plugins",
     "PluginSet": "_plugins",
+    "PluginSettings": "_config",
     "plugins": "_plugins",
     "reload_plugins": "_plugins",
     "hookimpl": "hookspecs",
@@ -94,6 +96,7 @@ __all__ = [
     "PluginError",
     "PluginRecord",
     "PluginSet",
+    "PluginSettings",
     "PrismError",
     "PrismWarning",
     "Problem",

@@ -99,6 +99,8 @@ def _names(variable: str) -> tuple[str, ...]:
 class PluginSettings:
     """The plugin switches in effect (from the environment unless given explicitly)."""
 
+    __module__ = "prism_core"
+
     strict: bool = False
     autoload: bool = True
     allow: tuple[str, ...] = ()

@@ -192,7 +192,8 @@ class PluginSet:
                 record = _record_of(ep)
                 record.status = "failed"
                 record.reason = f"the name {ep.name!r} is taken by {clash}; rename the entry point"
-                self._fail(record)
+                # Keyed apart from the plugin that owns the name, so neither record is lost.
+                self._fail(record, key=f"{ep.name} [{record.distribution or record.target}]")
                 continue
             found[ep.name] = ep
 
@@ -300,8 +301,8 @@ class PluginSet:
         except _HookFailure as exc:
             raise _HookFailure(f"{hook} {exc}") from None
 
-    def _fail(self, record: PluginRecord) -> None:
-        self.records[record.name] = record
+    def _fail(self, record: PluginRecord, key: str | None = None) -> None:
+        self.records[key or record.name] = record
         logger.debug("plugin %s failed: %s", record.label, record.reason)
         if self.settings.strict or record.requested or record.origin == "builtin":
             why = (
@@ -403,8 +404,14 @@ def plugins() -> PluginSet:
 
 
 def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
-    """Discover plugins again (after installing one, or to apply other settings)."""
+    """Discover plugins again (after installing one, or to apply other settings).
+
+    The device library is loaded again on next use, since plugin directories may differ.
+    """
     global _current
+    from . import _library
+
     with _lock:
         _current = PluginSet(settings)
+        _library._default = None
         return _current

@@ -1,0 +1,3 @@
+"""Fails when imported: the entry point cannot even be loaded."""
+
+raise ImportError("prism_plugin_broken.broken_import cannot be imported (deliberately broken)")

@@ -1,0 +1,15 @@
+"""Prism plugin for NVIDIA GPUs.
+
+* ``prism_plugin_cuda.plugin``: the hook implementations (entry point ``cuda`` in the group
+  ``prism.plugins``);
+* ``prism_plugin_cuda.backend``: :class:`CudaBackend`, on CuPy if it is importable, else on
+  torch with CUDA (neither is imported until the backend is used);
+* ``prism_plugin_cuda.detect``: detection of the GPUs of this host through ``nvidia-smi``;
+* ``prism_plugin_cuda/hardware/``: device descriptions of NVIDIA boards that Prism does not ship.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

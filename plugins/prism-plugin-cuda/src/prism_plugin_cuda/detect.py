@@ -1,0 +1,187 @@
+"""Detection of the NVIDIA GPUs of this host through ``nvidia-smi``.
+
+Parsing is separate from running the command, so that it can be tested against captured output
+on a host without a GPU.  Each GPU's product name is mapped to a device type by the
+``detection.product_names`` regular expressions of the device library (matched
+case-insensitively against the whole name), among the non-abstract NVIDIA descriptions.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from prism_core import DetectedDevice, Detection
+
+if TYPE_CHECKING:
+    from prism_core import DeviceDescription
+
+__all__ = [
+    "NVIDIA_SMI_COMMAND",
+    "NVIDIA_SMI_TIMEOUT_S",
+    "SmiGpu",
+    "detect",
+    "detection_from_smi",
+    "match_product_name",
+    "parse_nvidia_smi",
+    "run_nvidia_smi",
+]
+
+#: The query: one CSV line per GPU, ``index, name, uuid, memory.total`` (MiB, no header, no units).
+NVIDIA_SMI_COMMAND = (
+    "nvidia-smi",
+    "--query-gpu=index,name,uuid,memory.total",
+    "--format=csv,noheader,nounits",
+)
+NVIDIA_SMI_TIMEOUT_S = 10
+_MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    """One line of the ``nvidia-smi`` query."""
+
+    index: int
+    name: str
+    uuid: str | None
+    memory_bytes: int | None
+
+
+def _optional(text: str) -> str | None:
+    """``None`` for the placeholders nvidia-smi prints for a missing value."""
+    text = text.strip()
+    if not text or text.startswith("[") or text.upper() in {"N/A", "NOT SUPPORTED"}:
+        return None
+    return text
+
+
+def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], list[str]]:
+    """Parse the output of :data:`NVIDIA_SMI_COMMAND`: the GPUs, and the lines it could not read.
+
+    The name is the field between the index and the last two fields, so that a product name
+    with a comma in it still parses.
+    """
+    gpus: list[SmiGpu] = []
+    unreadable: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) < 4:
+            unreadable.append(line)
+            continue
+        index_text, memory_text, uuid_text = parts[0], parts[-1], parts[-2]
+        name = ", ".join(parts[1:-2]).strip()
+        try:
+            index = int(index_text)
+        except ValueError:
+            unreadable.append(line)
+            continue
+        if not name:
+            unreadable.append(line)
+            continue
+        memory = _optional(memory_text)
+        try:
+            memory_bytes = int(float(memory) * _MIB) if memory is not None else None
+        except ValueError:
+            memory_bytes = None
+        gpus.append(SmiGpu(index, name, _optional(uuid_text), memory_bytes))
+    return gpus, unreadable
+
+
+def _product_patterns(library: Any) -> list[tuple[str, re.Pattern[str]]]:
+    """(device type, compiled product-name pattern) of the non-abstract NVIDIA descriptions."""
+    out: list[tuple[str, re.Pattern[str]]] = []
+    descriptions: Iterable[DeviceDescription] = library.list(vendor="nvidia")
+    for desc in descriptions:
+        if desc.abstract:
+            continue
+        detection = desc.data.get("detection") or {}
+        for pattern in detection.get("product_names") or ():
+            try:
+                out.append((desc.device_type, re.compile(pattern, re.IGNORECASE)))
+            except re.error:
+                continue  # a broken pattern in one file must not stop detection
+    return out
+
+
+def match_product_name(name: str, patterns: Sequence[tuple[str, re.Pattern[str]]]) -> str | None:
+    """The device type whose pattern matches the whole ``name`` (the first in library order)."""
+    for device_type, pattern in patterns:
+        if pattern.fullmatch(name.strip()):
+            return device_type
+    return None
+
+
+def detection_from_smi(text: str, library: Any) -> Detection:
+    """The :class:`prism_core.Detection` for the output of :data:`NVIDIA_SMI_COMMAND`."""
+    gpus, unreadable = parse_nvidia_smi(text)
+    patterns = _product_patterns(library)
+    devices: list[DetectedDevice] = []
+    unmatched: list[str] = []
+    for gpu in gpus:
+        device_type = match_product_name(gpu.name, patterns)
+        if device_type is None:
+            unmatched.append(gpu.name)
+            continue
+        devices.append(
+            DetectedDevice(
+                device_type,
+                index=gpu.index,
+                name=gpu.name,
+                uuid=gpu.uuid,
+                memory_bytes=gpu.memory_bytes,
+            )
+        )
+    notes = []
+    if unmatched:
+        names = ", ".join(repr(n) for n in dict.fromkeys(unmatched))
+        notes.append(
+            f"no device description matches the GPU name {names} (a description needs a "
+            "detection.product_names pattern for it)"
+        )
+    if unreadable:
+        notes.append("nvidia-smi printed lines that could not be read: " + " | ".join(unreadable))
+    if not gpus and not unreadable:
+        notes.append("nvidia-smi lists no GPU")
+    return Detection(tuple(devices), "; ".join(notes))
+
+
+def run_nvidia_smi(executable: str) -> tuple[str | None, str]:
+    """Run the query: (its output, "") or (None, why it failed)."""
+    try:
+        proc = subprocess.run(
+            [executable, *NVIDIA_SMI_COMMAND[1:]],
+            capture_output=True,
+            text=True,
+            timeout=NVIDIA_SMI_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return None, f"nvidia-smi did not answer within {NVIDIA_SMI_TIMEOUT_S} s"
+    except OSError as exc:
+        return None, f"nvidia-smi could not be run: {exc}"
+    if proc.returncode != 0:
+        said = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
+        detail = f": {said[0].strip()}" if said else ""
+        return None, f"nvidia-smi failed with exit status {proc.returncode}{detail}"
+    return proc.stdout, ""
+
+
+def detect(library: Any) -> Detection:
+    """The NVIDIA GPUs of this host.  Never raises: an empty detection says why there is none."""
+    try:
+        executable = shutil.which("nvidia-smi")
+        if executable is None:
+            return Detection((), "nvidia-smi not found: no NVIDIA driver on this host")
+        output, why = run_nvidia_smi(executable)
+        if output is None:
+            return Detection((), why)
+        return detection_from_smi(output, library)
+    except Exception as exc:  # detection must never take Prism down
+        return Detection((), f"NVIDIA detection failed: {type(exc).__name__}: {exc}")

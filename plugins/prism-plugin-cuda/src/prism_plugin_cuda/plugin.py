@@ -1,0 +1,55 @@
+"""The hook implementations of the ``cuda`` plugin (entry point ``cuda`` in ``prism.plugins``).
+
+Every hook is cheap: nothing here imports CuPy or torch (the backend imports them in its
+methods), and ``nvidia-smi`` runs only when Prism inspects the host.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import prism_core
+
+from .backend import CudaBackend
+
+if TYPE_CHECKING:
+    from prism_core import Backend, Detection, DeviceLibrary
+
+__all__ = [
+    "HARDWARE_DIR",
+    "prism_backends",
+    "prism_detect_devices",
+    "prism_hardware_dirs",
+    "prism_plugin_info",
+]
+
+#: The device descriptions this plugin ships (inside the package, so in the wheel too).
+HARDWARE_DIR = Path(__file__).resolve().parent / "hardware"
+
+
+@prism_core.hookimpl
+def prism_plugin_info() -> Mapping[str, Any]:
+    return {
+        "description": "NVIDIA GPUs: CUDA backend (CuPy or torch), nvidia-smi detection, boards",
+        "url": "https://developer.nvidia.com/cuda-zone",
+        "requires": ["cupy-cuda12x or torch"],
+    }
+
+
+@prism_core.hookimpl
+def prism_hardware_dirs() -> Sequence[Path]:
+    return [HARDWARE_DIR]
+
+
+@prism_core.hookimpl
+def prism_backends() -> Sequence[Backend]:
+    return [CudaBackend()]
+
+
+@prism_core.hookimpl
+def prism_detect_devices(library: DeviceLibrary) -> Detection:
+    from .detect import detect
+
+    return detect(library)
