@@ -89,42 +89,21 @@ def _plugins() -> dict[str, Any]:
 
 
 def _devices(library: Any) -> dict[str, Any]:
-    from ._errors import PrismError
-    from ._host import host_cpu_instance
-    from ._plugins import plugins
+    from ._host import present_devices
 
-    present: list[dict[str, Any]] = []
-    notes: dict[str, str] = {}
-    try:
-        cpu = host_cpu_instance(library)
-    except PrismError as exc:  # a CPU family the library has no description for
-        notes["host cpu"] = str(exc)
-    else:
-        present.append(
-            {
-                "device_type": cpu.description.device_type,
-                "index": cpu.index,
-                "name": cpu.name,
-                "memory_bytes": cpu.memory_bytes,
-                "source": cpu.source,
-            }
-        )
-    for plugin, detection in plugins().detect(library).items():
-        for dev in detection.devices:
-            entry: dict[str, Any] = {
-                "device_type": dev.device_type,
-                "index": dev.index,
-                "name": dev.name,
-                "uuid": dev.uuid,
-                "memory_bytes": dev.memory_bytes,
-                "source": plugin,
-            }
-            if dev.device_type not in library:
-                entry["problem"] = f"no description of {dev.device_type!r} on the search path"
-            present.append(entry)
-        if not detection.devices:
-            notes[plugin] = detection.reason or "no device found"
-    return {"present": present, "none_found": notes}
+    found = present_devices(library)
+    present = [
+        {
+            "device_type": d.description.device_type,
+            "index": d.index,
+            "name": d.name,
+            "uuid": d.uuid,
+            "memory_bytes": d.memory_bytes,
+            "source": d.source,
+        }
+        for d in found.devices
+    ]
+    return {"present": present, "none_found": dict(found.notes)}
 
 
 def _caches(library: Any) -> dict[str, Any]:

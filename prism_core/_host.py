@@ -36,6 +36,7 @@ __all__ = [
     "CpuMatch",
     "DeviceInstance",
     "HostReport",
+    "PresentDevices",
     "blas_info",
     "blas_threads",
     "describe_host",
@@ -43,6 +44,7 @@ __all__ = [
     "host_cpu_instance",
     "match_cpu",
     "normalize_family",
+    "present_devices",
 ]
 
 #: ``platform.machine()`` spellings of the families archspec and the device files use.
@@ -443,6 +445,56 @@ def host_cpu_instance(
         memory_bytes=physical_memory_bytes(),
         source=info.source,
     )
+
+
+@dataclass(frozen=True)
+class PresentDevices:
+    """The devices present on this host, and for each plugin that found none, why not."""
+
+    devices: tuple[DeviceInstance, ...]
+    notes: Mapping[str, str]
+
+    __module__ = "prism_core"
+
+
+def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
+    """Every device present on this host, each an instance of its description.
+
+    The host CPU comes from :func:`host_cpu_instance`; accelerators from the plugins'
+    ``prism_detect_devices`` hooks (called once per process).  A detected device whose
+    ``device_type`` has no description is left out with a note, as is a CPU family the library
+    does not describe.  Never raises for "nothing here".
+    """
+    from ._plugins import plugins
+
+    lib = _default_library(library)
+    found: list[DeviceInstance] = []
+    notes: dict[str, str] = {}
+    try:
+        found.append(host_cpu_instance(lib))
+    except PrismError as exc:
+        notes["host cpu"] = str(exc)
+    for plugin, detection in plugins().detect(lib).items():
+        for dev in detection.devices:
+            if dev.device_type not in lib:
+                notes[f"{plugin}:{dev.index}"] = (
+                    f"{dev.name or dev.device_type}: no description of {dev.device_type!r} "
+                    "on the search path"
+                )
+                continue
+            found.append(
+                DeviceInstance(
+                    description=lib.get(dev.device_type),
+                    index=dev.index,
+                    name=dev.name or dev.device_type,
+                    uuid=dev.uuid,
+                    memory_bytes=dev.memory_bytes,
+                    source=plugin,
+                )
+            )
+        if not detection.devices:
+            notes[plugin] = detection.reason or "no device found"
+    return PresentDevices(tuple(found), MappingProxyType(notes))
 
 
 # -- BLAS -------------------------------------------------------------------------------------

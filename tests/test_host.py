@@ -443,3 +443,24 @@ def test_importing_prism_core_host_is_light() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_present_devices_on_this_host() -> None:
+    """The host CPU is present as an instance of its description; no plugin here finds more."""
+    import prism_core
+
+    found = prism_core.present_devices()
+    assert isinstance(found, prism_core.PresentDevices)
+    cpu = found.devices[0]
+    assert isinstance(cpu, prism_core.DeviceInstance)
+    assert cpu.description.kind == "cpu"
+    assert cpu.index == 0 and cpu.source in ("archspec", "platform")
+    assert (
+        cpu.description.device_type
+        == prism_core.get_device(cpu.description.device_type).device_type
+    )
+    # Anything beyond the CPU comes from a loaded plugin's detection, with a real description.
+    loaded = {r.name for r in prism_core.plugins().loaded}
+    for dev in found.devices[1:]:
+        assert dev.source in loaded
+        assert dev.description.device_type in {d.device_type for d in prism_core.devices()}
