@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import functools
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,7 +114,13 @@ def display_path(path: str | Path) -> str:
     """A path as a user should see it: relative to the working directory when that is shorter."""
     p = Path(path)
     try:
-        rel = p.resolve().relative_to(Path.cwd().resolve())
+        rel = p.resolve().relative_to(_resolved_cwd(os.getcwd()))
     except (ValueError, OSError):
         return str(p)
     return str(rel)
+
+
+@functools.lru_cache(maxsize=4)
+def _resolved_cwd(cwd: str) -> Path:
+    # Resolving the working directory once per directory: reports call this for every file.
+    return Path(cwd).resolve()
