@@ -147,9 +147,7 @@ def bench_hostile(repeat: int) -> dict[str, Any]:
     cases: dict[str, bytes] = {
         "alias_bomb": ("\n".join(bomb) + "\n").encode(),
         "deep_flow_nesting_100k": b"a: " + b"[" * 100_000 + b"]" * 100_000,
-        "deep_block_nesting": (
-            "a:\n" + "".join("  " * i + "k:\n" for i in range(1, 600))
-        ).encode(),
+        "deep_block_nesting": ("a:\n" + "".join("  " * i + "k:\n" for i in range(1, 600))).encode(),
         "one_mib_of_keys": "".join(f"k{i}: {i}\n" for i in range(200_000)).encode()[:MAX_BYTES],
         "one_mib_flow_list": b"a: [" + b"1," * (MAX_BYTES // 2 - 10) + b"1]",
         "three_mb_string": b"a: '" + b"x" * 3_000_000 + b"'",

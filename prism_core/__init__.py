@@ -22,6 +22,34 @@ if TYPE_CHECKING:
     from ._backend import Availability, Backend, DetectedDevice, Detection
     from ._config import PluginSettings
     from ._device import DeviceDescription, Feature, MemoryLevel
+    from ._dispatch import (
+        ArraySpec,
+        BackendError,
+        Candidate,
+        Decision,
+        DispatchError,
+        FallbackRecord,
+        FallbackWarning,
+        explain,
+        fallbacks,
+        reset_fallbacks,
+    )
+    from ._dtypes import (
+        DType,
+        bfloat16,
+        bool_,
+        complex64,
+        complex128,
+        dtype,
+        float16,
+        float32,
+        float64,
+        int8,
+        int16,
+        int32,
+        int64,
+        uint8,
+    )
     from ._errors import (
         DeviceFileError,
         PrismError,
@@ -42,13 +70,63 @@ if TYPE_CHECKING:
         reload_devices,
         validate_paths,
     )
+    from ._ops import Op, OperationError, Variant, all_ops, get_op, kernel, operation
     from ._plugins import PluginError, PluginRecord, PluginSet, plugins, reload_plugins
     from ._requirements import Requirement, RequirementMatch
     from ._schema import device_schema
+    from ._scope import (
+        DeviceNotPresentError,
+        Scope,
+        current_scope,
+        device,
+        policy,
+        set_backend,
+        use_backend,
+        use_numpy_backend,
+    )
     from .hookspecs import hookimpl
 
 #: Public name -> the private module that defines it.
 _LAZY = {
+    "ArraySpec": "_dispatch",
+    "BackendError": "_dispatch",
+    "Candidate": "_dispatch",
+    "Decision": "_dispatch",
+    "DispatchError": "_dispatch",
+    "FallbackRecord": "_dispatch",
+    "FallbackWarning": "_dispatch",
+    "explain": "_dispatch",
+    "fallbacks": "_dispatch",
+    "reset_fallbacks": "_dispatch",
+    "DType": "_dtypes",
+    "bfloat16": "_dtypes",
+    "bool_": "_dtypes",
+    "complex64": "_dtypes",
+    "complex128": "_dtypes",
+    "dtype": "_dtypes",
+    "float16": "_dtypes",
+    "float32": "_dtypes",
+    "float64": "_dtypes",
+    "int8": "_dtypes",
+    "int16": "_dtypes",
+    "int32": "_dtypes",
+    "int64": "_dtypes",
+    "uint8": "_dtypes",
+    "Op": "_ops",
+    "OperationError": "_ops",
+    "Variant": "_ops",
+    "all_ops": "_ops",
+    "get_op": "_ops",
+    "kernel": "_ops",
+    "operation": "_ops",
+    "DeviceNotPresentError": "_scope",
+    "Scope": "_scope",
+    "current_scope": "_scope",
+    "device": "_scope",
+    "policy": "_scope",
+    "set_backend": "_scope",
+    "use_backend": "_scope",
+    "use_numpy_backend": "_scope",
     "Availability": "_backend",
     "Backend": "_backend",
     "DetectedDevice": "_backend",
@@ -89,18 +167,29 @@ _LAZY = {
 }
 
 __all__ = [
+    "ArraySpec",
     "Availability",
     "Backend",
+    "BackendError",
+    "Candidate",
     "CpuInfo",
+    "DType",
+    "Decision",
     "DetectedDevice",
     "Detection",
     "DeviceDescription",
     "DeviceFileError",
     "DeviceInstance",
     "DeviceLibrary",
+    "DeviceNotPresentError",
+    "DispatchError",
+    "FallbackRecord",
+    "FallbackWarning",
     "Feature",
     "FileReport",
     "MemoryLevel",
+    "Op",
+    "OperationError",
     "PluginError",
     "PluginRecord",
     "PluginSet",
@@ -112,32 +201,83 @@ __all__ = [
     "Requirement",
     "RequirementError",
     "RequirementMatch",
+    "Scope",
     "SearchEntry",
     "UnknownDeviceError",
+    "Variant",
     "__version__",
+    "all_ops",
+    "bfloat16",
+    "bool_",
+    "complex64",
+    "complex128",
+    "current_scope",
     "default_search_path",
     "detect_cpu",
+    "device",
     "device_schema",
     "devices",
+    "dtype",
+    "explain",
+    "fallbacks",
+    "fft",
+    "float16",
+    "float32",
+    "float64",
     "get_device",
+    "get_op",
     "hookimpl",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "kernel",
+    "linalg",
     "load_device_file",
+    "operation",
     "plugins",
+    "policy",
     "present_devices",
+    "random",
     "reload_devices",
     "reload_plugins",
+    "reset_fallbacks",
+    "set_backend",
+    "uint8",
+    "use_backend",
+    "use_numpy_backend",
     "validate_paths",
 ]
 
 
+_NAMESPACES = ("linalg", "fft", "random")
+#: Public submodules: `from . import hookspecs` asks this module for the name first, and must
+#: get an AttributeError (then the import system loads the submodule), never an op lookup.
+_SUBMODULES = frozenset({"hookspecs", "backends"})
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
-    if module is None:
+    if module is not None:
+        value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    elif name in _NAMESPACES:
+        value = importlib.import_module(f"{__name__}.{name}")
+    elif not name.startswith("_") and name not in _SUBMODULES:
+        # The operations: prism_core.matmul, prism_core.vector_add, ...
+        from ._ops import OperationError, get_op
+
+        try:
+            value = get_op(name).function
+        except OperationError:
+            raise AttributeError(f"module 'prism_core' has no attribute {name!r}") from None
+    else:
         raise AttributeError(f"module 'prism_core' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value  # later lookups are plain attribute reads
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    from ._ops import all_ops
+
+    ops = [n for n in all_ops() if "." not in n]
+    return sorted(set(globals()) | set(__all__) | set(ops))

@@ -100,6 +100,14 @@ class Backend(abc.ABC):
     def to_numpy(self, array: Any) -> Any:
         """A NumPy array with the contents of ``array`` (host copy where needed)."""
 
+    def is_native(self, value: Any) -> bool:
+        """Whether ``value`` can be passed to this backend's variants as it is.
+
+        The default treats anything without ``__dlpack__`` (scalars, lists) as native and
+        converts foreign arrays through :meth:`from_dlpack`; backends override it.
+        """
+        return not hasattr(value, "__dlpack__")
+
     def from_dlpack(self, obj: Any) -> Any:
         """Import ``obj`` through DLPack (zero copy where the devices allow)."""
         return self.asarray(obj)

@@ -311,6 +311,75 @@ def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _parse_shapes(text: str) -> list[tuple[int, ...]]:
+    shapes: list[tuple[int, ...]] = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if part in ("", "scalar", "()"):
+            shapes.append(())
+            continue
+        try:
+            dims = tuple(int(d) for d in part.split("x"))
+        except ValueError:
+            raise UsageError(
+                f"--shape: {part!r} is not a shape; write dimensions joined by 'x', one shape "
+                "per array argument, separated by commas: --shape 4096x4096,4096x4096"
+            ) from None
+        if any(d < 0 for d in dims):
+            raise UsageError(f"--shape: {part!r} has a negative dimension")
+        shapes.append(dims)
+    return shapes
+
+
+def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import contextlib
+
+    from ._dispatch import ArraySpec, explain
+    from ._dtypes import dtype as to_dtype
+    from ._errors import UnknownDeviceError
+    from ._ops import OperationError, get_op
+    from ._scope import DeviceNotPresentError, device, policy, use_backend
+
+    try:
+        op = get_op(args.op)
+    except OperationError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        dt = to_dtype(args.dtype)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(f"--dtype: {exc}") from None
+    shapes = (
+        _parse_shapes(args.shape) if args.shape else [(2, 2)] * max(1, len(op.array_args or (0, 1)))
+    )
+    specs = [ArraySpec(s, dt) for s in shapes]
+    simulated = False
+    with contextlib.ExitStack() as stack:
+        if args.device:
+            try:
+                stack.enter_context(device(args.device, simulate=args.simulate))
+            except DeviceNotPresentError:
+                # Not here: plan for it as if it were (the decision says it is simulated).
+                stack.enter_context(device(args.device, simulate=True))
+                simulated = True
+            except UnknownDeviceError as exc:
+                raise UsageError(str(exc)) from None
+        if args.backend:
+            stack.enter_context(use_backend(args.backend))
+        if args.prefer:
+            stack.enter_context(policy(prefer=args.prefer))
+        if op.array_args == ():
+            decision = explain(op, shapes[0] if shapes else ())
+        else:
+            decision = explain(op, *specs)
+    if args.json:
+        _dump_json(decision.as_dict(), out)
+    else:
+        if simulated:
+            out.write(f"# {args.device} is not present on this host: simulated\n")
+        out.write(str(decision) + "\n")
+    return EXIT_OK if decision.chosen else EXIT_PROBLEMS
+
+
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from ._schema import device_schema_bytes
 
@@ -395,6 +464,29 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser(
+        "explain",
+        help="explain which variant of an operation runs, and why every other does not",
+        description="Show the decision Prism makes for an operation on arrays of the given "
+        "dtype and shapes, on a present or simulated device: every candidate variant, accepted "
+        "or rejected with the requirement clause that failed, the one chosen, and any data "
+        "movement. A named device that is not present is simulated. Exit 1 when no variant "
+        "can run.",
+    )
+    p.add_argument("op", metavar="OP", help="operation, e.g. matmul, linalg.svd, fft.fft")
+    p.add_argument("--device", help="device type, e.g. nvidia.h100-sxm (default: automatic)")
+    p.add_argument("--simulate", action="store_true", help="simulate the device even if present")
+    p.add_argument("--backend", help="only this backend (e.g. numpy)")
+    p.add_argument(
+        "--dtype", default="float64", help="data type of the arrays (float32, bf16, ...)"
+    )
+    p.add_argument(
+        "--shape", help="shapes of the array arguments: 4096x4096,4096x4096 (default 2x2 each)"
+    )
+    p.add_argument("--prefer", choices=["performance", "reference"], help="selection policy")
+    p.add_argument("--json", action="store_true", help="print the decision as JSON")
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser(
         "schema",

@@ -140,8 +140,13 @@ def _check_backends(value: Any) -> list[Backend]:
 
 
 def _check_variants(value: Any) -> list[Any]:
+    from ._ops import Variant
+
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of variants")
+    for item in value:
+        if not isinstance(item, Variant):
+            raise _HookFailure(f"returned {item!r}, expected prism_core.Variant instances")
     return list(value)
 
 
@@ -174,6 +179,10 @@ class PluginSet:
         self.records: dict[str, PluginRecord] = {}
         self.backends: dict[str, Backend] = {}
         self._detections: dict[str, Detection] | None = None
+        # The ops hold one plugin set's variants: those of the newest set built.
+        from ._ops import remove_variants
+
+        remove_variants(lambda v: v.source.startswith("plugin:"))
         self._discover()
 
     # -- discovery ----------------------------------------------------------------------------
@@ -272,9 +281,17 @@ class PluginSet:
             record.status, record.reason = "failed", str(exc)
             self._fail(record)
             return
+        variants = results["prism_variants"] or []
+        try:
+            _register_variants(record.name, variants)
+        except PrismError as exc:
+            self.manager.unregister(plugin)
+            record.status, record.reason = "failed", f"prism_variants: {exc}"
+            self._fail(record)
+            return
         record.info = results["prism_plugin_info"] or {}
         record.hardware_dirs = results["prism_hardware_dirs"] or []
-        record.variants = results["prism_variants"] or []
+        record.variants = variants
         for backend in backends:
             self.backends[backend.name] = backend
             record.backends.append(backend.name)
@@ -362,6 +379,21 @@ class PluginSet:
             out[record.name] = value
         self._detections = out
         return out
+
+
+def _register_variants(plugin: str, variants: list[Any]) -> None:
+    """Add a plugin's variants to their ops, all or none."""
+    from . import _catalogue  # noqa: F401  (the builtin ops must exist first)
+    from ._ops import add_variant, remove_variants
+
+    source = f"plugin:{plugin}"
+    try:
+        for variant in variants:
+            variant.source = source
+            add_variant(variant)
+    except PrismError:
+        remove_variants(lambda v: v.source == source)
+        raise
 
 
 def _prism_version() -> str:

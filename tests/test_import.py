@@ -45,7 +45,9 @@ def test_warm_start_neither_parses_nor_validates(tmp_path: object) -> None:
 def test_every_public_name_resolves() -> None:
     import prism_core
 
-    assert set(prism_core._LAZY) | {"__version__"} == set(prism_core.__all__)
+    assert set(prism_core._LAZY) | {"__version__", *prism_core._NAMESPACES} == set(
+        prism_core.__all__
+    )
     for name in prism_core.__all__:
         assert getattr(prism_core, name) is not None
     assert set(prism_core.__all__) <= set(dir(prism_core))

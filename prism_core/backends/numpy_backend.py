@@ -51,6 +51,11 @@ class NumpyBackend(Backend):
 
         return np.asarray(array)
 
+    def is_native(self, value: Any) -> bool:
+        import numpy as np
+
+        return isinstance(value, (np.ndarray, np.generic)) or not hasattr(value, "__dlpack__")
+
     def from_dlpack(self, obj: Any) -> Any:
         import numpy as np
 
@@ -80,3 +85,10 @@ def prism_plugin_info() -> Mapping[str, Any]:
 @hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [NumpyBackend()]
+
+
+@hookimpl
+def prism_variants() -> Sequence[Any]:
+    from .numpy_ops import variants
+
+    return variants()

@@ -1,0 +1,193 @@
+"""The cost Prism's dispatch adds to a call, next to the same cost of other dispatchers.
+
+Measured in one process, side by side (ratios and differences, since the machine is shared):
+
+* Prism: ``prism_core.matmul(a, b)`` on 4x4 float64 against ``np.matmul(a, b)`` (cached decision);
+* networkx's backend dispatch: ``nx.is_empty(G)`` against its undecorated function;
+* array-api-compat: ``xp.matmul(a, b)`` with the namespace cached, against ``np.matmul``;
+* SciPy's uarray: ``scipy.fft.fft(x)`` on 16 points against ``scipy.fft._pocketfft.fft``;
+* the first (uncached) decision of an op with 1,000 registered variants.
+
+Usage::
+
+    python benchmarks/bench_dispatch.py [--rounds N] [--output benchmarks/results/NAME.json]
+
+Each "added" figure is min(time of the dispatched call) - min(time of the direct call), per
+call, over ``--rounds`` rounds of timeit; the minimum is the least noisy estimate of the cost.
+Optional comparisons (networkx, array-api-compat, SciPy) are skipped with a note when missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+import timeit
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def per_call_ns(fn: Callable[[], Any], number: int, rounds: int) -> float:
+    return min(timeit.repeat(fn, number=number, repeat=rounds)) / number * 1e9
+
+
+def pair(
+    dispatched: Callable[[], Any], direct: Callable[[], Any], number: int, rounds: int
+) -> dict[str, float]:
+    # Interleave the two so that drifts of the machine hit both alike.
+    d_times, b_times = [], []
+    for _ in range(rounds):
+        d_times.append(per_call_ns(dispatched, number, 1))
+        b_times.append(per_call_ns(direct, number, 1))
+    d, b = min(d_times), min(b_times)
+    return {"dispatched_ns": round(d, 1), "direct_ns": round(b, 1), "added_ns": round(d - b, 1)}
+
+
+def bench_prism(number: int, rounds: int) -> dict[str, Any]:
+    import prism_core
+
+    a = np.ones((4, 4))
+    b = np.ones((4, 4))
+    matmul = prism_core.matmul
+    matmul(a, b)  # build and cache the decision
+    npmatmul = np.matmul
+    return pair(lambda: matmul(a, b), lambda: npmatmul(a, b), number, rounds)
+
+
+def bench_networkx(number: int, rounds: int) -> dict[str, Any]:
+    import networkx as nx
+
+    graph = nx.path_graph(4)
+    is_empty = nx.is_empty
+    orig = is_empty.orig_func
+    is_empty(graph)
+    return {
+        **pair(lambda: is_empty(graph), lambda: orig(graph), number, rounds),
+        "version": nx.__version__,
+    }
+
+
+def bench_array_api_compat(number: int, rounds: int) -> dict[str, Any]:
+    import array_api_compat
+
+    a = np.ones((4, 4))
+    b = np.ones((4, 4))
+    xp = array_api_compat.array_namespace(a, b)
+    xmatmul = xp.matmul
+    npmatmul = np.matmul
+    return {
+        **pair(lambda: xmatmul(a, b), lambda: npmatmul(a, b), number, rounds),
+        "version": array_api_compat.__version__,
+    }
+
+
+def bench_uarray(number: int, rounds: int) -> dict[str, Any]:
+    import scipy
+    import scipy.fft
+    from scipy.fft import _pocketfft
+
+    x = np.ones(16)
+    fft = scipy.fft.fft
+    direct = _pocketfft.fft
+    return {**pair(lambda: fft(x), lambda: direct(x), number, rounds), "version": scipy.__version__}
+
+
+def bench_first_decision(variants: int, repeats: int) -> dict[str, Any]:
+    """Time to a first decision for an op with many variants (each with requirements)."""
+    import prism_core
+
+    name = f"bench_many_{os.getpid()}"
+
+    @prism_core.operation(name=name, array_args=(0,))
+    def many(x: Any) -> Any:
+        return x
+
+    vendors = ["nvidia", "amd", "intel", "generic", "aws"]
+    for i in range(variants - 1):
+        many.variant(
+            lambda x: x,
+            requires={"vendor": vendors[i % len(vendors)], "compute_units": i % 97},
+            priority=i % 13,
+            name=f"{name}.v{i}",
+        )
+    op = many.op
+    x = np.ones(4)
+    samples = []
+    for _ in range(repeats):
+        op._plans.clear()
+        t0 = time.perf_counter()
+        many(x)
+        samples.append(time.perf_counter() - t0)
+    decision = prism_core.explain(many, x)
+    return {
+        "variants": len(op.variants),
+        "first_decision_ms_median": round(statistics.median(samples) * 1000, 3),
+        "first_decision_ms_min": round(min(samples) * 1000, 3),
+        "per_variant_us": round(statistics.median(samples) / len(op.variants) * 1e6, 2),
+        "chosen": decision.chosen,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=25, help="timeit rounds (minimum is kept)")
+    parser.add_argument("--number", type=int, default=100_000, help="calls per round")
+    parser.add_argument("--output", help="write the results as JSON")
+    args = parser.parse_args()
+
+    results: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "when": time.strftime("%Y-%m-%d"),
+        }
+    }
+    benches: dict[str, Callable[[int, int], dict[str, Any]]] = {
+        "prism": bench_prism,
+        "networkx": bench_networkx,
+        "array_api_compat": bench_array_api_compat,
+        "scipy_uarray": bench_uarray,
+    }
+    for name, bench in benches.items():
+        try:
+            results[name] = bench(args.number, args.rounds)
+        except ImportError as exc:
+            results[name] = {"skipped": f"not installed: {exc}"}
+    results["first_decision"] = bench_first_decision(1000, 20)
+
+    print(
+        f"# Dispatch overhead ({results['machine']['when']}, Python "
+        f"{results['machine']['python']}, NumPy {results['machine']['numpy']}, "
+        f"{results['machine']['cpus']} CPUs; min of {args.rounds} rounds x {args.number})\n"
+    )
+    print("| dispatcher | dispatched call | direct call | added per call |")
+    print("|---|---|---|---|")
+    for name in benches:
+        r = results[name]
+        if "skipped" in r:
+            print(f"| {name} | skipped: {r['skipped']} | | |")
+        else:
+            print(
+                f"| {name} | {r['dispatched_ns']:.0f} ns | {r['direct_ns']:.0f} ns | "
+                f"**{r['added_ns']:.0f} ns** |"
+            )
+    fd = results["first_decision"]
+    print(
+        f"\nFirst decision with {fd['variants']} variants: {fd['first_decision_ms_median']} ms "
+        f"(median; {fd['per_variant_us']} µs per variant), chosen {fd['chosen']}"
+    )
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=2)
+            fh.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,633 @@
+"""Dispatch: pick the best eligible variant of an op for the scope in force, explain why,
+fall back when one fails.
+
+The way of a call (``Op.__call__``)::
+
+    key = (scope, type and dtype of each array argument)
+    plan = op._plans.get(key)                       # the hot path ends here
+    on a miss: candidates = variants of the op
+        - backend not installed / not available     (reason recorded)
+        - no device in scope it drives and whose requirements it meets (reasons recorded)
+        - dtype not accelerated by a device feature (reason recorded)
+      ranked by (policy, -priority, -specificity, name) -> plan, cached
+    per call, only for plans that need it: can_run checks, argument conversions (DLPack)
+    on a backend failure in automatic mode: next candidate, warn once, record
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ._errors import PrismError, PrismWarning
+
+if TYPE_CHECKING:
+    from ._backend import Backend
+    from ._device import DeviceDescription
+    from ._ops import Op, Variant
+    from ._scope import Scope
+
+__all__ = [
+    "ArraySpec",
+    "BackendError",
+    "Candidate",
+    "Decision",
+    "DispatchError",
+    "FallbackRecord",
+    "FallbackWarning",
+    "explain",
+    "fallbacks",
+]
+
+logger = logging.getLogger("prism_core")
+
+#: Exceptions that are the caller's (a shape mismatch, a wrong dtype): they reach the caller
+#: unchanged and never cause a fallback.
+CALLER_ERRORS: tuple[type[BaseException], ...] = (
+    TypeError,
+    ValueError,
+    IndexError,
+    KeyError,
+    ArithmeticError,
+    # A warning raised as an error (`-W error`, pytest's filterwarnings) is the caller's too.
+    Warning,
+)
+
+
+class DispatchError(PrismError, RuntimeError):
+    """No variant could run the call; the message lists every candidate's reason."""
+
+    __module__ = "prism_core"
+
+
+class BackendError(PrismError, RuntimeError):
+    """A variant failed for a backend reason where falling back is not allowed (a device or
+    backend was named, or strict mode); the original error is its ``__cause__``."""
+
+    __module__ = "prism_core"
+
+
+class FallbackWarning(PrismWarning):
+    """A variant failed and dispatch fell back to the next candidate (warned once each)."""
+
+    __module__ = "prism_core"
+
+
+class ArraySpec:
+    """An array described by its shape and dtype, for :func:`explain` without data."""
+
+    __module__ = "prism_core"
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape: Sequence[int], dtype: Any = "float64") -> None:
+        from ._dtypes import dtype as to_dtype
+
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype = to_dtype(dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    def __repr__(self) -> str:
+        return f"ArraySpec({self.shape}, {self.dtype.name})"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One variant's verdict in a decision."""
+
+    variant: str
+    backend: str
+    accepted: bool
+    device: str | None = None
+    reasons: tuple[str, ...] = ()
+    rank: tuple[Any, ...] = ()
+    priority: int = 0
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "backend": self.backend,
+            "accepted": self.accepted,
+            "device": self.device,
+            "priority": self.priority,
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a call runs where it runs: every candidate, accepted or rejected with its reasons."""
+
+    op: str
+    scope: dict[str, Any]
+    candidates: tuple[Candidate, ...]
+    chosen: str | None
+    chosen_backend: str | None = None
+    chosen_device: str | None = None
+    executed: str | None = None
+    from_cache: bool = False
+    simulated: bool = False
+    data_movement: tuple[str, ...] = ()
+    signature: tuple[str, ...] = ()
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "scope": self.scope,
+            "signature": list(self.signature),
+            "chosen": self.chosen,
+            "chosen_backend": self.chosen_backend,
+            "chosen_device": self.chosen_device,
+            "executed": self.executed,
+            "simulated": self.simulated,
+            "from_cache": self.from_cache,
+            "data_movement": list(self.data_movement),
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{self.op}({', '.join(self.signature)})"]
+        scope = self.scope
+        where = scope.get("device") or "automatic"
+        if scope.get("simulated"):
+            where += " (simulated)"
+        lines.append(
+            f"  scope: device {where}, backend {scope.get('backend') or 'any'}, "
+            f"prefer {scope.get('prefer')}{', strict' if scope.get('strict') else ''}"
+        )
+        if self.chosen:
+            lines.append(
+                f"  chosen: {self.chosen} on {self.chosen_backend}"
+                + (f" for {self.chosen_device}" if self.chosen_device else "")
+                + (" (from cache)" if self.from_cache else "")
+            )
+        else:
+            lines.append("  chosen: none: no installed variant can run here")
+        if self.simulated and self.executed:
+            lines.append(f"  executes: {self.executed} (the device is simulated)")
+        for move in self.data_movement:
+            lines.append(f"  moves: {move}")
+        lines.append("  candidates:")
+        for c in self.candidates:
+            mark = "+" if c.accepted else "-"
+            detail = f" on {c.device}" if c.device else ""
+            why = f": {'; '.join(c.reasons)}" if c.reasons else ""
+            lines.append(
+                f"    {mark} {c.variant} [{c.backend}, priority {c.priority}]{detail}{why}"
+            )
+        return "\n".join(lines)
+
+
+@dataclass
+class FallbackRecord:
+    """A variant that failed for a backend reason, and what ran instead."""
+
+    op: str
+    variant: str
+    error: str
+    fell_back_to: str | None
+    count: int = 1
+
+    __module__ = "prism_core"
+
+
+@dataclass
+class Plan:
+    """The cached, static part of a decision for one (scope, signature)."""
+
+    ranked: list[tuple[Variant, DeviceDescription | None, Backend | None]]
+    rejected: list[Candidate]
+    fn: Callable[..., Any] | None  # set when no per-call work is needed (the fast path)
+    simulated: bool
+    reference: Variant | None
+    movement: tuple[str, ...] = ()
+    converters: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    failed: set[str] = field(default_factory=set)
+
+
+_fallbacks: dict[tuple[str, str], FallbackRecord] = {}
+_warned: set[tuple[str, str]] = set()
+_lock = threading.Lock()
+_availability: dict[str, Any] = {}
+_present: list[Any] = []
+
+
+def fallbacks() -> list[FallbackRecord]:
+    """Every fallback so far in this process (one record per op and failing variant)."""
+    with _lock:
+        return list(_fallbacks.values())
+
+
+def reset_fallbacks() -> None:
+    with _lock:
+        _fallbacks.clear()
+        _warned.clear()
+
+
+# -- building plans ---------------------------------------------------------------------------
+
+
+def _devices_in_scope(scope: Scope) -> list[DeviceDescription]:
+    if scope.device is not None:
+        return [scope.device]
+    if not _present:
+        from ._host import present_devices
+
+        _present.append([d.description for d in present_devices().devices])
+    devices: list[DeviceDescription] = _present[0]
+    return devices
+
+
+def _available(backend: Backend) -> Any:
+    result = _availability.get(backend.name)
+    if result is None:
+        result = backend.availability()
+        _availability[backend.name] = result
+    return result
+
+
+def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
+    from ._dtypes import dtype as to_dtype
+
+    out = []
+    for a in _array_args(op, args):
+        dt = getattr(a, "dtype", None)
+        if dt is None:
+            continue
+        try:
+            out.append(to_dtype(dt).vocab)
+        except (TypeError, ValueError):
+            out.append(str(dt))
+    return out
+
+
+def _array_args(op: Op, args: Sequence[Any]) -> list[Any]:
+    if op.array_args is None:
+        return [a for a in args if hasattr(a, "dtype") or hasattr(a, "__dlpack__")]
+    return [args[i] for i in op.array_args if i < len(args)]
+
+
+def _rank(scope: Scope, variant: Variant) -> tuple[Any, ...]:
+    policy = 0 if (scope.prefer != "reference" or variant.reference) else 1
+    return (policy, -variant.priority, -variant.specificity, variant.name)
+
+
+def _judge(
+    op: Op, variant: Variant, scope: Scope, args: Sequence[Any], dtypes: list[str]
+) -> tuple[DeviceDescription | None, Backend | None, list[str]]:
+    """The device a variant would run on, its backend, or the reasons it cannot run."""
+    from ._plugins import plugins
+
+    if scope.backend is not None and variant.backend != scope.backend:
+        return (
+            None,
+            None,
+            [f"backend {variant.backend!r} is not the one in scope ({scope.backend!r})"],
+        )
+    backend = plugins().backends.get(variant.backend)
+    if backend is None:
+        return None, None, [f"backend {variant.backend!r} is not installed"]
+    if not scope.simulated:
+        availability = _available(backend)
+        if not availability:
+            return (
+                None,
+                backend,
+                [f"backend {variant.backend!r} is not available: {availability.reason}"],
+            )
+    reasons: list[str] = []
+    for dev in _devices_in_scope(scope):
+        drive = backend.can_drive(dev)
+        if not drive:
+            reasons.append(
+                f"{variant.backend!r} does not drive {dev.device_type} ({drive.explain()})"
+            )
+            continue
+        match = variant.requirement.match(dev)
+        if not match:
+            reasons.extend(f"{dev.device_type}: {r}" for r in match.reasons)
+            continue
+        if variant.dtype_support:
+            missing = [d for d in dict.fromkeys(dtypes) if not dev.supports(op.name, d)]
+            if missing:
+                reasons.append(
+                    f"{dev.device_type}: no feature accelerates {op.name} in {', '.join(missing)}"
+                )
+                continue
+        return dev, backend, []
+    if not reasons:
+        reasons.append("no device in scope")
+    return None, backend, reasons
+
+
+def _is_native(backend: Backend | None, value: Any) -> bool:
+    if backend is None or isinstance(value, ArraySpec):
+        return True
+    return backend.is_native(value)
+
+
+def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
+    from ._plugins import plugins
+
+    plugins()  # plugins' variants join their ops at discovery
+    dtypes = _array_dtypes(op, args)
+    accepted: list[tuple[tuple[Any, ...], Variant, DeviceDescription | None, Backend | None]] = []
+    rejected: list[Candidate] = []
+    for variant in op.variants:
+        dev, backend, reasons = _judge(op, variant, scope, args, dtypes)
+        if reasons:
+            rejected.append(
+                Candidate(
+                    variant.name, variant.backend, False, None, tuple(reasons), (), variant.priority
+                )
+            )
+        else:
+            accepted.append((_rank(scope, variant), variant, dev, backend))
+    accepted.sort(key=lambda item: item[0])
+    ranked = [(v, d, b) for _, v, d, b in accepted]
+    reference = next((v for v in op.variants if v.reference), None)
+    plan = Plan(ranked, rejected, None, scope.simulated, reference)
+    _finish(op, plan, args)
+    if logger.isEnabledFor(logging.DEBUG):
+        logger.debug(
+            "dispatch %s in %r: %s (rejected: %s)",
+            op.name,
+            scope,
+            ranked[0][0].name if ranked else "nothing eligible",
+            "; ".join(f"{c.variant}: {', '.join(c.reasons)}" for c in rejected) or "none",
+        )
+    return plan
+
+
+def _finish(op: Op, plan: Plan, args: Sequence[Any]) -> None:
+    """Decide the fast path of a plan: its first live candidate, conversions, simulation."""
+    live = [(v, d, b) for v, d, b in plan.ranked if v.name not in plan.failed]
+    plan.fn = None
+    plan.converters = ()
+    plan.movement = ()
+    if not live:
+        if plan.simulated and plan.reference is not None:
+            # Nothing installed would run on the simulated device (the decision says so), but
+            # simulation executes on the reference implementation all the same.
+            plan.fn = plan.reference.resolve()
+        return
+    variant, _, backend = live[0]
+    if plan.simulated:
+        # Selection as on the simulated device; execution on the reference implementation.
+        target = plan.reference or variant
+        from ._plugins import plugins
+
+        backend = plugins().backends.get(target.backend)
+        variant = target
+    converters = []
+    moves = []
+    positions = (
+        op.array_args
+        if op.array_args is not None
+        else tuple(i for i, a in enumerate(args) if hasattr(a, "dtype") or hasattr(a, "__dlpack__"))
+    )
+    for i in positions:
+        if i < len(args) and backend is not None and not _is_native(backend, args[i]):
+            converters.append((i, backend.from_dlpack))
+            moves.append(
+                f"argument {i}: {type(args[i]).__module__}.{type(args[i]).__name__} -> "
+                f"{backend.name} through DLPack"
+            )
+    plan.converters = tuple(converters)
+    plan.movement = tuple(moves)
+    if live[0][0].can_run is None and not converters:
+        plan.fn = variant.resolve()
+
+
+# -- calling ----------------------------------------------------------------------------------
+
+
+def _key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
+    """The cache key of a call; the hot path (``_ops._make_function``) builds the same inline."""
+    parts: list[Any] = [scope_token]
+    by_dtype = op._by_dtype[0]
+    for a in _array_args(op, args):
+        parts.append(type(a))
+        if by_dtype:
+            parts.append(getattr(a, "dtype", None))
+    return tuple(parts)
+
+
+def plan_for(op: Op, args: Sequence[Any], scope_token: Any, key: Any) -> Plan:
+    from ._scope import current_scope
+
+    plan: Plan | None = op._plans.get(key)
+    if plan is None:
+        plan = _build(op, current_scope(), args)
+        if len(op._plans) > 4096:  # signatures are open-ended; keep the cache bounded
+            op._plans.clear()
+        op._plans[key] = plan
+    return plan
+
+
+def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Everything but the fast path: build the plan, per-call checks, conversions, fallback."""
+    from ._scope import SCOPE
+
+    plan = plan_for(op, args, SCOPE.get(), key)
+    if plan.fn is not None:
+        return _run(op, plan, plan.fn, None, args, kwargs)
+    return _run_checked(op, plan, args, kwargs)
+
+
+def _run_checked(op: Op, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    reasons = []
+    for variant, _dev, _backend in plan.ranked:
+        if variant.name in plan.failed:
+            continue
+        if variant.can_run is not None:
+            verdict = variant.can_run(*args, **kwargs)
+            if verdict is not True:
+                reasons.append(f"{variant.name}: {verdict or 'can_run said no'}")
+                continue
+        target = plan.reference if (plan.simulated and plan.reference) else variant
+        call_args = args
+        if plan.converters:
+            call_args = _convert(args, plan.converters)
+        return _run(op, plan, target.resolve(), variant, call_args, kwargs)
+    raise _nothing_eligible(op, plan, reasons)
+
+
+def _convert(
+    args: tuple[Any, ...], converters: Sequence[tuple[int, Callable[[Any], Any]]]
+) -> tuple[Any, ...]:
+    out = list(args)
+    for i, convert in converters:
+        out[i] = convert(out[i])
+    return tuple(out)
+
+
+def _run(
+    op: Op,
+    plan: Plan,
+    fn: Callable[..., Any],
+    variant: Variant | None,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Any:
+    try:
+        return fn(*args, **kwargs)
+    except CALLER_ERRORS:
+        raise
+    except Exception as exc:
+        return failed(op, plan, exc, args, kwargs)
+
+
+def failed(
+    op: Op, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """A variant raised a backend error: fall back (automatic mode) or raise (strict)."""
+    from ._scope import current_scope
+
+    if isinstance(exc, CALLER_ERRORS):
+        raise exc
+    live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
+    variant = live[0] if live else None
+    name = variant.name if variant else "?"
+    scope = current_scope()
+    if not scope.automatic:
+        why = (
+            "strict mode is on"
+            if scope.strict
+            else f"the backend {scope.backend!r} was named"
+            if scope.backend
+            else f"the device {scope.device.device_type!r} was named"
+            if scope.device
+            else "fallback is off"
+        )
+        raise BackendError(
+            f"{op.name}: variant {name} failed: {type(exc).__name__}: {exc}; not falling back "
+            f"because {why}"
+        ) from exc
+    plan.failed.add(name)
+    _finish(op, plan, args)
+    nxt = next((v.name for v, _, _ in plan.ranked if v.name not in plan.failed), None)
+    with _lock:
+        record = _fallbacks.get((op.name, name))
+        if record is None:
+            _fallbacks[(op.name, name)] = FallbackRecord(
+                op.name, name, f"{type(exc).__name__}: {exc}", nxt
+            )
+        else:
+            record.count += 1
+        first = (op.name, name) not in _warned
+        _warned.add((op.name, name))
+    if first:
+        warnings.warn(
+            f"{op.name}: variant {name} failed ({type(exc).__name__}: {exc}); "
+            + (f"falling back to {nxt}" if nxt else "no other variant is left"),
+            FallbackWarning,
+            stacklevel=4,
+        )
+    if nxt is None:
+        raise DispatchError(
+            f"{op.name}: every eligible variant failed; the last: {name}: {exc}"
+        ) from exc
+    if plan.fn is not None:
+        return _run(op, plan, plan.fn, None, args, kwargs)
+    return _run_checked(op, plan, args, kwargs)
+
+
+def _nothing_eligible(op: Op, plan: Plan, per_call: list[str]) -> DispatchError:
+    from ._scope import current_scope
+
+    lines = [f"no variant of {op.name} can run in {current_scope()!r}:"]
+    lines.extend(f"  {c.variant}: {'; '.join(c.reasons)}" for c in plan.rejected)
+    lines.extend(f"  {r}" for r in per_call)
+    lines.extend(f"  {v} failed earlier" for v in sorted(plan.failed))
+    return DispatchError("\n".join(lines))
+
+
+# -- explain ----------------------------------------------------------------------------------
+
+
+def _signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
+    out = []
+    for a in args:
+        if isinstance(a, ArraySpec):
+            out.append(f"{a.dtype.name}[{'x'.join(map(str, a.shape))}]")
+        elif hasattr(a, "shape") and hasattr(a, "dtype"):
+            out.append(f"{type(a).__name__} {a.dtype}[{'x'.join(map(str, a.shape))}]")
+        else:
+            out.append(type(a).__name__)
+    return tuple(out)
+
+
+def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
+    """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it.
+
+    Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).
+    """
+    from ._ops import as_op
+    from ._scope import SCOPE, current_scope
+
+    the_op = as_op(op)
+    key = _key(the_op, SCOPE.get(), args)
+    from_cache = key in the_op._plans
+    plan = plan_for(the_op, args, SCOPE.get(), key)
+    scope = current_scope()
+    candidates: list[Candidate] = []
+    chosen: tuple[Variant, DeviceDescription | None, Backend | None] | None = None
+    for variant, dev, _backend in plan.ranked:
+        reasons: tuple[str, ...] = ()
+        ok = True
+        if variant.name in plan.failed:
+            ok, reasons = False, ("failed earlier in this process (see prism_core.fallbacks())",)
+        elif variant.can_run is not None:
+            verdict = variant.can_run(*args, **kwargs)
+            if verdict is not True:
+                ok, reasons = False, (f"can_run: {verdict or 'no'}",)
+        if ok and chosen is None:
+            chosen = (variant, dev, _backend)
+        candidates.append(
+            Candidate(
+                variant.name,
+                variant.backend,
+                ok,
+                dev.device_type if dev else None,
+                reasons,
+                _rank(scope, variant),
+                variant.priority,
+            )
+        )
+    candidates.extend(plan.rejected)
+    executed = None
+    if plan.simulated and plan.reference is not None:
+        executed = plan.reference.name
+    elif chosen is not None:
+        executed = chosen[0].name
+    return Decision(
+        op=the_op.name,
+        scope=scope.as_dict(),
+        candidates=tuple(candidates),
+        chosen=chosen[0].name if chosen else None,
+        chosen_backend=chosen[0].backend if chosen else None,
+        chosen_device=chosen[1].device_type if chosen and chosen[1] else None,
+        executed=executed,
+        from_cache=from_cache,
+        simulated=plan.simulated,
+        data_movement=plan.movement,
+        signature=_signature_text(the_op, args),
+    )

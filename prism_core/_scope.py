@@ -1,0 +1,253 @@
+"""Scopes: what the caller asked for (device, backend, policy), held in a ``ContextVar``.
+
+Context variables make scopes correct across threads and asyncio tasks, and ``with`` blocks
+restore them on exceptions.  Scope objects are interned (one object per combination), so that
+dispatch can use them as cache keys hashed by identity.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from ._errors import PrismError, did_you_mean
+
+if TYPE_CHECKING:
+    from ._device import DeviceDescription
+
+__all__ = [
+    "DeviceNotPresentError",
+    "Scope",
+    "current_scope",
+    "device",
+    "policy",
+    "set_backend",
+    "use_backend",
+    "use_numpy_backend",
+]
+
+POLICIES = ("performance", "reference")
+
+
+class DeviceNotPresentError(PrismError, LookupError):
+    """A device was named that is not present on this host (and simulation was not asked)."""
+
+    __module__ = "prism_core"
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class Scope:
+    """An interned combination of device, simulation, backend, preference and strictness."""
+
+    __module__ = "prism_core"
+    __slots__ = ("backend", "device", "prefer", "simulated", "strict")
+
+    device: DeviceDescription | None
+    simulated: bool
+    backend: str | None
+    prefer: str
+    strict: bool
+
+    def __init__(self, *args: Any) -> None:
+        raise TypeError("scopes are made with prism_core.device(), use_backend() and policy()")
+
+    @classmethod
+    def _make(
+        cls,
+        device: DeviceDescription | None,
+        simulated: bool,
+        backend: str | None,
+        prefer: str,
+        strict: bool,
+    ) -> Scope:
+        key = (
+            device.device_type if device else None,
+            id(device),
+            simulated,
+            backend,
+            prefer,
+            strict,
+        )
+        with _lock:
+            scope = _interned.get(key)
+            if scope is None:
+                scope = object.__new__(cls)
+                scope.device = device
+                scope.simulated = simulated
+                scope.backend = backend
+                scope.prefer = prefer
+                scope.strict = strict
+                _interned[key] = scope
+        return scope
+
+    def replace(self, **changes: Any) -> Scope:
+        fields: dict[str, Any] = {
+            "device": self.device,
+            "simulated": self.simulated,
+            "backend": self.backend,
+            "prefer": self.prefer,
+            "strict": self.strict,
+        }
+        fields.update(changes)
+        return Scope._make(**fields)
+
+    @property
+    def automatic(self) -> bool:
+        """True when neither a device nor a backend was named: fallback is allowed."""
+        return self.device is None and self.backend is None and not self.strict
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "device": self.device.device_type if self.device else None,
+            "simulated": self.simulated,
+            "backend": self.backend,
+            "prefer": self.prefer,
+            "strict": self.strict,
+            "automatic": self.automatic,
+        }
+
+    def __repr__(self) -> str:
+        parts = []
+        if self.device is not None:
+            parts.append(
+                f"device={self.device.device_type!r}" + (" (simulated)" if self.simulated else "")
+            )
+        if self.backend:
+            parts.append(f"backend={self.backend!r}")
+        if self.prefer != "performance":
+            parts.append(f"prefer={self.prefer!r}")
+        if self.strict:
+            parts.append("strict")
+        return f"<Scope {' '.join(parts) or 'automatic'}>"
+
+
+_lock = threading.Lock()
+_interned: dict[tuple[Any, ...], Scope] = {}
+#: The scope in force; ``None`` means the process default.
+SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("prism_scope", default=None)
+_default: list[Scope] = []
+
+
+def _process_default() -> Scope:
+    if not _default:
+        _default.append(Scope._make(None, False, None, "performance", False))
+    return _default[0]
+
+
+def current_scope() -> Scope:
+    """The scope in force in this thread or task."""
+    return SCOPE.get() or _process_default()
+
+
+@contextmanager
+def _entered(scope: Scope) -> Iterator[Scope]:
+    token = SCOPE.set(scope)
+    try:
+        yield scope
+    finally:
+        SCOPE.reset(token)
+
+
+def _invalidate() -> None:
+    from . import _ops
+
+    _ops._bump()
+
+
+def _check_backend(name: str) -> None:
+    from ._plugins import plugins
+
+    ps = plugins()
+    backend = ps.backend(name)  # PluginError naming close matches
+    availability = backend.availability()
+    if not availability:
+        raise PrismError(
+            f"backend {name!r} was asked for but is not available here: {availability.reason}"
+        )
+
+
+@contextmanager
+def device(name: str | DeviceDescription, *, simulate: bool = False) -> Iterator[Scope]:
+    """Run what follows on ``name`` (a device type, or a family such as ``"nvidia.hopper"``).
+
+    The device must be present on this host unless ``simulate=True``: selection then behaves as
+    on that device, execution falls back to the reference backend, and every decision records
+    that it was simulated.  Naming a device is strict: a failing variant raises.
+    """
+    from ._device import DeviceDescription
+    from ._library import default_library
+
+    lib = default_library()
+    desc = name if isinstance(name, DeviceDescription) else lib.get(name)
+    if not simulate:
+        desc = _present(desc)
+    scope = current_scope().replace(device=desc, simulated=simulate)
+    with _entered(scope):
+        yield scope
+
+
+def _present(desc: DeviceDescription) -> DeviceDescription:
+    from ._host import present_devices
+
+    found = present_devices()
+    for inst in found.devices:
+        if inst.description.is_a(desc.device_type):
+            return inst.description
+    here = ", ".join(i.description.device_type for i in found.devices) or "none"
+    raise DeviceNotPresentError(
+        f"device {desc.device_type!r} is not present on this host (present: {here}); "
+        f"use prism_core.device({desc.device_type!r}, simulate=True) to plan for it without it"
+    )
+
+
+@contextmanager
+def use_backend(name: str) -> Iterator[Scope]:
+    """Run what follows with the backend ``name`` only.  Strict: a failure raises."""
+    _check_backend(name)
+    with _entered(current_scope().replace(backend=name)) as scope:
+        yield scope
+
+
+def use_numpy_backend() -> Any:
+    """``use_backend("numpy")``: the reference backend only."""
+    return use_backend("numpy")
+
+
+@contextmanager
+def policy(*, prefer: str | None = None, strict: bool | None = None) -> Iterator[Scope]:
+    """Change how variants are chosen in what follows.
+
+    :param prefer: ``"performance"`` (default: priority, then the most specific requirements)
+        or ``"reference"`` (reference implementations first, for checking results).
+    :param strict: when true, a failing variant raises instead of falling back.
+    """
+    changes: dict[str, Any] = {}
+    if prefer is not None:
+        if prefer not in POLICIES:
+            raise ValueError(
+                f"prefer={prefer!r} is not a policy{did_you_mean(prefer, POLICIES)}; "
+                f"use one of {', '.join(POLICIES)}"
+            )
+        changes["prefer"] = prefer
+    if strict is not None:
+        changes["strict"] = bool(strict)
+    with _entered(current_scope().replace(**changes)) as scope:
+        yield scope
+
+
+def set_backend(name: str | None) -> None:
+    """Make ``name`` the process-wide default backend (``None``: automatic selection again).
+
+    Scopes entered with ``with`` still take precedence where they are in force.
+    """
+    if name is not None:
+        _check_backend(name)
+    current = _process_default()
+    new = Scope._make(current.device, current.simulated, name, current.prefer, current.strict)
+    _default[:] = [new]
+    _invalidate()

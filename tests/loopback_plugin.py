@@ -1,0 +1,60 @@
+"""A test-only plugin (networkx's ``nx_loopback`` idea): a backend that drives *any* device and
+executes with NumPy, so that selection on simulated accelerators runs through the full
+dispatcher in CI.  It is discovered through a real ``prism.plugins`` entry point that the tests
+put on ``sys.path`` (see ``loopback`` in test_dispatch.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+import prism_core
+
+
+class LoopbackBackend(prism_core.Backend):
+    name = "loopback"
+    priority = 5
+    description = "NumPy pretending to drive every device (tests only)"
+    drives: Mapping[str, Any] = MappingProxyType({})
+
+    def availability(self) -> prism_core.Availability:
+        return prism_core.Availability(True, version=np.__version__)
+
+    def is_native(self, value: Any) -> bool:
+        return isinstance(value, (np.ndarray, np.generic)) or not hasattr(value, "__dlpack__")
+
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        return np.asarray(obj, dtype=dtype)
+
+    def to_numpy(self, array: Any) -> Any:
+        return np.asarray(array)
+
+    def from_dlpack(self, obj: Any) -> Any:
+        return np.from_dlpack(obj)
+
+
+def tensor_core_matmul(a: Any, b: Any) -> Any:
+    return np.matmul(a, b)
+
+
+@prism_core.hookimpl
+def prism_backends() -> Sequence[prism_core.Backend]:
+    return [LoopbackBackend()]
+
+
+@prism_core.hookimpl
+def prism_variants() -> Sequence[prism_core.Variant]:
+    return [
+        prism_core.Variant(
+            "matmul",
+            tensor_core_matmul,
+            backend="loopback",
+            requires={"kind": "gpu", "tensor_cores": ">=3"},
+            dtype_support=True,
+            priority=10,
+            name="loopback.tensor_core_matmul",
+        )
+    ]
