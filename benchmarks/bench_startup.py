@@ -172,6 +172,15 @@ def main() -> int:
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    # Measure as installed code runs: from bytecode, not recompiling the sources every start
+    # (some shells set PYTHONDONTWRITEBYTECODE; the first run below writes __pycache__).
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    subprocess.run(
+        [sys.executable, "-m", "prism_core", "devices"],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     results: dict[str, Any] = {
         "machine": {
             "python": platform.python_version(),

@@ -364,7 +364,10 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             except UnknownDeviceError as exc:
                 raise UsageError(str(exc)) from None
         if args.backend:
-            stack.enter_context(use_backend(args.backend))
+            try:
+                stack.enter_context(use_backend(args.backend))
+            except PrismError as exc:  # unknown or unavailable backend
+                raise UsageError(str(exc)) from None
         if args.prefer:
             stack.enter_context(policy(prefer=args.prefer))
         if op.array_args == ():

@@ -1,0 +1,80 @@
+"""`prism explain`: decisions from the command line, for present and simulated devices."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prism_core", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    assert "Traceback" not in proc.stdout + proc.stderr
+    return proc
+
+
+def test_explain_on_this_host(tmp_path: Path) -> None:
+    proc = prism(tmp_path, "explain", "matmul", "--dtype", "float32", "--shape", "4x4,4x4")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "matmul(float32[4x4], float32[4x4])"
+    assert "chosen: numpy.matmul on numpy for " in proc.stdout
+    assert "+ numpy.matmul [numpy, priority 0]" in proc.stdout
+
+
+def test_explain_json_for_a_simulated_device(tmp_path: Path) -> None:
+    proc = prism(
+        tmp_path,
+        "explain",
+        "matmul",
+        "--device",
+        "nvidia.h100-sxm",
+        "--dtype",
+        "bf16",
+        "--shape",
+        "4096x4096,4096x4096",
+        "--json",
+    )
+    # Only the NumPy plugin is installed: nothing would run matmul on an H100 (exit 1), and the
+    # decision says why for each candidate.
+    assert proc.returncode == 1, proc.stderr
+    decision = json.loads(proc.stdout)
+    assert decision["scope"]["device"] == "nvidia.h100-sxm"
+    assert decision["simulated"] is True
+    assert decision["signature"] == ["bfloat16[4096x4096]", "bfloat16[4096x4096]"]
+    assert decision["chosen"] is None
+    assert decision["executed"] == "numpy.matmul"
+    (numpy_verdict,) = decision["candidates"]
+    assert numpy_verdict["reasons"] == [
+        "'numpy' does not drive nvidia.h100-sxm (kind is 'gpu', required 'cpu')"
+    ]
+
+
+def test_explain_on_a_simulated_cpu(tmp_path: Path) -> None:
+    proc = prism(tmp_path, "explain", "linalg.svd", "--device", "aws.graviton3", "--shape", "8x8")
+    assert proc.returncode == 0, proc.stderr
+    assert "is not present on this host: simulated" in proc.stdout
+    assert "chosen: numpy.linalg.svd on numpy for aws.graviton3" in proc.stdout
+
+
+def test_explain_usage_errors(tmp_path: Path) -> None:
+    for args, message in [
+        (("explain", "matmull"), "did you mean 'matmul'"),
+        (("explain", "matmul", "--dtype", "fp9"), "unknown data type 'fp9'"),
+        (("explain", "matmul", "--shape", "4by4"), "is not a shape"),
+        (("explain", "matmul", "--device", "nvidia.h100-sx"), "did you mean 'nvidia.h100-sxm'"),
+        (("explain", "matmul", "--backend", "numpi"), "did you mean 'numpy'"),
+    ]:
+        proc = prism(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.returncode)
+        assert message in proc.stderr, (args, proc.stderr)
