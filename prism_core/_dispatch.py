@@ -229,6 +229,17 @@ _availability: dict[str, Any] = {}
 _present: list[Any] = []
 
 
+def forget_host() -> None:
+    """Drop what dispatch learnt about this host (present devices, backend availability) and
+    every cached plan; called when plugins or the device library are loaded again."""
+    from ._ops import _bump
+
+    with _lock:
+        _present.clear()
+        _availability.clear()
+    _bump()
+
+
 def fallbacks() -> list[FallbackRecord]:
     """Every fallback so far in this process (one record per op and failing variant)."""
     with _lock:

@@ -452,7 +452,18 @@ def reload_devices() -> DeviceLibrary:
     global _default
     with _lock:
         _default = None
+    _forget_dispatch_state()
     return default_library()
+
+
+def _forget_dispatch_state() -> None:
+    import sys
+
+    # Only when dispatch was used: reloading devices must not import it.
+    if "prism_core._dispatch" in sys.modules:
+        from ._dispatch import forget_host
+
+        forget_host()
 
 
 def devices(

@@ -446,4 +446,5 @@ def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
     with _lock:
         _current = PluginSet(settings)
         _library._default = None
-        return _current
+    _library._forget_dispatch_state()
+    return _current

@@ -468,3 +468,36 @@ def test_simulation_without_an_eligible_variant_still_executes_the_reference() -
     assert decision.chosen is None
     assert decision.executed == "numpy.matmul"
     assert "chosen: none: no installed variant can run here" in str(decision)
+
+
+def test_reloading_devices_drops_cached_decisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user file that redefines the host's description changes the decision at once."""
+    name = unique("reloaded")
+
+    @prism.operation(name=name, array_args=(0,))
+    def reloaded(x: Any) -> Any:
+        return x
+
+    @reloaded.variant(requires={"attribute:lab_tuned": True}, priority=5, name=f"{name}.tuned")
+    def tuned(x: Any) -> Any:
+        return x
+
+    x = np.ones(2)
+    assert prism.explain(reloaded, x).chosen == f"{name}.reference"
+    host = prism.present_devices().devices[0].description
+    # The host's own description, redefined: same parents (so it still matches), one more
+    # attribute.  (A root description such as generic.aarch64 is matched as the fallback.)
+    extends = f"extends: {list(host.parents)}\n" if host.parents else ""
+    (tmp_path / "host.yaml").write_text(
+        f"device_type: {host.device_type}\n{extends}kind: cpu\nattributes: {{lab_tuned: true}}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path))
+    prism.reload_devices()
+    decision = prism.explain(reloaded, x)
+    assert decision.from_cache is False
+    assert decision.chosen == f"{name}.tuned"
+    monkeypatch.delenv("PRISM_HARDWARE_PATH")
+    prism.reload_devices()
