@@ -208,6 +208,17 @@ class FallbackRecord:
     __module__ = "prism_core"
 
 
+@dataclass(frozen=True)
+class Moves:
+    """Arguments a variant's backend does not take as they are, and how they move."""
+
+    converters: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    sentences: tuple[str, ...] = ()
+
+
+_NO_MOVES = Moves()
+
+
 @dataclass
 class Plan:
     """The cached, static part of a decision for one (scope, signature)."""
@@ -217,8 +228,9 @@ class Plan:
     fn: Callable[..., Any] | None  # set when no per-call work is needed (the fast path)
     simulated: bool
     reference: Variant | None
-    movement: tuple[str, ...] = ()
-    converters: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    #: Per variant name (and "" for the reference run of a simulation): the arguments to move
+    #: to the backend that executes it, and the sentences saying so.
+    moves: dict[str, Moves] = field(default_factory=dict)
     failed: set[str] = field(default_factory=set)
 
 
@@ -387,44 +399,54 @@ def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
     return plan
 
 
-def _finish(op: Op, plan: Plan, args: Sequence[Any]) -> None:
-    """Decide the fast path of a plan: its first live candidate, conversions, simulation."""
-    live = [(v, d, b) for v, d, b in plan.ranked if v.name not in plan.failed]
-    plan.fn = None
-    plan.converters = ()
-    plan.movement = ()
-    if not live:
-        if plan.simulated and plan.reference is not None:
-            # Nothing installed would run on the simulated device (the decision says so), but
-            # simulation executes on the reference implementation all the same.
-            plan.fn = plan.reference.resolve()
-        return
-    variant, _, backend = live[0]
-    if plan.simulated:
-        # Selection as on the simulated device; execution on the reference implementation.
-        target = plan.reference or variant
-        from ._plugins import plugins
-
-        backend = plugins().backends.get(target.backend)
-        variant = target
-    converters = []
-    moves = []
+def _moves(op: Op, backend: Backend | None, args: Sequence[Any]) -> Moves:
+    """What must move, through DLPack, for ``backend`` to take the call's arrays."""
+    if backend is None:
+        return _NO_MOVES
     positions = (
         op.array_args
         if op.array_args is not None
         else tuple(i for i, a in enumerate(args) if hasattr(a, "dtype") or hasattr(a, "__dlpack__"))
     )
+    converters = []
+    sentences = []
     for i in positions:
-        if i < len(args) and backend is not None and not _is_native(backend, args[i]):
+        if i < len(args) and not _is_native(backend, args[i]):
             converters.append((i, backend.from_dlpack))
-            moves.append(
+            sentences.append(
                 f"argument {i}: {type(args[i]).__module__}.{type(args[i]).__name__} -> "
                 f"{backend.name} through DLPack"
             )
-    plan.converters = tuple(converters)
-    plan.movement = tuple(moves)
-    if live[0][0].can_run is None and not converters:
-        plan.fn = variant.resolve()
+    return Moves(tuple(converters), tuple(sentences)) if converters else _NO_MOVES
+
+
+def _executor(plan: Plan, variant: Variant) -> Variant:
+    """The variant that runs for a chosen one: itself, or the reference when simulating."""
+    return plan.reference if (plan.simulated and plan.reference is not None) else variant
+
+
+def _finish(op: Op, plan: Plan, args: Sequence[Any]) -> None:
+    """Work out, per live candidate, what its backend needs moved; and the fast path: the first
+    candidate's function when nothing per call is needed (no can_run, no move)."""
+    from ._plugins import plugins
+
+    backends = plugins().backends
+    live = [(v, d, b) for v, d, b in plan.ranked if v.name not in plan.failed]
+    plan.fn = None
+    plan.moves = {}
+    for variant, _dev, _backend in live:
+        runner = _executor(plan, variant)
+        plan.moves[variant.name] = _moves(op, backends.get(runner.backend), args)
+    if plan.simulated and plan.reference is not None:
+        # Nothing installed may run on the simulated device, or every candidate may decline
+        # this call; simulation executes on the reference all the same (the decision says so).
+        plan.moves[""] = _moves(op, backends.get(plan.reference.backend), args)
+    if live:
+        first = live[0][0]
+        if first.can_run is None and not plan.moves[first.name].converters:
+            plan.fn = _executor(plan, first).resolve()
+    elif plan.simulated and plan.reference is not None and not plan.moves[""].converters:
+        plan.fn = plan.reference.resolve()
 
 
 # -- calling ----------------------------------------------------------------------------------
@@ -473,11 +495,15 @@ def _run_checked(op: Op, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, An
             if verdict is not True:
                 reasons.append(f"{variant.name}: {verdict or 'can_run said no'}")
                 continue
-        target = plan.reference if (plan.simulated and plan.reference) else variant
-        call_args = args
-        if plan.converters:
-            call_args = _convert(args, plan.converters)
-        return _run(op, plan, target.resolve(), variant, call_args, kwargs)
+        # The arguments move for the backend of *this* variant (or the reference it stands for
+        # in a simulation), not for the first-ranked one.
+        moves = plan.moves.get(variant.name, _NO_MOVES)
+        call_args = _convert(args, moves.converters) if moves.converters else args
+        return _run(op, plan, _executor(plan, variant).resolve(), variant, call_args, kwargs)
+    if plan.simulated and plan.reference is not None:
+        moves = plan.moves.get("", _NO_MOVES)
+        call_args = _convert(args, moves.converters) if moves.converters else args
+        return _run(op, plan, plan.reference.resolve(), plan.reference, call_args, kwargs)
     raise _nothing_eligible(op, plan, reasons)
 
 
@@ -625,6 +651,11 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
         )
     candidates.extend(plan.rejected)
     executed = None
+    movement: tuple[str, ...] = ()
+    if chosen is not None:
+        movement = plan.moves.get(chosen[0].name, _NO_MOVES).sentences
+    elif plan.simulated:
+        movement = plan.moves.get("", _NO_MOVES).sentences
     if plan.simulated and plan.reference is not None:
         executed = plan.reference.name
     elif chosen is not None:
@@ -639,6 +670,6 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
         executed=executed,
         from_cache=from_cache,
         simulated=plan.simulated,
-        data_movement=plan.movement,
+        data_movement=movement,
         signature=_signature_text(the_op, args),
     )

@@ -40,9 +40,47 @@ def tensor_core_matmul(a: Any, b: Any) -> Any:
     return np.matmul(a, b)
 
 
+class Wrapped:
+    """The array type of the ``wrapped`` backend: NumPy data behind a type of its own, as a
+    GPU library's arrays are (NumPy cannot take them without a move)."""
+
+    def __init__(self, data: Any) -> None:
+        self.data = np.asarray(data)
+        self.dtype = self.data.dtype
+        self.shape = self.data.shape
+        self.size = self.data.size
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.data.__dlpack_device__()
+
+
+class WrappedBackend(LoopbackBackend):
+    name = "wrapped"
+    description = "a backend whose arrays are not NumPy's (tests only)"
+
+    def is_native(self, value: Any) -> bool:
+        return isinstance(value, Wrapped) or not hasattr(value, "__dlpack__")
+
+    def from_dlpack(self, obj: Any) -> Any:
+        return Wrapped(np.from_dlpack(obj))
+
+
+def big_add(a: Any, b: Any) -> Any:
+    assert isinstance(a, Wrapped) and isinstance(b, Wrapped), "arguments were not moved"
+    return Wrapped(a.data + b.data)
+
+
+def big_only(a: Any, b: Any) -> bool | str:
+    size = max(getattr(a, "size", 1), getattr(b, "size", 1))
+    return True if size >= 100 else f"too small ({size} elements)"
+
+
 @prism_core.hookimpl
 def prism_backends() -> Sequence[prism_core.Backend]:
-    return [LoopbackBackend()]
+    return [LoopbackBackend(), WrappedBackend()]
 
 
 @prism_core.hookimpl
@@ -56,5 +94,8 @@ def prism_variants() -> Sequence[prism_core.Variant]:
             dtype_support=True,
             priority=10,
             name="loopback.tensor_core_matmul",
-        )
+        ),
+        prism_core.Variant(
+            "add", big_add, backend="wrapped", priority=50, can_run=big_only, name="wrapped.add"
+        ),
     ]

@@ -501,3 +501,38 @@ def test_reloading_devices_drops_cached_decisions(
     assert decision.chosen == f"{name}.tuned"
     monkeypatch.delenv("PRISM_HARDWARE_PATH")
     prism.reload_devices()
+
+
+@pytest.mark.usefixtures("loopback")
+def test_arguments_move_for_the_variant_that_runs() -> None:
+    """The first-ranked variant's backend wants its own arrays, but declines small calls: the
+    variant that does run (NumPy's) must get the caller's arrays unmoved."""
+    from tests.loopback_plugin import Wrapped
+
+    small, big = np.ones(4), np.ones(1000)
+    result = prism.add(small, small)
+    assert type(result) is np.ndarray
+    np.testing.assert_array_equal(result, np.full(4, 2.0))
+    decision = prism.explain("add", small, small)
+    assert decision.chosen == "numpy.add" and decision.data_movement == ()
+    moved = prism.add(big, big)
+    assert isinstance(moved, Wrapped)
+    np.testing.assert_array_equal(moved.data, np.full(1000, 2.0))
+    decision = prism.explain("add", big, big)
+    assert decision.chosen == "wrapped.add"
+    assert decision.data_movement == (
+        "argument 0: numpy.ndarray -> wrapped through DLPack",
+        "argument 1: numpy.ndarray -> wrapped through DLPack",
+    )
+
+
+@pytest.mark.usefixtures("loopback")
+def test_a_simulated_call_that_every_candidate_declines_runs_the_reference() -> None:
+    small = np.ones(4)
+    with prism.device("nvidia.h100-sxm", simulate=True):
+        decision = prism.explain("add", small, small)
+        np.testing.assert_array_equal(prism.add(small, small), np.full(4, 2.0))
+    assert decision.chosen is None
+    assert decision.executed == "numpy.add"
+    verdict = next(c for c in decision.candidates if c.variant == "wrapped.add")
+    assert verdict.reasons == ("can_run: too small (4 elements)",)
