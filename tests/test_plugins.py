@@ -404,6 +404,8 @@ def test_plugins_json(venv: Venv) -> None:
     }
     assert cuda["info"]["requires"] == ["cupy-cuda12x or torch"]
     assert "prism_detect_devices" in cuda["hooks"]
+    assert "prism_variants" in cuda["hooks"]
+    assert cuda["variants"] == 8  # matmul (plain and tensor-core), add, multiply, sum, ...
 
     for name, parts in BROKEN_REASONS.items():
         record = records[name]
@@ -528,6 +530,66 @@ def test_doctor_keeps_working_with_broken_plugins(venv: Venv) -> None:
         assert report["devices"]["none_found"]["cuda"] == (
             "nvidia-smi not found: no NVIDIA driver on this host"
         )
+
+
+# -- dispatch to the plugin's variants --------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_explain_chooses_the_tensor_cores_of_a_simulated_h100(venv: Venv) -> None:
+    decision = venv.prism_json(
+        "explain",
+        "matmul",
+        "--device",
+        "nvidia.h100-sxm",
+        "--dtype",
+        "bf16",
+        "--shape",
+        "4096x4096,4096x4096",
+    )
+    assert decision["chosen"] == "cuda.tensor_core_matmul"
+    assert (decision["chosen_backend"], decision["chosen_device"]) == ("cuda", "nvidia.h100-sxm")
+    # The H100 is not here: it is simulated, and the NumPy reference computes.
+    assert decision["simulated"] is True
+    assert decision["executed"] == "numpy.matmul"
+    assert decision["signature"] == ["bfloat16[4096x4096]", "bfloat16[4096x4096]"]
+    verdicts = {c["variant"]: c for c in decision["candidates"]}
+    assert set(verdicts) == {"cuda.tensor_core_matmul", "cuda.matmul", "numpy.matmul"}
+    assert verdicts["cuda.matmul"]["accepted"] is True
+    assert verdicts["numpy.matmul"]["reasons"] == [
+        "'numpy' does not drive nvidia.h100-sxm (kind is 'gpu', required 'cpu')"
+    ]
+
+
+@pytest.mark.slow
+def test_explain_says_why_not_the_tensor_cores(venv: Venv) -> None:
+    proc = venv.run(
+        venv.prism,
+        "explain",
+        "matmul",
+        "--device",
+        "nvidia.l4",
+        "--dtype",
+        "float64",
+        "--shape",
+        "4096x4096,4096x4096",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "chosen: cuda.matmul on cuda for nvidia.l4" in proc.stdout
+    assert (
+        "- cuda.tensor_core_matmul [cuda, priority 20]: "
+        "nvidia.l4: no feature accelerates matmul in fp64"
+    ) in proc.stdout
+
+    small = venv.run(
+        venv.prism, "explain", "matmul", "--device", "nvidia.l4", "--shape", "16x16,16x16"
+    )
+    assert small.returncode == 1, small.stdout + small.stderr  # nothing can run it there
+    assert "chosen: none: no installed variant can run here" in small.stdout
+    assert (
+        "- cuda.matmul [cuda, priority 10] on nvidia.l4: can_run: too small to be worth a GPU "
+        "transfer (256 elements, fewer than 4096)"
+    ) in small.stdout
 
 
 # -- the switches -----------------------------------------------------------------------------

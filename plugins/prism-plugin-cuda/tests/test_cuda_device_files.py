@@ -117,7 +117,9 @@ def test_the_plugin_loads_through_its_entry_point() -> None:
         "prism_hardware_dirs",
         "prism_backends",
         "prism_detect_devices",
+        "prism_variants",
     }
+    assert len(record.variants) == 8
 
 
 def test_listing_plugins_imports_no_framework() -> None:

@@ -2,7 +2,13 @@
 
 Neither framework is imported when this module is imported or when the backend is created: the
 first call to :meth:`CudaBackend.availability` (or to an array method) imports them.  The
-framework is chosen once per backend instance, and every array method uses that framework.
+framework is chosen once per backend instance, and every array method uses that framework, as do
+the plugin's variants (``prism_plugin_cuda.ops``, through :meth:`CudaBackend.framework_module`).
+
+Arguments and results: the variants take the framework's own GPU arrays as they are
+(:meth:`CudaBackend.is_native`); the dispatcher moves every other array (NumPy arrays, torch
+tensors on the CPU, ...) to the GPU through :meth:`CudaBackend.from_dlpack` before calling them.
+Results stay on the GPU as framework arrays; :meth:`CudaBackend.to_numpy` copies them back.
 """
 
 from __future__ import annotations
@@ -130,6 +136,12 @@ class CudaBackend(Backend):
             raise CudaUnavailableError(f"backend 'cuda' is not available: {state.reason}")
         return self.framework, self._module
 
+    def framework_module(self) -> tuple[str, ModuleType]:
+        """``("cupy", cupy)`` or ``("torch", torch)``: the framework the backend runs on (what
+        the variants in ``prism_plugin_cuda.ops`` compute with); :class:`CudaUnavailableError`
+        when there is none."""
+        return self._framework()
+
     def capabilities(self) -> dict[str, Any]:
         state = self.availability()
         if not state:
@@ -175,19 +187,46 @@ class CudaBackend(Backend):
             return np.asarray(array)
         return module.asnumpy(array)
 
+    def is_native(self, value: Any) -> bool:
+        """Whether the variants take ``value`` as it is: only the framework's own arrays on the
+        GPU (CuPy arrays; torch tensors with ``is_cuda``), and Python scalars, which both
+        frameworks take as they are (keeping their weak type promotion, as in NumPy).
+
+        Everything else (NumPy arrays, torch tensors on the CPU, other libraries' arrays) is
+        moved to the GPU by the dispatcher through :meth:`from_dlpack`.  Never raises, and
+        never imports a framework: before :meth:`availability` has found one, nothing but a
+        scalar is native.
+        """
+        if isinstance(value, (bool, int, float, complex)):
+            return True
+        module = self._module
+        if module is None:
+            return False
+        if self.framework == "torch":
+            return isinstance(value, module.Tensor) and bool(value.is_cuda)
+        return isinstance(value, module.ndarray)
+
     def from_dlpack(self, obj: Any) -> Any:
-        """Import ``obj`` through DLPack: zero copy for GPU arrays, a copy for host arrays."""
+        """Import ``obj`` through DLPack: zero copy for GPU arrays, a copy to the GPU for host
+        arrays (NumPy arrays, CPU tensors); objects without DLPack go through :meth:`asarray`."""
         framework, module = self._framework()
         if not hasattr(obj, "__dlpack__"):
             return self.asarray(obj)
         if framework == "torch":
-            tensor = module.from_dlpack(obj)
-            return tensor if tensor.is_cuda else tensor.to("cuda")
+            try:
+                tensor = module.from_dlpack(obj)
+            except BufferError:  # e.g. a read-only or byte-swapped NumPy array: copy instead
+                return self.asarray(obj)
+            return tensor if tensor.is_cuda else tensor.cuda()
         device = getattr(obj, "__dlpack_device__", None)
         if device is not None and int(device()[0]) in _DLPACK_HOST_DEVICES:
             import numpy as np
 
-            return module.asarray(np.from_dlpack(obj))
+            try:
+                host = np.from_dlpack(obj)
+            except BufferError:
+                host = np.asarray(obj)
+            return module.asarray(host)
         return module.from_dlpack(obj)
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:

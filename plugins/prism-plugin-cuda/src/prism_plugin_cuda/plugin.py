@@ -1,7 +1,8 @@
 """The hook implementations of the ``cuda`` plugin (entry point ``cuda`` in ``prism.plugins``).
 
 Every hook is cheap: nothing here imports CuPy or torch (the backend imports them in its
-methods), and ``nvidia-smi`` runs only when Prism inspects the host.
+methods; the variants name their functions as ``"prism_plugin_cuda.ops:matmul"``, imported when
+dispatch first chooses one), and ``nvidia-smi`` runs only when Prism inspects the host.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import prism_core
 from .backend import CudaBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Detection, DeviceLibrary
+    from prism_core import Backend, Detection, DeviceLibrary, Variant
 
 __all__ = [
     "HARDWARE_DIR",
@@ -23,6 +24,7 @@ __all__ = [
     "prism_detect_devices",
     "prism_hardware_dirs",
     "prism_plugin_info",
+    "prism_variants",
 ]
 
 #: The device descriptions this plugin ships (inside the package, so in the wheel too).
@@ -46,6 +48,16 @@ def prism_hardware_dirs() -> Sequence[Path]:
 @prism_core.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [CudaBackend()]
+
+
+@prism_core.hookimpl
+def prism_variants() -> Sequence[Variant]:
+    """matmul (``cuda.matmul``, and ``cuda.tensor_core_matmul`` where tensor cores accelerate
+    the dtype), add, multiply, sum, linalg.solve, linalg.svd and fft.fft on the GPU; see
+    ``prism_plugin_cuda.variants``."""
+    from .variants import variants
+
+    return variants()
 
 
 @prism_core.hookimpl
