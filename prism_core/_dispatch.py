@@ -219,7 +219,7 @@ class Moves:
 _NO_MOVES = Moves()
 
 
-@dataclass
+@dataclass(slots=True)  # slots: the hot path reads plan.fn on every call
 class Plan:
     """The cached, static part of a decision for one (scope, signature)."""
 
