@@ -301,10 +301,17 @@ def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
     return out
 
 
-def _array_args(op: Op, args: Sequence[Any]) -> list[Any]:
+def _array_positions(op: Op, args: Sequence[Any]) -> tuple[int, ...]:
+    """Which positional arguments of this call are arrays (``Op.array_args``, else by duck)."""
     if op.array_args is None:
-        return [a for a in args if hasattr(a, "dtype") or hasattr(a, "__dlpack__")]
-    return [args[i] for i in op.array_args if i < len(args)]
+        return tuple(
+            i for i, a in enumerate(args) if hasattr(a, "dtype") or hasattr(a, "__dlpack__")
+        )
+    return tuple(i for i in op.array_args if i < len(args))
+
+
+def _array_args(op: Op, args: Sequence[Any]) -> list[Any]:
+    return [args[i] for i in _array_positions(op, args)]
 
 
 def _rank(scope: Scope, variant: Variant) -> tuple[Any, ...]:
@@ -313,7 +320,7 @@ def _rank(scope: Scope, variant: Variant) -> tuple[Any, ...]:
 
 
 def _judge(
-    op: Op, variant: Variant, scope: Scope, args: Sequence[Any], dtypes: list[str]
+    op: Op, variant: Variant, scope: Scope, dtypes: list[str]
 ) -> tuple[DeviceDescription | None, Backend | None, list[str]]:
     """The device a variant would run on, its backend, or the reasons it cannot run."""
     from ._plugins import plugins
@@ -374,7 +381,7 @@ def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
     accepted: list[tuple[tuple[Any, ...], Variant, DeviceDescription | None, Backend | None]] = []
     rejected: list[Candidate] = []
     for variant in op.variants:
-        dev, backend, reasons = _judge(op, variant, scope, args, dtypes)
+        dev, backend, reasons = _judge(op, variant, scope, dtypes)
         if reasons:
             rejected.append(
                 Candidate(
@@ -403,15 +410,10 @@ def _moves(op: Op, backend: Backend | None, args: Sequence[Any]) -> Moves:
     """What must move, through DLPack, for ``backend`` to take the call's arrays."""
     if backend is None:
         return _NO_MOVES
-    positions = (
-        op.array_args
-        if op.array_args is not None
-        else tuple(i for i, a in enumerate(args) if hasattr(a, "dtype") or hasattr(a, "__dlpack__"))
-    )
     converters = []
     sentences = []
-    for i in positions:
-        if i < len(args) and not _is_native(backend, args[i]):
+    for i in _array_positions(op, args):
+        if not _is_native(backend, args[i]):
             converters.append((i, backend.from_dlpack))
             sentences.append(
                 f"argument {i}: {type(args[i]).__module__}.{type(args[i]).__name__} -> "
