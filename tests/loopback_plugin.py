@@ -64,6 +64,14 @@ class WrappedBackend(LoopbackBackend):
     def is_native(self, value: Any) -> bool:
         return isinstance(value, Wrapped) or not hasattr(value, "__dlpack__")
 
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        if isinstance(obj, Wrapped) and dtype is None:
+            return obj
+        return Wrapped(np.asarray(obj, dtype))
+
+    def to_numpy(self, array: Any) -> Any:
+        return array.data if isinstance(array, Wrapped) else np.asarray(array)
+
     def from_dlpack(self, obj: Any) -> Any:
         return Wrapped(np.from_dlpack(obj))
 
