@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,44 @@ def write_yaml(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+def put_distribution_on_path(
+    monkeypatch: pytest.MonkeyPatch, site: Path, name: str, version: str, entry_points: str
+) -> None:
+    """Make a distribution's ``.dist-info`` (metadata and ``entry_points.txt``) visible to
+    ``importlib.metadata`` in this process: real entry-point discovery without installing."""
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+
+
+def make_venv(
+    path: Path, *, timeout: float, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> Path:
+    """A clean virtual environment (no system site-packages) at ``path``; its interpreter.
+
+    Skips the calling test, saying why, where ``python -m venv`` cannot make one.
+    """
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "venv", str(path)],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+    except (subprocess.CalledProcessError, OSError) as exc:
+        detail = getattr(exc, "stderr", "") or str(exc)
+        pytest.skip(f"cannot create a virtual environment with `python -m venv` here: {detail}")
+    scripts = path / ("Scripts" if sys.platform == "win32" else "bin")
+    python = scripts / ("python.exe" if sys.platform == "win32" else "python")
+    if not python.exists():
+        pytest.skip(f"`python -m venv` made no interpreter at {python}")
+    return python

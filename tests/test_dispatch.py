@@ -23,6 +23,8 @@ import pytest
 import prism_core as prism
 from prism_core import ArraySpec
 
+from .conftest import put_distribution_on_path
+
 _names = itertools.count()
 
 
@@ -33,16 +35,13 @@ def unique(prefix: str) -> str:
 
 @pytest.fixture
 def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    site = tmp_path / "site"
-    info = site / "prism_test_loopback-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: prism-test-loopback\nVersion: 1.0\n", encoding="utf-8"
+    put_distribution_on_path(
+        monkeypatch,
+        tmp_path / "site",
+        "prism-test-loopback",
+        "1.0",
+        "[prism.plugins]\nloopback = tests.loopback_plugin\n",
     )
-    (info / "entry_points.txt").write_text(
-        "[prism.plugins]\nloopback = tests.loopback_plugin\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
     ps = prism.reload_plugins(prism.PluginSettings(strict=True))
     assert ps.records["loopback"].status == "loaded"
     yield

@@ -31,7 +31,7 @@ import prism_core
 from prism_core._config import PluginSettings
 from prism_core._plugins import PluginError, PluginSet
 
-from .conftest import REPO
+from .conftest import REPO, make_venv, put_distribution_on_path
 
 PLUGINS = REPO / "plugins"
 CUDA_PLUGIN = PLUGINS / "prism-plugin-cuda"
@@ -161,17 +161,14 @@ def _entry_points_txt(pyproject: Path) -> str:
 @pytest.fixture
 def broken_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """prism-plugin-broken discoverable in this process without installing it."""
-    site = tmp_path / "site"
-    info = site / "prism_plugin_broken-0.1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: prism-plugin-broken\nVersion: 0.1.0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text(
-        _entry_points_txt(BROKEN_PLUGIN / "pyproject.toml"), encoding="utf-8"
-    )
     monkeypatch.syspath_prepend(str(BROKEN_PLUGIN / "src"))
-    monkeypatch.syspath_prepend(str(site))
+    put_distribution_on_path(
+        monkeypatch,
+        tmp_path / "site",
+        "prism-plugin-broken",
+        "0.1.0",
+        _entry_points_txt(BROKEN_PLUGIN / "pyproject.toml"),
+    )
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # no __pycache__ in plugins/
     yield
     for name in list(sys.modules):
@@ -232,16 +229,13 @@ def test_blocked_and_not_loaded() -> None:
 def test_name_clashes_keep_both_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An entry point named like a builtin, or like another distribution's plugin, fails on its
     own: the builtin and the first owner of the name stay loaded, and the clash is reported."""
-    site = tmp_path / "clash-site"
-    info = site / "prism_plugin_clash-2.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: prism-plugin-clash\nVersion: 2.0\n", encoding="utf-8"
+    put_distribution_on_path(
+        monkeypatch,
+        tmp_path / "clash-site",
+        "prism-plugin-clash",
+        "2.0",
+        "[prism.plugins]\nnumpy = json\nheavy-lazy = json\n",
     )
-    (info / "entry_points.txt").write_text(
-        "[prism.plugins]\nnumpy = json\nheavy-lazy = json\n", encoding="utf-8"
-    )
-    monkeypatch.syspath_prepend(str(site))
     ps = PluginSet(PluginSettings())
     assert ps.records["numpy"].status == "loaded"
     assert ps.records["numpy"].origin == "builtin"
@@ -337,28 +331,14 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     workdir = root / "work"
     workdir.mkdir()
     env_dir = root / "venv"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "venv", str(env_dir)],  # a clean venv: no system site-packages
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_GUARD_S,
-            check=True,
-        )
-    except (subprocess.CalledProcessError, OSError) as exc:
-        detail = getattr(exc, "stderr", "") or str(exc)
-        pytest.skip(f"cannot create a virtual environment with `python -m venv` here: {detail}")
-    scripts = env_dir / ("Scripts" if sys.platform == "win32" else "bin")
-    suffix = ".exe" if sys.platform == "win32" else ""
+    python = make_venv(env_dir, timeout=INSTALL_GUARD_S)
     made = Venv(
         root=env_dir,
-        python=scripts / f"python{suffix}",
-        prism=scripts / f"prism{suffix}",
+        python=python,
+        prism=python.with_name("prism.exe" if sys.platform == "win32" else "prism"),
         workdir=workdir,
         cache_dir=root / "cache",
     )
-    if not made.python.exists():
-        pytest.skip(f"`python -m venv` made no interpreter at {made.python}")
     _pip(made, REPO)
     _pip(made, CUDA_PLUGIN, BROKEN_PLUGIN)
     return made

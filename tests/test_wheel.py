@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from .conftest import make_venv
+
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "schemas" / "device.schema.json"
 
@@ -110,22 +112,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     assert len(wheels) == 1, f"expected one prism_core wheel in {dist}, found {wheels}"
 
     venv = root / "venv"
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "venv", str(venv)],
-            cwd=workdir,
-            env=clean_env,
-            capture_output=True,
-            text=True,
-            timeout=BUILD_GUARD_S,
-            check=True,
-        )
-    except (subprocess.CalledProcessError, OSError) as exc:
-        detail = getattr(exc, "stderr", "") or str(exc)
-        pytest.skip(f"cannot create a virtual environment with `python -m venv` here: {detail}")
-    python = venv / "bin" / "python"
-    if not python.exists():
-        pytest.skip(f"`python -m venv` made no interpreter at {python}")
+    python = make_venv(venv, timeout=BUILD_GUARD_S, env=clean_env, cwd=workdir)
 
     install = subprocess.run(
         [str(venv / "bin" / "pip"), "install", str(wheels[0])],
