@@ -20,16 +20,6 @@ from ._requirements import Requirement
 from ._scope import SCOPE
 
 _scope_token = SCOPE.get
-#: Exceptions that are the caller's; see _dispatch.CALLER_ERRORS (kept equal by a test).
-_CALLER_ERRORS: tuple[type[BaseException], ...] = (
-    TypeError,
-    ValueError,
-    IndexError,
-    KeyError,
-    ArithmeticError,
-    # A warning raised as an error (`-W error`, pytest's filterwarnings) is the caller's too.
-    Warning,
-)
 
 if TYPE_CHECKING:
     from ._dispatch import Decision
@@ -258,11 +248,11 @@ def _make_function(op: Op) -> OpFunction:
     ``op._by_dtype``).  Specialised for one and two leading array arguments, whose keys are
     built inline; benchmarks/bench_dispatch.py measures what each of these choices saves.
     """
-    from ._dispatch import _key, call_slow, failed
+    from ._dispatch import CALLER_ERRORS, _key, call_slow, failed
 
     get = op._plans.get  # the dict is only ever cleared, never replaced
     token = _scope_token
-    caller_errors = _CALLER_ERRORS
+    caller_errors = CALLER_ERRORS
     by_dtype = op._by_dtype  # a one-item list, updated when variants change
 
     if op.array_args == (0, 1):
