@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import importlib
 
-from ._version import __version__
+from prism_core._version import __version__
 
 # Not `from typing import TYPE_CHECKING`: importing typing alone costs more than the rest of
 # `import prism_core`.  Type checkers treat this name specially all the same.
@@ -19,22 +19,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from ._backend import Availability, Backend, DetectedDevice, Detection
-    from ._config import PluginSettings
-    from ._device import DeviceDescription, Feature, MemoryLevel
-    from ._dispatch import (
-        ArraySpec,
-        BackendError,
-        Candidate,
-        Decision,
-        DispatchError,
-        FallbackRecord,
-        FallbackWarning,
-        explain,
-        fallbacks,
-        reset_fallbacks,
-    )
-    from ._dtypes import (
+    from prism_core._config import PluginSettings
+    from prism_core._description.device import DeviceDescription, Feature, MemoryLevel
+    from prism_core._description.dtypes import (
         DType,
         bfloat16,
         bool_,
@@ -50,16 +37,7 @@ if TYPE_CHECKING:
         int64,
         uint8,
     )
-    from ._errors import (
-        DeviceFileError,
-        PrismError,
-        PrismWarning,
-        Problem,
-        RequirementError,
-        UnknownDeviceError,
-    )
-    from ._host import CpuInfo, DeviceInstance, PresentDevices, detect_cpu, present_devices
-    from ._library import (
+    from prism_core._description.library import (
         DeviceLibrary,
         FileReport,
         SearchEntry,
@@ -70,11 +48,30 @@ if TYPE_CHECKING:
         reload_devices,
         validate_paths,
     )
-    from ._ops import Op, OperationError, Variant, all_ops, get_op, kernel, operation
-    from ._plugins import PluginError, PluginRecord, PluginSet, plugins, reload_plugins
-    from ._requirements import Requirement, RequirementMatch
-    from ._schema import device_schema
-    from ._scope import (
+    from prism_core._description.requirements import Requirement, RequirementMatch
+    from prism_core._description.schema import device_schema
+    from prism_core._dispatch.dispatcher import (
+        ArraySpec,
+        BackendError,
+        Candidate,
+        Decision,
+        DispatchError,
+        FallbackRecord,
+        FallbackWarning,
+        explain,
+        fallbacks,
+        reset_fallbacks,
+    )
+    from prism_core._dispatch.ops import (
+        Op,
+        OperationError,
+        Variant,
+        all_ops,
+        get_op,
+        kernel,
+        operation,
+    )
+    from prism_core._dispatch.scope import (
         DeviceNotPresentError,
         Scope,
         current_scope,
@@ -84,86 +81,109 @@ if TYPE_CHECKING:
         use_backend,
         use_numpy_backend,
     )
-    from .hookspecs import hookimpl
+    from prism_core._errors import (
+        DeviceFileError,
+        PrismError,
+        PrismWarning,
+        Problem,
+        RequirementError,
+        UnknownDeviceError,
+    )
+    from prism_core._knowledge.backend import Availability, Backend, DetectedDevice, Detection
+    from prism_core._knowledge.host import (
+        CpuInfo,
+        DeviceInstance,
+        PresentDevices,
+        detect_cpu,
+        present_devices,
+    )
+    from prism_core._knowledge.plugins import (
+        PluginError,
+        PluginRecord,
+        PluginSet,
+        plugins,
+        reload_plugins,
+    )
+    from prism_core.hookspecs import hookimpl
 
 #: Public name -> the private module that defines it.
 _LAZY = {
-    "ArraySpec": "_dispatch",
-    "BackendError": "_dispatch",
-    "Candidate": "_dispatch",
-    "Decision": "_dispatch",
-    "DispatchError": "_dispatch",
-    "FallbackRecord": "_dispatch",
-    "FallbackWarning": "_dispatch",
-    "explain": "_dispatch",
-    "fallbacks": "_dispatch",
-    "reset_fallbacks": "_dispatch",
-    "DType": "_dtypes",
-    "bfloat16": "_dtypes",
-    "bool_": "_dtypes",
-    "complex64": "_dtypes",
-    "complex128": "_dtypes",
-    "dtype": "_dtypes",
-    "float16": "_dtypes",
-    "float32": "_dtypes",
-    "float64": "_dtypes",
-    "int8": "_dtypes",
-    "int16": "_dtypes",
-    "int32": "_dtypes",
-    "int64": "_dtypes",
-    "uint8": "_dtypes",
-    "Op": "_ops",
-    "OperationError": "_ops",
-    "Variant": "_ops",
-    "all_ops": "_ops",
-    "get_op": "_ops",
-    "kernel": "_ops",
-    "operation": "_ops",
-    "DeviceNotPresentError": "_scope",
-    "Scope": "_scope",
-    "current_scope": "_scope",
-    "device": "_scope",
-    "policy": "_scope",
-    "set_backend": "_scope",
-    "use_backend": "_scope",
-    "use_numpy_backend": "_scope",
-    "Availability": "_backend",
-    "Backend": "_backend",
-    "DetectedDevice": "_backend",
-    "Detection": "_backend",
-    "PluginError": "_plugins",
-    "PluginRecord": "_plugins",
-    "PluginSet": "_plugins",
+    "ArraySpec": "_dispatch.dispatcher",
+    "BackendError": "_dispatch.dispatcher",
+    "Candidate": "_dispatch.dispatcher",
+    "Decision": "_dispatch.dispatcher",
+    "DispatchError": "_dispatch.dispatcher",
+    "FallbackRecord": "_dispatch.dispatcher",
+    "FallbackWarning": "_dispatch.dispatcher",
+    "explain": "_dispatch.dispatcher",
+    "fallbacks": "_dispatch.dispatcher",
+    "reset_fallbacks": "_dispatch.dispatcher",
+    "DType": "_description.dtypes",
+    "bfloat16": "_description.dtypes",
+    "bool_": "_description.dtypes",
+    "complex64": "_description.dtypes",
+    "complex128": "_description.dtypes",
+    "dtype": "_description.dtypes",
+    "float16": "_description.dtypes",
+    "float32": "_description.dtypes",
+    "float64": "_description.dtypes",
+    "int8": "_description.dtypes",
+    "int16": "_description.dtypes",
+    "int32": "_description.dtypes",
+    "int64": "_description.dtypes",
+    "uint8": "_description.dtypes",
+    "Op": "_dispatch.ops",
+    "OperationError": "_dispatch.ops",
+    "Variant": "_dispatch.ops",
+    "all_ops": "_dispatch.ops",
+    "get_op": "_dispatch.ops",
+    "kernel": "_dispatch.ops",
+    "operation": "_dispatch.ops",
+    "DeviceNotPresentError": "_dispatch.scope",
+    "Scope": "_dispatch.scope",
+    "current_scope": "_dispatch.scope",
+    "device": "_dispatch.scope",
+    "policy": "_dispatch.scope",
+    "set_backend": "_dispatch.scope",
+    "use_backend": "_dispatch.scope",
+    "use_numpy_backend": "_dispatch.scope",
+    "Availability": "_knowledge.backend",
+    "Backend": "_knowledge.backend",
+    "DetectedDevice": "_knowledge.backend",
+    "Detection": "_knowledge.backend",
+    "PluginError": "_knowledge.plugins",
+    "PluginRecord": "_knowledge.plugins",
+    "PluginSet": "_knowledge.plugins",
     "PluginSettings": "_config",
-    "CpuInfo": "_host",
-    "DeviceInstance": "_host",
-    "PresentDevices": "_host",
-    "detect_cpu": "_host",
-    "present_devices": "_host",
-    "plugins": "_plugins",
-    "reload_plugins": "_plugins",
+    "CpuInfo": "_knowledge.host",
+    "DeviceInstance": "_knowledge.host",
+    "PresentDevices": "_knowledge.host",
+    "detect_cpu": "_knowledge.host",
+    "present_devices": "_knowledge.host",
+    "plugins": "_knowledge.plugins",
+    "reload_plugins": "_knowledge.plugins",
     "hookimpl": "hookspecs",
-    "DeviceDescription": "_device",
-    "Feature": "_device",
-    "MemoryLevel": "_device",
+    "DeviceDescription": "_description.device",
+    "Feature": "_description.device",
+    "MemoryLevel": "_description.device",
     "DeviceFileError": "_errors",
     "PrismError": "_errors",
     "PrismWarning": "_errors",
     "Problem": "_errors",
     "RequirementError": "_errors",
     "UnknownDeviceError": "_errors",
-    "DeviceLibrary": "_library",
-    "FileReport": "_library",
-    "SearchEntry": "_library",
-    "default_search_path": "_library",
-    "devices": "_library",
-    "get_device": "_library",
-    "load_device_file": "_library",
-    "reload_devices": "_library",
-    "validate_paths": "_library",
-    "Requirement": "_requirements",
-    "RequirementMatch": "_requirements",
-    "device_schema": "_schema",
+    "DeviceLibrary": "_description.library",
+    "FileReport": "_description.library",
+    "SearchEntry": "_description.library",
+    "default_search_path": "_description.library",
+    "devices": "_description.library",
+    "get_device": "_description.library",
+    "load_device_file": "_description.library",
+    "reload_devices": "_description.library",
+    "validate_paths": "_description.library",
+    "Requirement": "_description.requirements",
+    "RequirementMatch": "_description.requirements",
+    "device_schema": "_description.schema",
 }
 
 __all__ = [
@@ -264,7 +284,7 @@ def __getattr__(name: str) -> Any:
         value = importlib.import_module(f"{__name__}.{name}")
     elif not name.startswith("_") and name not in _SUBMODULES:
         # The operations: prism_core.matmul, prism_core.vector_add, ...
-        from ._ops import OperationError, get_op
+        from prism_core._dispatch.ops import OperationError, get_op
 
         try:
             value = get_op(name).function
@@ -277,7 +297,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    from ._ops import all_ops
+    from prism_core._dispatch.ops import all_ops
 
     ops = [n for n in all_ops() if "." not in n]
     return sorted(set(globals()) | set(__all__) | set(ops))

@@ -1,5 +1,5 @@
 """``python -m prism_core`` is the ``prism`` command."""
 
-from ._cli import main
+from prism_core._cli import main
 
 raise SystemExit(main())

@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from ._config import debug_enabled
-from ._errors import PrismError, UnknownDeviceError, display_path
-from ._version import __version__
+from prism_core._config import debug_enabled
+from prism_core._errors import PrismError, UnknownDeviceError, display_path
+from prism_core._version import __version__
 
 __all__ = ["main"]
 
@@ -69,7 +69,7 @@ def _print_problems(problems: Sequence[Any], err: TextIO, *, prefix: str = "") -
 
 
 def _library() -> Any:
-    from ._library import DeviceLibrary
+    from prism_core._description.library import DeviceLibrary
 
     return DeviceLibrary()
 
@@ -90,7 +90,7 @@ def _report_library_problems(lib: Any, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ._library import validate_paths
+    from prism_core._description.library import validate_paths
 
     try:
         reports = validate_paths(args.paths, use_cache=False if args.no_cache else None)
@@ -259,7 +259,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
     records = sorted(ps.records.values(), key=lambda r: (r.origin != "builtin", r.name))
@@ -301,7 +301,7 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ._doctor import collect, render
+    from prism_core._doctor import collect, render
 
     report = collect()
     if args.json:
@@ -334,11 +334,11 @@ def _parse_shapes(text: str) -> list[tuple[int, ...]]:
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
-    from ._dispatch import ArraySpec, explain
-    from ._dtypes import dtype as to_dtype
-    from ._errors import UnknownDeviceError
-    from ._ops import OperationError, get_op
-    from ._scope import DeviceNotPresentError, device, policy, use_backend
+    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core._dispatch.dispatcher import ArraySpec, explain
+    from prism_core._dispatch.ops import OperationError, get_op
+    from prism_core._dispatch.scope import DeviceNotPresentError, device, policy, use_backend
+    from prism_core._errors import UnknownDeviceError
 
     try:
         op = get_op(args.op)
@@ -384,7 +384,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from ._schema import device_schema_bytes
+    from prism_core._description.schema import device_schema_bytes
 
     out.write(device_schema_bytes().decode("utf-8"))
     return EXIT_OK

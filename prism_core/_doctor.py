@@ -67,7 +67,7 @@ def _yaml() -> dict[str, Any]:
 
 
 def _plugins() -> dict[str, Any]:
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
     backends = {}
@@ -89,7 +89,7 @@ def _plugins() -> dict[str, Any]:
 
 
 def _devices(library: Any) -> dict[str, Any]:
-    from ._host import present_devices
+    from prism_core._knowledge.host import present_devices
 
     found = present_devices(library)
     present = [
@@ -107,7 +107,7 @@ def _devices(library: Any) -> dict[str, Any]:
 
 
 def _caches(library: Any) -> dict[str, Any]:
-    from ._config import cache_dir, cache_enabled
+    from prism_core._config import cache_dir, cache_enabled
 
     cache = getattr(library, "cache", None)
     path = cache.path if cache is not None else None
@@ -121,8 +121,8 @@ def _caches(library: Any) -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """The whole report as JSON-serialisable data."""
-    from ._config import environment_in_effect
-    from ._library import DeviceLibrary
+    from prism_core._config import environment_in_effect
+    from prism_core._description.library import DeviceLibrary
 
     library = _section(DeviceLibrary)
     report: dict[str, Any] = {
@@ -136,7 +136,7 @@ def collect() -> dict[str, Any]:
         report["library"] = library
         report["plugins"] = _section(_plugins)
         return report
-    from ._host import describe_host
+    from prism_core._knowledge.host import describe_host
 
     report["host"] = _section(lambda: describe_host(library).as_dict())
     report["library"] = {

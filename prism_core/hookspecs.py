@@ -45,8 +45,8 @@ import pluggy
 if TYPE_CHECKING:
     from os import PathLike
 
-    from ._backend import Backend, Detection
-    from ._library import DeviceLibrary
+    from prism_core._description.library import DeviceLibrary
+    from prism_core._knowledge.backend import Backend, Detection
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

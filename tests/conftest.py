@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-import prism_core._library as library
-import prism_core._plugins as plugins
+import prism_core._description.library as library
+import prism_core._knowledge.plugins as plugins
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = REPO / "hardware"

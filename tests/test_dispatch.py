@@ -451,7 +451,7 @@ def test_explain_text_and_dict() -> None:
 
 
 def test_warnings_raised_as_errors_are_the_callers() -> None:
-    from prism_core import _dispatch
+    from prism_core._dispatch import dispatcher as _dispatch
 
     assert Warning in _dispatch.CALLER_ERRORS
 

@@ -14,8 +14,9 @@ import sys
 
 import pytest
 
+from prism_core._description.library import DeviceLibrary
 from prism_core._errors import PrismError
-from prism_core._host import (
+from prism_core._knowledge.host import (
     CpuInfo,
     CpuMatch,
     DeviceInstance,
@@ -29,7 +30,6 @@ from prism_core._host import (
     match_cpu,
     normalize_family,
 )
-from prism_core._library import DeviceLibrary
 
 from .conftest import HARDWARE
 
@@ -438,7 +438,7 @@ def test_public_types_live_in_prism_core() -> None:
 def test_importing_prism_core_host_is_light() -> None:
     """archspec, threadpoolctl and numpy are imported on use, not with the module."""
     code = (
-        "import sys, prism_core._host\n"
+        "import sys, prism_core._knowledge.host\n"
         "heavy = {'archspec', 'threadpoolctl', 'numpy'} & {m.split('.')[0] for m in sys.modules}\n"
         "assert not heavy, heavy\n"
     )

@@ -29,7 +29,7 @@ import pytest
 
 import prism_core
 from prism_core._config import PluginSettings
-from prism_core._plugins import PluginError, PluginSet
+from prism_core._knowledge.plugins import PluginError, PluginSet
 
 from .conftest import REPO, make_venv, put_distribution_on_path
 

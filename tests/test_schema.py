@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from prism_core import device_schema
-from prism_core._schema import MAX_PROBLEMS, validate_parsed
-from prism_core._yaml import parse_yaml
+from prism_core._description.schema import MAX_PROBLEMS, validate_parsed
+from prism_core._description.yaml_loader import parse_yaml
 
 from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED
 
@@ -105,7 +105,7 @@ def test_no_network_for_unknown_refs(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from referencing.exceptions import Unresolvable
 
-    from prism_core import _schema
+    from prism_core._description import schema as _schema
 
     def no_urlopen(*args: object, **kwargs: object) -> None:
         raise AssertionError("the validator tried to use the network")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
+from prism_core._dispatch.ops import remove_variants
 from prism_core.testing import check_backend, standard_inputs
 
 from .test_dispatch import loopback  # noqa: F401  (the fixture)
@@ -91,7 +92,7 @@ def test_a_wrong_builtin_variant_is_caught() -> None:
         with pytest.raises(AssertionError, match=r"numpy\.bad_solve"):
             report.raise_for_failures()
     finally:
-        prism._ops.remove_variants(lambda v: v.name == "numpy.bad_solve")
+        remove_variants(lambda v: v.name == "numpy.bad_solve")
 
 
 def test_contract_mistakes_are_caught() -> None:

@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any
 
-from .._backend import Availability, Backend
-from ..hookspecs import hookimpl
+from prism_core._knowledge.backend import Availability, Backend
+from prism_core.hookspecs import hookimpl
 
 __all__ = ["NumpyBackend"]
 
@@ -37,7 +37,7 @@ class NumpyBackend(Backend):
     def capabilities(self) -> dict[str, Any]:
         import numpy as np
 
-        from .._host import blas_info
+        from prism_core._knowledge.host import blas_info
 
         return {"numpy": np.__version__, "blas": blas_info()}
 
@@ -71,7 +71,7 @@ class NumpyBackend(Backend):
     @contextmanager
     def threads(self, limit: int) -> Iterator[None]:
         """Limit the BLAS threads NumPy uses inside the ``with`` block (via threadpoolctl)."""
-        from .._host import blas_threads
+        from prism_core._knowledge.host import blas_threads
 
         with blas_threads(limit):
             yield
@@ -89,6 +89,6 @@ def prism_backends() -> Sequence[Backend]:
 
 @hookimpl
 def prism_variants() -> Sequence[Any]:
-    from .numpy_ops import variants
+    from prism_core.backends.numpy_ops import variants
 
     return variants()

@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._dtypes import DType, float64
-from .._dtypes import dtype as prism_dtype
-from .._ops import Variant
+from prism_core._description.dtypes import DType, float64
+from prism_core._description.dtypes import dtype as prism_dtype
+from prism_core._dispatch.ops import Variant
 
 if TYPE_CHECKING:
     import numpy as np

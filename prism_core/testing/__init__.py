@@ -18,6 +18,11 @@ hardware and for real on a machine that has it.
 
 from __future__ import annotations
 
-from ._conformance import CheckResult, ConformanceReport, check_backend, standard_inputs
+from prism_core.testing._conformance import (
+    CheckResult,
+    ConformanceReport,
+    check_backend,
+    standard_inputs,
+)
 
 __all__ = ["CheckResult", "ConformanceReport", "check_backend", "standard_inputs"]

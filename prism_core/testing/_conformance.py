@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .._backend import Backend
-    from .._ops import Variant
+    from prism_core._dispatch.ops import Variant
+    from prism_core._knowledge.backend import Backend
 
 __all__ = ["CheckResult", "ConformanceReport", "check_backend", "standard_inputs"]
 
@@ -218,7 +218,7 @@ class _Skip(Exception):
 def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
     import numpy as np
 
-    from .._requirements import Requirement
+    from prism_core._description.requirements import Requirement
 
     def identity() -> str | None:
         if (
@@ -291,7 +291,7 @@ def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
 
 
 def _variant_checks(backend: Backend, variant: Variant) -> Iterator[CheckResult]:
-    from .._ops import get_op
+    from prism_core._dispatch.ops import get_op
 
     op = get_op(variant.op)
     reference = next((v for v in op.variants if v.reference and v.backend == "numpy"), None)
@@ -340,9 +340,9 @@ def _variant_checks(backend: Backend, variant: Variant) -> Iterator[CheckResult]
 
 def check_backend(backend: str | Backend) -> ConformanceReport:
     """Run the conformance suite on a backend (an instance, or the name of an installed one)."""
-    from .._backend import Availability, Backend
-    from .._ops import all_ops
-    from .._plugins import plugins
+    from prism_core._dispatch.ops import all_ops
+    from prism_core._knowledge.backend import Availability, Backend
+    from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
     target = ps.backend(backend) if isinstance(backend, str) else backend

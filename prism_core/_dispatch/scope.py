@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ._errors import PrismError, did_you_mean
+from prism_core._errors import PrismError, did_you_mean
 
 if TYPE_CHECKING:
-    from ._device import DeviceDescription
+    from prism_core._description.device import DeviceDescription
 
 __all__ = [
     "DeviceNotPresentError",
@@ -154,13 +154,13 @@ def _entered(scope: Scope) -> Iterator[Scope]:
 
 
 def _invalidate() -> None:
-    from . import _ops
+    from prism_core._dispatch import ops as _ops
 
     _ops._bump()
 
 
 def _check_backend(name: str) -> None:
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
     backend = ps.backend(name)  # PluginError naming close matches
@@ -179,8 +179,8 @@ def device(name: str | DeviceDescription, *, simulate: bool = False) -> Iterator
     on that device, execution falls back to the reference backend, and every decision records
     that it was simulated.  Naming a device is strict: a failing variant raises.
     """
-    from ._device import DeviceDescription
-    from ._library import default_library
+    from prism_core._description.device import DeviceDescription
+    from prism_core._description.library import default_library
 
     lib = default_library()
     desc = name if isinstance(name, DeviceDescription) else lib.get(name)
@@ -192,7 +192,7 @@ def device(name: str | DeviceDescription, *, simulate: bool = False) -> Iterator
 
 
 def _present(desc: DeviceDescription) -> DeviceDescription:
-    from ._host import present_devices
+    from prism_core._knowledge.host import present_devices
 
     found = present_devices()
     for inst in found.devices:

@@ -22,12 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._errors import RequirementError
+from prism_core._errors import RequirementError
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-    from ._device import DeviceDescription
+    from prism_core._description.device import DeviceDescription
 
 __all__ = ["Clause", "Requirement", "RequirementMatch", "version_meets"]
 

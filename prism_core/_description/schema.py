@@ -14,9 +14,9 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ._config import data_dir
-from ._errors import Problem, did_you_mean
-from ._yaml import ParsedYAML, PathT, json_path
+from prism_core._config import data_dir
+from prism_core._description.yaml_loader import ParsedYAML, PathT, json_path
+from prism_core._errors import Problem, did_you_mean
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -15,14 +15,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
-from ._errors import PrismError
-from ._requirements import Requirement
-from ._scope import SCOPE
+from prism_core._description.requirements import Requirement
+from prism_core._dispatch.scope import SCOPE
+from prism_core._errors import PrismError
 
 _scope_token = SCOPE.get
 
 if TYPE_CHECKING:
-    from ._dispatch import Decision
+    from prism_core._dispatch.dispatcher import Decision
 
 __all__ = [
     "Op",
@@ -216,7 +216,7 @@ class Op:
 
     def explain(self, *args: Any, **kwargs: Any) -> Decision:
         """The decision a call with these arguments gets, with every candidate's verdict."""
-        from ._dispatch import explain
+        from prism_core._dispatch.dispatcher import explain
 
         return explain(self, *args, **kwargs)
 
@@ -248,7 +248,7 @@ def _make_function(op: Op) -> OpFunction:
     ``op._by_dtype``).  Specialised for one and two leading array arguments, whose keys are
     built inline; benchmarks/bench_dispatch.py measures what each of these choices saves.
     """
-    from ._dispatch import CALLER_ERRORS, _key, call_slow, failed
+    from prism_core._dispatch.dispatcher import CALLER_ERRORS, _key, call_slow, failed
 
     get = op._plans.get  # the dict is only ever cleared, never replaced
     token = _scope_token
@@ -390,7 +390,7 @@ def get_op(name: str) -> Op:
 def _lookup(name: str) -> Op:
     op = _ops.get(name) or _ops.get(_aliases.get(name, ""))
     if op is None:
-        from ._errors import did_you_mean
+        from prism_core._errors import did_you_mean
 
         raise OperationError(
             f"unknown operation {name!r}{did_you_mean(name, [*_ops, *_aliases])}; "
@@ -406,8 +406,8 @@ def all_ops() -> dict[str, Op]:
 
 
 def _ensure_catalogue() -> None:
-    from . import _catalogue  # noqa: F401  (declares the builtin ops on first use)
-    from ._plugins import plugins
+    from prism_core._dispatch import catalogue as _catalogue  # noqa: F401  (declares the builtin ops on first use)
+    from prism_core._knowledge.plugins import plugins
 
     plugins()  # plugins' variants are registered when plugins are discovered
 

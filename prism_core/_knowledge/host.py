@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from ._device import DeviceDescription
-from ._errors import PrismError
+from prism_core._description.device import DeviceDescription
+from prism_core._errors import PrismError
 
 if TYPE_CHECKING:
-    from ._library import DeviceLibrary
+    from prism_core._description.library import DeviceLibrary
 
 __all__ = [
     "CpuInfo",
@@ -322,7 +322,7 @@ def _specificity(description: DeviceDescription) -> tuple[int, int, str]:
 def _default_library(library: DeviceLibrary | None) -> DeviceLibrary:
     if library is not None:
         return library
-    from ._library import default_library
+    from prism_core._description.library import default_library
 
     return default_library()
 
@@ -465,7 +465,7 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     ``device_type`` has no description is left out with a note, as is a CPU family the library
     does not describe.  Never raises for "nothing here".
     """
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     lib = _default_library(library)
     found: list[DeviceInstance] = []

@@ -21,14 +21,14 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._backend import Backend, Detection
-from ._config import PluginSettings
-from ._errors import PrismError
+from prism_core._config import PluginSettings
+from prism_core._errors import PrismError
+from prism_core._knowledge.backend import Backend, Detection
 
 if TYPE_CHECKING:
     import pluggy
 
-    from ._library import DeviceLibrary
+    from prism_core._description.library import DeviceLibrary
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -140,7 +140,7 @@ def _check_backends(value: Any) -> list[Backend]:
 
 
 def _check_variants(value: Any) -> list[Any]:
-    from ._ops import Variant
+    from prism_core._dispatch.ops import Variant
 
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of variants")
@@ -171,7 +171,7 @@ class PluginSet:
     def __init__(self, settings: PluginSettings | None = None) -> None:
         import pluggy
 
-        from . import hookspecs
+        from prism_core import hookspecs
 
         self.settings = settings or PluginSettings.from_environment()
         self.manager: pluggy.PluginManager = pluggy.PluginManager(hookspecs.PROJECT)
@@ -180,7 +180,7 @@ class PluginSet:
         self.backends: dict[str, Backend] = {}
         self._detections: dict[str, Detection] | None = None
         # The ops hold one plugin set's variants: those of the newest set built.
-        from ._ops import remove_variants
+        from prism_core._dispatch.ops import remove_variants
 
         remove_variants(lambda v: v.source.startswith("plugin:"))
         self._discover()
@@ -383,8 +383,8 @@ class PluginSet:
 
 def _register_variants(plugin: str, variants: list[Any]) -> None:
     """Add a plugin's variants to their ops, all or none."""
-    from . import _catalogue  # noqa: F401  (the builtin ops must exist first)
-    from ._ops import add_variant, remove_variants
+    from prism_core._dispatch import catalogue as _catalogue  # noqa: F401  (the builtin ops must exist first)
+    from prism_core._dispatch.ops import add_variant, remove_variants
 
     source = f"plugin:{plugin}"
     try:
@@ -397,7 +397,7 @@ def _register_variants(plugin: str, variants: list[Any]) -> None:
 
 
 def _prism_version() -> str:
-    from ._version import __version__
+    from prism_core._version import __version__
 
     return __version__
 
@@ -441,7 +441,7 @@ def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
     The device library is loaded again on next use, since plugin directories may differ.
     """
     global _current
-    from . import _library
+    from prism_core._description import library as _library
 
     with _lock:
         _current = PluginSet(settings)

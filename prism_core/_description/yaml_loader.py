@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._errors import Problem
+from prism_core._errors import Problem
 
 if TYPE_CHECKING:
     import yaml

@@ -23,13 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ._errors import PrismError, PrismWarning
+from prism_core._errors import PrismError, PrismWarning
 
 if TYPE_CHECKING:
-    from ._backend import Backend
-    from ._device import DeviceDescription
-    from ._ops import Op, Variant
-    from ._scope import Scope
+    from prism_core._description.device import DeviceDescription
+    from prism_core._dispatch.ops import Op, Variant
+    from prism_core._dispatch.scope import Scope
+    from prism_core._knowledge.backend import Backend
 
 __all__ = [
     "ArraySpec",
@@ -84,7 +84,7 @@ class ArraySpec:
     __slots__ = ("dtype", "shape")
 
     def __init__(self, shape: Sequence[int], dtype: Any = "float64") -> None:
-        from ._dtypes import dtype as to_dtype
+        from prism_core._description.dtypes import dtype as to_dtype
 
         self.shape = tuple(int(s) for s in shape)
         self.dtype = to_dtype(dtype)
@@ -244,7 +244,7 @@ _present: list[Any] = []
 def forget_host() -> None:
     """Drop what dispatch learnt about this host (present devices, backend availability) and
     every cached plan; called when plugins or the device library are loaded again."""
-    from ._ops import _bump
+    from prism_core._dispatch.ops import _bump
 
     with _lock:
         _present.clear()
@@ -271,7 +271,7 @@ def _devices_in_scope(scope: Scope) -> list[DeviceDescription]:
     if scope.device is not None:
         return [scope.device]
     if not _present:
-        from ._host import present_devices
+        from prism_core._knowledge.host import present_devices
 
         _present.append([d.description for d in present_devices().devices])
     devices: list[DeviceDescription] = _present[0]
@@ -287,7 +287,7 @@ def _available(backend: Backend) -> Any:
 
 
 def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
-    from ._dtypes import dtype as to_dtype
+    from prism_core._description.dtypes import dtype as to_dtype
 
     out = []
     for a in _array_args(op, args):
@@ -323,7 +323,7 @@ def _judge(
     op: Op, variant: Variant, scope: Scope, dtypes: list[str]
 ) -> tuple[DeviceDescription | None, Backend | None, list[str]]:
     """The device a variant would run on, its backend, or the reasons it cannot run."""
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     if scope.backend is not None and variant.backend != scope.backend:
         return (
@@ -374,7 +374,7 @@ def _is_native(backend: Backend | None, value: Any) -> bool:
 
 
 def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     plugins()  # plugins' variants join their ops at discovery
     dtypes = _array_dtypes(op, args)
@@ -430,7 +430,7 @@ def _executor(plan: Plan, variant: Variant) -> Variant:
 def _finish(op: Op, plan: Plan, args: Sequence[Any]) -> None:
     """Work out, per live candidate, what its backend needs moved; and the fast path: the first
     candidate's function when nothing per call is needed (no can_run, no move)."""
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     backends = plugins().backends
     live = [(v, d, b) for v, d, b in plan.ranked if v.name not in plan.failed]
@@ -466,7 +466,7 @@ def _key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
 
 
 def plan_for(op: Op, args: Sequence[Any], scope_token: Any, key: Any) -> Plan:
-    from ._scope import current_scope
+    from prism_core._dispatch.scope import current_scope
 
     plan: Plan | None = op._plans.get(key)
     if plan is None:
@@ -479,7 +479,7 @@ def plan_for(op: Op, args: Sequence[Any], scope_token: Any, key: Any) -> Plan:
 
 def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Everything but the fast path: build the plan, per-call checks, conversions, fallback."""
-    from ._scope import SCOPE
+    from prism_core._dispatch.scope import SCOPE
 
     plan = plan_for(op, args, SCOPE.get(), key)
     if plan.fn is not None:
@@ -538,7 +538,7 @@ def failed(
     op: Op, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """A variant raised a backend error: fall back (automatic mode) or raise (strict)."""
-    from ._scope import current_scope
+    from prism_core._dispatch.scope import current_scope
 
     if isinstance(exc, CALLER_ERRORS):
         raise exc
@@ -590,7 +590,7 @@ def failed(
 
 
 def _nothing_eligible(op: Op, plan: Plan, per_call: list[str]) -> DispatchError:
-    from ._scope import current_scope
+    from prism_core._dispatch.scope import current_scope
 
     lines = [f"no variant of {op.name} can run in {current_scope()!r}:"]
     lines.extend(f"  {c.variant}: {'; '.join(c.reasons)}" for c in plan.rejected)
@@ -619,8 +619,8 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
 
     Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).
     """
-    from ._ops import as_op
-    from ._scope import SCOPE, current_scope
+    from prism_core._dispatch.ops import as_op
+    from prism_core._dispatch.scope import SCOPE, current_scope
 
     the_op = as_op(op)
     key = _key(the_op, SCOPE.get(), args)

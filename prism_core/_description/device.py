@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._requirements import RequirementMatch
+    from prism_core._description.requirements import RequirementMatch
 
 __all__ = ["DeviceDescription", "Feature", "MemoryLevel"]
 
@@ -45,7 +45,7 @@ class Feature:
 
     def version_satisfies(self, spec: str | int | bool) -> bool:
         """Whether this feature's version meets ``spec`` (see :class:`prism_core.Requirement`)."""
-        from ._requirements import version_meets
+        from prism_core._description.requirements import version_meets
 
         return version_meets(self.version, spec)
 
@@ -194,7 +194,7 @@ class DeviceDescription:
     # -- requirements ---------------------------------------------------------------------
     def satisfies(self, requirements: Mapping[str, Any]) -> RequirementMatch:
         """Match a requirement mapping against this device; never raises for unmet clauses."""
-        from ._requirements import Requirement
+        from prism_core._description.requirements import Requirement
 
         req = requirements if isinstance(requirements, Requirement) else Requirement(requirements)
         return req.match(self)

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._cache import ValidationCache, digest
-from ._config import cache_dir, cache_enabled, data_dir, user_hardware_path
-from ._device import DeviceDescription
-from ._errors import (
+from prism_core._config import cache_dir, cache_enabled, data_dir, user_hardware_path
+from prism_core._description.cache import ValidationCache, digest
+from prism_core._description.device import DeviceDescription
+from prism_core._errors import (
     DeviceFileError,
     PrismWarning,
     Problem,
@@ -92,7 +92,7 @@ class DeviceFile:
 
     def locate(self, *path: str | int, key: bool = True) -> tuple[int, int]:
         """Line and column of a key, re-reading the file (rare: only when reporting a problem)."""
-        from ._yaml import parse_yaml
+        from prism_core._description.yaml_loader import parse_yaml
 
         try:
             parsed, _ = parse_yaml(self.path.read_bytes(), str(self.path))
@@ -103,7 +103,7 @@ class DeviceFile:
 
 def default_search_path() -> list[SearchEntry]:
     """The search path in effect: shipped library, plugin directories, ``PRISM_HARDWARE_PATH``."""
-    from ._plugins import plugins
+    from prism_core._knowledge.plugins import plugins
 
     entries = [SearchEntry(data_dir("hardware"), "builtin")]
     entries.extend(SearchEntry(path, f"plugin:{name}") for name, path in plugins().hardware_dirs())
@@ -144,8 +144,8 @@ def read_device_file(
         # The cache is our own file, but may be damaged: take only what looks like a document.
         if isinstance(cached, dict) and isinstance(cached.get("device_type"), str):
             return DeviceFile(path, cached, entry), []
-    from ._schema import validate_parsed
-    from ._yaml import parse_yaml
+    from prism_core._description.schema import validate_parsed
+    from prism_core._description.yaml_loader import parse_yaml
 
     label = display_path(path)
     parsed, problems = parse_yaml(raw, label)
@@ -214,7 +214,7 @@ def _merge(
 
 def _canonical_order(data: dict[str, Any]) -> dict[str, Any]:
     """Keys in the order the schema lists them, so that output reads the same for every device."""
-    from ._schema import device_schema
+    from prism_core._description.schema import device_schema
 
     order = device_schema()["properties"]
     return {k: data[k] for k in order if k in data}
@@ -248,7 +248,7 @@ class DeviceLibrary:
         if use_cache is None:
             use_cache = cache_enabled()
         if use_cache:
-            from ._schema import device_schema_bytes
+            from prism_core._description.schema import device_schema_bytes
 
             try:
                 directory: Path | None = cache_dir()
@@ -460,8 +460,8 @@ def _forget_dispatch_state() -> None:
     import sys
 
     # Only when dispatch was used: reloading devices must not import it.
-    if "prism_core._dispatch" in sys.modules:
-        from ._dispatch import forget_host
+    if "prism_core._dispatch.dispatcher" in sys.modules:
+        from prism_core._dispatch.dispatcher import forget_host
 
         forget_host()
 

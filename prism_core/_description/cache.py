@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
+from prism_core._version import __version__
 
 __all__ = ["ValidationCache", "digest"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ._ops import Op, register_op
+from prism_core._dispatch.ops import Op, register_op
 
 __all__ = ["ALIASES", "CATALOGUE"]
 

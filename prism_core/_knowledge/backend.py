@@ -14,8 +14,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._device import DeviceDescription
-    from ._requirements import RequirementMatch
+    from prism_core._description.device import DeviceDescription
+    from prism_core._description.requirements import RequirementMatch
 
 __all__ = ["Availability", "Backend", "DetectedDevice", "Detection"]
 
@@ -83,7 +83,7 @@ class Backend(abc.ABC):
 
     def can_drive(self, device: DeviceDescription) -> RequirementMatch:
         """Whether this backend executes on ``device``, with the reasons when not."""
-        from ._requirements import Requirement
+        from prism_core._description.requirements import Requirement
 
         return Requirement(dict(self.drives)).match(device)
 

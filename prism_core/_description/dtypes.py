@@ -97,7 +97,7 @@ def dtype(value: Any) -> DType:
     if isinstance(value, str):
         found = _BY_NAME.get(value)
         if found is None:
-            from ._errors import did_you_mean
+            from prism_core._errors import did_you_mean
 
             raise ValueError(
                 f"unknown data type {value!r}{did_you_mean(value, list(_BY_NAME))}; Prism's "
