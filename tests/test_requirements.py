@@ -154,3 +154,86 @@ def test_specifiers_agree_with_packaging(parts: list[tuple[str, str]]) -> None:
     assert match.ok is expected
     if not expected:
         assert match.reasons == (f"attribute compute_capability is '9.0', required {spec}",)
+
+
+# -- CPU instruction-set flags --------------------------------------------------------------------
+
+
+def _cpu_descriptions() -> list[Any]:
+    from prism_core import devices
+
+    return [d for d in devices(kind="cpu", include_abstract=True) if d.cpu_flags]
+
+
+def test_every_shipped_cpu_description_lists_flags() -> None:
+    from prism_core import devices
+
+    cpus = devices(kind="cpu")
+    assert cpus
+    assert all(d.cpu_flags for d in cpus), [d.device_type for d in cpus if not d.cpu_flags]
+
+
+@pytest.mark.parametrize("cpu", _cpu_descriptions(), ids=lambda d: d.device_type)
+def test_isa_flags_match_on_every_shipped_cpu(cpu: Any) -> None:
+    """Each flag a CPU description lists meets ``{flag: True}`` (bare or ``flag:``); each flag
+    another CPU lists and this one does not is unmet, with a sentence naming it."""
+    everything = frozenset().union(*(d.cpu_flags for d in _cpu_descriptions()))
+    for flag in sorted(cpu.cpu_flags):
+        assert cpu.satisfies({flag: True}).ok, flag
+        assert cpu.satisfies({f"flag:{flag}": True}).ok, flag
+        if cpu.feature(flag) is None and flag not in cpu.attributes:
+            assert not cpu.satisfies({flag: False}).ok, flag
+    for flag in sorted(everything - cpu.cpu_flags):
+        if cpu.feature(flag) is not None or flag in cpu.attributes:
+            continue  # a feature or attribute of that name answers a bare name
+        assert cpu.satisfies({flag: True}).reasons == (
+            f"{cpu.device_type} has no feature, attribute or CPU flag {flag!r} (required True)",
+        )
+        assert cpu.satisfies({flag: False}).ok
+        assert cpu.satisfies({f"flag:{flag}": True}).reasons == (
+            f"{cpu.device_type} does not list the CPU flag {flag!r} (required True)",
+        )
+
+
+def test_the_flag_names_users_know() -> None:
+    for device_type in ("generic.x86-64-v4", "intel.xeon-platinum-8480", "amd.epyc-9654"):
+        assert get_device(device_type).satisfies({"kind": "cpu", "avx512f": True}).ok
+    v3 = get_device("generic.x86-64-v3")
+    assert v3.satisfies({"avx2": True, "fma": True}).ok
+    assert v3.satisfies({"avx512f": True}).reasons == (
+        "generic.x86-64-v3 has no feature, attribute or CPU flag 'avx512f' (required True)",
+    )
+    assert get_device("aws.graviton3").satisfies({"sve": True}).ok
+    assert get_device("aws.graviton4").satisfies({"sve2": True, "flag:sve2": True}).ok
+    graviton2 = get_device("aws.graviton2")
+    assert graviton2.satisfies({"flag:sve": True}).reasons == (
+        "aws.graviton2 does not list the CPU flag 'sve' (required True)",
+    )
+    assert graviton2.satisfies({"flag:sve": False}).ok
+    # A flag is present or absent: other values are unmet, saying so.
+    assert get_device("generic.x86-64-v4").satisfies({"avx512f": ">=2"}).reasons == (
+        "CPU flag avx512f is present; a CPU flag is present or absent, so require true or "
+        "false, not '>=2'",
+    )
+    assert get_device("generic.x86-64-v4").satisfies({"flag:avx512f": False}).reasons == (
+        "CPU flag avx512f is present but required absent",
+    )
+    # A spelling that differs only in underscores is named; an absent flag gets no guess.
+    assert v3.satisfies({"flag:avx_2": True}).reasons == (
+        "generic.x86-64-v3 does not list the CPU flag 'avx_2' (required True) "
+        "(did you mean 'avx2'?)",
+    )
+    assert get_device("intel.xeon-platinum-8480").satisfies({"avx512bf16": True}).reasons == (
+        "intel.xeon-platinum-8480 has no feature, attribute or CPU flag 'avx512bf16' "
+        "(required True) (did you mean 'avx512_bf16'?)",
+    )
+    # Devices that are not CPUs have no flags.
+    assert get_device("nvidia.h100-sxm").satisfies({"flag:avx512f": True}).reasons == (
+        "nvidia.h100-sxm lists no CPU flags (it is a gpu, not a CPU) (required 'avx512f')",
+    )
+
+
+@pytest.mark.parametrize("value", [3, ">=1", "yes", ["a"]])
+def test_flag_clauses_take_true_or_false(value: Any) -> None:
+    with pytest.raises(RequirementError, match="a CPU flag is present or absent"):
+        Requirement({"flag:avx512f": value})

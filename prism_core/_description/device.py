@@ -163,6 +163,15 @@ class DeviceDescription:
     def feature(self, name: str) -> Feature | None:
         return self.features.get(name)
 
+    @functools.cached_property
+    def cpu_flags(self) -> frozenset[str]:
+        """The CPU instruction-set flags the description lists (``detection.cpu.features``, as
+        ``/proc/cpuinfo`` names them: ``avx512f``, ``sve``); empty for devices that are not
+        CPUs.  Requirements match them by name (``{"avx512f": True}``, ``{"flag:sve": True}``).
+        """
+        cpu = (self.data.get("detection") or {}).get("cpu") or {}
+        return frozenset(cpu.get("features") or ())
+
     def has_feature(self, name: str, version_spec: str | int | bool | None = None) -> bool:
         """Whether the device has feature ``name``, at a version meeting ``version_spec``.
 

@@ -8,7 +8,9 @@ A requirement is a mapping.  Each key is one clause:
   every listed data type;
 * ``compute_units``: a number (at least) or a specifier;
 * ``feature:NAME`` / ``attribute:NAME``, or a bare ``NAME`` that is looked up as a feature first,
-  then as an attribute.
+  then as an attribute, then as a CPU flag;
+* ``flag:NAME`` -- a CPU instruction-set flag the description lists (``detection.cpu.features``,
+  named as ``/proc/cpuinfo`` names them: ``avx512f``, ``sve``); ``True`` or ``False`` only.
 
 Values of feature, attribute and numeric clauses: ``True`` (present), ``False`` (absent), an
 integer or float (at least that), a version specifier string (``">=8.0"``, ``">=2,<4"``), any
@@ -76,7 +78,7 @@ class Clause:
     """One key of a requirement mapping, parsed."""
 
     key: str
-    namespace: str  # identity, ancestry, supports, numeric, feature, attribute, auto
+    namespace: str  # identity, ancestry, supports, numeric, feature, attribute, flag, auto
     name: str
     value: Any
     raw: Any = None
@@ -186,10 +188,11 @@ class Requirement:
             _check_value_form(key, value)
             return Clause(key, "numeric", key, value, value)
         namespace, _, name = key.rpartition(":")
-        if namespace and namespace not in ("feature", "attribute"):
+        if namespace and namespace not in ("feature", "attribute", "flag"):
             raise RequirementError(
-                f"requirement {key!r}: unknown prefix {namespace!r}; use 'feature:NAME' or "
-                "'attribute:NAME' (or a bare name, looked up as a feature, then an attribute)"
+                f"requirement {key!r}: unknown prefix {namespace!r}; use 'feature:NAME', "
+                "'attribute:NAME' or 'flag:NAME' (or a bare name, looked up as a feature, then "
+                "an attribute, then a CPU flag)"
             )
         if not _NAME.match(name):
             raise RequirementError(
@@ -197,6 +200,11 @@ class Requirement:
                 "(lowercase snake_case); identity keys are " + ", ".join(IDENTITY_KEYS)
             )
         _check_value_form(key, value)
+        if namespace == "flag" and not isinstance(value, bool):
+            raise RequirementError(
+                f"requirement {key!r}: a CPU flag is present or absent; use true or false, "
+                f"not {value!r}"
+            )
         return Clause(key, namespace or "auto", name, value, value)
 
     @property
@@ -255,6 +263,18 @@ def _value_reason(what: str, actual: Any, wanted: Any) -> str | None:
     return f"{what} is {actual!r}, required one of {', '.join(repr(o) for o in options)}"
 
 
+def _flag_reason(name: str, wanted: Any) -> str | None:
+    """None when a listed CPU flag meets ``wanted``, else why not."""
+    if wanted is True:
+        return None
+    if wanted is False:
+        return f"CPU flag {name} is present but required absent"
+    return (
+        f"CPU flag {name} is present; a CPU flag is present or absent, so require true or "
+        f"false, not {wanted!r}"
+    )
+
+
 def _unmet(clause: Clause, device: DeviceDescription) -> str | None:
     ns = clause.namespace
     if ns == "identity":
@@ -291,7 +311,28 @@ def _unmet(clause: Clause, device: DeviceDescription) -> str | None:
     attrs = device.data.get("attributes", {})
     if ns in ("attribute", "auto") and clause.name in attrs:
         return _value_reason(f"attribute {clause.name}", attrs[clause.name], clause.value)
+    flags = device.cpu_flags if ns in ("flag", "auto") else frozenset()
+    if clause.name in flags:
+        return _flag_reason(clause.name, clause.value)
     if clause.value is False:
         return None
+    if ns == "flag" or flags:
+        if not flags:
+            why = (
+                f"it is a {device.kind}, not a CPU"
+                if device.kind != "cpu"
+                else "its description has no detection.cpu.features"
+            )
+            return f"{device.device_type} lists no CPU flags ({why}) (required {clause.name!r})"
+        if ns == "flag":
+            said = f"does not list the CPU flag {clause.name!r}"
+        else:
+            said = f"has no feature, attribute or CPU flag {clause.name!r}"
+        # Only a spelling hint: flags differ from what users write mostly in underscores
+        # (avx512bf16 / avx512_bf16); a flag that is simply absent gets no suggestion.
+        bare = clause.name.replace("_", "")
+        spelled = sorted(f for f in flags if f.replace("_", "") == bare)
+        hint = f" (did you mean {spelled[0]!r}?)" if spelled else ""
+        return f"{device.device_type} {said} (required {clause.value!r}){hint}"
     what = {"feature": "feature", "attribute": "attribute"}.get(ns, "feature or attribute")
     return f"{device.device_type} has no {what} {clause.name!r} (required {clause.value!r})"
