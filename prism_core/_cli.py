@@ -166,6 +166,7 @@ def cmd_devices(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 "FP64",
                 "FP32",
                 "BF16",
+                "ORIGIN",
                 "NAME",
             ]
         ]
@@ -183,12 +184,16 @@ def cmd_devices(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     _num(peaks.get("fp64")),
                     _num(peaks.get("fp32")),
                     _num(peaks.get("bf16")),
+                    d.origin,
                     d.name,
                 ]
             )
         _table(rows, out, right=frozenset({3, 4, 5, 6, 7, 8}))
         note = "; * = family (abstract)" if args.all else ""
-        out.write(f"{len(found)} devices; peak figures in TFLOP/s (dense){note}\n")
+        out.write(
+            f"{len(found)} devices; peak figures in TFLOP/s (dense){note}; origin: builtin = "
+            "shipped with Prism, plugin:NAME = a plugin's directory, user = PRISM_HARDWARE_PATH\n"
+        )
     return _report_library_problems(lib, err)
 
 

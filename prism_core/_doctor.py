@@ -82,6 +82,10 @@ def _plugins() -> dict[str, Any]:
                 "version": avail.version,
                 "priority": backend.priority,
             }
+            if avail.available:
+                # What the runtime says about itself (versions, threads, devices); asked only
+                # of available backends, and isolated like every section.
+                backends[name]["capabilities"] = _section(backend.capabilities)
     return {
         "plugins": [r.as_dict() for r in ps.records.values()],
         "backends": backends,
@@ -139,8 +143,11 @@ def collect() -> dict[str, Any]:
     from prism_core._knowledge.host import describe_host
 
     report["host"] = _section(lambda: describe_host(library).as_dict())
+    every = library.list(include_abstract=True)
     report["library"] = {
-        "devices": len(library),
+        # Counted as `prism devices` counts: devices, and the families (abstract) apart.
+        "devices": sum(1 for d in every if not d.abstract),
+        "families": sum(1 for d in every if d.abstract),
         "search_path": [{"path": str(e.path), "origin": e.origin} for e in library.entries],
         "problems": [str(p) for p in library.problems],
     }

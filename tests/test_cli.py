@@ -704,6 +704,59 @@ def test_devices_vendor_filter(prism: Runner) -> None:
     assert "nvidia.h100-sxm" in {d["device_type"] for d in data}
 
 
+ACME_PLUGIN = """\
+from pathlib import Path
+
+import prism_core
+
+
+@prism_core.hookimpl
+def prism_hardware_dirs():
+    return [Path(__file__).parent / "acme_hardware"]
+"""
+
+ACME_NPU = """\
+format_version: 1
+device_type: acme.npu1
+name: ACME NPU1
+vendor: acme
+kind: npu
+detection:
+  product_names: ["ACME NPU1"]
+"""
+
+
+def test_devices_say_where_each_description_came_from(prism: Runner, tmp_path: Path) -> None:
+    """The ORIGIN column: shipped (builtin), a plugin's directory, or PRISM_HARDWARE_PATH."""
+    site = tmp_path / "site"
+    write(site / "acme_devices_plugin.py", ACME_PLUGIN)
+    write(site / "acme_hardware" / "acme" / "npu1.yaml", ACME_NPU)
+    write(
+        site / "prism_plugin_acme-0.1.dist-info" / "METADATA",
+        "Metadata-Version: 2.1\nName: prism-plugin-acme\nVersion: 0.1\n",
+    )
+    write(
+        site / "prism_plugin_acme-0.1.dist-info" / "entry_points.txt",
+        "[prism.plugins]\nacme = acme_devices_plugin\n",
+    )
+    write(tmp_path / "user" / "mygpu.yaml", USER_HOPPER)
+    env = {"PYTHONPATH": str(site), "PRISM_HARDWARE_PATH": str(tmp_path / "user")}
+    r = prism("devices", env=env)
+    assert r.returncode == 0, r.output
+    header, *rows, footer = r.stdout.splitlines()
+    assert "ORIGIN" in header.split()
+    at = header.index("ORIGIN")  # a left-aligned column: values start where its title does
+    origin = {row.split()[0]: row[at:].split()[0] for row in rows}
+    assert origin["acme.npu1"] == "plugin:acme"
+    assert origin["acme.hopper-x"] == "user"
+    assert origin["nvidia.h100-sxm"] == origin["generic.x86-64-v3"] == "builtin"
+    assert "builtin = shipped with Prism" in footer
+    assert "user = PRISM_HARDWARE_PATH" in footer
+    # The same words as `--json` and `prism show`.
+    listed = {d["device_type"]: d["origin"] for d in prism("devices", "--json", env=env).json()}
+    assert {t: listed[t] for t in origin} == origin
+
+
 def test_devices_filter_matching_nothing(prism: Runner) -> None:
     r = prism("devices", "--kind", "quantum")
     assert r.returncode == 0

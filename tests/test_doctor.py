@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+import prism_core
 
 
 def run_doctor(tmp_path: Path, *args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
@@ -54,7 +57,14 @@ def test_doctor_json_has_every_section(tmp_path: Path) -> None:
     names = {p["name"]: p for p in report["plugins"]["plugins"]}
     assert names["numpy"]["status"] == "loaded"
     assert report["plugins"]["backends"]["numpy"]["available"] is True
-    assert report["library"]["devices"] >= 44
+    # Counted as `prism devices` counts: devices, and the families (abstract) apart.
+    every = prism_core.devices(include_abstract=True)
+    assert report["library"]["devices"] == len(prism_core.devices()) >= 24
+    assert report["library"]["families"] == len([d for d in every if d.abstract]) >= 10
+    # What the backends say about their runtime (Backend.capabilities()).
+    capabilities = report["plugins"]["backends"]["numpy"]["capabilities"]
+    assert capabilities["numpy"] == np.__version__
+    assert capabilities["blas"] == host["blas"]
 
 
 def test_doctor_text(tmp_path: Path) -> None:
@@ -70,6 +80,10 @@ def test_doctor_text(tmp_path: Path) -> None:
         "Caches:",
     ):
         assert heading in proc.stdout
+    families = len([d for d in prism_core.devices(include_abstract=True) if d.abstract])
+    assert f"\n  devices: {len(prism_core.devices())}\n  families: {families}\n" in proc.stdout
+    numpy_section = proc.stdout.split("\n    numpy:\n", 1)[1]
+    assert "\n      capabilities:\n        numpy: " in numpy_section
 
 
 @pytest.mark.parametrize(
@@ -87,3 +101,73 @@ def test_doctor_with_optional_dependencies_missing(tmp_path: Path, missing: list
         assert "archspec" in report["host"]["cpu"]["note"]
     if "threadpoolctl" in missing:
         assert report["host"]["blas"] == []
+
+
+CAPABILITY_PLUGIN = """
+import prism_core
+
+
+class Crashing(prism_core.Backend):
+    name = "crashing"
+
+    def availability(self):
+        return prism_core.Availability(True, version="1.0")
+
+    def capabilities(self):
+        raise RuntimeError("driver crashed")
+
+    def asarray(self, obj, dtype=None):
+        return obj
+
+    def to_numpy(self, array):
+        return array
+
+
+class Absent(Crashing):
+    name = "absent"
+
+    def availability(self):
+        return prism_core.Availability(False, "not on this host")
+
+    def capabilities(self):
+        raise AssertionError("capabilities() of an unavailable backend must not be called")
+
+
+class Talking(Crashing):
+    name = "talking"
+
+    def capabilities(self):
+        return {"framework": "talkative 2.0", "devices": ["T1", "T2"]}
+
+
+@prism_core.hookimpl
+def prism_backends():
+    return [Crashing(), Absent(), Talking()]
+"""
+
+
+def test_doctor_shows_backend_capabilities_in_isolation(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "prism_plugin_caps-1.0.dist-info").mkdir(parents=True)
+    (site / "caps_plugin.py").write_text(CAPABILITY_PLUGIN, encoding="utf-8")
+    (site / "prism_plugin_caps-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: prism-plugin-caps\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (site / "prism_plugin_caps-1.0.dist-info" / "entry_points.txt").write_text(
+        "[prism.plugins]\ncaps = caps_plugin\n", encoding="utf-8"
+    )
+    proc = run_doctor(tmp_path, "--json", prelude=f"sys.path.insert(0, {str(site)!r})")
+    assert proc.returncode == 0, proc.stderr
+    backends = json.loads(proc.stdout)["plugins"]["backends"]
+    assert backends["talking"]["capabilities"] == {
+        "framework": "talkative 2.0",
+        "devices": ["T1", "T2"],
+    }
+    assert backends["crashing"]["capabilities"] == {"error": "RuntimeError: driver crashed"}
+    assert backends["crashing"]["available"] is True
+    assert backends["absent"] == {
+        "available": False,
+        "reason": "not on this host",
+        "version": None,
+        "priority": 0,
+    }

@@ -88,7 +88,12 @@ class Backend(abc.ABC):
         return Requirement(dict(self.drives)).match(device)
 
     def capabilities(self) -> dict[str, Any]:
-        """Facts about the runtime (versions, threads, devices) for ``prism doctor``."""
+        """Facts about the runtime (framework and driver versions, threads, devices), which
+        ``prism doctor`` shows under the backend.
+
+        Called only when :meth:`availability` says the backend is available, so it may import
+        the framework.  Return JSON-serialisable values; an exception is shown in their place.
+        """
         return {}
 
     # -- arrays -----------------------------------------------------------------------------
