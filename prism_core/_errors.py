@@ -114,8 +114,10 @@ def display_path(path: str | Path) -> str:
     """A path as a user should see it: relative to the working directory when that is shorter."""
     p = Path(path)
     try:
-        rel = p.resolve().relative_to(_resolved_cwd(os.getcwd()))
-    except (ValueError, OSError):
+        # The directory is resolved, the name is kept: a symbolic link is named as itself (not
+        # as its target, which may not exist or may loop back to the link).
+        rel = (p.parent.resolve() / p.name).relative_to(_resolved_cwd(os.getcwd()))
+    except (ValueError, OSError, RuntimeError):  # RuntimeError: a link loop (Python < 3.13)
         return str(p)
     return str(rel)
 

@@ -13,7 +13,10 @@ entry* is an error that names both files.
 
 from __future__ import annotations
 
+import errno
 import logging
+import os
+import stat
 import threading
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -94,10 +97,10 @@ class DeviceFile:
         """Line and column of a key, re-reading the file (rare: only when reporting a problem)."""
         from prism_core._description.yaml_loader import parse_yaml
 
-        try:
-            parsed, _ = parse_yaml(self.path.read_bytes(), str(self.path))
-        except OSError:
+        raw, _ = read_file_bytes(self.path)
+        if raw is None:
             return (0, 0)
+        parsed, _ = parse_yaml(raw, str(self.path))
         return parsed.locate(tuple(path), key=key) if parsed else (0, 0)
 
 
@@ -111,33 +114,211 @@ def default_search_path() -> list[SearchEntry]:
     return entries
 
 
-def _device_files_under(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+#: What ``stat`` calls each kind of file that is neither a regular file nor a directory.
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISDIR, "a directory"),
+)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _is_loop(exc: OSError) -> bool:
+    # ELOOP on POSIX; ERROR_CANT_RESOLVE_FILENAME (1921) on Windows.
+    return exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == 1921
+
+
+def _unreachable(exc: OSError, path: Path, what: str) -> str:
+    """Why ``path`` (a file or a directory: ``what``) cannot be reached, and what to do."""
+    if _is_loop(exc):
+        return (
+            "symbolic link loop: following the link never reaches a file or directory; "
+            "remove the link or point it at a device file or directory"
+        )
+    if exc.errno == errno.ENOENT and os.path.islink(path):
+        try:
+            target = os.readlink(path)
+        except OSError:
+            target = "?"
+        return (
+            f"broken symbolic link to {target!r} (the target does not exist); remove the link "
+            "or point it at a device file or directory"
+        )
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "no such file or directory"
+    return f"cannot read the {what}: {exc.strerror or exc}"
+
+
+def _located(path: Path, message: str) -> Problem:
+    return Problem(display_path(path), 0, 0, "$", message)
+
+
+def _real(path: Path) -> str:
+    """The path with links resolved, for telling files apart; never raises on a link loop."""
+    return os.path.realpath(path)
+
+
+def _scan_directory(root: Path, root_stat: os.stat_result) -> tuple[list[Path], list[Problem]]:
+    """Every device file under ``root`` (sorted), and a problem for whatever cannot be searched.
+
+    Symbolic links are followed.  A link to a directory that contains it (a loop) is reported
+    and not followed; a directory reached again through another link is searched once.  Broken
+    links, link loops, unreadable directories and device-named entries that are not regular
+    files (FIFOs, devices, sockets) are reported, never skipped in silence.  Iterative: no
+    directory tree can exhaust the stack.
+    """
+    files: list[Path] = []
+    problems: list[Problem] = []
+    root_id = (root_stat.st_dev, root_stat.st_ino)
+    seen = {root_id}
+    # Each directory to search, with its ancestors (identity -> path) for finding loops.
+    stack: list[tuple[Path, dict[tuple[int, int], Path]]] = [(root, {root_id: root})]
+    while stack:
+        directory, ancestors = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                children = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(
+                _located(
+                    directory,
+                    f"cannot read the directory: {exc.strerror or exc}; make it readable "
+                    "or remove it from the search path",
+                )
+            )
+            continue
+        subdirectories: list[tuple[Path, dict[tuple[int, int], Path]]] = []
+        for child in children:
+            path = Path(child.path)
+            try:
+                if child.is_symlink():
+                    st = os.stat(path)  # follows the link
+                    mode = st.st_mode
+                elif child.is_file(follow_symlinks=False):
+                    st, mode = None, stat.S_IFREG
+                else:
+                    st = child.stat(follow_symlinks=False)
+                    mode = st.st_mode
+            except OSError as exc:
+                problems.append(_located(path, _unreachable(exc, path, "file")))
+                continue
+            if stat.S_ISDIR(mode):
+                assert st is not None
+                ident = (st.st_dev, st.st_ino)
+                if ident in ancestors:
+                    problems.append(
+                        _located(
+                            path,
+                            f"symbolic link loop: leads back to {display_path(ancestors[ident])!r}"
+                            ", which contains it, so it is not searched again; remove the link",
+                        )
+                    )
+                elif ident not in seen:  # else: reached through another link, searched once
+                    seen.add(ident)
+                    subdirectories.append((path, {**ancestors, ident: path}))
+            elif path.suffix in SUFFIXES:
+                if stat.S_ISREG(mode):
+                    files.append(path)
+                else:
+                    problems.append(
+                        _located(
+                            path,
+                            f"not a regular file ({_kind(mode)}); device files are regular files",
+                        )
+                    )
+        stack.extend(reversed(subdirectories))
+    return sorted(files), problems
 
 
 def _files_of(entry: SearchEntry) -> tuple[list[Path], list[Problem]]:
     if entry.files is not None:
         return list(entry.files), []
     path = entry.path
-    if path.is_file():
-        return [path], []
-    if path.is_dir():
-        return _device_files_under(path), []
     where = "PRISM_HARDWARE_PATH entry" if entry.origin == "user" else f"{entry.origin} path"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return [], [_located(path, f"{where} {str(path)!r}: {_unreachable(exc, path, 'file')}")]
+    if stat.S_ISDIR(st.st_mode):
+        return _scan_directory(path, st)
+    if stat.S_ISREG(st.st_mode):
+        return [path], []
     return [], [
-        Problem(display_path(path), 0, 0, "$", f"{where} {str(path)!r}: no such file or directory")
+        _located(
+            path,
+            f"{where} {str(path)!r}: not a regular file or directory ({_kind(st.st_mode)}); "
+            "an entry is a directory of device files or one device file",
+        )
     ]
+
+
+def read_file_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
+    """The bytes of a device file, or the located reason why they cannot be had.
+
+    Refuses, before reading anything, what is not a regular file (opening a FIFO or a device
+    could block or never end) and what is larger than the limit; then reads at most the limit
+    and one byte more, so a file that grows while it is read cannot cost more memory either.
+    """
+    from prism_core._description.yaml_loader import MAX_BYTES
+
+    def refuse(message: str) -> tuple[None, Problem]:
+        return None, _located(path, message)
+
+    def too_big(size: int, more: str = "") -> tuple[None, Problem]:
+        message = f"the file is {more}{size:,} bytes; device files may be at most {MAX_BYTES:,}"
+        return None, Problem(display_path(path), 1, 1, "$", message)  # as the YAML reader says
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return refuse(_unreachable(exc, path, "file"))
+    if not stat.S_ISREG(st.st_mode):
+        return refuse(f"not a regular file ({_kind(st.st_mode)}); device files are regular files")
+    if st.st_size > MAX_BYTES:
+        return too_big(st.st_size)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return refuse(_unreachable(exc, path, "file"))
+    try:
+        st = os.fstat(fd)  # what was opened, which may have been replaced since the stat
+        if not stat.S_ISREG(st.st_mode):
+            return refuse(
+                f"not a regular file ({_kind(st.st_mode)}); device files are regular files"
+            )
+        if st.st_size > MAX_BYTES:
+            return too_big(st.st_size)
+        chunks: list[bytes] = []
+        left = MAX_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, left)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    except OSError as exc:
+        return refuse(f"cannot read the file: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+    if left <= 0:
+        return too_big(MAX_BYTES, "more than ")
+    return b"".join(chunks), None
 
 
 def read_device_file(
     path: Path, entry: SearchEntry, cache: ValidationCache | None
 ) -> tuple[DeviceFile | None, list[Problem]]:
     """Read, parse and validate one file (or take it from the cache)."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        label = display_path(path)
-        return None, [Problem(label, 0, 0, "$", f"cannot read the file: {exc.strerror or exc}")]
+    raw, problem = read_file_bytes(path)
+    if raw is None:
+        assert problem is not None
+        return None, [problem]
     key = digest(raw)
     if cache is not None:
         cached = cache.get(key)
@@ -234,7 +415,7 @@ class DeviceLibrary:
         entries: Sequence[SearchEntry] | None = None,
         *,
         use_cache: bool | None = None,
-        exclude: set[Path] | None = None,
+        exclude: set[str] | None = None,
     ) -> None:
         self._exclude = exclude or set()
         self.entries: tuple[SearchEntry, ...] = tuple(
@@ -265,7 +446,7 @@ class DeviceLibrary:
             self.problems.extend(problems)
             in_entry: dict[str, Path] = {}
             for path in paths:
-                if entry.files is None and self._exclude and path.resolve() in self._exclude:
+                if entry.files is None and self._exclude and _real(path) in self._exclude:
                     continue  # named again in a later entry of explicit files
                 dev, problems = read_device_file(path, entry, self.cache)
                 self.problems.extend(problems)
@@ -504,40 +685,52 @@ class FileReport:
         }
 
 
-def _expand(paths: Iterable[str | Path]) -> list[Path]:
+def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
     files: list[Path] = []
+    problems: list[Problem] = []
     missing: list[str] = []
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
-            files.extend(_device_files_under(p))
-        elif p.exists():
+        try:
+            st = os.stat(p)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ENOTDIR) and not os.path.islink(p):
+                missing.append(str(raw))
+            else:  # a link loop, a broken link, no permission: that file's problem
+                files.append(p)
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            found, trouble = _scan_directory(p, st)
+            files.extend(found)
+            problems.extend(trouble)
+        else:  # a FIFO or a device is refused when read, as that file's problem
             files.append(p)
-        else:
-            missing.append(str(raw))
     if missing:
         raise FileNotFoundError("no such file or directory: " + ", ".join(repr(m) for m in missing))
     # The same file named twice (a.yaml ./a.yaml, or inside a named directory) is checked once.
-    unique: dict[Path, Path] = {}
+    unique: dict[str, Path] = {}
     for f in files:
-        unique.setdefault(f.resolve(), f)
-    return list(unique.values())
+        unique.setdefault(_real(f), f)
+    return list(unique.values()), problems
 
 
 def _check_files(
     paths: Iterable[str | Path], *, use_cache: bool | None
 ) -> tuple[DeviceLibrary, list[FileReport]]:
-    files = _expand(paths)
+    files, unsearchable = _expand(paths)
     given = SearchEntry(Path("."), "command line", files=tuple(files))
     lib = DeviceLibrary(
         [*default_search_path(), given],
         use_cache=use_cache,
-        exclude={f.resolve() for f in files},
+        exclude={_real(f) for f in files},
     )
     reports = {display_path(f): FileReport(f) for f in files}
     for problem in lib.problems:
         if problem.file in reports:
             reports[problem.file].problems.append(problem)
+    # What could not be searched under a named directory is reported under its own name.
+    for problem in unsearchable:
+        reports.setdefault(problem.file, FileReport(Path(problem.file))).problems.append(problem)
     for dev in lib.files.values():
         rep = reports.get(display_path(dev.path))
         if rep is not None and dev.entry is given:
