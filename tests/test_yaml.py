@@ -332,3 +332,27 @@ _json_values = st.recursive(
 def test_random_documents_validate_to_located_problems(doc: dict[str, object]) -> None:
     text = json.dumps(doc)  # JSON is YAML: exercises the schema with arbitrary shapes
     _check_only_problems(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column"),
+    [
+        ("device_type: a.b\nclock_mhz:\n\tbase: 1\n", 3, 1),
+        ("device_type: a.b\nclock_mhz:\n  \tbase: 1\n", 3, 3),
+        ("device_type: a.b\nclock_mhz:\n  base: 1\n\tboost: 2\n", 4, 1),
+        ("device_type: a.b\nsources:\n\t- https://example.com\n", 3, 1),
+        ("\tdevice_type: a.b\n", 1, 1),
+        ("device_type: a.b\nfeatures:\n  -\tname: x\n    version: 1\n", 3, 4),
+    ],
+)
+def test_tab_in_indentation_is_named_and_located(text: str, line: int, column: int) -> None:
+    problem = only_problem(text)
+    assert problem.message == (
+        "invalid YAML: tab characters are not allowed for indentation; use spaces"
+    ), problem
+    assert (problem.line, problem.column) == (line, column)
+
+
+def test_tab_between_key_and_value_is_fine() -> None:
+    parsed, problems = parse_yaml("device_type:\ta.b\n", "f.yaml")
+    assert problems == [] and parsed is not None and parsed.value == {"device_type": "a.b"}

@@ -179,6 +179,25 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
     raise ValueError(f"{event.value!r} is not a valid value for the tag {tag!r}")
 
 
+def _indentation_tab(text: str, line: int) -> tuple[int, int] | None:
+    """Where a tab is in the indentation of ``line`` (1-based), if one is.
+
+    The indentation is the run of spaces, tabs and block-sequence dashes (``-``) that starts the
+    line.  libyaml reports a tab there as "found character that cannot start any token" or "a
+    tab character that violates indentation"; the user needs to hear the word *tab*.
+    """
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    row = lines[line - 1]
+    for column, char in enumerate(row, start=1):
+        if char == "\t":
+            return (line, column)
+        if char not in " -":
+            return None
+    return None
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, dict):
         return "a mapping"
@@ -367,6 +386,10 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
     except yaml.MarkedYAMLError as exc:
         mark: Any = exc.problem_mark or exc.context_mark
         pos = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        tab = _indentation_tab(text, pos[0])
+        if tab is not None:
+            add(tab, (), "invalid YAML: tab characters are not allowed for indentation; use spaces")
+            return None, sorted(problems)
         what = exc.problem or "invalid YAML"
         if exc.context:
             what = f"{exc.context}: {what}"
