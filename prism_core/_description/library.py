@@ -425,6 +425,7 @@ class DeviceLibrary:
         self.files: dict[str, DeviceFile] = {}
         self._overridden: dict[str, list[Path]] = {}
         self._resolved: dict[str, DeviceDescription] = {}
+        self._depths: dict[str, tuple[int, str | None]] = {}
         self.cache: ValidationCache | None = None
         if use_cache is None:
             use_cache = cache_enabled()
@@ -480,8 +481,78 @@ class DeviceLibrary:
 
     def _resolve_all(self) -> None:
         failed: set[str] = set()
+        self._depths = self._lineage_depths()
         for dtype in sorted(self.files):
             self._resolve(dtype, (), failed)
+
+    def _lineage_depths(self) -> dict[str, tuple[int, str | None]]:
+        """Each device type's lineage depth: the levels of its longest `extends` chain (itself
+        is one) and the parent that chain goes through (``None`` at a root).
+
+        Computed on the graph of `extends`, iteratively, before anything is resolved, so the
+        limit does not depend on the order in which files are resolved (their names).  A missing
+        parent counts as no parent (it is reported on its own); types on or below a cycle are
+        left out (the cycle is reported when resolving).
+        """
+        depths: dict[str, tuple[int, str | None]] = {}
+        undefined: set[str] = set()
+        for root in self.files:
+            if root in depths or root in undefined:
+                continue
+            stack = [(root, iter(self.files[root].parents))]
+            on_stack = {root}
+            while stack:
+                dtype, parents = stack[-1]
+                parent = next(parents, None)
+                if parent is not None:
+                    if parent in on_stack or parent in undefined:  # a cycle, or below one
+                        undefined.update(on_stack)
+                    elif parent in self.files and parent not in depths:
+                        stack.append((parent, iter(self.files[parent].parents)))
+                        on_stack.add(parent)
+                    continue
+                stack.pop()
+                on_stack.discard(dtype)
+                if dtype in undefined:
+                    continue
+                levels, via = 1, None
+                for p in self.files[dtype].parents:
+                    if p in undefined:
+                        undefined.add(dtype)
+                        break
+                    if p in depths and depths[p][0] + 1 > levels:
+                        levels, via = depths[p][0] + 1, p
+                else:
+                    depths[dtype] = (levels, via)
+        return depths
+
+    def _too_deep(self, dtype: str, chain: tuple[str, ...]) -> str | None:
+        """The problem of a lineage over the limit, naming its longest chain; else ``None``.
+
+        ``chain`` is the path of the resolution that reached ``dtype``.  It matters only for
+        types on or below a cycle, which have no depth: there it bounds the recursion (such a
+        type fails anyway, and the cycle is reported where it closes).
+        """
+        if dtype not in self._depths:
+            if len(chain) < MAX_INHERITANCE_DEPTH:
+                return None
+            path = [*chain, dtype]
+            levels = f"more than {MAX_INHERITANCE_DEPTH}"
+        else:
+            depth = self._depths[dtype][0]
+            if depth <= MAX_INHERITANCE_DEPTH:
+                return None
+            path, step = [], dtype
+            while step is not None:
+                path.append(step)
+                step = self._depths[step][1]
+            levels = str(depth)
+        shown = path if len(path) <= 7 else [*path[:3], "...", *path[-3:]]
+        return (
+            f"the `extends` chain of {path[0]} is {levels} levels deep ({' -> '.join(shown)}); "
+            f"at most {MAX_INHERITANCE_DEPTH} levels are allowed: extend a device type nearer "
+            "the root"
+        )
 
     def _problem_at_extends(self, dev: DeviceFile, message: str) -> None:
         line, col = dev.locate("extends")
@@ -505,10 +576,9 @@ class DeviceLibrary:
                 )
             failed.update(members)
             return None
-        if len(chain) >= MAX_INHERITANCE_DEPTH:
-            self._problem_at_extends(
-                dev, f"`extends` chains are limited to {MAX_INHERITANCE_DEPTH} levels"
-            )
+        too_deep = self._too_deep(dtype, chain)
+        if too_deep is not None:
+            self._problem_at_extends(dev, too_deep)
             failed.add(dtype)
             return None
         parents: list[DeviceDescription] = []
