@@ -362,3 +362,134 @@ def test_no_cache_switch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
     lib = DeviceLibrary()
     assert lib.cache is None
     assert not (tmp_path / "c").exists()
+
+
+# -- generations: succeeds and dropped_features ---------------------------------------------
+
+GEN1 = """\
+device_type: lab.gen1
+abstract: true
+vendor: lab
+kind: gpu
+features:
+  - {name: tensor_cores, version: 1}
+  - {name: mig, version: 1}
+"""
+
+GEN2 = """\
+device_type: lab.gen2
+abstract: true
+extends: lab.gen1
+succeeds: lab.gen1
+dropped_features:
+  mig: Gen 2 parts have no partitioning.
+"""
+
+
+def test_succeeds_and_dropped_features_are_read_and_not_inherited(
+    tmp_path: Path, write_yaml: WriteYaml
+) -> None:
+    write_yaml("d/gen1.yaml", GEN1)
+    write_yaml("d/gen2.yaml", GEN2)
+    write_yaml("d/part.yaml", "device_type: lab.part\nextends: lab.gen2\n")
+    lib = lib_of(tmp_path / "d")
+    assert lib.problems == []
+    gen2 = lib.get("lab.gen2")
+    assert gen2.succeeds == "lab.gen1"
+    assert gen2.dropped_features == {"mig": "Gen 2 parts have no partitioning."}
+    part = lib.get("lab.part")
+    assert part.succeeds is None and part.dropped_features == {}
+    assert lib.get("lab.gen1").succeeds is None
+
+
+def test_unknown_predecessor_is_located_at_succeeds(tmp_path: Path, write_yaml: WriteYaml) -> None:
+    write_yaml("d/x.yaml", "device_type: lab.x\nkind: gpu\nsucceeds: nvidia.ampre\n")
+    lib = lib_of(HARDWARE, tmp_path / "d")
+    (problem,) = lib.problems
+    assert (problem.line, problem.column, problem.json_path) == (3, 1, "$.succeeds")
+    assert "predecessor 'nvidia.ampre' is not defined on the search path" in problem.message
+    assert "did you mean 'nvidia.ampere'" in problem.message
+    assert "lab.x" not in lib
+
+
+# -- partitions: what software sees of a package ----------------------------------------------
+
+PACKAGE = """\
+device_type: lab.module
+vendor: lab
+kind: gpu
+compute_units: 20
+partitions:
+  - {mode: split, device_type: lab.die, count: 2, description: each die is its own device}
+  - {mode: whole, device_type: lab.module, count: 1}
+"""
+DIE = "device_type: lab.die\nvendor: lab\nkind: gpu\ncompute_units: 10\n"
+
+
+def test_partitions_are_resolved_in_order_first_is_the_default(
+    tmp_path: Path, write_yaml: WriteYaml
+) -> None:
+    write_yaml("d/module.yaml", PACKAGE)
+    write_yaml("d/die.yaml", DIE)
+    write_yaml("d/variant.yaml", "device_type: lab.variant\nextends: lab.module\n")
+    lib = lib_of(tmp_path / "d")
+    assert lib.problems == []
+    module = lib.get("lab.module")
+    assert isinstance(module.partitions[0], prism_core.Partition)
+    assert [(p.mode, p.device_type, p.count) for p in module.partitions] == [
+        ("split", "lab.die", 2),
+        ("whole", "lab.module", 1),
+    ]
+    assert module.partitions[0].description == "each die is its own device"
+    assert module.partition() == module.partitions[0]
+    assert module.partition("whole") == module.partitions[1]
+    with pytest.raises(LookupError, match=r"no partition mode 'flat'.*split, whole"):
+        module.partition("flat")
+    assert lib.get("lab.die").partitions == () and lib.get("lab.die").partition() is None
+    # Inherited whole, like other lists.
+    assert lib.get("lab.variant").partitions == module.partitions
+
+
+@pytest.mark.parametrize(
+    ("partitions", "message"),
+    [
+        (
+            "[{mode: split, device_type: lab.dye, count: 2}]",
+            "partition device type 'lab.dye' is not defined on the search path "
+            "(did you mean 'lab.die'",
+        ),
+        (
+            "[{mode: split, device_type: lab.family, count: 2}]",
+            "partition device type 'lab.family' is abstract",
+        ),
+        (
+            "[{mode: split, device_type: lab.module, count: 2}]",
+            "a description can be its own partition only with count: 1",
+        ),
+        (
+            "[{mode: split, device_type: lab.nested, count: 2}]",
+            "partition device type 'lab.nested' is partitioned itself",
+        ),
+    ],
+)
+def test_bad_partitions_are_located(
+    tmp_path: Path, write_yaml: WriteYaml, partitions: str, message: str
+) -> None:
+    write_yaml("d/die.yaml", DIE)
+    write_yaml("d/family.yaml", "device_type: lab.family\nabstract: true\n")
+    write_yaml(
+        "d/nested.yaml",
+        "device_type: lab.nested\npartitions: [{mode: m, device_type: lab.die, count: 2}]\n",
+    )
+    write_yaml("d/module.yaml", f"device_type: lab.module\nkind: gpu\npartitions: {partitions}\n")
+    write_yaml("d/child.yaml", "device_type: lab.child\nextends: lab.module\n")
+    lib = lib_of(tmp_path / "d")
+    problem, child = sorted(lib.problems, key=lambda p: p.file)[::-1]
+    assert child.file.endswith("child.yaml") and child.json_path == "$.extends"
+    assert "parent device type 'lab.module' could not be loaded" in child.message
+    assert problem.file.endswith("module.yaml")
+    assert problem.json_path == "$.partitions[0].device_type"
+    assert (problem.line, problem.column) == (3, 28)
+    assert message in problem.message
+    assert "lab.module" not in lib and "lab.child" not in lib, "the package and its children"
+    assert "lab.die" in lib

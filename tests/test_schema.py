@@ -211,3 +211,83 @@ def test_problem_count_is_capped(write_yaml: Callable[[str, str], Path]) -> None
     found = problems_of(text)
     assert len(found) == MAX_PROBLEMS + 1
     assert found[-1].endswith("... and 20 more problems")
+
+
+def test_fnuz_fp8_types_are_in_the_vocabulary() -> None:
+    assert problems_of("device_type: x.y\npeak_tflops: {fp8_e4m3fnuz: 1, fp8_e5m2fnuz: 1}\n") == []
+    text = (
+        "device_type: x.y\nfeatures:\n  - name: mfma\n    version: 3\n    operations:\n"
+        "      - {name: matmul, data_types: [fp8_e4m3fnuz, fp8_e5m2fnuz]}\n"
+    )
+    assert problems_of(text) == []
+
+
+def test_every_prism_dtype_names_a_vocabulary_type() -> None:
+    from prism_core._description import dtypes
+
+    vocabulary = set(device_schema()["definitions"]["data_type"]["enum"])
+    assert {d.vocab for d in dtypes.ALL} <= vocabulary
+    assert {"fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz", "fp8_e5m2fnuz"} <= {d.vocab for d in dtypes.ALL}
+
+
+class _NamedDType:
+    """A dtype object as ml_dtypes gives NumPy (``.name``) or torch prints (``torch.<name>``)."""
+
+    def __init__(self, name: str, *, torch: bool = False) -> None:
+        self._name, self._torch = name, torch
+        if not torch:
+            self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self._name}" if self._torch else self._name
+
+
+@pytest.mark.parametrize(
+    ("name", "vocab"),
+    [
+        ("float8_e4m3fn", "fp8_e4m3"),
+        ("float8_e5m2", "fp8_e5m2"),
+        ("float8_e4m3fnuz", "fp8_e4m3fnuz"),
+        ("float8_e5m2fnuz", "fp8_e5m2fnuz"),
+    ],
+)
+def test_fp8_dtypes_map_ml_dtypes_and_torch_names(name: str, vocab: str) -> None:
+    import prism_core
+    from prism_core._description import dtypes
+
+    found = dtypes.dtype(name)
+    assert found is getattr(prism_core, name) and found.vocab == vocab and found.itemsize == 1
+    assert dtypes.dtype(vocab) is found
+    assert dtypes.dtype(_NamedDType(name)) is found
+    assert dtypes.dtype(_NamedDType(name, torch=True)) is found
+
+
+def test_dropped_features_need_a_predecessor() -> None:
+    found = problems_of("device_type: x.y\ndropped_features: {mig: no MIG on this part}\n")
+    assert found == [
+        "d.yaml:2:1: $.dropped_features: dropped_features needs `succeeds`: it lists features "
+        "of the predecessor that this generation no longer has"
+    ]
+    ok = "device_type: x.y\nsucceeds: x.w\ndropped_features: {mig: no MIG on this part}\n"
+    assert problems_of(ok) == []
+
+
+def test_dropped_features_need_a_reason() -> None:
+    found = problems_of("device_type: x.y\nsucceeds: x.w\ndropped_features: {mig: ''}\n")
+    assert len(found) == 1 and "$.dropped_features.mig" in found[0]
+
+
+def test_partition_modes_are_unique_and_counts_positive() -> None:
+    text = (
+        "device_type: x.y\npartitions:\n"
+        "  - {mode: flat, device_type: x.die, count: 2}\n"
+        "  - {mode: flat, device_type: x.y, count: 1}\n"
+    )
+    assert problems_of(text) == [
+        "d.yaml:4:12: $.partitions[1].mode: partitions has two entries with mode 'flat' (the "
+        "first at line 3); give each mode one entry"
+    ]
+    found = problems_of("device_type: x.y\npartitions: [{mode: m, device_type: x.die, count: 0}]\n")
+    assert len(found) == 1 and "$.partitions[0].count" in found[0]
+    found = problems_of("device_type: x.y\npartitions: [{mode: m, count: 2}]\n")
+    assert len(found) == 1 and "device_type" in found[0]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prism_core._description.requirements import RequirementMatch
 
-__all__ = ["DeviceDescription", "Feature", "MemoryLevel"]
+__all__ = ["DeviceDescription", "Feature", "MemoryLevel", "Partition"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,20 @@ class Feature:
         from prism_core._description.requirements import version_meets
 
         return version_meets(self.version, spec)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """What software sees of a package in one partition mode: ``count`` devices, each described
+    by ``device_type`` (an MI250X is two ``amd.mi250x-gcd``; a Max 1550 in FLAT mode is two
+    ``intel.max-1550-stack``)."""
+
+    mode: str
+    device_type: str
+    count: int
+    description: str = ""
+
+    __module__ = "prism_core"
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,6 +117,37 @@ class DeviceDescription:
     def is_a(self, device_type: str) -> bool:
         """True when this is ``device_type`` or derives from it (``h100.is_a("nvidia.hopper")``)."""
         return device_type in self.lineage
+
+    # -- generations and partitions ---------------------------------------------------------
+    @property
+    def succeeds(self) -> str | None:
+        """The device type of the previous generation of this line (``succeeds`` in the file)."""
+        return self.data.get("succeeds")
+
+    @property
+    def dropped_features(self) -> Mapping[str, str]:
+        """Features of the predecessor this generation no longer has, each with the reason."""
+        return dict(self.data.get("dropped_features", {}))
+
+    @functools.cached_property
+    def partitions(self) -> tuple[Partition, ...]:
+        """What software sees of this package, per mode; the first is the driver's default.
+        Empty for a description that software sees as one device."""
+        return tuple(Partition(**p) for p in self.data.get("partitions", ()))
+
+    def partition(self, mode: str | None = None) -> Partition | None:
+        """The partition for ``mode`` (default: the driver's default mode), or ``None`` when the
+        description has no partitions.  Raises :class:`LookupError` for a mode it does not have.
+        """
+        if not self.partitions:
+            return None
+        if mode is None:
+            return self.partitions[0]
+        for part in self.partitions:
+            if part.mode == mode:
+                return part
+        modes = ", ".join(p.mode for p in self.partitions)
+        raise LookupError(f"{self.device_type} has no partition mode {mode!r}; its modes: {modes}")
 
     # -- numbers --------------------------------------------------------------------------
     @property

@@ -12,6 +12,10 @@ __all__ = [
     "complex64",
     "complex128",
     "dtype",
+    "float8_e4m3fn",
+    "float8_e4m3fnuz",
+    "float8_e5m2",
+    "float8_e5m2fnuz",
     "float16",
     "float32",
     "float64",
@@ -65,6 +69,14 @@ float32 = DType("float32", "fp32", "f", 4)
 float64 = DType("float64", "fp64", "f", 8)
 complex64 = DType("complex64", "complex64", "c", 8)
 complex128 = DType("complex128", "complex128", "c", 16)
+# The FP8 formats, named as ml_dtypes and torch name them.  The OCP formats (NVIDIA Hopper and
+# later, Intel Gaudi 3) are e4m3fn (no infinities) and e5m2; the FNUZ variants (no negative zero,
+# a single NaN, exponent bias one higher) are what AMD CDNA 3 (gfx942) computes.  The two families
+# differ in bit patterns, so a device file declares the one its hardware has.
+float8_e4m3fn = DType("float8_e4m3fn", "fp8_e4m3", "f", 1)
+float8_e5m2 = DType("float8_e5m2", "fp8_e5m2", "f", 1)
+float8_e4m3fnuz = DType("float8_e4m3fnuz", "fp8_e4m3fnuz", "f", 1)
+float8_e5m2fnuz = DType("float8_e5m2fnuz", "fp8_e5m2fnuz", "f", 1)
 
 ALL: tuple[DType, ...] = (
     bool_,
@@ -79,6 +91,10 @@ ALL: tuple[DType, ...] = (
     float64,
     complex64,
     complex128,
+    float8_e4m3fn,
+    float8_e5m2,
+    float8_e4m3fnuz,
+    float8_e5m2fnuz,
 )
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL:

@@ -53,7 +53,16 @@ logger = logging.getLogger("prism_core")
 
 #: Keys a description does not inherit from its parents.
 NOT_INHERITED = frozenset(
-    {"format_version", "device_type", "name", "description", "abstract", "extends"}
+    {
+        "format_version",
+        "device_type",
+        "name",
+        "description",
+        "abstract",
+        "extends",
+        "succeeds",
+        "dropped_features",
+    }
 )
 #: Lists merged entry by entry, keyed by the given field; a child's entry replaces its parent's.
 KEYED_LISTS = {"features": "name", "memory_hierarchy": "level"}
@@ -484,6 +493,73 @@ class DeviceLibrary:
         self._depths = self._lineage_depths()
         for dtype in sorted(self.files):
             self._resolve(dtype, (), failed)
+        self._check_references()
+
+    def _check_references(self) -> None:
+        """``succeeds`` and ``partitions`` name other device types: report each that cannot be
+        used, at the key that names it, and drop the description and its children, as for a
+        missing parent."""
+        bad: dict[str, None] = {}
+        for dtype in sorted(self._resolved):
+            dev = self.files[dtype]
+            succeeds = dev.data.get("succeeds")
+            if succeeds is not None and succeeds not in self.files:
+                hint = did_you_mean(succeeds, self.files)
+                message = f"predecessor {succeeds!r} is not defined on the search path{hint}"
+                self._problem_at(dev, ("succeeds",), message)
+                bad[dtype] = None
+            for i, part in enumerate(dev.data.get("partitions", ())):
+                why = self._partition_problem(dtype, part)
+                if why is not None:
+                    self._problem_at(dev, ("partitions", i, "device_type"), why)
+                    bad[dtype] = None
+        if not bad:
+            return
+        for dtype in sorted(self._resolved):
+            desc = self._resolved[dtype]
+            broken = [t for t in desc.lineage if t in bad]
+            if not broken:
+                continue
+            if dtype not in bad:
+                parent = next(p for p in desc.parents if broken[0] in self._resolved[p].lineage)
+                self._problem_at_extends(
+                    self.files[dtype],
+                    f"parent device type {parent!r} could not be loaded (see its problems)",
+                )
+        for dtype in [t for t, d in self._resolved.items() if bad.keys() & set(d.lineage)]:
+            del self._resolved[dtype]
+
+    def _partition_problem(self, dtype: str, part: Mapping[str, Any]) -> str | None:
+        target, count = part["device_type"], part["count"]
+        if target == dtype:
+            if count == 1:
+                return None
+            return (
+                "a description can be its own partition only with count: 1 (a mode in which "
+                "software sees the whole package as one device)"
+            )
+        desc = self._resolved.get(target)
+        if desc is None:
+            if target in self.files:
+                return f"partition device type {target!r} could not be loaded (see its problems)"
+            hint = did_you_mean(target, self.files)
+            return f"partition device type {target!r} is not defined on the search path{hint}"
+        if desc.abstract:
+            return (
+                f"partition device type {target!r} is abstract; name the description of one "
+                "device software sees"
+            )
+        if any(p.device_type != target for p in desc.partitions):
+            return (
+                f"partition device type {target!r} is partitioned itself; name the description "
+                "of one device software sees"
+            )
+        return None
+
+    def _problem_at(self, dev: DeviceFile, path: tuple[str | int, ...], message: str) -> None:
+        line, col = dev.locate(*path)
+        where = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
+        self.problems.append(Problem(display_path(dev.path), line, col, where, message))
 
     def _lineage_depths(self) -> dict[str, tuple[int, str | None]]:
         """Each device type's lineage depth: the levels of its longest `extends` chain (itself

@@ -231,13 +231,40 @@ def _enum_of(schema: Any) -> list[str]:
 
 
 def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
-    """What JSON Schema cannot say: unique names in keyed lists, regexes that compile."""
+    """What JSON Schema cannot say: unique names in keyed lists, regexes that compile,
+    ``dropped_features`` only beside ``succeeds``."""
     doc = parsed.value
 
     def at(p: PathT, message: str) -> Problem:
         line, col = parsed.locate(p)
         return Problem(filename, line, col, json_path(p), message)
 
+    if "dropped_features" in doc and "succeeds" not in doc:
+        line, col = parsed.locate(("dropped_features",), key=True)
+        yield Problem(
+            filename,
+            line,
+            col,
+            "$.dropped_features",
+            "dropped_features needs `succeeds`: it lists features of the predecessor that this "
+            "generation no longer has",
+        )
+    modes = doc.get("partitions")
+    if isinstance(modes, list):
+        first_mode: dict[str, int] = {}
+        for i, entry in enumerate(modes):
+            mode = entry.get("mode") if isinstance(entry, dict) else None
+            if not isinstance(mode, str):
+                continue
+            if mode in first_mode:
+                line = parsed.locate(("partitions", first_mode[mode], "mode"))[0]
+                yield at(
+                    ("partitions", i, "mode"),
+                    f"partitions has two entries with mode {mode!r} (the first at line {line}); "
+                    "give each mode one entry",
+                )
+            else:
+                first_mode[mode] = i
     for list_key, name_key in (("features", "name"), ("memory_hierarchy", "level")):
         items = doc.get(list_key)
         if not isinstance(items, list):

@@ -36,13 +36,20 @@ class Availability:
 
 @dataclass(frozen=True)
 class DetectedDevice:
-    """A device a plugin found on this host; ``device_type`` names its description."""
+    """A device a plugin found on this host; ``device_type`` names its description.
+
+    A description with ``partitions`` is a package (an MI250X module, a Trainium2 chip): Prism
+    turns it into the devices software sees, in the driver's default partition mode unless
+    ``partition_mode`` names another (``"composite"``, ``"lnc1"``).  ``index`` and
+    ``memory_bytes`` are then the package's.
+    """
 
     device_type: str
     index: int = 0
     name: str = ""
     uuid: str | None = None
     memory_bytes: int | None = None
+    partition_mode: str | None = None
 
     __module__ = "prism_core"
 

@@ -43,8 +43,10 @@ __all__ = [
     "detect_cpu",
     "host_cpu_instance",
     "match_cpu",
+    "match_detected_device",
     "normalize_family",
     "present_devices",
+    "software_devices",
 ]
 
 #: ``platform.machine()`` spellings of the families archspec and the device files use.
@@ -379,6 +381,11 @@ class DeviceInstance:
     driver uses for accelerators).  ``source`` is ``"archspec"`` for the host CPU, otherwise the
     name of the plugin that found the device.  ``memory_bytes`` is what the device really has
     (the host's physical memory for the CPU), which a description may not state.
+
+    A device that is one partition of a detected package (a GCD of an MI250X, a logical
+    NeuronCore of a Trainium2) names the package's device type in ``package`` and its ordinal
+    within the package in ``partition``; its ``index`` is ``package index * count + partition``,
+    its ``uuid`` the package's and its ``memory_bytes`` an equal share of the package's.
     """
 
     description: DeviceDescription
@@ -388,6 +395,8 @@ class DeviceInstance:
     memory_bytes: int | None
     source: str
     simulated: bool = False
+    package: str | None = None
+    partition: int | None = None
 
     __module__ = "prism_core"
 
@@ -404,6 +413,8 @@ class DeviceInstance:
             "memory_bytes": self.memory_bytes,
             "source": self.source,
             "simulated": self.simulated,
+            "package": self.package,
+            "partition": self.partition,
         }
 
 
@@ -447,6 +458,115 @@ def host_cpu_instance(
     )
 
 
+# -- accelerators: detection hints, and what software sees of a package ---------------------------
+
+
+def _own_hints(description: DeviceDescription) -> tuple[list[Any], list[str]]:
+    """The PCI entries and product-name patterns written in ``description``'s own file.
+
+    Inherited hints describe a family (every NVIDIA GPU has vendor id 0x10de) and identify no
+    particular device, so only a file's own hints can claim a detected device for it.
+    """
+    detection = description.data.get("detection") or {}
+    own = description.device_type
+    pci = detection.get("pci") if description.provenance.get("detection.pci") == own else None
+    names = (
+        detection.get("product_names")
+        if description.provenance.get("detection.product_names") == own
+        else None
+    )
+    return list(pci or ()), list(names or ())
+
+
+def _hint_score(
+    description: DeviceDescription,
+    vendor_id: str | None,
+    device_id: str | None,
+    product_name: str | None,
+) -> int:
+    """How many kinds of ``description``'s own hints the detected device matches (0: none, or
+    one of them contradicts it)."""
+    pci, names = _own_hints(description)
+    if pci and vendor_id is not None and all(e["vendor_id"] != vendor_id.lower() for e in pci):
+        return 0  # another vendor's device, whatever its name says
+    score = 0
+    ids = {
+        d
+        for entry in pci
+        if vendor_id is not None and entry["vendor_id"] == vendor_id.lower()
+        for d in entry.get("device_ids", ())
+    }
+    if ids:
+        if device_id is None or device_id.lower() not in ids:
+            return 0
+        score += 1
+    if names:
+        # A description that names its products is never claimed without the name: PCI ids
+        # are shared between models (0x740c: MI250 and MI250X; 0x401e: n150 and n300).
+        if product_name is None or _brand_problem(names, " ".join(product_name.split())):
+            return 0
+        score += 1
+    return score
+
+
+def match_detected_device(
+    library: DeviceLibrary | None = None,
+    *,
+    vendor_id: str | None = None,
+    device_id: str | None = None,
+    product_name: str | None = None,
+) -> DeviceDescription | None:
+    """The description of a device a driver reports: one PCI function (``vendor_id``,
+    ``device_id`` as ``"0x10de"``-style strings) and the product name the driver gives it.
+
+    A non-abstract description is a candidate when its own ``detection`` hints (those written
+    in its file, not inherited) identify the device: its PCI entry for ``vendor_id`` lists
+    ``device_id``, and one of its ``product_names`` matches the whole name, ignoring case.
+    Every kind of hint the description gives must match, so a description with product names
+    is never claimed by its PCI id alone.  The candidate matching the most kinds wins, then the
+    longest lineage, then the device type.  ``None`` when nothing matches.
+
+    The result may be a package (``partitions``): :func:`software_devices` gives the devices
+    software sees of it.
+    """
+    lib = _default_library(library)
+    scored = [
+        (score, desc)
+        for desc in lib.list()
+        if (score := _hint_score(desc, vendor_id, device_id, product_name)) > 0
+    ]
+    if not scored:
+        return None
+    scored.sort(key=lambda item: (-item[0], -len(item[1].lineage), item[1].device_type))
+    return scored[0][1]
+
+
+def software_devices(
+    description: DeviceDescription,
+    library: DeviceLibrary | None = None,
+    *,
+    mode: str | None = None,
+) -> tuple[DeviceDescription, ...]:
+    """The devices software sees of one detected ``description``, in partition ``mode``
+    (default: the driver's default, the first of its ``partitions``).
+
+    A description without ``partitions`` is one device: ``(description,)``.  A package gives
+    ``count`` descriptions of its partition (two ``amd.mi250x-gcd`` for an ``amd.mi250x``).
+    Raises :class:`LookupError` for a mode the description does not have.
+    """
+    part = description.partition(mode)
+    if part is None:
+        if mode is not None:
+            raise LookupError(
+                f"{description.device_type} has no partition mode {mode!r}; software sees it "
+                "as one device"
+            )
+        return (description,)
+    if part.device_type == description.device_type:
+        return (description,) * part.count
+    return (_default_library(library).get(part.device_type),) * part.count
+
+
 @dataclass(frozen=True)
 class PresentDevices:
     """The devices present on this host, and for each plugin that found none, why not."""
@@ -461,9 +581,12 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     """Every device present on this host, each an instance of its description.
 
     The host CPU comes from :func:`host_cpu_instance`; accelerators from the plugins'
-    ``prism_detect_devices`` hooks (called once per process).  A detected device whose
-    ``device_type`` has no description is left out with a note, as is a CPU family the library
-    does not describe.  Never raises for "nothing here".
+    ``prism_detect_devices`` hooks (called once per process).  A detected package (a description
+    with ``partitions``) becomes the devices software sees of it (:func:`software_devices`), in
+    the detection's ``partition_mode`` or the driver's default.  A detected device whose
+    ``device_type`` has no description, or whose partition mode the description does not have,
+    is left out with a note, as is a CPU family the library does not describe.  Never raises for
+    "nothing here".
     """
     from prism_core._knowledge.plugins import plugins
 
@@ -482,16 +605,39 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
                     "on the search path"
                 )
                 continue
-            found.append(
-                DeviceInstance(
-                    description=lib.get(dev.device_type),
-                    index=dev.index,
-                    name=dev.name or dev.device_type,
-                    uuid=dev.uuid,
-                    memory_bytes=dev.memory_bytes,
-                    source=plugin,
+            package = lib.get(dev.device_type)
+            try:
+                seen = software_devices(package, lib, mode=dev.partition_mode)
+            except LookupError as exc:
+                notes[f"{plugin}:{dev.index}"] = f"{dev.name or dev.device_type}: {exc}"
+                continue
+            if package.partition(dev.partition_mode) is None or seen == (package,):
+                found.append(
+                    DeviceInstance(
+                        description=package,
+                        index=dev.index,
+                        name=dev.name or dev.device_type,
+                        uuid=dev.uuid,
+                        memory_bytes=dev.memory_bytes,
+                        source=plugin,
+                    )
                 )
-            )
+                continue
+            count = len(seen)
+            share = None if dev.memory_bytes is None else dev.memory_bytes // count
+            for i, description in enumerate(seen):
+                found.append(
+                    DeviceInstance(
+                        description=description,
+                        index=dev.index * count + i,
+                        name=f"{dev.name or dev.device_type} [{i}]",
+                        uuid=dev.uuid,
+                        memory_bytes=share,
+                        source=plugin,
+                        package=package.device_type,
+                        partition=i,
+                    )
+                )
         if not detection.devices:
             notes[plugin] = detection.reason or "no device found"
     return PresentDevices(tuple(found), MappingProxyType(notes))
