@@ -353,13 +353,32 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         dt = to_dtype(args.dtype)
     except (TypeError, ValueError) as exc:
         raise UsageError(f"--dtype: {exc}") from None
+    for option, value, what, example in (
+        ("--device", args.device, "device type", "nvidia.h100-sxm"),
+        ("--backend", args.backend, "backend name", "numpy"),
+    ):
+        if value is not None and not value.strip():
+            raise UsageError(
+                f"{option}: an empty {what}; give one such as {example}, or leave {option} out "
+                "for automatic selection"
+            )
     shapes = (
         _parse_shapes(args.shape) if args.shape else [(2, 2)] * max(1, len(op.array_args or (0, 1)))
     )
+    if op.array_args is not None:
+        # An op without array arguments (zeros, random.normal) takes one shape: its own.
+        takes = max(1, len(op.array_args))
+        if len(shapes) > takes:
+            what = "array argument" if op.array_args else "shape (the one it makes)"
+            raise UsageError(
+                f"--shape: {len(shapes)} shapes given, but {op.name} takes {takes} {what}"
+                f"{'s' if takes != 1 else ''}; give at most {takes}, one per array argument, "
+                "separated by commas"
+            )
     specs = [ArraySpec(s, dt) for s in shapes]
     simulated = False
     with contextlib.ExitStack() as stack:
-        if args.device:
+        if args.device is not None:
             try:
                 stack.enter_context(device(args.device, simulate=args.simulate))
             except DeviceNotPresentError:
@@ -368,7 +387,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 simulated = True
             except UnknownDeviceError as exc:
                 raise UsageError(str(exc)) from None
-        if args.backend:
+        if args.backend is not None:
             try:
                 stack.enter_context(use_backend(args.backend))
             except PrismError as exc:  # unknown or unavailable backend

@@ -78,3 +78,26 @@ def test_explain_usage_errors(tmp_path: Path) -> None:
         proc = prism(tmp_path, *args)
         assert proc.returncode == 2, (args, proc.returncode)
         assert message in proc.stderr, (args, proc.stderr)
+
+
+def test_explain_refuses_empty_names_and_too_many_shapes(tmp_path: Path) -> None:
+    for args, message in [
+        (("explain", "matmul", "--device", ""), "--device: an empty device type"),
+        (("explain", "matmul", "--device", " "), "--device: an empty device type"),
+        (("explain", "matmul", "--backend", ""), "--backend: an empty backend name"),
+        (
+            ("explain", "matmul", "--shape", "2x2,2x2,2x2"),
+            "--shape: 3 shapes given, but matmul takes 2 array arguments",
+        ),
+        (
+            ("explain", "linalg.inv", "--shape", "2x2,2x2"),
+            "--shape: 2 shapes given, but linalg.inv takes 1 array argument",
+        ),
+    ]:
+        proc = prism(tmp_path, *args)
+        assert proc.returncode == 2, (args, proc.returncode, proc.stdout)
+        assert message in proc.stderr, (args, proc.stderr)
+    # As many shapes as the op takes is no usage error.
+    proc = prism(tmp_path, "explain", "linalg.inv", "--shape", "3x3")
+    assert proc.returncode != 2, proc.stderr
+    assert proc.stdout.splitlines()[0] == "linalg.inv(float64[3x3])"

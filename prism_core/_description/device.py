@@ -220,15 +220,28 @@ class DeviceDescription:
     def has_feature(self, name: str, version_spec: str | int | bool | None = None) -> bool:
         """Whether the device has feature ``name``, at a version meeting ``version_spec``.
 
-        ``version_spec`` is a specifier (``">=3"``, ``">=2,<4"``), an integer (at least that
-        version), ``True``/``None`` (present) or ``False`` (absent).
+        ``version_spec`` takes the value forms of a requirement clause: a specifier (``">=3"``,
+        ``">=2,<4"``), a number (at least that version), ``True`` or ``None`` (present),
+        ``False`` (absent), a string (equal to it) or a list of strings (equal to one of them).
+        ``has_feature(name, spec)`` is ``satisfies({"feature:" + name: spec}).ok``, computed by
+        the same code; a malformed ``spec`` raises :class:`RequirementError`.
         """
-        feat = self.feature(name)
-        if version_spec is False:
-            return feat is None
-        if feat is None:
-            return False
-        return version_spec is None or feat.version_satisfies(version_spec)
+        from prism_core._description.requirements import Requirement
+        from prism_core._errors import RequirementError
+
+        if not isinstance(name, str):
+            raise TypeError(
+                "has_feature(): name must be a feature name such as 'tensor_cores', got "
+                f"{name!r} ({type(name).__name__})"
+            )
+        spec = True if version_spec is None else version_spec
+        try:
+            requirement = Requirement({f"feature:{name}": spec})
+        except RequirementError as exc:
+            raise RequirementError(
+                f"has_feature({name!r}, version_spec={version_spec!r}): {exc}"
+            ) from None
+        return requirement.match(self).ok
 
     def supports(self, op: str, dtype: str) -> bool:
         """Whether some feature of the device accelerates ``op`` in ``dtype``."""

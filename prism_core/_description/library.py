@@ -710,6 +710,11 @@ class DeviceLibrary:
     # -- queries --------------------------------------------------------------------------
     def get(self, device_type: str) -> DeviceDescription:
         """The description of ``device_type``; :class:`UnknownDeviceError` names close matches."""
+        if not isinstance(device_type, str):
+            raise TypeError(
+                "device_type must be a device type string such as 'nvidia.h100-sxm'; got "
+                f"{device_type!r} ({type(device_type).__name__})"
+            )
         try:
             return self._resolved[device_type]
         except KeyError:

@@ -61,16 +61,17 @@ def _as_version(value: Any) -> Any:
         return None
 
 
-def version_meets(value: Any, spec: str | int | float | bool | None) -> bool:
-    """Whether a version-like ``value`` meets ``spec`` (specifier, at-least number, or presence)."""
-    if spec is None or spec is True:
-        return value is not None
-    if spec is False:
-        return value is None
-    if isinstance(spec, (int, float)):
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= spec
-    version = _as_version(value)
-    return version is not None and version in _specifier(spec, "version")
+def version_meets(value: Any, spec: Any) -> bool:
+    """Whether a version-like ``value`` (``None``: absent) meets ``spec``, a value form of a
+    requirement clause (``None`` also means present): exactly what a ``feature:NAME`` clause
+    decides for a feature of that version.  A malformed ``spec`` raises
+    :class:`RequirementError`."""
+    if spec is None:
+        spec = True
+    _check_value_form("version", spec)
+    if value is None:
+        return spec is False
+    return _value_reason("version", value, spec) is None
 
 
 @dataclass(frozen=True)
@@ -119,10 +120,27 @@ def _check_value_form(key: str, value: Any) -> None:
     if isinstance(value, (int, float)):
         return
     if isinstance(value, str):
+        if not value.strip():
+            raise RequirementError(
+                f"requirement {key!r}: an empty string is not a requirement value; use true "
+                "(present), false (absent), a number (at least), a specifier such as '>=3', or "
+                "a non-empty string to equal"
+            )
         if _SPEC_START.match(value):
             _specifier(value, key)
         return
     if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
+        for item in value:
+            if not item.strip():
+                raise RequirementError(
+                    f"requirement {key!r}: {value!r} holds an empty string, which equals nothing"
+                )
+            if _SPEC_START.match(item):
+                raise RequirementError(
+                    f"requirement {key!r}: {item!r} is a version specifier; a list means equal "
+                    f"to one of its strings: give the specifier alone ({item!r}), joining "
+                    "several with commas ('>=2,<4')"
+                )
         return
     raise RequirementError(
         f"requirement {key!r}: {value!r} is not accepted; use true, false, a number, a version "
@@ -139,6 +157,11 @@ class Requirement:
     __slots__ = ("clauses", "mapping")
 
     def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
+        if mapping is not None and not isinstance(mapping, Mapping):
+            raise RequirementError(
+                "a requirement is a mapping of clause to value, such as {'vendor': 'nvidia', "
+                f"'tensor_cores': '>=4'}}; got {mapping!r} ({type(mapping).__name__})"
+            )
         mapping = dict(mapping or {})
         clauses: list[Clause] = []
         for key, value in mapping.items():

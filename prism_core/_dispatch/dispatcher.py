@@ -17,6 +17,7 @@ The way of a call (``Op.__call__``)::
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 import warnings
 from collections.abc import Callable, Sequence
@@ -77,6 +78,25 @@ class FallbackWarning(PrismWarning):
     __module__ = "prism_core"
 
 
+def _shape(shape: Any) -> tuple[int, ...]:
+    """``shape`` as a tuple of ints; a TypeError or ValueError naming what is wrong with it."""
+    wanted = "ArraySpec(): shape must be a sequence of non-negative integers such as (4096, 4096)"
+    if isinstance(shape, (str, bytes, bytearray)) or not isinstance(shape, Sequence):
+        raise TypeError(f"{wanted}; got {shape!r} ({type(shape).__name__})")
+    dims = []
+    for i, d in enumerate(shape):
+        try:
+            if isinstance(d, bool):
+                raise TypeError
+            dim = operator.index(d)
+        except TypeError:
+            raise TypeError(f"{wanted}; dimension {i} is {d!r} ({type(d).__name__})") from None
+        if dim < 0:
+            raise ValueError(f"{wanted}; dimension {i} is {dim}")
+        dims.append(dim)
+    return tuple(dims)
+
+
 class ArraySpec:
     """An array described by its shape and dtype, for :func:`explain` without data."""
 
@@ -86,7 +106,7 @@ class ArraySpec:
     def __init__(self, shape: Sequence[int], dtype: Any = "float64") -> None:
         from prism_core._description.dtypes import dtype as to_dtype
 
-        self.shape = tuple(int(s) for s in shape)
+        self.shape = _shape(shape)
         self.dtype = to_dtype(dtype)
 
     @property

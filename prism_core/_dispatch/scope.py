@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from prism_core._errors import PrismError, did_you_mean
@@ -144,13 +142,30 @@ def current_scope() -> Scope:
     return SCOPE.get() or _process_default()
 
 
-@contextmanager
-def _entered(scope: Scope) -> Iterator[Scope]:
-    token = SCOPE.set(scope)
-    try:
-        yield scope
-    finally:
-        SCOPE.reset(token)
+def _describe(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+class _ScopeBlock:
+    """What :func:`device`, :func:`use_backend` and :func:`policy` return: a context manager
+    whose ``with`` puts their changes in force on top of the scope in force there, and gives
+    that scope to ``as``.  Its arguments were checked when it was made; it can be entered
+    again, and nested.
+    """
+
+    __slots__ = ("_changes", "_tokens")
+
+    def __init__(self, changes: dict[str, Any]) -> None:
+        self._changes = changes
+        self._tokens: list[contextvars.Token[Scope | None]] = []
+
+    def __enter__(self) -> Scope:
+        scope = current_scope().replace(**self._changes)
+        self._tokens.append(SCOPE.set(scope))
+        return scope
+
+    def __exit__(self, *exc_info: object) -> None:
+        SCOPE.reset(self._tokens.pop())
 
 
 def _invalidate() -> None:
@@ -171,24 +186,30 @@ def _check_backend(name: str) -> None:
         )
 
 
-@contextmanager
-def device(name: str | DeviceDescription, *, simulate: bool = False) -> Iterator[Scope]:
+def device(name: str | DeviceDescription, *, simulate: bool = False) -> _ScopeBlock:
     """Run what follows on ``name`` (a device type, or a family such as ``"nvidia.hopper"``).
 
     The device must be present on this host unless ``simulate=True``: selection then behaves as
     on that device, execution falls back to the reference backend, and every decision records
     that it was simulated.  Naming a device is strict: a failing variant raises.
+
+    The arguments are checked, and the device looked up, when ``device()`` is called; ``with``
+    puts the scope in force.
     """
     from prism_core._description.device import DeviceDescription
     from prism_core._description.library import default_library
 
-    lib = default_library()
-    desc = name if isinstance(name, DeviceDescription) else lib.get(name)
+    if not isinstance(name, (str, DeviceDescription)):
+        raise TypeError(
+            "device(): name must be a device type such as 'nvidia.h100-sxm', a family such as "
+            f"'nvidia.hopper', or a DeviceDescription; got {_describe(name)}"
+        )
+    if not isinstance(simulate, bool):
+        raise TypeError(f"device(): simulate must be True or False, got {_describe(simulate)}")
+    desc = name if isinstance(name, DeviceDescription) else default_library().get(name)
     if not simulate:
         desc = _present(desc)
-    scope = current_scope().replace(device=desc, simulated=simulate)
-    with _entered(scope):
-        yield scope
+    return _ScopeBlock({"device": desc, "simulated": simulate})
 
 
 def _present(desc: DeviceDescription) -> DeviceDescription:
@@ -205,12 +226,18 @@ def _present(desc: DeviceDescription) -> DeviceDescription:
     )
 
 
-@contextmanager
-def use_backend(name: str) -> Iterator[Scope]:
-    """Run what follows with the backend ``name`` only.  Strict: a failure raises."""
+def use_backend(name: str) -> _ScopeBlock:
+    """Run what follows with the backend ``name`` only.  Strict: a failure raises.
+
+    The backend is checked (installed and available) when ``use_backend()`` is called.
+    """
+    if not isinstance(name, str):
+        raise TypeError(
+            "use_backend(): name must be a backend name (a string such as 'numpy'); got "
+            f"{_describe(name)}; for automatic selection, leave the block out"
+        )
     _check_backend(name)
-    with _entered(current_scope().replace(backend=name)) as scope:
-        yield scope
+    return _ScopeBlock({"backend": name})
 
 
 def use_numpy_backend() -> Any:
@@ -218,16 +245,21 @@ def use_numpy_backend() -> Any:
     return use_backend("numpy")
 
 
-@contextmanager
-def policy(*, prefer: str | None = None, strict: bool | None = None) -> Iterator[Scope]:
-    """Change how variants are chosen in what follows.
+def policy(*, prefer: str | None = None, strict: bool | None = None) -> _ScopeBlock:
+    """Change how variants are chosen in what follows (the arguments are checked when
+    ``policy()`` is called; ``None`` keeps what is in force).
 
     :param prefer: ``"performance"`` (default: priority, then the most specific requirements)
         or ``"reference"`` (reference implementations first, for checking results).
-    :param strict: when true, a failing variant raises instead of falling back.
+    :param strict: ``True``: a failing variant raises instead of falling back; ``False``: off.
     """
     changes: dict[str, Any] = {}
     if prefer is not None:
+        if not isinstance(prefer, str):
+            raise TypeError(
+                f"policy(): prefer must be one of {', '.join(map(repr, POLICIES))} (or None to "
+                f"keep the one in force); got {_describe(prefer)}"
+            )
         if prefer not in POLICIES:
             raise ValueError(
                 f"prefer={prefer!r} is not a policy{did_you_mean(prefer, POLICIES)}; "
@@ -235,9 +267,13 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> Iterator
             )
         changes["prefer"] = prefer
     if strict is not None:
-        changes["strict"] = bool(strict)
-    with _entered(current_scope().replace(**changes)) as scope:
-        yield scope
+        if not isinstance(strict, bool):
+            raise TypeError(
+                "policy(): strict must be True or False (or None to keep the setting in force); "
+                f"got {_describe(strict)}"
+            )
+        changes["strict"] = strict
+    return _ScopeBlock(changes)
 
 
 def set_backend(name: str | None) -> None:
@@ -245,6 +281,11 @@ def set_backend(name: str | None) -> None:
 
     Scopes entered with ``with`` still take precedence where they are in force.
     """
+    if name is not None and not isinstance(name, str):
+        raise TypeError(
+            "set_backend(): name must be a backend name such as 'numpy', or None for automatic "
+            f"selection; got {_describe(name)}"
+        )
     if name is not None:
         _check_backend(name)
     current = _process_default()
