@@ -66,6 +66,7 @@ if TYPE_CHECKING:
         fallbacks,
         reset_fallbacks,
     )
+    from prism_core._dispatch.generators import scoped
     from prism_core._dispatch.ops import (
         Op,
         OperationError,
@@ -154,6 +155,7 @@ _LAZY = {
     "current_scope": "_dispatch.scope",
     "device": "_dispatch.scope",
     "policy": "_dispatch.scope",
+    "scoped": "_dispatch.generators",
     "set_backend": "_dispatch.scope",
     "use_backend": "_dispatch.scope",
     "use_numpy_backend": "_dispatch.scope",
@@ -281,6 +283,7 @@ __all__ = [
     "reload_devices",
     "reload_plugins",
     "reset_fallbacks",
+    "scoped",
     "set_backend",
     "software_devices",
     "uint8",

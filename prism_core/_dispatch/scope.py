@@ -142,6 +142,27 @@ def current_scope() -> Scope:
     return SCOPE.get() or _process_default()
 
 
+class _Frame:
+    """One entry into a scope block: the scope it replaced, the frame below it, and whether its
+    block ended out of order (while it was not the innermost block where it ended)."""
+
+    __slots__ = ("below", "ended", "previous")
+
+    def __init__(self, previous: Scope | None, below: _Frame | None) -> None:
+        self.previous = previous
+        self.below = below
+        self.ended = False
+
+
+#: The innermost scope block entered in this context.  Blocks end in order, except when a
+#: generator suspended inside one is closed elsewhere (its consumer's own block still open, or
+#: another context): the frame says which block is in force, so that such an ending never
+#: touches a scope that is not its own.
+_BLOCK: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar(
+    "prism_scope_block", default=None
+)
+
+
 def _describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
@@ -149,23 +170,42 @@ def _describe(value: Any) -> str:
 class _ScopeBlock:
     """What :func:`device`, :func:`use_backend` and :func:`policy` return: a context manager
     whose ``with`` puts their changes in force on top of the scope in force there, and gives
-    that scope to ``as``.  Its arguments were checked when it was made; it can be entered
-    again, and nested.
+    that scope to ``as``.
+
+    Its arguments were checked when it was made; it can be entered again, and nested.  Ending a
+    block restores what it replaced only where it is the innermost block: a block that ends out
+    of order (a generator closed while its consumer's own block is open, or in another context)
+    leaves the scope in force alone, and is skipped when the block above it ends.
     """
 
-    __slots__ = ("_changes", "_tokens")
+    __slots__ = ("_changes", "_frames")
 
     def __init__(self, changes: dict[str, Any]) -> None:
         self._changes = changes
-        self._tokens: list[contextvars.Token[Scope | None]] = []
+        self._frames: list[_Frame] = []
 
     def __enter__(self) -> Scope:
         scope = current_scope().replace(**self._changes)
-        self._tokens.append(SCOPE.set(scope))
+        frame = _Frame(SCOPE.get(), _BLOCK.get())
+        self._frames.append(frame)
+        SCOPE.set(scope)
+        _BLOCK.set(frame)
         return scope
 
     def __exit__(self, *exc_info: object) -> None:
-        SCOPE.reset(self._tokens.pop())
+        top = _BLOCK.get()
+        frame = top if top in self._frames else self._frames[-1]
+        self._frames.remove(frame)
+        if top is not frame:
+            # Not the innermost block here (it ended out of order, or in a context it was never
+            # entered in): the scope in force belongs to another block; leave it, and mark this
+            # one so that the block above it, when it ends, does not bring it back.
+            frame.ended = True
+            return
+        while frame.below is not None and frame.below.ended:
+            frame = frame.below  # blocks that ended out of order underneath are done too
+        SCOPE.set(frame.previous)
+        _BLOCK.set(frame.below)
 
 
 def _invalidate() -> None:
