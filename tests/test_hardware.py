@@ -108,3 +108,28 @@ def test_ada_says_it_has_no_mig(lib: DeviceLibrary) -> None:
     assert not l4.has_feature("mig")
     assert "mig" in lib.get("nvidia.ada").dropped_features
     assert l4.has_feature("structured_sparsity") and l4.has_feature("async_copy")
+
+
+# -- FP8 variants (item 24) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device_type", ["amd.cdna3", "amd.mi300x"])
+def test_cdna3_fp8_is_fnuz_only(lib: DeviceLibrary, device_type: str) -> None:
+    dev = lib.get(device_type)
+    for op in ("matmul", "conv2d"):
+        assert dev.supports(op, "fp8_e4m3fnuz") and dev.supports(op, "fp8_e5m2fnuz")
+        assert not dev.supports(op, "fp8_e4m3") and not dev.supports(op, "fp8_e5m2")
+    assert not dev.satisfies({"supports": {"matmul": "fp8_e4m3"}}).ok
+
+
+def test_mi300x_peaks_name_the_fnuz_types(lib: DeviceLibrary) -> None:
+    mi300x = lib.get("amd.mi300x")
+    assert mi300x.peak("fp8_e4m3fnuz") == pytest.approx(2614.9)
+    assert mi300x.peak("fp8_e5m2fnuz") == pytest.approx(2614.9)
+    assert mi300x.peak("fp8_e4m3") is None and mi300x.peak("fp8_e5m2") is None
+
+
+def test_ocp_fp8_devices_keep_the_ocp_names(lib: DeviceLibrary) -> None:
+    for device_type in ("nvidia.h100-sxm", "nvidia.l4", "nvidia.b200"):
+        dev = lib.get(device_type)
+        assert dev.supports("matmul", "fp8_e4m3") and not dev.supports("matmul", "fp8_e4m3fnuz")
