@@ -14,8 +14,11 @@ from collections.abc import Iterator
 import pytest
 
 from prism_core import DeviceDescription, DeviceLibrary, SearchEntry
+from prism_core._knowledge.host import match_detected_device, software_devices
 
 from .conftest import HARDWARE
+
+GiB = 2**30
 
 
 def shipped() -> DeviceLibrary:
@@ -133,3 +136,113 @@ def test_ocp_fp8_devices_keep_the_ocp_names(lib: DeviceLibrary) -> None:
     for device_type in ("nvidia.h100-sxm", "nvidia.l4", "nvidia.b200"):
         dev = lib.get(device_type)
         assert dev.supports("matmul", "fp8_e4m3") and not dev.supports("matmul", "fp8_e4m3fnuz")
+
+
+# -- what software sees of multi-die packages (item 25) -----------------------------------------
+
+
+def global_memory(desc: DeviceDescription) -> int:
+    size = desc.memory_bytes
+    assert size is not None, desc.device_type
+    return size
+
+
+def test_a_detected_mi250x_is_two_gpus_of_110_cus_and_64_gib(lib: DeviceLibrary) -> None:
+    """ROCm shows each GCD as its own PCI function named after the module; each maps to one
+    GCD, so one MI250X is two devices whose sum is the module."""
+    found = [
+        match_detected_device(
+            lib, vendor_id="0x1002", device_id="0x740c", product_name="AMD Instinct MI250X"
+        )
+        for _gcd in range(2)
+    ]
+    assert all(d is not None for d in found)
+    gcds = [d for d in found if d is not None]
+    assert {d.device_type for d in gcds} == {"amd.mi250x-gcd"}
+    for gcd in gcds:
+        assert gcd.compute_units == 110
+        assert global_memory(gcd) == 64 * GiB
+        assert gcd.isa == "gfx90a"
+    module = lib.get("amd.mi250x")
+    assert module.compute_units == 220 and global_memory(module) == 128 * GiB
+    assert sum(d.compute_units or 0 for d in gcds) == module.compute_units
+    assert [d.device_type for d in software_devices(module, lib)] == ["amd.mi250x-gcd"] * 2
+
+
+def test_the_mi250x_module_is_never_matched_as_one_device(lib: DeviceLibrary) -> None:
+    for name in ("AMD Instinct MI250X", "AMD Instinct MI250X/MI250"):
+        for device_id in ("0x740c", "0x7408"):
+            found = match_detected_device(
+                lib, vendor_id="0x1002", device_id=device_id, product_name=name
+            )
+            assert found is not None and found.device_type == "amd.mi250x-gcd"
+
+
+def test_a_max_1550_is_two_stacks_in_flat_mode(lib: DeviceLibrary) -> None:
+    card = match_detected_device(
+        lib,
+        vendor_id="0x8086",
+        device_id="0x0bd5",
+        product_name="Intel(R) Data Center GPU Max 1550",
+    )
+    assert card is not None and card.device_type == "intel.max-1550"
+    stacks = software_devices(card, lib)  # FLAT is the driver's default
+    assert [s.device_type for s in stacks] == ["intel.max-1550-stack"] * 2
+    assert all(s.compute_units == 64 and global_memory(s) == 64 * GiB for s in stacks)
+    assert card.partition().mode == "flat"  # type: ignore[union-attr]
+    assert software_devices(card, lib, mode="composite") == (card,)
+
+
+def test_a_wormhole_n300_is_two_chips(lib: DeviceLibrary) -> None:
+    # tt-smi lists each ASIC ("n300 L" on PCIe, "n300 R" behind it); lspci lists the card once.
+    for board in ("n300 L", "n300 R"):
+        chip = match_detected_device(
+            lib, vendor_id="0x1e52", device_id="0x401e", product_name=board
+        )
+        assert chip is not None and chip.device_type == "tenstorrent.wormhole-n300-chip"
+        assert chip.compute_units == 64 and global_memory(chip) == 12 * GiB
+    card = lib.get("tenstorrent.wormhole-n300")
+    chips = software_devices(card, lib)
+    assert [c.device_type for c in chips] == ["tenstorrent.wormhole-n300-chip"] * 2
+    # The PCI id is shared with the n150: without a product name nothing is claimed.
+    assert match_detected_device(lib, vendor_id="0x1e52", device_id="0x401e") is None
+
+
+def test_a_trainium2_is_four_logical_cores_by_default(lib: DeviceLibrary) -> None:
+    chip = match_detected_device(lib, vendor_id="0x1d0f", device_id="0x7364")
+    assert chip is not None and chip.device_type == "aws.trainium2"
+    lnc2 = software_devices(chip, lib)
+    assert [d.device_type for d in lnc2] == ["aws.trainium2-lnc2"] * 4
+    assert all(d.compute_units == 2 and global_memory(d) == 24 * GiB for d in lnc2)
+    lnc1 = software_devices(chip, lib, mode="lnc1")
+    assert [d.device_type for d in lnc1] == ["aws.trainium2-lnc1"] * 8
+    assert all(d.compute_units == 1 for d in lnc1)
+
+
+PACKAGES = [d for d in LIB.list() if d.partitions]
+
+
+def test_the_four_multi_die_packages_are_partitioned() -> None:
+    names = {d.device_type for d in PACKAGES}
+    assert {
+        "amd.mi250x",
+        "intel.max-1550",
+        "tenstorrent.wormhole-n300",
+        "aws.trainium2",
+    } <= names
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda d: d.device_type)
+def test_partitions_add_up_to_the_package(lib: DeviceLibrary, package: DeviceDescription) -> None:
+    """In every mode, the devices software sees never hold more than the package has."""
+    for part in package.partitions:
+        devices = software_devices(package, lib, mode=part.mode)
+        assert len(devices) == part.count
+        total_units = sum(d.compute_units or 0 for d in devices)
+        assert total_units == package.compute_units, part.mode
+        shared = [d for d in devices if (m := d.memory_level("global")) and m.scope != "device"]
+        if not shared:
+            assert sum(global_memory(d) for d in devices) <= global_memory(package), part.mode
+        for dtype, peak in package.peak_tflops.items():
+            got = sum(d.peak(dtype) or 0 for d in devices)
+            assert got <= peak * 1.001, (part.mode, dtype, got, peak)

@@ -11,10 +11,12 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from prism_core._description.library import DeviceLibrary
+from prism_core._description.library import DeviceLibrary, SearchEntry
 from prism_core._errors import PrismError
 from prism_core._knowledge.host import (
     CpuInfo,
@@ -464,3 +466,106 @@ def test_present_devices_on_this_host() -> None:
     for dev in found.devices[1:]:
         assert dev.source in loaded
         assert dev.description.device_type in {d.device_type for d in prism_core.devices()}
+
+
+# -- accelerators: detection hints and what software sees of a package ------------------------
+
+
+def test_detection_hints_map_a_pci_function_to_its_own_description(lib: DeviceLibrary) -> None:
+    from prism_core._knowledge.host import match_detected_device
+
+    h100 = match_detected_device(
+        lib, vendor_id="0x10de", device_id="0x2330", product_name="NVIDIA H100 80GB HBM3"
+    )
+    assert h100 is not None and h100.device_type == "nvidia.h100-sxm"
+    # The PCI id alone is not enough where the description names its products...
+    assert match_detected_device(lib, vendor_id="0x10de", device_id="0x2330") is None
+    # ...and a name that contradicts the description rules it out.
+    assert (
+        match_detected_device(lib, vendor_id="0x10de", device_id="0x2330", product_name="NVIDIA L4")
+        is None
+    )
+    # A vendor id alone (a family's hint) identifies no device.
+    assert match_detected_device(lib, vendor_id="0x10de") is None
+    # Descriptions without product names are found by their PCI ids.
+    trn2 = match_detected_device(lib, vendor_id="0x1d0f", device_id="0x7364")
+    assert trn2 is not None and trn2.device_type == "aws.trainium2"
+    assert match_detected_device(lib, vendor_id="0x1d0f", device_id="0x0000") is None
+
+
+def test_inherited_hints_do_not_identify_a_device(
+    tmp_path: Path, write_yaml: Callable[[str, str], Path]
+) -> None:
+    """A child that only inherits the H100's hints does not take its place in detection."""
+    from prism_core._knowledge.host import match_detected_device
+
+    write_yaml("d/tuned.yaml", "device_type: lab.h100-tuned\nextends: nvidia.h100-sxm\n")
+    lib = DeviceLibrary(
+        [SearchEntry(HARDWARE, "builtin"), SearchEntry(tmp_path / "d", "user")], use_cache=False
+    )
+    found = match_detected_device(
+        lib, vendor_id="0x10de", device_id="0x2330", product_name="NVIDIA H100 80GB HBM3"
+    )
+    assert found is not None and found.device_type == "nvidia.h100-sxm"
+
+
+def test_software_devices_of_a_package(lib: DeviceLibrary) -> None:
+    from prism_core._knowledge.host import software_devices
+
+    h100 = lib.get("nvidia.h100-sxm")
+    assert software_devices(h100, lib) == (h100,)
+    trn2 = lib.get("aws.trainium2")
+    assert len(software_devices(trn2, lib)) == 4
+    with pytest.raises(LookupError, match=r"no partition mode 'lnc3'.*lnc2, lnc1"):
+        software_devices(trn2, lib, mode="lnc3")
+
+
+DETECT_PLUGIN = """\
+from prism_core import DetectedDevice, Detection, hookimpl
+
+@hookimpl
+def prism_detect_devices(library):
+    return Detection((
+        DetectedDevice("aws.trainium2", index=1, name="Trainium2", uuid="chip-1",
+                       memory_bytes=96 * 2**30),
+        DetectedDevice("intel.max-1550", index=0, name="Max 1550", partition_mode="composite"),
+        DetectedDevice("amd.mi250x-gcd", index=3, name="AMD Instinct MI250X"),
+        DetectedDevice("aws.trainium2", index=2, name="Trainium2", partition_mode="lnc3"),
+    ))
+"""
+
+
+def test_present_devices_expands_a_detected_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plugin that reports a package gets the devices software sees, never the package
+    twice over; one that names a partition mode gets that mode."""
+    import prism_core
+
+    from .conftest import put_distribution_on_path
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "prism_test_detect_packages.py").write_text(DETECT_PLUGIN, encoding="utf-8")
+    put_distribution_on_path(
+        monkeypatch,
+        site,
+        "prism-test-detect-packages",
+        "1.0",
+        "[prism.plugins]\ndetect-packages = prism_test_detect_packages\n",
+    )
+    found = prism_core.present_devices()
+    mine = [d for d in found.devices if d.source == "detect-packages"]
+    assert [(d.device_type, d.index, d.package, d.partition) for d in mine] == [
+        ("aws.trainium2-lnc2", 4, "aws.trainium2", 0),
+        ("aws.trainium2-lnc2", 5, "aws.trainium2", 1),
+        ("aws.trainium2-lnc2", 6, "aws.trainium2", 2),
+        ("aws.trainium2-lnc2", 7, "aws.trainium2", 3),
+        ("intel.max-1550", 0, None, None),
+        ("amd.mi250x-gcd", 3, None, None),
+    ]
+    assert {d.memory_bytes for d in mine[:4]} == {24 * 2**30}
+    assert {d.uuid for d in mine[:4]} == {"chip-1"}
+    assert all(d.description.compute_units == 2 for d in mine[:4])
+    assert "no partition mode 'lnc3'" in found.notes["detect-packages:2"]
+    json.dumps([d.as_dict() for d in mine])
