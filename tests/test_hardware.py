@@ -9,6 +9,7 @@ test_schema.py and test_host.py.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -246,3 +247,76 @@ def test_partitions_add_up_to_the_package(lib: DeviceLibrary, package: DeviceDes
         for dtype, peak in package.peak_tflops.items():
             got = sum(d.peak(dtype) or 0 for d in devices)
             assert got <= peak * 1.001, (part.mode, dtype, got, peak)
+
+
+# -- declared, not only described (item 26) -----------------------------------------------------
+
+
+def test_trainium2_declares_structured_sparsity(lib: DeviceLibrary) -> None:
+    for device_type in ("aws.trainium2", "aws.trainium2-lnc2", "aws.trainium2-lnc1"):
+        assert lib.get(device_type).has_feature("structured_sparsity"), device_type
+
+
+def test_ascend_910b_declares_its_hbm_bandwidth(lib: DeviceLibrary) -> None:
+    glob = lib.get("huawei.ascend-910b").memory_level("global")
+    assert glob is not None and glob.bandwidth_gbps
+
+
+CPU_DECLARATIONS = {
+    # Linux /proc/cpuinfo (and archspec) flag -> the feature that names it in the file.
+    "intel.sapphirerapids": {
+        "avx512ifma": "avx512_ifma",
+        "avx_vnni": "avx_vnni",
+        "avx512vbmi": "avx512_vbmi",
+        "avx512_vbmi2": "avx512_vbmi2",
+        "avx512_vpopcntdq": "avx512_vpopcntdq",
+        "avx512_bitalg": "avx512_bitalg",
+        "gfni": "gfni",
+    },
+    "amd.zen4": {
+        "avx512ifma": "avx512_ifma",
+        "avx512vbmi": "avx512_vbmi",
+        "avx512_vbmi2": "avx512_vbmi2",
+        "avx512_vpopcntdq": "avx512_vpopcntdq",
+        "avx512_bitalg": "avx512_bitalg",
+        "gfni": "gfni",
+    },
+}
+
+
+@pytest.mark.parametrize("device_type", sorted(CPU_DECLARATIONS))
+def test_cpu_extensions_are_flags_and_features(lib: DeviceLibrary, device_type: str) -> None:
+    for leaf in [
+        device_type,
+        *(d.device_type for d in lib.list(kind="cpu") if d.is_a(device_type)),
+    ]:
+        cpu = lib.get(leaf)
+        for flag, feature in CPU_DECLARATIONS[device_type].items():
+            assert flag in cpu.cpu_flags, f"{leaf} does not list the flag {flag}"
+            assert cpu.has_feature(feature), f"{leaf} does not declare the feature {feature}"
+            assert cpu.satisfies({f"flag:{flag}": True}).ok
+
+
+def test_zen4_has_no_vex_avx_vnni(lib: DeviceLibrary) -> None:
+    # Zen 4 has AVX512-VNNI but not the VEX-encoded AVX-VNNI (that came with Zen 5).
+    assert "avx_vnni" not in lib.get("amd.zen4").cpu_flags
+
+
+def _comment_near(path: str, key_pattern: str) -> str:
+    """The comment lines around the first line matching ``key_pattern``."""
+    lines = (HARDWARE / path).read_text(encoding="utf-8").splitlines()
+    at = next(i for i, line in enumerate(lines) if re.search(key_pattern, line))
+    return "\n".join(lines[max(0, at - 6) : at + 6])
+
+
+def test_b200_bandwidth_disagreement_is_stated_with_both_sources() -> None:
+    text = _comment_near("nvidia/b200.yaml", r"bandwidth_gbps: 8000")
+    assert "7.7" in text and "8.0" in text
+    assert "https://www.nvidia.com/en-us/data-center/hgx/" in text
+    assert "https://www.nvidia.com/en-us/data-center/dgx-b200/" in text
+
+
+def test_neuron_gb_and_gib_disagreement_is_stated_with_both_sources() -> None:
+    text = _comment_near("aws/trainium2.yaml", r"size_bytes: 103079215104")
+    assert "GiB" in text and "GB" in text.replace("GiB", "")
+    assert "trainium2" in text and "logical-neuroncore-config" in text

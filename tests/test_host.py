@@ -56,7 +56,7 @@ ZEN4 = [
     *flags("avx512ifma avx512vbmi avx512_vbmi2 avx512_vnni avx512_bitalg avx512_vpopcntdq"),
     *flags("avx512_bf16 aes pclmulqdq vaes vpclmulqdq gfni sha_ni sse4a clzero"),
 ]
-SAPPHIRERAPIDS = [*ICELAKE, *flags("avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8")]
+SAPPHIRERAPIDS = [*ICELAKE, *flags("avx_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8")]
 # Neoverse V1 flags as Linux reports them (a Graviton3-like host).
 NEOVERSE_V1 = flags(
     "fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm jscvt fcma "
