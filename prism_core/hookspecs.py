@@ -45,6 +45,7 @@ import pluggy
 if TYPE_CHECKING:
     from os import PathLike
 
+    from prism_core import Variant
     from prism_core._description.library import DeviceLibrary
     from prism_core._knowledge.backend import Backend, Detection
 
@@ -96,16 +97,20 @@ def prism_backends() -> Sequence[Backend]:  # type: ignore[empty-body]
 
 
 @hookspec
-def prism_variants() -> Sequence[Any]:  # type: ignore[empty-body]
+def prism_variants() -> Sequence[Variant]:  # type: ignore[empty-body]
     """Contribute variants of operations: implementations with requirements on the device.
 
-    Called once at discovery time.  Each variant names the operation it implements (``matmul``),
-    the backend it runs on, a requirement mapping on the device (see docs/device-files.md,
-    "Requirements") and a priority; dispatch picks the best eligible one for the device in
-    scope.  Variants are collected now and used by dispatch (a later release); until then
-    they are only counted by ``prism plugins``.
+    Called once at discovery time.  Return :class:`prism_core.Variant` instances.  Each names
+    the operation it implements (``"matmul"``), the backend it runs on, a requirement mapping on
+    the device (see docs/device-files.md, "Requirements") and a priority, and optionally a
+    per-call check of the arguments (``can_run``) and ``dtype_support`` (the device must
+    accelerate the op in the arguments' data type).  The variants join their operations when
+    plugins are discovered: for every call, dispatch ranks them with the op's other variants
+    and runs the best one eligible for the devices in scope, and ``prism explain`` says why
+    (docs/dispatch.md).  Name implementations as ``"module:attribute"`` strings, so that
+    discovery imports no framework.
 
-    :returns: a sequence of variants.
+    :returns: a sequence of :class:`prism_core.Variant`.
     """
 
 

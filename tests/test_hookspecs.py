@@ -50,3 +50,15 @@ def test_author_guide_hook_reference_is_in_sync() -> None:
     guide = (REPO / "docs" / "writing-a-plugin.md").read_text(encoding="utf-8")
     for name in HOOKS:
         assert f"### `{name}(" in guide
+
+
+def test_the_variants_hook_says_what_dispatch_does_with_them() -> None:
+    """The contract describes the hooks as they are, not as a plan."""
+    for name in HOOKS:
+        doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+        for stale in ("later release", "until then", "only counted"):
+            assert stale not in doc, f"{name}: {stale!r}"
+    doc = inspect.getdoc(hookspecs.prism_variants) or ""
+    for part in ("prism_core.Variant", "can_run", "dtype_support", "docs/dispatch.md"):
+        assert part in doc, part
+    assert "Sequence[Variant]" in str(inspect.signature(hookspecs.prism_variants))

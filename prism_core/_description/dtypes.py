@@ -3,7 +3,11 @@ vocabulary (``fp32``, ``bf16``, ...) that features declare."""
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DType",
@@ -27,17 +31,68 @@ __all__ = [
 ]
 
 
+_UNSET: Any = object()
+#: Prism's names of the types NumPy has, and NumPy's name for each.
+_NUMPY_NAMES = {
+    "bool_": "bool",
+    "int8": "int8",
+    "int16": "int16",
+    "int32": "int32",
+    "int64": "int64",
+    "uint8": "uint8",
+    "float16": "float16",
+    "float32": "float32",
+    "float64": "float64",
+    "complex64": "complex64",
+    "complex128": "complex128",
+}
+
+
 class DType:
-    """A Prism data type.  Compare with ``==``; ``vocab`` is its device-file name."""
+    """A Prism data type.  Compare with ``==``; ``vocab`` is its device-file name.
+
+    A DType stands for the NumPy dtype of the same type where NumPy has one (``numpy``; ``None``
+    for bfloat16): it equals it and hashes like it, so either finds the other in a set or as a
+    dict key, and NumPy takes it wherever it takes a dtype (``numpy.zeros(3, prism.float32)``,
+    through NumPy's ``.dtype`` protocol).  It also equals NumPy's scalar types, torch's dtypes
+    and the names :func:`dtype` reads (``"float32"``, ``"fp32"``).
+    """
 
     __module__ = "prism_core"
-    __slots__ = ("itemsize", "kind", "name", "vocab")
+    __slots__ = ("_hash", "_numpy", "itemsize", "kind", "name", "vocab")
 
     def __init__(self, name: str, vocab: str, kind: str, itemsize: int) -> None:
         self.name = name
         self.vocab = vocab
         self.kind = kind  # b, i, u, f, c (NumPy's kind letters)
         self.itemsize = itemsize
+        self._hash: int | None = None
+        self._numpy: Any = _UNSET
+
+    @property
+    def numpy(self) -> np.dtype[Any] | None:
+        """The NumPy dtype of this type (``numpy.dtype("float32")``), or ``None`` where NumPy has
+        none (bfloat16).  NumPy is imported the first time it is asked for."""
+        found = self._numpy
+        if found is _UNSET:
+            numpy_name = _NUMPY_NAMES.get(self.name)
+            if numpy_name is None:
+                found = None
+            else:
+                import numpy as np
+
+                found = np.dtype(numpy_name)
+            self._numpy = found
+        return found  # type: ignore[no-any-return]
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """NumPy's protocol for objects that stand for a dtype: the NumPy dtype, or
+        ``AttributeError`` for the types NumPy lacks."""
+        found = self.numpy
+        if found is None:
+            raise AttributeError(f"numpy has no {self.name}")
+        return found
 
     def __repr__(self) -> str:
         return f"prism_core.{self.name}"
@@ -45,13 +100,20 @@ class DType:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, DType):
             return self.name == other.name
+        if other is not None and other is self._numpy:  # NumPy's dtype itself: the usual case
+            return True
         try:
-            return self.name == dtype(other).name
+            return self is dtype(other)
         except (TypeError, ValueError):
             return False
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        # Objects that compare equal must hash alike: a type NumPy has hashes like NumPy's dtype
+        # (computed once; NumPy is imported only when a DType is first hashed).
+        if self._hash is None:
+            numpy_dtype = self.numpy
+            self._hash = hash(self.name) if numpy_dtype is None else hash(numpy_dtype)
+        return self._hash
 
     def __reduce__(self) -> str:
         return self.name
@@ -100,6 +162,8 @@ _BY_NAME: dict[str, DType] = {}
 for _d in ALL:
     _BY_NAME[_d.name] = _d
     _BY_NAME[_d.vocab] = _d
+#: Foreign dtype objects already read (NumPy's, torch's), by themselves.
+_SEEN: dict[Any, DType] = {}
 _BY_NAME.update(
     {"bool": bool_, "half": float16, "float": float64, "double": float64, "complex": complex128}
 )
@@ -110,6 +174,15 @@ def dtype(value: Any) -> DType:
     or scalar type, a Python type (``float``), or an array with a ``dtype``."""
     if isinstance(value, DType):
         return value
+    if type(value).__hash__ is not None:
+        try:
+            # NumPy dtypes and scalar types, torch dtypes: read once, then looked up (can_run
+            # checks compare dtypes on every call).
+            seen = _SEEN.get(value)
+        except TypeError:  # a tuple holding something unhashable
+            seen = None
+        if seen is not None:
+            return seen
     if isinstance(value, str):
         found = _BY_NAME.get(value)
         if found is None:
@@ -128,13 +201,17 @@ def dtype(value: Any) -> DType:
         return float64
     if value is complex:
         return complex128
-    inner = getattr(value, "dtype", None)
-    if inner is not None and not isinstance(value, type):
+    inner = None if isinstance(value, type) else getattr(value, "dtype", None)
+    if inner is not None:  # an array, an ArraySpec, a tensor
         return dtype(inner)
     # NumPy dtypes and scalar types have a name; torch dtypes print as "torch.float32".
     name = getattr(value, "name", None) or getattr(value, "__name__", None) or str(value)
     if isinstance(name, str):
         name = name.removeprefix("torch.")
         if name in _BY_NAME:
-            return _BY_NAME[name]
+            found = _BY_NAME[name]
+            if len(_SEEN) < 1024 and type(value).__hash__ is not None:
+                with contextlib.suppress(TypeError):  # a tuple holding something unhashable
+                    _SEEN[value] = found
+            return found
     raise TypeError(f"cannot interpret {value!r} as a data type")

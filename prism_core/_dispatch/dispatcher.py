@@ -98,7 +98,12 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 class ArraySpec:
-    """An array described by its shape and dtype, for :func:`explain` without data."""
+    """An array described by its shape and dtype, for :func:`explain` without data.
+
+    ``dtype`` is what a NumPy array of that type has, a ``numpy.dtype``, so that a variant's
+    ``can_run`` gives a spec the verdict it gives the array; for the types NumPy lacks
+    (bfloat16) it is Prism's :class:`DType`.
+    """
 
     __module__ = "prism_core"
     __slots__ = ("dtype", "shape")
@@ -107,7 +112,9 @@ class ArraySpec:
         from prism_core._description.dtypes import dtype as to_dtype
 
         self.shape = _shape(shape)
-        self.dtype = to_dtype(dtype)
+        prism_dtype = to_dtype(dtype)
+        numpy_dtype = prism_dtype.numpy
+        self.dtype: Any = prism_dtype if numpy_dtype is None else numpy_dtype
 
     @property
     def ndim(self) -> int:
@@ -121,7 +128,9 @@ class ArraySpec:
         return n
 
     def __repr__(self) -> str:
-        return f"ArraySpec({self.shape}, {self.dtype.name})"
+        from prism_core._description.dtypes import dtype as to_dtype
+
+        return f"ArraySpec({self.shape}, {to_dtype(self.dtype).name})"
 
 
 @dataclass(frozen=True)
