@@ -62,7 +62,6 @@ if TYPE_CHECKING:
         DispatchError,
         FallbackRecord,
         FallbackWarning,
-        explain,
         fallbacks,
         reset_fallbacks,
     )
@@ -70,8 +69,8 @@ if TYPE_CHECKING:
     from prism_core._dispatch.ops import (
         Op,
         OperationError,
-        Variant,
         all_ops,
+        explain,
         get_op,
         kernel,
         operation,
@@ -111,6 +110,7 @@ if TYPE_CHECKING:
         plugins,
         reload_plugins,
     )
+    from prism_core._knowledge.variant import Variant, VariantImportError
     from prism_core.hookspecs import hookimpl
 
 #: Public name -> the private module that defines it.
@@ -122,7 +122,7 @@ _LAZY = {
     "DispatchError": "_dispatch.dispatcher",
     "FallbackRecord": "_dispatch.dispatcher",
     "FallbackWarning": "_dispatch.dispatcher",
-    "explain": "_dispatch.dispatcher",
+    "explain": "_dispatch.ops",
     "fallbacks": "_dispatch.dispatcher",
     "reset_fallbacks": "_dispatch.dispatcher",
     "DType": "_description.dtypes",
@@ -145,7 +145,8 @@ _LAZY = {
     "uint8": "_description.dtypes",
     "Op": "_dispatch.ops",
     "OperationError": "_dispatch.ops",
-    "Variant": "_dispatch.ops",
+    "Variant": "_knowledge.variant",
+    "VariantImportError": "_knowledge.variant",
     "all_ops": "_dispatch.ops",
     "get_op": "_dispatch.ops",
     "kernel": "_dispatch.ops",
@@ -166,6 +167,7 @@ _LAZY = {
     "PluginError": "_knowledge.plugins",
     "PluginRecord": "_knowledge.plugins",
     "PluginSet": "_knowledge.plugins",
+    "PluginWarning": "_knowledge.plugins",
     "PluginSettings": "_config",
     "CpuInfo": "_knowledge.host",
     "DeviceInstance": "_knowledge.host",
@@ -230,6 +232,7 @@ __all__ = [
     "PluginRecord",
     "PluginSet",
     "PluginSettings",
+    "PluginWarning",
     "PresentDevices",
     "PrismError",
     "PrismWarning",
@@ -241,6 +244,7 @@ __all__ = [
     "SearchEntry",
     "UnknownDeviceError",
     "Variant",
+    "VariantImportError",
     "__version__",
     "all_ops",
     "bfloat16",

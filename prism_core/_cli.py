@@ -9,9 +9,11 @@ No traceback reaches the user otherwise.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
@@ -264,9 +266,15 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core._description.library import default_library
+    from prism_core._dispatch.ops import all_ops
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
+    with contextlib.suppress(PrismError):  # a failure is on its plugin's record: shown below
+        all_ops()  # the plugins' variants join their ops (a plugin can fail here)
+    with contextlib.suppress(PrismError):
+        ps.check_device_files(default_library())
     records = sorted(ps.records.values(), key=lambda r: (r.origin != "builtin", r.name))
     if args.json:
         _dump_json(
@@ -297,12 +305,16 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             dist = f"{r.distribution} {r.version}" if r.distribution else "-"
             rows.append([r.name, r.origin, dist, r.status, "; ".join(parts) or "-"])
         _table(rows, out)
-        notes = [r for r in records if r.reason]
+        notes = [r for r in records if r.reason or r.problems]
         if notes:
             out.write("\n")
             for r in notes:
-                out.write(f"{r.status}: {r.label}: {r.reason}\n")
-    return EXIT_PROBLEMS if ps.failed else EXIT_OK
+                if r.reason:
+                    out.write(f"{r.status}: {r.label}: {r.reason}\n")
+                for problem in r.problems:
+                    out.write(f"problem: {r.label}: {problem}\n")
+    troubled = ps.failed or any(r.problems for r in records)
+    return EXIT_PROBLEMS if troubled else EXIT_OK
 
 
 def cmd_doctor(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -340,8 +352,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
     from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._dispatch.dispatcher import ArraySpec, explain
-    from prism_core._dispatch.ops import OperationError, get_op
+    from prism_core._dispatch.dispatcher import ArraySpec
+    from prism_core._dispatch.ops import OperationError, explain, get_op
     from prism_core._dispatch.scope import DeviceNotPresentError, device, policy, use_backend
     from prism_core._errors import UnknownDeviceError
 
@@ -525,12 +537,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(err: TextIO) -> Any:
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+        err.write(f"prism: warning: {message}\n")
+
+    return show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from prism_core._knowledge.plugins import PluginWarning
+
     parser = build_parser()
     args = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     try:
-        return int(args.func(args, out, err))
+        with warnings.catch_warnings():
+            # Prism's warnings (a plugin skipped, a fallback) are for the user, not a traceback
+            # location inside Prism: one line each, in the CLI's own format.
+            warnings.showwarning = _show_warning(err)
+            # A plugin that failed is reported by `prism plugins` and `prism doctor`; the other
+            # commands keep their output clean of it (a warning is for Python callers).
+            warnings.filterwarnings("ignore", category=PluginWarning)
+            return int(args.func(args, out, err))
     except UsageError as exc:
         err.write(f"prism {args.command}: error: {exc}\n")
         return EXIT_USAGE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,6 +101,26 @@ class RequirementError(PrismError, ValueError):
     """A requirement mapping is malformed (not merely unmet)."""
 
     __module__ = "prism_core"
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first frame outside Prism: the
+    user's line, however deep inside Prism (dispatch, discovery, a plugin's import) it is
+    raised.  Frames of the import system and of pluggy are skipped too.  For
+    ``warnings.warn(..., stacklevel=user_stacklevel())`` called directly."""
+    frame = sys._getframe(1)  # the caller of this function: the frame calling warnings.warn
+    level = 1
+    while frame is not None:
+        name = frame.f_globals.get("__name__", "")
+        if not (
+            name == "prism_core"
+            or name.startswith(("prism_core.", "importlib", "pluggy"))
+            or frame.f_code.co_filename.startswith("<frozen importlib")
+        ):
+            return level
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return 1
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -38,6 +38,7 @@ def _isolated_environment(
         monkeypatch.delenv(name, raising=False)
     library._default = None
     plugins._current = None
+    plugins._warned.clear()  # each test sees the once-per-process plugin warnings afresh
     yield
     library._default = None
     plugins._current = None

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,7 +180,14 @@ def broken_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 @pytest.mark.usefixtures("broken_on_path")
 def test_each_broken_plugin_fails_on_its_own() -> None:
     sys.modules.pop(HEAVY, None)
-    ps = PluginSet(PluginSettings())
+    with pytest.warns(prism_core.PluginWarning) as caught:
+        ps = PluginSet(PluginSettings())
+    # Discovery from Python warns once per failed plugin, at the line that caused discovery.
+    assert sorted(str(w.message).split()[1] for w in caught) == sorted(BROKEN)
+    assert {w.filename for w in caught} == {__file__}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PluginSet(PluginSettings())  # the same failures again: no second warning
     for name, parts in BROKEN_REASONS.items():
         record = ps.records[name]
         assert record.status == "failed", name
@@ -236,7 +244,9 @@ def test_name_clashes_keep_both_records(tmp_path: Path, monkeypatch: pytest.Monk
         "2.0",
         "[prism.plugins]\nnumpy = json\nheavy-lazy = json\n",
     )
-    ps = PluginSet(PluginSettings())
+    with pytest.warns(prism_core.PluginWarning) as caught:
+        ps = PluginSet(PluginSettings())
+    assert sum("is taken by" in str(w.message) for w in caught) == 2
     assert ps.records["numpy"].status == "loaded"
     assert ps.records["numpy"].origin == "builtin"
     # The first distribution on sys.path owns a contested name (here the clash, prepended last).

@@ -1,7 +1,7 @@
 """The builtin operations: their names, documentation, aliases and array arguments.
 
-Every op is declared here at import (``_ops._ensure_catalogue`` imports this module on first
-use); the implementations are variants contributed by plugins, the builtin NumPy one
+Every op is declared here as data (``registry.ensure_ready`` makes the ops on first use); the
+implementations are variants contributed by plugins, the builtin NumPy one
 (``backends/numpy_ops.py``) included.  Names and semantics follow the Python Array API standard
 (https://data-apis.org/array-api/) where it has the operation, and NumPy where it does not
 (``dot``, ``einsum``, ``convolve``, ``random.normal``).  Importing this module is cheap: it
@@ -15,13 +15,21 @@ and ``asarray``, whose arrays are recognised by having a ``dtype``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
-from prism_core._dispatch.ops import Op, register_op
+__all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec"]
 
-__all__ = ["ALIASES", "CATALOGUE"]
 
-_DECLARED: list[str] = []
-_ALIASES: dict[str, str] = {}
+class OpSpec(NamedTuple):
+    """One builtin op: its name, documentation, array arguments and old names."""
+
+    name: str
+    doc: str
+    array_args: tuple[int, ...] | None
+    aliases: tuple[str, ...]
+
+
+_SPECS: list[OpSpec] = []
 
 
 def _declare(
@@ -30,9 +38,14 @@ def _declare(
     array_args: Sequence[int] | None,
     aliases: Sequence[str] = (),
 ) -> None:
-    register_op(Op(name, " ".join(doc.split()), aliases=aliases, array_args=array_args))
-    _DECLARED.append(name)
-    _ALIASES.update(dict.fromkeys(aliases, name))
+    _SPECS.append(
+        OpSpec(
+            name,
+            " ".join(doc.split()),
+            None if array_args is None else tuple(array_args),
+            tuple(aliases),
+        )
+    )
 
 
 # -- creation and conversion -----------------------------------------------------------------
@@ -406,7 +419,9 @@ _declare(
     (),
 )
 
+#: Every builtin op, in declaration order.
+SPECS: tuple[OpSpec, ...] = tuple(_SPECS)
 #: The names of the builtin ops, in declaration order.
-CATALOGUE: tuple[str, ...] = tuple(_DECLARED)
+CATALOGUE: tuple[str, ...] = tuple(s.name for s in SPECS)
 #: Old names of builtin ops -> the op's name.
-ALIASES: Mapping[str, str] = dict(_ALIASES)
+ALIASES: Mapping[str, str] = {alias: s.name for s in SPECS for alias in s.aliases}

@@ -1,17 +1,19 @@
 """Dispatch: pick the best eligible variant of an op for the scope in force, explain why,
 fall back when one fails.
 
-The way of a call (``Op.__call__``)::
+The way of a call (the op's function, made in ``ops.py``)::
 
     key = (scope, type and dtype of each array argument)
-    plan = op._plans.get(key)                       # the hot path ends here
+    plan = op._plans.get(key)                       # the hot path ends here:
+        plan.fn(*args)                              #   nothing per call, or
+        plan.call(*args)                            #   can_run / moves / fallback
     on a miss: candidates = variants of the op
         - backend not installed / not available     (reason recorded)
         - no device in scope it drives and whose requirements it meets (reasons recorded)
         - dtype not accelerated by a device feature (reason recorded)
-      ranked by (policy, -priority, -specificity, name) -> plan, cached
-    per call, only for plans that need it: can_run checks, argument conversions (DLPack)
-    on a backend failure in automatic mode: next candidate, warn once, record
+      ranked by (policy, -priority, -specificity, name) -> plan, cached if still current
+    on a backend failure in automatic mode: blame the variant that raised, record it, warn
+    once at the caller's line, replace the cached plan by one without it, run the next
 """
 
 from __future__ import annotations
@@ -24,13 +26,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import PrismError, PrismWarning
+from prism_core import _events as events
+from prism_core._dispatch.registry import as_op, ensure_ready, generation, store_plan
+from prism_core._dispatch.registry import lock as registry_lock
+from prism_core._dispatch.scope import SCOPE, current_scope
+from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
+from prism_core._knowledge.variant import VariantImportError
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.ops import Op, Variant
+    from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
     from prism_core._knowledge.backend import Backend
+    from prism_core._knowledge.variant import Variant
 
 __all__ = [
     "ArraySpec",
@@ -250,35 +258,35 @@ _NO_MOVES = Moves()
 
 @dataclass(slots=True)  # slots: the hot path reads plan.fn on every call
 class Plan:
-    """The cached, static part of a decision for one (scope, signature)."""
+    """The cached decision for one (scope, signature).  Never changed once cached: a failure
+    makes a new plan that replaces it (``_record_failure``), so that a thread always reads a
+    function and the variant it belongs to from one consistent object."""
 
-    ranked: list[tuple[Variant, DeviceDescription | None, Backend | None]]
-    rejected: list[Candidate]
-    fn: Callable[..., Any] | None  # set when no per-call work is needed (the fast path)
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...]
+    rejected: tuple[Candidate, ...]
     simulated: bool
     reference: Variant | None
     #: Per variant name (and "" for the reference run of a simulation): the arguments to move
     #: to the backend that executes it, and the sentences saying so.
-    moves: dict[str, Moves] = field(default_factory=dict)
-    failed: set[str] = field(default_factory=set)
+    moves: dict[str, Moves]
+    #: The dispatch generation the plan was built at (``registry.store_plan``).
+    generation: int
+    failed: frozenset[str] = frozenset()
+    #: The fast path: the function of ``first``, called directly by the op's function, when
+    #: ``first`` needs nothing per call (no can_run, no move).  A failure of it is ``first``'s.
+    fn: Callable[..., Any] | None = None
+    first: Variant | None = None
+    #: Everything else: ``call(*args, **kwargs)`` runs the call (per-call checks, moves,
+    #: fallback) and handles its own failures.
+    call: Callable[..., Any] = field(default=lambda *a, **k: None)
 
 
 _fallbacks: dict[tuple[str, str], FallbackRecord] = {}
 _warned: set[tuple[str, str]] = set()
 _lock = threading.Lock()
-_availability: dict[str, Any] = {}
-_present: list[Any] = []
-
-
-def forget_host() -> None:
-    """Drop what dispatch learnt about this host (present devices, backend availability) and
-    every cached plan; called when plugins or the device library are loaded again."""
-    from prism_core._dispatch.ops import _bump
-
-    with _lock:
-        _present.clear()
-        _availability.clear()
-    _bump()
+#: What dispatch learnt about this host, with the ``_events`` generation it is valid for.
+_availability: dict[str, tuple[int, Any]] = {}
+_present: list[tuple[int, list[DeviceDescription]]] = []
 
 
 def fallbacks() -> list[FallbackRecord]:
@@ -299,19 +307,25 @@ def reset_fallbacks() -> None:
 def _devices_in_scope(scope: Scope) -> list[DeviceDescription]:
     if scope.device is not None:
         return [scope.device]
-    if not _present:
-        from prism_core._knowledge.host import present_devices
+    now = events.generation()
+    cached = _present[0] if _present else None
+    if cached is not None and cached[0] == now:
+        return cached[1]
+    from prism_core._knowledge.host import present_devices
 
-        _present.append([d.description for d in present_devices().devices])
-    devices: list[DeviceDescription] = _present[0]
+    devices = [d.description for d in present_devices().devices]
+    with _lock:
+        _present[:] = [(now, devices)]
     return devices
 
 
 def _available(backend: Backend) -> Any:
-    result = _availability.get(backend.name)
-    if result is None:
-        result = backend.availability()
-        _availability[backend.name] = result
+    now = events.generation()
+    cached = _availability.get(backend.name)
+    if cached is not None and cached[0] == now:
+        return cached[1]
+    result = backend.availability()
+    _availability[backend.name] = (now, result)
     return result
 
 
@@ -360,9 +374,17 @@ def _judge(
             None,
             [f"backend {variant.backend!r} is not the one in scope ({scope.backend!r})"],
         )
-    backend = plugins().backends.get(variant.backend)
+    installed = plugins().backends
+    backend = installed.get(variant.backend)
     if backend is None:
-        return None, None, [f"backend {variant.backend!r} is not installed"]
+        return (
+            None,
+            None,
+            [
+                f"backend {variant.backend!r} is not installed"
+                f"{did_you_mean(variant.backend, installed)}"
+            ],
+        )
     if not scope.simulated:
         availability = _available(backend)
         if not availability:
@@ -402,14 +424,13 @@ def _is_native(backend: Backend | None, value: Any) -> bool:
     return backend.is_native(value)
 
 
-def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
+def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -> Plan:
     from prism_core._knowledge.plugins import plugins
 
-    plugins()  # plugins' variants join their ops at discovery
     dtypes = _array_dtypes(op, args)
     accepted: list[tuple[tuple[Any, ...], Variant, DeviceDescription | None, Backend | None]] = []
     rejected: list[Candidate] = []
-    for variant in op.variants:
+    for variant in list(op.variants):
         dev, backend, reasons = _judge(op, variant, scope, dtypes)
         if reasons:
             rejected.append(
@@ -420,10 +441,19 @@ def _build(op: Op, scope: Scope, args: Sequence[Any]) -> Plan:
         else:
             accepted.append((_rank(scope, variant), variant, dev, backend))
     accepted.sort(key=lambda item: item[0])
-    ranked = [(v, d, b) for _, v, d, b in accepted]
+    ranked = tuple((v, d, b) for _, v, d, b in accepted)
     reference = next((v for v in op.variants if v.reference), None)
-    plan = Plan(ranked, rejected, None, scope.simulated, reference)
-    _finish(op, plan, args)
+    backends = plugins().backends
+    moves: dict[str, Moves] = {}
+    for variant, _dev, _backend in ranked:
+        runner = reference if (scope.simulated and reference is not None) else variant
+        moves[variant.name] = _moves(op, backends.get(runner.backend), args)
+    if scope.simulated and reference is not None:
+        # Nothing installed may run on the simulated device, or every candidate may decline
+        # this call; simulation executes on the reference all the same (the decision says so).
+        moves[""] = _moves(op, backends.get(reference.backend), args)
+    plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
+    _finish(op, key, plan)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug(
             "dispatch %s in %r: %s (rejected: %s)",
@@ -456,35 +486,87 @@ def _executor(plan: Plan, variant: Variant) -> Variant:
     return plan.reference if (plan.simulated and plan.reference is not None) else variant
 
 
-def _finish(op: Op, plan: Plan, args: Sequence[Any]) -> None:
-    """Work out, per live candidate, what its backend needs moved; and the fast path: the first
-    candidate's function when nothing per call is needed (no can_run, no move)."""
-    from prism_core._knowledge.plugins import plugins
+def _resolved(variant: Variant) -> Callable[..., Any] | None:
+    """The variant's function if it can be had now, else ``None`` (the call then goes the
+    checked way, where an import failure is that variant's failure)."""
+    try:
+        return variant.resolve()
+    except VariantImportError:
+        return None
 
-    backends = plugins().backends
-    live = [(v, d, b) for v, d, b in plan.ranked if v.name not in plan.failed]
-    plan.fn = None
-    plan.moves = {}
-    for variant, _dev, _backend in live:
-        runner = _executor(plan, variant)
-        plan.moves[variant.name] = _moves(op, backends.get(runner.backend), args)
-    if plan.simulated and plan.reference is not None:
-        # Nothing installed may run on the simulated device, or every candidate may decline
-        # this call; simulation executes on the reference all the same (the decision says so).
-        plan.moves[""] = _moves(op, backends.get(plan.reference.backend), args)
+
+def _finish(op: Op, key: Any, plan: Plan) -> None:
+    """The ways this plan runs a call: the fast path (``fn``: the first live candidate's
+    function, when it needs nothing per call), a checked first candidate (``call`` asks its
+    ``can_run``, then calls it directly), or the general checked way."""
+    live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
+    plan.fn = plan.first = None
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        return run_checked(op, key, plan, args, kwargs)
+
+    plan.call = checked
     if live:
-        first = live[0][0]
-        if first.can_run is None and not plan.moves[first.name].converters:
-            plan.fn = _executor(plan, first).resolve()
+        first = live[0]
+        if plan.moves[first.name].converters:
+            return
+        fn = _resolved(_executor(plan, first))
+        if fn is None:
+            return
+        if first.can_run is None:
+            plan.fn, plan.first = fn, first
+        elif not plan.simulated:
+            plan.call = _checked_first(op, key, plan, first, fn, first.can_run)
     elif plan.simulated and plan.reference is not None and not plan.moves[""].converters:
-        plan.fn = plan.reference.resolve()
+        fn = _resolved(plan.reference)
+        if fn is not None:
+            plan.fn, plan.first = fn, plan.reference
+
+
+def _checked_first(
+    op: Op,
+    key: Any,
+    plan: Plan,
+    variant: Variant,
+    fn: Callable[..., Any],
+    can_run: Callable[..., Any],
+) -> Callable[..., Any]:
+    """The cached way of a plan whose first candidate has a ``can_run``: the check, then the
+    function, with nothing else in between (issue 7, item 7)."""
+    caller_errors = CALLER_ERRORS
+    name = variant.name
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        verdict = can_run(*args, **kwargs)
+        if verdict is True:
+            try:
+                return fn(*args, **kwargs)
+            except caller_errors:
+                raise
+            except Exception as exc:
+                current = _record_failure(op, key, plan, variant, exc)
+                return run_checked(op, key, current, args, kwargs, (name,), [], exc)
+        return run_checked(
+            op, key, plan, args, kwargs, (name,), [f"{name}: {verdict or 'can_run said no'}"]
+        )
+
+    return call
+
+
+def _derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
+    new = Plan(
+        plan.ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation
+    )
+    new.failed = failed
+    _finish(op, key, new)
+    return new
 
 
 # -- calling ----------------------------------------------------------------------------------
 
 
 def _key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
-    """The cache key of a call; the hot path (``_ops._make_function``) builds the same inline."""
+    """The cache key of a call; the hot path (``ops._make_function``) builds the same inline."""
     parts: list[Any] = [scope_token]
     by_dtype = op._by_dtype[0]
     for a in _array_args(op, args):
@@ -494,48 +576,94 @@ def _key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(parts)
 
 
-def plan_for(op: Op, args: Sequence[Any], scope_token: Any, key: Any) -> Plan:
-    from prism_core._dispatch.scope import current_scope
-
+def plan_for(op: Op, key: Any, args: Sequence[Any]) -> Plan:
+    """The cached plan for ``key``, or a new one (stored only if nothing it was built from
+    changed meanwhile: issue 7, item 3)."""
     plan: Plan | None = op._plans.get(key)
     if plan is None:
-        plan = _build(op, current_scope(), args)
-        if len(op._plans) > 4096:  # signatures are open-ended; keep the cache bounded
-            op._plans.clear()
-        op._plans[key] = plan
+        ensure_ready()  # plugins' variants join their ops (may advance the generation)
+        built_at = generation()  # read before anything the plan is built from
+        plan = _build(op, key, current_scope(), args, built_at)
+        store_plan(op, key, plan, built_at)
     return plan
 
 
 def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Everything but the fast path: build the plan, per-call checks, conversions, fallback."""
-    from prism_core._dispatch.scope import SCOPE
+    """A call without a cached plan: build one, then run it."""
+    plan = plan_for(op, key, args)
+    fn = plan.fn
+    if fn is not None:
+        try:
+            return fn(*args, **kwargs)
+        except CALLER_ERRORS:
+            raise
+        except Exception as exc:
+            return failed(op, key, plan, exc, args, kwargs)
+    return plan.call(*args, **kwargs)
 
-    plan = plan_for(op, args, SCOPE.get(), key)
-    if plan.fn is not None:
-        return _run(op, plan, plan.fn, None, args, kwargs)
-    return _run_checked(op, plan, args, kwargs)
+
+def failed(
+    op: Op, key: Any, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The fast path's function (``plan.fn``, which is ``plan.first``'s) raised: record it,
+    then go on with the next candidate (automatic mode) or raise."""
+    variant = plan.first
+    assert variant is not None  # fn is set together with first
+    current = _record_failure(op, key, plan, variant, exc)
+    return run_checked(op, key, current, args, kwargs, (variant.name,), [], exc)
 
 
-def _run_checked(op: Op, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    reasons = []
-    for variant, _dev, _backend in plan.ranked:
-        if variant.name in plan.failed:
-            continue
-        if variant.can_run is not None:
-            verdict = variant.can_run(*args, **kwargs)
-            if verdict is not True:
-                reasons.append(f"{variant.name}: {verdict or 'can_run said no'}")
+def run_checked(
+    op: Op,
+    key: Any,
+    plan: Plan,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    tried: Sequence[str] = (),
+    reasons: list[str] | None = None,
+    error: Exception | None = None,
+) -> Any:
+    """Run the call on the best candidate that accepts it: per-call checks, moves, fallback.
+
+    Each variant runs at most once per call (``tried``); a failure is blamed on the variant
+    that raised and on no other (issue 7, items 1 and 2).
+    """
+    done = set(tried)
+    declined = list(reasons or ())
+    while True:
+        for variant, _dev, _backend in plan.ranked:
+            name = variant.name
+            if name in done or name in plan.failed:
                 continue
-        # The arguments move for the backend of *this* variant (or the reference it stands for
-        # in a simulation), not for the first-ranked one.
-        moves = plan.moves.get(variant.name, _NO_MOVES)
-        call_args = _convert(args, moves.converters) if moves.converters else args
-        return _run(op, plan, _executor(plan, variant).resolve(), variant, call_args, kwargs)
+            done.add(name)
+            if variant.can_run is not None:
+                verdict = variant.can_run(*args, **kwargs)
+                if verdict is not True:
+                    declined.append(f"{name}: {verdict or 'can_run said no'}")
+                    continue
+            try:
+                fn = _executor(plan, variant).resolve()
+                moves = plan.moves.get(name, _NO_MOVES)
+                call_args = _convert(args, moves.converters) if moves.converters else args
+                return fn(*call_args, **kwargs)
+            except CALLER_ERRORS:
+                raise
+            except Exception as exc:
+                plan = _record_failure(op, key, plan, variant, exc)
+                error = exc
+                break
+        else:
+            break
+    if error is not None:
+        raise DispatchError(
+            f"{op.name}: every eligible variant failed; the last: {type(error).__name__}: "
+            f"{error}" + "".join(f"\n  {r}" for r in declined)
+        ) from error
     if plan.simulated and plan.reference is not None:
         moves = plan.moves.get("", _NO_MOVES)
         call_args = _convert(args, moves.converters) if moves.converters else args
-        return _run(op, plan, plan.reference.resolve(), plan.reference, call_args, kwargs)
-    raise _nothing_eligible(op, plan, reasons)
+        return plan.reference.resolve()(*call_args, **kwargs)
+    raise _nothing_eligible(op, plan, declined)
 
 
 def _convert(
@@ -547,51 +675,34 @@ def _convert(
     return tuple(out)
 
 
-def _run(
-    op: Op,
-    plan: Plan,
-    fn: Callable[..., Any],
-    variant: Variant | None,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
-    try:
-        return fn(*args, **kwargs)
-    except CALLER_ERRORS:
-        raise
-    except Exception as exc:
-        return failed(op, plan, exc, args, kwargs)
-
-
-def failed(
-    op: Op, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """A variant raised a backend error: fall back (automatic mode) or raise (strict)."""
-    from prism_core._dispatch.scope import current_scope
-
-    if isinstance(exc, CALLER_ERRORS):
-        raise exc
-    live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
-    variant = live[0] if live else None
-    name = variant.name if variant else "?"
+def _record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Exception) -> Plan:
+    """``variant`` raised a backend error: raise (a device or backend was named, strict mode,
+    or a simulation, which runs the reference and has nothing to fall back to); else record it
+    once with its count, warn once at the caller's line, and return the plan without it."""
+    name = variant.name
     scope = current_scope()
-    if not scope.automatic:
+    what = (
+        str(exc)
+        if isinstance(exc, VariantImportError)
+        else f"variant {name} failed: {type(exc).__name__}: {exc}"
+    )
+    if isinstance(exc, VariantImportError):
+        _note_plugin_problem(variant, str(exc))
+    if not scope.automatic or plan.simulated:
         why = (
             "strict mode is on"
             if scope.strict
             else f"the backend {scope.backend!r} was named"
             if scope.backend
             else f"the device {scope.device.device_type!r} was named"
-            if scope.device
+            if scope.device and not scope.simulated
+            else "a simulated call runs the reference, and nothing else can stand in for it"
+            if plan.simulated
             else "fallback is off"
         )
-        raise BackendError(
-            f"{op.name}: variant {name} failed: {type(exc).__name__}: {exc}; not falling back "
-            f"because {why}"
-        ) from exc
-    plan.failed.add(name)
-    _finish(op, plan, args)
-    nxt = next((v.name for v, _, _ in plan.ranked if v.name not in plan.failed), None)
+        raise BackendError(f"{op.name}: {what}; not falling back because {why}") from exc
+    new = _without(op, key, plan, name)
+    nxt = next((v.name for v, _, _ in new.ranked if v.name not in new.failed), None)
     with _lock:
         record = _fallbacks.get((op.name, name))
         if record is None:
@@ -603,24 +714,51 @@ def failed(
         first = (op.name, name) not in _warned
         _warned.add((op.name, name))
     if first:
+        said = (
+            str(exc)
+            if isinstance(exc, VariantImportError)
+            else f"variant {name} failed ({type(exc).__name__}: {exc})"
+        )
         warnings.warn(
-            f"{op.name}: variant {name} failed ({type(exc).__name__}: {exc}); "
+            f"{op.name}: {said}; "
             + (f"falling back to {nxt}" if nxt else "no other variant is left"),
             FallbackWarning,
-            stacklevel=4,
+            stacklevel=user_stacklevel(),
         )
-    if nxt is None:
-        raise DispatchError(
-            f"{op.name}: every eligible variant failed; the last: {name}: {exc}"
-        ) from exc
-    if plan.fn is not None:
-        return _run(op, plan, plan.fn, None, args, kwargs)
-    return _run_checked(op, plan, args, kwargs)
+    return new
+
+
+def _without(op: Op, key: Any, plan: Plan, name: str) -> Plan:
+    """The plan in force for ``key`` with ``name`` failed, installed in the cache.
+
+    Threads that see the same failure at once agree on one plan: each derives from what the
+    cache holds and swaps only if nobody changed it meanwhile (the derivation may import a
+    variant's module, so it is not done under the lock).
+    """
+    while True:
+        current = op._plans.get(key)
+        base = current if current is not None and current.generation == plan.generation else plan
+        if name in base.failed:
+            return base
+        new = _derive(op, key, base, base.failed | {name})
+        with registry_lock:
+            if op._plans.get(key) is current:
+                if generation() == new.generation:
+                    op._plans[key] = new
+                return new
+
+
+def _note_plugin_problem(variant: Variant, problem: str) -> None:
+    if not variant.source.startswith("plugin:"):
+        return
+    from prism_core._knowledge.plugins import plugins
+
+    record = plugins().records.get(variant.source.partition(":")[2])
+    if record is not None and problem not in record.problems:
+        record.problems.append(problem)
 
 
 def _nothing_eligible(op: Op, plan: Plan, per_call: list[str]) -> DispatchError:
-    from prism_core._dispatch.scope import current_scope
-
     lines = [f"no variant of {op.name} can run in {current_scope()!r}:"]
     lines.extend(f"  {c.variant}: {'; '.join(c.reasons)}" for c in plan.rejected)
     lines.extend(f"  {r}" for r in per_call)
@@ -648,21 +786,21 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
 
     Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).
     """
-    from prism_core._dispatch.ops import as_op
-    from prism_core._dispatch.scope import SCOPE, current_scope
-
     the_op = as_op(op)
     key = _key(the_op, SCOPE.get(), args)
     from_cache = key in the_op._plans
-    plan = plan_for(the_op, args, SCOPE.get(), key)
+    plan = plan_for(the_op, key, args)
     scope = current_scope()
     candidates: list[Candidate] = []
     chosen: tuple[Variant, DeviceDescription | None, Backend | None] | None = None
     for variant, dev, _backend in plan.ranked:
         reasons: tuple[str, ...] = ()
         ok = True
+        problem = variant.import_problem()
         if variant.name in plan.failed:
             ok, reasons = False, ("failed earlier in this process (see prism_core.fallbacks())",)
+        elif problem:
+            ok, reasons = False, (f"{variant.origin}: {problem}",)
         elif variant.can_run is not None:
             verdict = variant.can_run(*args, **kwargs)
             if verdict is not True:

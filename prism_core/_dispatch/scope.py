@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import contextvars
 import threading
-from typing import TYPE_CHECKING, Any
+import weakref
+from typing import Any
 
+from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, did_you_mean
-
-if TYPE_CHECKING:
-    from prism_core._description.device import DeviceDescription
 
 __all__ = [
     "DeviceNotPresentError",
@@ -43,7 +42,7 @@ class Scope:
     """An interned combination of device, simulation, backend, preference and strictness."""
 
     __module__ = "prism_core"
-    __slots__ = ("backend", "device", "prefer", "simulated", "strict")
+    __slots__ = ("__weakref__", "backend", "device", "prefer", "simulated", "strict")
 
     device: DeviceDescription | None
     simulated: bool
@@ -63,14 +62,7 @@ class Scope:
         prefer: str,
         strict: bool,
     ) -> Scope:
-        key = (
-            device.device_type if device else None,
-            id(device),
-            simulated,
-            backend,
-            prefer,
-            strict,
-        )
+        key = (_fingerprint(device), simulated, backend, prefer, strict)
         with _lock:
             scope = _interned.get(key)
             if scope is None:
@@ -125,7 +117,35 @@ class Scope:
 
 
 _lock = threading.Lock()
-_interned: dict[tuple[Any, ...], Scope] = {}
+#: Interned scopes, held only while something uses them (a ``with`` block in force, a cached
+#: plan's key): descriptions loaded again (``reload_devices``, ``load_device_file``) must not
+#: pile up behind scopes nobody can enter any more (issue 7, item 4).
+_interned: weakref.WeakValueDictionary[tuple[Any, ...], Scope] = weakref.WeakValueDictionary()
+_fingerprints: weakref.WeakKeyDictionary[DeviceDescription, tuple[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _fingerprint(device: DeviceDescription | None) -> tuple[str, str] | None:
+    """A description's identity by content: a description loaded again, with the same content,
+    gets the scope of the first (their decisions are the same)."""
+    if device is None:
+        return None
+    found = _fingerprints.get(device)
+    if found is None:
+        import hashlib
+        import json
+
+        text = json.dumps(
+            [device.to_dict(), list(device.lineage), str(device.path), device.origin],
+            sort_keys=True,
+            default=str,
+        )
+        found = (device.device_type, hashlib.sha256(text.encode()).hexdigest())
+        _fingerprints[device] = found
+    return found
+
+
 #: The scope in force; ``None`` means the process default.
 SCOPE: contextvars.ContextVar[Scope | None] = contextvars.ContextVar("prism_scope", default=None)
 _default: list[Scope] = []
@@ -209,9 +229,9 @@ class _ScopeBlock:
 
 
 def _invalidate() -> None:
-    from prism_core._dispatch import ops as _ops
+    from prism_core._dispatch.registry import bump
 
-    _ops._bump()
+    bump()
 
 
 def _check_backend(name: str) -> None:

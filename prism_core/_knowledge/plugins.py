@@ -14,7 +14,9 @@ import difflib
 import importlib
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from os import PathLike
@@ -22,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import PluginSettings
-from prism_core._errors import PrismError
+from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
+from prism_core._events import PLUGINS, announce
 from prism_core._knowledge.backend import Backend, Detection
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ __all__ = [
     "PluginError",
     "PluginRecord",
     "PluginSet",
+    "PluginWarning",
     "plugins",
     "reload_plugins",
 ]
@@ -47,6 +51,12 @@ ENTRY_POINT_GROUP = "prism.plugins"
 BUILTIN_PLUGINS: Mapping[str, str] = {"numpy": "prism_core.backends.numpy_backend"}
 #: The hooks called at discovery time, in this order.
 _DISCOVERY_HOOKS = ("prism_plugin_info", "prism_hardware_dirs", "prism_backends", "prism_variants")
+
+
+class PluginWarning(PrismWarning):
+    """A plugin failed to load and was skipped, or loaded with problems (warned once)."""
+
+    __module__ = "prism_core"
 
 
 class PluginError(PrismError, RuntimeError):
@@ -76,6 +86,9 @@ class PluginRecord:
     backends: list[str] = field(default_factory=list)
     variants: list[Any] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
+    #: What is wrong with a loaded plugin without failing it: variants whose import string
+    #: names no module, variants for a backend nobody provides, invalid device files.
+    problems: list[str] = field(default_factory=list)
 
     __module__ = "prism_core"
 
@@ -99,6 +112,7 @@ class PluginRecord:
             "hardware_dirs": [str(p) for p in self.hardware_dirs],
             "backends": list(self.backends),
             "variants": len(self.variants),
+            "problems": list(self.problems),
         }
 
 
@@ -140,7 +154,7 @@ def _check_backends(value: Any) -> list[Backend]:
 
 
 def _check_variants(value: Any) -> list[Any]:
-    from prism_core._dispatch.ops import Variant
+    from prism_core._knowledge.variant import Variant
 
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of variants")
@@ -179,11 +193,8 @@ class PluginSet:
         self.records: dict[str, PluginRecord] = {}
         self.backends: dict[str, Backend] = {}
         self._detections: dict[str, Detection] | None = None
-        # The ops hold one plugin set's variants: those of the newest set built.
-        from prism_core._dispatch.ops import remove_variants
-
-        remove_variants(lambda v: v.source.startswith("plugin:"))
         self._discover()
+        self._check_contributions()
 
     # -- discovery ----------------------------------------------------------------------------
     def _discover(self) -> None:
@@ -236,12 +247,20 @@ class PluginSet:
 
     def _load(self, record: PluginRecord, load: Callable[[], Any]) -> None:
         self.records[record.name] = record
+        collected: list[Any] = []
         try:
-            plugin = load()
+            with _loading(record, collected):
+                plugin = load()
         except Exception as exc:
             record.status, record.reason = "failed", f"import failed: {_describe_exception(exc)}"
             self._fail(record)
             return
+        # Variants registered (``kernel(...)``) while the module was imported belong to this
+        # plugin; a module is imported once per process, so they are kept for later discoveries.
+        if collected:
+            _import_time_variants[record.target] = collected
+        else:
+            collected = list(_import_time_variants.get(record.target, ()))
         try:
             self.manager.register(plugin, name=record.name)
         except Exception as exc:  # pluggy.PluginValidationError: a signature not in the spec
@@ -264,8 +283,10 @@ class PluginSet:
             self._fail(record)
             return
         record.hooks = sorted(hc.name for hc in self.manager.get_hookcallers(plugin) or ())
+        during_hooks: list[Any] = []
         try:
-            results = {hook: self._call(plugin, hook, {}) for hook in _DISCOVERY_HOOKS}
+            with _loading(record, during_hooks):
+                results = {hook: self._call(plugin, hook, {}) for hook in _DISCOVERY_HOOKS}
             backends: list[Backend] = results["prism_backends"] or []
             for backend in backends:
                 if backend.name in self.backends:
@@ -281,14 +302,17 @@ class PluginSet:
             record.status, record.reason = "failed", str(exc)
             self._fail(record)
             return
-        variants = results["prism_variants"] or []
-        try:
-            _register_variants(record.name, variants)
-        except PrismError as exc:
+        variants = [*collected, *during_hooks, *(results["prism_variants"] or [])]
+        names = [v.name for v in variants]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
             self.manager.unregister(plugin)
-            record.status, record.reason = "failed", f"prism_variants: {exc}"
+            record.status = "failed"
+            record.reason = f"prism_variants: more than one variant named {', '.join(twice)}"
             self._fail(record)
             return
+        for variant in variants:
+            variant.source = f"plugin:{record.name}"
         record.info = results["prism_plugin_info"] or {}
         record.hardware_dirs = results["prism_hardware_dirs"] or []
         record.variants = variants
@@ -330,6 +354,7 @@ class PluginSet:
                 else "builtin plugins must load"
             )
             raise PluginError(f"plugin {record.label} failed: {record.reason}; {why}", record)
+        _warn_once(f"plugin {record.label} failed and was skipped: {record.reason}")
 
     # -- results ------------------------------------------------------------------------------
     @property
@@ -339,6 +364,61 @@ class PluginSet:
     @property
     def failed(self) -> list[PluginRecord]:
         return [r for r in self.records.values() if r.status == "failed"]
+
+    def fail_loaded(self, record: PluginRecord, reason: str) -> None:
+        """Fail a plugin that had loaded (its variants could not join their ops): it
+        contributes nothing more, and the failure is handled as at discovery (an error in strict
+        mode or when asked for by name, else recorded and warned once)."""
+        plugin = self.manager.get_plugin(record.name)
+        if plugin is not None:
+            self.manager.unregister(plugin)
+        for name in record.backends:
+            self.backends.pop(name, None)
+        record.backends = []
+        record.status, record.reason = "failed", reason
+        self._fail(record)
+
+    def check_device_files(self, library: DeviceLibrary) -> None:
+        """Show each loaded plugin's invalid device files on its record (``problems``); a
+        plugin with any fails in strict mode or when it was asked for by name."""
+        for record in self.loaded:
+            found = library.problems_by_origin.get(f"plugin:{record.name}", [])
+            for problem in found:
+                text = f"invalid device file: {problem}"
+                if text not in record.problems:
+                    record.problems.append(text)
+            if found and (self.settings.strict or record.requested):
+                n = len(found)
+                self.fail_loaded(
+                    record,
+                    f"{n} invalid device file{'s' if n != 1 else ''}: "
+                    + "; ".join(str(p) for p in found[:3])
+                    + (" ..." if n > 3 else ""),
+                )
+
+    def _check_contributions(self) -> None:
+        """Problems of loaded plugins that discovery can see without importing frameworks:
+        a variant whose import string names no module, a variant for a backend that no plugin
+        provides (with the close match: ``'scpy'``, did you mean ``'scipy'``?)."""
+        for record in self.loaded:
+            for variant in record.variants:
+                problem = variant.import_problem()
+                if problem:
+                    record.problems.append(f"variant {variant.name}: {problem}")
+                if variant.backend not in self.backends:
+                    record.problems.append(
+                        f"variant {variant.name} is for backend {variant.backend!r}, which no "
+                        f"plugin provides{did_you_mean(variant.backend, self.backends)}; "
+                        f"backends: {', '.join(sorted(self.backends))}"
+                    )
+            for problem in record.problems:
+                logger.debug("plugin %s: %s", record.label, problem)
+            if record.problems and (self.settings.strict or record.requested):
+                record.status = "failed"
+                record.reason = "; ".join(record.problems)
+                self._fail(record)
+            elif record.problems:
+                _warn_once(f"plugin {record.label}: " + "; ".join(record.problems))
 
     def hardware_dirs(self) -> list[tuple[str, Path]]:
         """(plugin name, path) of every contributed device directory, in plugin order."""
@@ -381,19 +461,52 @@ class PluginSet:
         return out
 
 
-def _register_variants(plugin: str, variants: list[Any]) -> None:
-    """Add a plugin's variants to their ops, all or none."""
-    from prism_core._dispatch import catalogue as _catalogue  # noqa: F401  (the builtin ops must exist first)
-    from prism_core._dispatch.ops import add_variant, remove_variants
+class _Loading(threading.local):
+    record: PluginRecord | None = None
+    collected: list[Any] | None = None
 
-    source = f"plugin:{plugin}"
+
+#: The plugin this thread is loading (importing it, or calling its discovery hooks).
+_tls = _Loading()
+#: Variants a plugin module registered while it was imported, by plugin target: the module is
+#: not imported again by a later discovery (``reload_plugins``), so they are remembered.
+_import_time_variants: dict[str, list[Any]] = {}
+_warned: set[str] = set()
+
+
+@contextmanager
+def _loading(record: PluginRecord, collected: list[Any]) -> Iterator[None]:
+    previous = (_tls.record, _tls.collected)
+    _tls.record, _tls.collected = record, collected
     try:
-        for variant in variants:
-            variant.source = source
-            add_variant(variant)
-    except PrismError:
-        remove_variants(lambda v: v.source == source)
-        raise
+        yield
+    finally:
+        _tls.record, _tls.collected = previous
+
+
+def loading_plugin() -> str | None:
+    """The name of the plugin this thread is loading, if any."""
+    record = _tls.record
+    return record.name if record is not None else None
+
+
+def collect_variant(variant: Any) -> bool:
+    """Take ``variant`` for the plugin this thread is loading (``kernel(...)`` called by a
+    plugin at import or in a hook); ``False`` when no plugin is loading."""
+    collected = _tls.collected
+    if collected is None:
+        return False
+    collected.append(variant)
+    return True
+
+
+def _warn_once(message: str) -> None:
+    """A plugin problem, warned once per process, pointing at the user's line."""
+    with _lock:
+        if message in _warned:
+            return
+        _warned.add(message)
+    warnings.warn(message, PluginWarning, stacklevel=user_stacklevel())
 
 
 def _prism_version() -> str:
@@ -420,19 +533,38 @@ def _record_of(ep: Any) -> PluginRecord:
 
 
 _current: PluginSet | None = None
-_lock = threading.Lock()
+# Reentrant: a plugin failing during discovery warns (``_warn_once``) under the same lock.
+_lock = threading.RLock()
 
 
 def plugins() -> PluginSet:
-    """The plugins of this process, discovered on first call."""
+    """The plugins of this process, discovered on first call.
+
+    :raises PluginError: called by a plugin while it is being loaded (at import, or from a
+        discovery hook) for something that needs the plugin set, which does not exist yet;
+        the loading plugin is then recorded as failed with this reason, never left hanging.
+    """
     global _current
     current = _current
     if current is None:
+        if _tls.record is not None:
+            raise PluginError(
+                f"plugin {_tls.record.name!r} used Prism's plugin set while being loaded "
+                "(for example by calling an op); at discovery time a plugin may only declare "
+                "things: return variants from prism_variants, or register them with "
+                "prism_core.kernel(...)"
+            )
         with _lock:
             if _current is None:
                 _current = PluginSet()
+                announce(PLUGINS)
             current = _current
     return current
+
+
+def discovering() -> bool:
+    """Whether this thread is loading a plugin right now."""
+    return _tls.record is not None
 
 
 def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
@@ -446,5 +578,5 @@ def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
     with _lock:
         _current = PluginSet(settings)
         _library._default = None
-    _library._forget_dispatch_state()
+    announce(PLUGINS)
     return _current

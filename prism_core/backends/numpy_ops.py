@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
-from prism_core._dispatch.ops import Variant
+from prism_core._knowledge.variant import Variant
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.ops import Variant
     from prism_core._knowledge.backend import Backend
+    from prism_core._knowledge.variant import Variant
 
 __all__ = ["CheckResult", "ConformanceReport", "check_backend", "standard_inputs"]
 

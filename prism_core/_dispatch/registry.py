@@ -1,0 +1,316 @@
+"""The table of ops and their variants, and the generation that dates every cached plan.
+
+An :class:`Op` is an abstract operation (``matmul``, ``linalg.svd``) that users call; its
+variants (:class:`prism_core.Variant`) come from plugins (collected by discovery, in the layer
+below, and joined to their ops here by :func:`sync_plugins`) and from user code.
+
+The *dispatch generation* advances whenever anything a plan was built from changes: variants
+added or removed, plugins or devices loaded again (announced through ``prism_core._events``),
+the process-wide default scope (``set_backend``).  :func:`bump` advances it and drops every
+cached plan in one step under the lock that :func:`store_plan` takes, so a plan built from a
+superseded state is never stored (issue 7, item 3).
+
+This module imports nothing else of dispatch: the function users call for an op is made by
+``ops.py`` (above), which installs its factory here when imported.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from prism_core._errors import PrismError, did_you_mean
+from prism_core._events import subscribe
+from prism_core._knowledge.variant import CanRun, Variant
+
+if TYPE_CHECKING:
+    from prism_core._dispatch.dispatcher import Decision
+    from prism_core._dispatch.ops import OpFunction
+    from prism_core._knowledge.plugins import PluginSet
+
+__all__ = ["Op", "OperationError"]
+
+
+class OperationError(PrismError, LookupError):
+    """An unknown operation, or an operation declared twice."""
+
+    __module__ = "prism_core"
+
+
+#: Makes the function users call for an op; installed by ``ops.py``.
+_function_factory: list[Callable[[Op], OpFunction]] = []
+
+
+class Op:
+    """An operation users call: ``prism_core.matmul(a, b)`` dispatches to the best variant.
+
+    ``array_args`` lists the positional parameters that are arrays (their types and dtypes form
+    the cache key and decide conversions between backends); ``None`` means every positional
+    argument that has a ``dtype`` or ``__dlpack__``.
+    """
+
+    __module__ = "prism_core"
+
+    def __init__(
+        self,
+        name: str,
+        doc: str = "",
+        *,
+        aliases: Sequence[str] = (),
+        array_args: Sequence[int] | None = None,
+    ) -> None:
+        self.name = name
+        self.aliases = tuple(aliases)
+        self.array_args = None if array_args is None else tuple(array_args)
+        self.__doc__ = doc
+        self.__name__ = name.rpartition(".")[2]
+        self.__qualname__ = self.__name__
+        self.variants: list[Variant] = []
+        # Dispatch state: plans cached by (scope, argument signature); see dispatcher.py.  The
+        # dict is only ever cleared, never replaced: the op's function holds its ``get``.
+        self._plans: dict[Any, Any] = {}
+        #: Whether dispatch keys include dtypes: only when a variant depends on them.
+        self._by_dtype: list[bool] = [False]
+        #: What users call (``prism_core.matmul``): a plain function specialised for this op,
+        #: because calling a function costs less than calling an object (benchmarks/).
+        self.function: OpFunction = _function_factory[0](self)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    def variant(
+        self,
+        fn: Callable[..., Any] | None = None,
+        *,
+        backend: str = "numpy",
+        requires: Mapping[str, Any] | None = None,
+        priority: int = 0,
+        can_run: CanRun | None = None,
+        dtype_support: bool = False,
+        name: str | None = None,
+    ) -> Any:
+        """Register a variant of this op (usable as a decorator)."""
+
+        def register(f: Callable[..., Any]) -> Callable[..., Any]:
+            add_variant(
+                Variant(
+                    self.name,
+                    f,
+                    backend=backend,
+                    requires=requires,
+                    priority=priority,
+                    can_run=can_run,
+                    dtype_support=dtype_support,
+                    name=name,
+                )
+            )
+            return f
+
+        return register if fn is None else register(fn)
+
+    def explain(self, *args: Any, **kwargs: Any) -> Decision:
+        """The decision a call with these arguments gets, with every candidate's verdict."""
+        return self.function.explain(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<prism op {self.name!r} ({len(self.variants)} variants)>"
+
+
+# Reentrant: registering a variant bumps the generation under the same lock.
+lock = threading.RLock()
+_ops: dict[str, Op] = {}
+_aliases: dict[str, str] = {}
+#: The dispatch generation (a one-item list: read on every plan store).
+_generation = [0]
+#: The plugin set whose variants the ops hold now.
+_synced: list[Any] = [None]
+
+
+def generation() -> int:
+    return _generation[0]
+
+
+def bump() -> None:
+    """Something plans depend on changed: advance the generation, drop every cached plan."""
+    with lock:
+        _generation[0] += 1
+        for op in _ops.values():
+            op._by_dtype[0] = any(v.dtype_support for v in op.variants)
+            op._plans.clear()
+
+
+def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
+    """Cache ``plan`` for ``key`` unless the generation it was built at has passed."""
+    with lock:
+        if _generation[0] != built_at:
+            return False
+        plans = op._plans
+        if len(plans) >= 4096:  # signatures are open-ended; keep the cache bounded
+            plans.clear()
+        plans[key] = plan
+        return True
+
+
+def replace_plan(op: Op, key: Any, old: Any, new: Any) -> Any:
+    """Swap ``old`` for ``new`` under ``key`` (after a failure); returns the plan in force.
+
+    When another thread already replaced ``old`` (the same failure, seen concurrently), its
+    plan is returned so that every caller continues from one plan.
+    """
+    with lock:
+        current = op._plans.get(key)
+        if current is old or current is None:
+            if _generation[0] == new.generation:
+                op._plans[key] = new
+            return new
+        return current
+
+
+def _on_change(what: str) -> None:
+    bump()
+
+
+# Plugins or devices loaded again: every plan is stale (the layer below announces it).
+subscribe(_on_change)
+
+
+# -- the table --------------------------------------------------------------------------------
+
+
+def register_op(op: Op) -> Op:
+    with lock:
+        for name in (op.name, *op.aliases):
+            if name in _ops or name in _aliases:
+                raise OperationError(f"an operation named {name!r} is already declared")
+        _ops[op.name] = op
+        for alias in op.aliases:
+            _aliases[alias] = op.name
+        bump()
+    return op
+
+
+def add_variant(variant: Variant) -> None:
+    """Add a variant to its op (the op must exist); cached plans are dropped.
+
+    Called while a plugin is being loaded (``kernel(...)`` at its import or in a discovery
+    hook), the variant is the plugin's: discovery collects it, and it joins its op with the
+    rest of the plugin's variants.
+    """
+    from prism_core._knowledge.plugins import collect_variant
+
+    if collect_variant(variant):
+        return
+    with lock:
+        op = lookup(variant.op)
+        if any(v.name == variant.name for v in op.variants):
+            raise OperationError(
+                f"op {op.name!r} already has a variant named {variant.name!r}; give it a name="
+            )
+        op.variants.append(variant)
+        bump()
+
+
+def remove_variants(predicate: Callable[[Variant], bool]) -> int:
+    """Remove the variants for which ``predicate`` is true; returns how many."""
+    removed = 0
+    with lock:
+        for op in _ops.values():
+            keep = [v for v in op.variants if not predicate(v)]
+            removed += len(op.variants) - len(keep)
+            op.variants[:] = keep
+        if removed:
+            bump()
+    return removed
+
+
+def lookup(name: str) -> Op:
+    """The op called ``name`` (or one of its aliases), without discovering plugins."""
+    op = _ops.get(name) or _ops.get(_aliases.get(name, ""))
+    if op is None:
+        raise OperationError(
+            f"unknown operation {name!r}{did_you_mean(name, [*_ops, *_aliases])}; "
+            "`prism_core.all_ops()` lists them"
+        )
+    return op
+
+
+def table() -> dict[str, Op]:
+    return dict(_ops)
+
+
+def as_op(target: Any) -> Op:
+    """The :class:`Op` behind an op, its function (``prism_core.matmul``) or its name."""
+    if isinstance(target, Op):
+        return target
+    if isinstance(target, str):
+        ensure_ready()
+        return lookup(target)
+    op = getattr(target, "op", None)
+    if isinstance(op, Op):
+        return op
+    raise TypeError(f"{target!r} is not an operation (give an op, its function or its name)")
+
+
+# -- the builtin catalogue and the plugins' variants ------------------------------------------
+
+
+def ensure_ready() -> None:
+    """Declare the builtin ops (first call) and join the current plugin set's variants to them.
+
+    While this thread is loading a plugin, plugins are not discovered again (they are being
+    discovered): ops can be looked up and variants registered, which is all a plugin may do
+    then (issue 7, item 6: this used to wait forever on the discovery lock).
+    """
+    from prism_core._knowledge.plugins import discovering, plugins
+
+    _declare_catalogue()
+    if discovering():
+        return
+    ps = plugins()
+    if _synced[0] is not ps:
+        sync_plugins(ps)
+
+
+def _declare_catalogue() -> None:
+    if "matmul" in _ops:
+        return
+    from prism_core._dispatch.catalogue import SPECS
+
+    with lock:
+        if "matmul" in _ops:
+            return
+        for spec in SPECS:
+            register_op(Op(spec.name, spec.doc, aliases=spec.aliases, array_args=spec.array_args))
+
+
+def sync_plugins(ps: PluginSet) -> None:
+    """Make the ops hold the variants of plugin set ``ps`` (and no other set's).
+
+    A plugin whose variants cannot join (an unknown op, a name taken) fails as a whole: none
+    of its variants stay, and the plugin set records why (an error in strict mode).
+    """
+    with lock:
+        if _synced[0] is ps:
+            return
+        remove_variants(lambda v: v.source.startswith("plugin:"))
+        for record in ps.loaded:
+            try:
+                for variant in record.variants:
+                    _join(variant)
+            except PrismError as exc:
+                source = f"plugin:{record.name}"
+                remove_variants(lambda v: v.source == source)  # noqa: B023  (called at once)
+                _synced[0] = ps  # before failing it: strict mode raises from here
+                ps.fail_loaded(record, f"prism_variants: {exc}")
+        _synced[0] = ps
+        bump()
+
+
+def _join(variant: Variant) -> None:
+    op = lookup(variant.op)
+    if any(v.name == variant.name for v in op.variants):
+        raise OperationError(
+            f"op {op.name!r} already has a variant named {variant.name!r}; give it a name="
+        )
+    op.variants.append(variant)

@@ -1,0 +1,159 @@
+"""Variants: one implementation of an op on one backend, as plugins and users declare them.
+
+A variant is data that plugin discovery collects and dispatch (the layer above) ranks: it lives
+here, in the layer that discovers plugins, so that discovery never imports dispatch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from prism_core._description.requirements import Requirement
+from prism_core._errors import PrismError
+
+__all__ = ["CanRun", "Variant", "VariantImportError"]
+
+#: What ``can_run`` may answer: ``True`` (yes), or a string saying why not.
+CanRun = Callable[..., "bool | str"]
+
+
+class Variant:
+    """One implementation of an op: a backend, requirements on the device, a priority.
+
+    :param op: the op's name (``"matmul"``).
+    :param fn: the implementation; receives the call's arguments (converted to the backend's
+        arrays) and returns the result.  It may be given as ``"module:attribute"`` (for
+        example ``"numpy:matmul"``): it is then imported when dispatch first chooses it, so that
+        registering variants never imports a framework, and the hot path calls it directly.
+    :param backend: name of the backend it runs on (``"numpy"``, ``"cuda"``).
+    :param requires: requirement mapping on the device (``{"vendor": "nvidia",
+        "tensor_cores": ">=3"}``); see docs/device-files.md, "Requirements".
+    :param priority: higher wins among eligible variants.
+    :param can_run: optional per-call check ``can_run(*args, **kwargs) -> True | "reason"``;
+        it sees the arguments' ``shape``/``dtype`` (for ``prism.explain`` they are
+        :class:`ArraySpec`), and must not compute anything expensive.
+    :param dtype_support: when true, the device must have a feature that accelerates this op in
+        the data type of the call's arrays (``supports`` with the argument's dtype).
+    :param reference: marks the op's reference implementation (run for simulated devices).
+    :param name: a unique name; defaults to ``"<backend>.<function name>"``.
+    """
+
+    __module__ = "prism_core"
+    __slots__ = (
+        "backend",
+        "can_run",
+        "dtype_support",
+        "fn",
+        "name",
+        "op",
+        "priority",
+        "reference",
+        "requirement",
+        "source",
+    )
+
+    def __init__(
+        self,
+        op: str,
+        fn: Callable[..., Any] | str,
+        *,
+        backend: str = "numpy",
+        requires: Mapping[str, Any] | None = None,
+        priority: int = 0,
+        can_run: CanRun | None = None,
+        dtype_support: bool = False,
+        reference: bool = False,
+        name: str | None = None,
+        source: str = "user",
+    ) -> None:
+        if not callable(fn) and not (isinstance(fn, str) and ":" in fn):
+            raise TypeError(
+                f"variant of {op!r}: fn must be callable or 'module:attribute', got {fn!r}"
+            )
+        if can_run is not None and not callable(can_run):
+            raise TypeError(f"variant of {op!r}: can_run must be callable, got {can_run!r}")
+        self.op = op
+        self.fn = fn
+        self.backend = backend
+        self.requirement = requires if isinstance(requires, Requirement) else Requirement(requires)
+        self.priority = int(priority)
+        self.can_run = can_run
+        self.dtype_support = bool(dtype_support)
+        self.reference = bool(reference)
+        default = (
+            fn.rpartition(":")[2] if isinstance(fn, str) else getattr(fn, "__name__", "variant")
+        )
+        self.name = name or f"{backend}.{default}"
+        self.source = source
+
+    def resolve(self) -> Callable[..., Any]:
+        """The implementation, importing it first when it was given as ``"module:attribute"``.
+
+        :raises VariantImportError: the import string names no importable object; the message
+            names the variant, the plugin that contributed it and the import string.
+        """
+        fn = self.fn
+        if isinstance(fn, str):
+            import importlib
+
+            module, _, attribute = fn.partition(":")
+            try:
+                obj: Any = importlib.import_module(module)
+                for part in attribute.split("."):
+                    obj = getattr(obj, part)
+            except Exception as exc:  # ImportError, AttributeError, or the module's own error
+                raise VariantImportError(
+                    f"variant {self.name} of {self.op!r} ({self.origin}) cannot be imported "
+                    f"from {fn!r}: {type(exc).__name__}: {exc}",
+                    self,
+                ) from exc
+            self.fn = fn = obj
+        return fn
+
+    @property
+    def origin(self) -> str:
+        """Who registered it: ``"plugin 'x'"`` or ``"user code"``."""
+        if self.source.startswith("plugin:"):
+            return f"plugin {self.source.partition(':')[2]!r}"
+        return "user code"
+
+    def import_problem(self) -> str | None:
+        """Why ``resolve()`` would fail, found without importing anything new; else ``None``.
+
+        Checks the module of a ``"module:attribute"`` string with ``importlib.util.find_spec``:
+        the top-level package always, a submodule only when its parent is already imported
+        (finding a submodule imports its parents, and listing plugins must not import
+        frameworks).  A missing attribute shows only when the variant first runs.
+        """
+        fn = self.fn
+        if not isinstance(fn, str):
+            return None
+        import importlib.util
+        import sys
+
+        module = fn.partition(":")[0]
+        parent = module.rpartition(".")[0]
+        name = module if (not parent or parent in sys.modules) else module.partition(".")[0]
+        try:
+            found = name in sys.modules or importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError) as exc:
+            return f"cannot import {fn!r}: {type(exc).__name__}: {exc}"
+        return None if found else f"cannot import {fn!r}: no module named {name!r}"
+
+    @property
+    def specificity(self) -> int:
+        return self.requirement.specificity + (1 if self.dtype_support else 0)
+
+    def __repr__(self) -> str:
+        return f"<Variant {self.name!r} of {self.op!r} on {self.backend!r}>"
+
+
+class VariantImportError(PrismError, ImportError):
+    """A variant given as ``"module:attribute"`` whose implementation cannot be imported."""
+
+    __module__ = "prism_core"
+
+    def __init__(self, message: str, variant: Variant) -> None:
+        super().__init__(message)
+        self.variant = variant
