@@ -618,7 +618,8 @@ class DeviceLibrary:
             depth = self._depths[dtype][0]
             if depth <= MAX_INHERITANCE_DEPTH:
                 return None
-            path, step = [], dtype
+            path = []
+            step: str | None = dtype
             while step is not None:
                 path.append(step)
                 step = self._depths[step][1]
