@@ -125,15 +125,21 @@ def bench_per_file(repeat: int) -> dict[str, Any]:
 
     cache = ValidationCache(None, device_schema_bytes())
     raw = files[0].read_bytes()
-    cache.put(digest(raw), parsed0.value)
-    hit = _time_in_process(lambda: cache.get(digest(files[0].read_bytes())), repeat * 20)
+    cache.put(digest(raw), raw, parsed0.value)
+
+    def hit_once() -> object:
+        data = files[0].read_bytes()
+        return cache.get(digest(data), data)
+
+    assert hit_once() is not None
+    hit = _time_in_process(hit_once, repeat * 20)
     return {
         "files": len(files),
         "parse_median_ms": round(statistics.median(parse_times) * 1000, 3),
         "validate_median_ms": round(statistics.median(validate_times) * 1000, 3),
         "load_and_validate_median_ms": round(statistics.median(total_times) * 1000, 3),
         "load_and_validate_max_ms": round(max(total_times) * 1000, 3),
-        "cache_hit_read_hash_lookup_ms": round(hit * 1000, 4),
+        "cache_hit_read_hash_check_ms": round(hit * 1000, 4),
     }
 
 

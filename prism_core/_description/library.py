@@ -330,9 +330,8 @@ def read_device_file(
         return None, [problem]
     key = digest(raw)
     if cache is not None:
-        cached = cache.get(key)
-        # The cache is our own file, but may be damaged: take only what looks like a document.
-        if isinstance(cached, dict) and isinstance(cached.get("device_type"), str):
+        cached = cache.get(key, raw)  # checked to be this file's, and valid; else None
+        if cached is not None:
             return DeviceFile(path, cached, entry), []
     from prism_core._description.schema import validate_parsed
     from prism_core._description.yaml_loader import parse_yaml
@@ -345,7 +344,7 @@ def read_device_file(
     if problems:
         return None, problems
     if cache is not None:
-        cache.put(key, parsed.value)
+        cache.put(key, raw, parsed.value)
     return DeviceFile(path, parsed.value, entry), []
 
 
