@@ -3,6 +3,8 @@
 Measured in one process, side by side (ratios and differences, since the machine is shared):
 
 * Prism: ``prism_core.matmul(a, b)`` on 4x4 float64 against ``np.matmul(a, b)`` (cached decision);
+* Prism with a ``can_run``: an op whose chosen variant has a per-call check, against calling the
+  same check and ``np.matmul`` directly (what is left is dispatch's own cost: issue 7, item 7);
 * networkx's backend dispatch: ``nx.is_empty(G)`` against its undecorated function;
 * array-api-compat: ``xp.matmul(a, b)`` with the namespace cached, against ``np.matmul``;
 * SciPy's uarray: ``scipy.fft.fft(x)`` on 16 points against ``scipy.fft._pocketfft.fft``;
@@ -57,6 +59,32 @@ def bench_prism(number: int, rounds: int) -> dict[str, Any]:
     matmul(a, b)  # build and cache the decision
     npmatmul = np.matmul
     return pair(lambda: matmul(a, b), lambda: npmatmul(a, b), number, rounds)
+
+
+def bench_prism_can_run(number: int, rounds: int) -> dict[str, Any]:
+    import prism_core
+
+    name = f"bench_checked_{os.getpid()}"
+
+    @prism_core.operation(name=name, array_args=(0, 1))
+    def checked(a: Any, b: Any) -> Any:
+        return np.matmul(a, b)
+
+    def square_only(a: Any, b: Any) -> bool | str:
+        return True if a.ndim == 2 and b.ndim == 2 else "2-D operands only"
+
+    checked.variant(np.matmul, priority=5, can_run=square_only, name=f"{name}.checked")
+    a = np.ones((4, 4))
+    b = np.ones((4, 4))
+    checked(a, b)  # build and cache the decision
+    assert prism_core.explain(checked, a, b).chosen == f"{name}.checked"
+    npmatmul = np.matmul
+    return pair(
+        lambda: checked(a, b),
+        lambda: square_only(a, b) is True and npmatmul(a, b),
+        number,
+        rounds,
+    )
 
 
 def bench_networkx(number: int, rounds: int) -> dict[str, Any]:
@@ -150,6 +178,7 @@ def main() -> int:
     }
     benches: dict[str, Callable[[int, int], dict[str, Any]]] = {
         "prism": bench_prism,
+        "prism_can_run": bench_prism_can_run,
         "networkx": bench_networkx,
         "array_api_compat": bench_array_api_compat,
         "scipy_uarray": bench_uarray,

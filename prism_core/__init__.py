@@ -41,17 +41,6 @@ if TYPE_CHECKING:
         int64,
         uint8,
     )
-    from prism_core._description.library import (
-        DeviceLibrary,
-        FileReport,
-        SearchEntry,
-        default_search_path,
-        devices,
-        get_device,
-        load_device_file,
-        reload_devices,
-        validate_paths,
-    )
     from prism_core._description.requirements import Requirement, RequirementMatch
     from prism_core._description.schema import device_schema
     from prism_core._dispatch.dispatcher import (
@@ -94,6 +83,17 @@ if TYPE_CHECKING:
         UnknownDeviceError,
     )
     from prism_core._knowledge.backend import Availability, Backend, DetectedDevice, Detection
+    from prism_core._knowledge.devices import (
+        DeviceLibrary,
+        FileReport,
+        SearchEntry,
+        default_search_path,
+        devices,
+        get_device,
+        load_device_file,
+        reload_devices,
+        validate_paths,
+    )
     from prism_core._knowledge.host import (
         CpuInfo,
         DeviceInstance,
@@ -189,15 +189,15 @@ _LAZY = {
     "Problem": "_errors",
     "RequirementError": "_errors",
     "UnknownDeviceError": "_errors",
-    "DeviceLibrary": "_description.library",
-    "FileReport": "_description.library",
-    "SearchEntry": "_description.library",
-    "default_search_path": "_description.library",
-    "devices": "_description.library",
-    "get_device": "_description.library",
-    "load_device_file": "_description.library",
-    "reload_devices": "_description.library",
-    "validate_paths": "_description.library",
+    "DeviceLibrary": "_knowledge.devices",
+    "FileReport": "_knowledge.devices",
+    "SearchEntry": "_knowledge.devices",
+    "default_search_path": "_knowledge.devices",
+    "devices": "_knowledge.devices",
+    "get_device": "_knowledge.devices",
+    "load_device_file": "_knowledge.devices",
+    "reload_devices": "_knowledge.devices",
+    "validate_paths": "_knowledge.devices",
     "Requirement": "_description.requirements",
     "RequirementMatch": "_description.requirements",
     "device_schema": "_description.schema",

@@ -71,7 +71,7 @@ def _print_problems(problems: Sequence[Any], err: TextIO, *, prefix: str = "") -
 
 
 def _library() -> Any:
-    from prism_core._description.library import DeviceLibrary
+    from prism_core._knowledge.devices import DeviceLibrary
 
     return DeviceLibrary()
 
@@ -92,7 +92,7 @@ def _report_library_problems(lib: Any, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._description.library import validate_paths
+    from prism_core._knowledge.devices import validate_paths
 
     try:
         reports = validate_paths(args.paths, use_cache=False if args.no_cache else None)
@@ -266,8 +266,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._description.library import default_library
     from prism_core._dispatch.ops import all_ops
+    from prism_core._knowledge.devices import default_library
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()

@@ -126,7 +126,7 @@ def _caches(library: Any) -> dict[str, Any]:
 def collect() -> dict[str, Any]:
     """The whole report as JSON-serialisable data."""
     from prism_core._config import environment_in_effect
-    from prism_core._description.library import DeviceLibrary
+    from prism_core._knowledge.devices import DeviceLibrary
 
     library = _section(DeviceLibrary)
     report: dict[str, Any] = {

@@ -478,9 +478,14 @@ def test_reloading_devices_drops_cached_decisions(
     def reloaded(x: Any) -> Any:
         return x
 
-    @reloaded.variant(requires={"attribute:lab_tuned": True}, priority=5, name=f"{name}.tuned")
     def tuned(x: Any) -> Any:
         return x
+
+    # No description declares the attribute yet: registering says so (issue 7, item 20).
+    with pytest.warns(prism.PrismWarning, match="'attribute:lab_tuned', which no device"):
+        reloaded.variant(
+            tuned, requires={"attribute:lab_tuned": True}, priority=5, name=f"{name}.tuned"
+        )
 
     x = np.ones(2)
     assert prism.explain(reloaded, x).chosen == f"{name}.reference"

@@ -295,6 +295,7 @@ def ghost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     yield site
     sys.modules.pop("prism_ghost", None)
     prism.reload_plugins(prism.PluginSettings())
+    prism.reset_fallbacks()  # its matmul fallbacks are not the next test's
 
 
 def test_an_unimportable_variant_is_skipped_with_a_warning(ghost: Path) -> None:
@@ -502,3 +503,110 @@ def test_the_registry_generation_advances_on_every_change() -> None:
     before = registry.generation()
     prism.reload_devices()
     assert registry.generation() > before
+
+
+# -- 20. typos in a variant's backend or requirement keys -------------------------------------
+
+
+def test_a_misspelt_backend_or_requirement_key_warns_at_registration() -> None:
+    name = unique("typo")
+
+    @prism.operation(name=name, array_args=(0,))
+    def op(x: Any) -> Any:
+        return x
+
+    def impl(x: Any) -> Any:
+        return x
+
+    with pytest.warns(prism.PrismWarning, match=r"backend 'numpi'.*did you mean 'numpy'"):
+        op.variant(impl, backend="numpi", name=f"{name}.a")
+    with pytest.warns(prism.PrismWarning, match=r"'knd'.*never be met.*did you mean 'kind'"):
+        op.variant(impl, requires={"knd": "gpu"}, name=f"{name}.b")
+    with pytest.warns(prism.PrismWarning, match=r"'tensor_core'.*did you mean 'tensor_cores'"):
+        op.variant(impl, requires={"tensor_core": ">=3"}, name=f"{name}.c")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # known keys and an installed backend: nothing to say
+        op.variant(impl, requires={"kind": "cpu", "avx2": True}, name=f"{name}.d")
+    decision = prism.explain(op, np.ones(2))
+    verdict = next(c for c in decision.candidates if c.variant == f"{name}.a")
+    assert verdict.reasons == ("backend 'numpi' is not installed (did you mean 'numpy'?)",)
+
+
+@pytest.mark.timeout(120)
+def test_a_plugin_variant_for_a_misspelt_backend_is_a_plugin_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "typo-site"
+    site.mkdir()
+    (site / "prism_typo.py").write_text(
+        textwrap.dedent(
+            """
+            import prism_core
+
+            def add(a, b):
+                return a + b
+
+            @prism_core.hookimpl
+            def prism_variants():
+                return [prism_core.Variant("add", add, backend="nmpy", name="typo.add")]
+            """
+        ),
+        encoding="utf-8",
+    )
+    put_distribution_on_path(
+        monkeypatch, site, "prism-typo", "1.0", "[prism.plugins]\ntypo = prism_typo\n"
+    )
+    try:
+        with pytest.warns(prism.PluginWarning, match=r"'nmpy'.*did you mean 'numpy'"):
+            ps = prism.reload_plugins(prism.PluginSettings())
+        assert any("did you mean 'numpy'" in p for p in ps.records["typo"].problems)
+        with pytest.raises(prism.PluginError, match=r"'nmpy'.*did you mean 'numpy'"):
+            prism.reload_plugins(prism.PluginSettings(strict=True))
+    finally:
+        sys.modules.pop("prism_typo", None)
+        prism.reload_plugins(prism.PluginSettings())
+
+
+# -- 19. a plugin whose device files are invalid ----------------------------------------------
+
+BAD_FILES = """
+from pathlib import Path
+import prism_core
+
+@prism_core.hookimpl
+def prism_hardware_dirs():
+    return [Path(__file__).parent / "prism_badfiles_hw"]
+"""
+
+
+@pytest.mark.timeout(180)
+def test_a_plugin_with_invalid_device_files_shows_them_and_fails_when_strict(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    (site / "prism_badfiles_hw").mkdir(parents=True)
+    (site / "prism_badfiles.py").write_text(textwrap.dedent(BAD_FILES), encoding="utf-8")
+    (site / "prism_badfiles_hw" / "box.yaml").write_text(
+        "device_type: lab.box\nkind: cpu\ncompute_units: many\n", encoding="utf-8"
+    )
+    info = site / "prism_badfiles-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: prism-badfiles\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[prism.plugins]\nbadfiles = prism_badfiles\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    lenient = subprocess.run(
+        [sys.executable, "-m", "prism_core", "plugins"],
+        capture_output=True, text=True, env=env, timeout=60, check=False,
+    )  # fmt: skip
+    assert lenient.returncode == 1, lenient.stdout + lenient.stderr
+    assert "problem: badfiles (prism-badfiles 1.0): invalid device file:" in lenient.stdout
+    assert "box.yaml" in lenient.stdout and "compute_units" in lenient.stdout
+    strict = subprocess.run(
+        [sys.executable, "-m", "prism_core", "plugins", "--json"],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={**env, "PRISM_STRICT_PLUGINS": "1"},
+    )  # fmt: skip
+    assert strict.returncode == 1
+    record = next(r for r in json.loads(strict.stdout)["plugins"] if r["name"] == "badfiles")
+    assert record["status"] == "failed"
+    assert record["reason"].startswith("1 invalid device file: ") and "box.yaml" in record["reason"]

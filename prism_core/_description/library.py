@@ -19,7 +19,7 @@ import os
 import stat
 import threading
 import warnings
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from prism_core._errors import (
     did_you_mean,
     display_path,
 )
+from prism_core._events import DEVICES, announce
 
 __all__ = [
     "DeviceFile",
@@ -113,12 +114,23 @@ class DeviceFile:
         return parsed.locate(tuple(path), key=key) if parsed else (0, 0)
 
 
+#: What the layers above add to the default search path, between the shipped library and
+#: ``PRISM_HARDWARE_PATH``: each returns ``(path, origin)`` pairs.  Plugin discovery adds the
+#: plugins' device directories (``prism_core._knowledge.devices``); this layer never calls up.
+_providers: list[Callable[[], Iterable[tuple[Path, str]]]] = []
+
+
+def add_search_path_provider(provider: Callable[[], Iterable[tuple[Path, str]]]) -> None:
+    """Add ``provider`` to the default search path (its entries follow the shipped library)."""
+    if provider not in _providers:
+        _providers.append(provider)
+
+
 def default_search_path() -> list[SearchEntry]:
     """The search path in effect: shipped library, plugin directories, ``PRISM_HARDWARE_PATH``."""
-    from prism_core._knowledge.plugins import plugins
-
     entries = [SearchEntry(data_dir("hardware"), "builtin")]
-    entries.extend(SearchEntry(path, f"plugin:{name}") for name, path in plugins().hardware_dirs())
+    for provider in list(_providers):
+        entries.extend(SearchEntry(path, origin) for path, origin in provider())
     entries.extend(SearchEntry(e.path, "user") for e in user_hardware_path())
     return entries
 
@@ -430,6 +442,8 @@ class DeviceLibrary:
             default_search_path() if entries is None else entries
         )
         self.problems: list[Problem] = []
+        #: The problems of each search-path origin (``"plugin:cuda"``, ``"user"``, ...).
+        self.problems_by_origin: dict[str, list[Problem]] = {}
         self.files: dict[str, DeviceFile] = {}
         self._overridden: dict[str, list[Path]] = {}
         self._resolved: dict[str, DeviceDescription] = {}
@@ -451,41 +465,50 @@ class DeviceLibrary:
     # -- loading --------------------------------------------------------------------------
     def _load(self) -> None:
         for entry in self.entries:
-            paths, problems = _files_of(entry)
-            self.problems.extend(problems)
-            in_entry: dict[str, Path] = {}
-            for path in paths:
-                if entry.files is None and self._exclude and _real(path) in self._exclude:
-                    continue  # named again in a later entry of explicit files
-                dev, problems = read_device_file(path, entry, self.cache)
-                self.problems.extend(problems)
-                if dev is None:
-                    continue
-                dtype = dev.device_type
-                if dtype in in_entry:
-                    first = in_entry[dtype]
-                    line, col = dev.locate("device_type")
-                    self.problems.append(
-                        Problem(
-                            display_path(path),
-                            line,
-                            col,
-                            "$.device_type",
-                            f"device type {dtype!r} is already defined in {display_path(first)}; "
-                            "a device type may be defined once per search-path entry: rename "
-                            "one of them or remove the copy",
-                        )
-                    )
-                    continue
-                in_entry[dtype] = path
-                previous = self.files.get(dtype)
-                if previous is not None:
-                    logger.debug("%s overrides %s for %s", path, previous.path, dtype)
-                    self._overridden.setdefault(dtype, []).append(previous.path)
-                self.files[dtype] = dev
+            before = len(self.problems)
+            self._load_entry(entry)
+            if len(self.problems) > before:
+                self.problems_by_origin.setdefault(entry.origin, []).extend(
+                    self.problems[before:]
+                )
         if self.cache is not None:
             self.cache.save()
         self._resolve_all()
+
+    def _load_entry(self, entry: SearchEntry) -> None:
+        paths, problems = _files_of(entry)
+        self.problems.extend(problems)
+        in_entry: dict[str, Path] = {}
+        for path in paths:
+            if entry.files is None and self._exclude and _real(path) in self._exclude:
+                continue  # named again in a later entry of explicit files
+            dev, problems = read_device_file(path, entry, self.cache)
+            self.problems.extend(problems)
+            if dev is None:
+                continue
+            dtype = dev.device_type
+            if dtype in in_entry:
+                first = in_entry[dtype]
+                line, col = dev.locate("device_type")
+                self.problems.append(
+                    Problem(
+                        display_path(path),
+                        line,
+                        col,
+                        "$.device_type",
+                        f"device type {dtype!r} is already defined in {display_path(first)}; "
+                        "a device type may be defined once per search-path entry: rename "
+                        "one of them or remove the copy",
+                    )
+                )
+                continue
+            in_entry[dtype] = path
+            previous = self.files.get(dtype)
+            if previous is not None:
+                logger.debug("%s overrides %s for %s", path, previous.path, dtype)
+                self._overridden.setdefault(dtype, []).append(previous.path)
+            self.files[dtype] = dev
+
 
     def _resolve_all(self) -> None:
         failed: set[str] = set()
@@ -784,18 +807,8 @@ def reload_devices() -> DeviceLibrary:
     global _default
     with _lock:
         _default = None
-    _forget_dispatch_state()
+    announce(DEVICES)  # the layers above drop what they derived from the old library
     return default_library()
-
-
-def _forget_dispatch_state() -> None:
-    import sys
-
-    # Only when dispatch was used: reloading devices must not import it.
-    if "prism_core._dispatch.dispatcher" in sys.modules:
-        from prism_core._dispatch.dispatcher import forget_host
-
-        forget_host()
 
 
 def devices(

@@ -276,6 +276,10 @@ class Plan:
     #: ``first`` needs nothing per call (no can_run, no move).  A failure of it is ``first``'s.
     fn: Callable[..., Any] | None = None
     first: Variant | None = None
+    #: The checked fast path: ``first`` has a ``can_run`` (``check``) and needs nothing else
+    #: per call; the op's function calls ``check``, then ``checked`` (``first``'s function).
+    checked: Callable[..., Any] | None = None
+    check: Callable[..., Any] | None = None
     #: Everything else: ``call(*args, **kwargs)`` runs the call (per-call checks, moves,
     #: fallback) and handles its own failures.
     call: Callable[..., Any] = field(default=lambda *a, **k: None)
@@ -500,7 +504,7 @@ def _finish(op: Op, key: Any, plan: Plan) -> None:
     function, when it needs nothing per call), a checked first candidate (``call`` asks its
     ``can_run``, then calls it directly), or the general checked way."""
     live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
-    plan.fn = plan.first = None
+    plan.fn = plan.first = plan.checked = plan.check = None
 
     def checked(*args: Any, **kwargs: Any) -> Any:
         return run_checked(op, key, plan, args, kwargs)
@@ -516,41 +520,11 @@ def _finish(op: Op, key: Any, plan: Plan) -> None:
         if first.can_run is None:
             plan.fn, plan.first = fn, first
         elif not plan.simulated:
-            plan.call = _checked_first(op, key, plan, first, fn, first.can_run)
+            plan.checked, plan.check, plan.first = fn, first.can_run, first
     elif plan.simulated and plan.reference is not None and not plan.moves[""].converters:
         fn = _resolved(plan.reference)
         if fn is not None:
             plan.fn, plan.first = fn, plan.reference
-
-
-def _checked_first(
-    op: Op,
-    key: Any,
-    plan: Plan,
-    variant: Variant,
-    fn: Callable[..., Any],
-    can_run: Callable[..., Any],
-) -> Callable[..., Any]:
-    """The cached way of a plan whose first candidate has a ``can_run``: the check, then the
-    function, with nothing else in between (issue 7, item 7)."""
-    caller_errors = CALLER_ERRORS
-    name = variant.name
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        verdict = can_run(*args, **kwargs)
-        if verdict is True:
-            try:
-                return fn(*args, **kwargs)
-            except caller_errors:
-                raise
-            except Exception as exc:
-                current = _record_failure(op, key, plan, variant, exc)
-                return run_checked(op, key, current, args, kwargs, (name,), [], exc)
-        return run_checked(
-            op, key, plan, args, kwargs, (name,), [f"{name}: {verdict or 'can_run said no'}"]
-        )
-
-    return call
 
 
 def _derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
@@ -602,11 +576,21 @@ def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return plan.call(*args, **kwargs)
 
 
+def declined(
+    op: Op, key: Any, plan: Plan, verdict: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The checked fast path's ``can_run`` declined this call: the next candidates decide."""
+    variant = plan.first
+    assert variant is not None  # set together with checked
+    why = f"{variant.name}: {verdict or 'can_run said no'}"
+    return run_checked(op, key, plan, args, kwargs, (variant.name,), [why])
+
+
 def failed(
     op: Op, key: Any, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
-    """The fast path's function (``plan.fn``, which is ``plan.first``'s) raised: record it,
-    then go on with the next candidate (automatic mode) or raise."""
+    """A fast path's function (``plan.fn`` or ``plan.checked``, both ``plan.first``'s) raised:
+    record it, then go on with the next candidate (automatic mode) or raise."""
     variant = plan.first
     assert variant is not None  # fn is set together with first
     current = _record_failure(op, key, plan, variant, exc)

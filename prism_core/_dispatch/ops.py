@@ -17,7 +17,14 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from prism_core._dispatch import registry
-from prism_core._dispatch.dispatcher import CALLER_ERRORS, _key, call_slow, explain, failed
+from prism_core._dispatch.dispatcher import (
+    CALLER_ERRORS,
+    _key,
+    call_slow,
+    declined,
+    explain,
+    failed,
+)
 from prism_core._dispatch.registry import (
     Op,
     OperationError,
@@ -115,6 +122,19 @@ def _make_function(op: Op) -> OpFunction:
                         raise
                     except Exception as exc:
                         return failed(op, key, plan, exc, args, kwargs)
+                fn = plan.checked
+                if fn is not None:  # the first candidate has a can_run: check, then call
+                    verdict = plan.check(*args, **kwargs)
+                    if verdict is True:
+                        try:
+                            if kwargs:
+                                return fn(*args, **kwargs)
+                            return fn(*args)
+                        except caller_errors:
+                            raise
+                        except Exception as exc:
+                            return failed(op, key, plan, exc, args, kwargs)
+                    return declined(op, key, plan, verdict, args, kwargs)
                 return plan.call(*args, **kwargs)
             return call_slow(op, key, args, kwargs)
 
@@ -138,6 +158,19 @@ def _make_function(op: Op) -> OpFunction:
                         raise
                     except Exception as exc:
                         return failed(op, key, plan, exc, args, kwargs)
+                fn = plan.checked
+                if fn is not None:  # the first candidate has a can_run: check, then call
+                    verdict = plan.check(*args, **kwargs)
+                    if verdict is True:
+                        try:
+                            if kwargs:
+                                return fn(*args, **kwargs)
+                            return fn(*args)
+                        except caller_errors:
+                            raise
+                        except Exception as exc:
+                            return failed(op, key, plan, exc, args, kwargs)
+                    return declined(op, key, plan, verdict, args, kwargs)
                 return plan.call(*args, **kwargs)
             return call_slow(op, key, args, kwargs)
 
@@ -155,6 +188,17 @@ def _make_function(op: Op) -> OpFunction:
                         raise
                     except Exception as exc:
                         return failed(op, key, plan, exc, args, kwargs)
+                fn = plan.checked
+                if fn is not None:  # the first candidate has a can_run: check, then call
+                    verdict = plan.check(*args, **kwargs)
+                    if verdict is True:
+                        try:
+                            return fn(*args, **kwargs)
+                        except caller_errors:
+                            raise
+                        except Exception as exc:
+                            return failed(op, key, plan, exc, args, kwargs)
+                    return declined(op, key, plan, verdict, args, kwargs)
                 return plan.call(*args, **kwargs)
             return call_slow(op, key, args, kwargs)
 

@@ -17,10 +17,11 @@ This module imports nothing else of dispatch: the function users call for an op 
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import PrismError, did_you_mean
+from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core._events import subscribe
 from prism_core._knowledge.variant import CanRun, Variant
 
@@ -209,6 +210,49 @@ def add_variant(variant: Variant) -> None:
             )
         op.variants.append(variant)
         bump()
+    from prism_core._knowledge.plugins import discovering, plugins
+
+    if not discovering():
+        backends = plugins().backends
+        if variant.backend not in backends:
+            hint = did_you_mean(variant.backend, backends)
+            if hint:  # a typo, not a backend that is merely not installed here
+                warnings.warn(
+                    f"variant {variant.name} of {variant.op!r} is for backend "
+                    f"{variant.backend!r}, which is not installed{hint}",
+                    PrismWarning,
+                    stacklevel=user_stacklevel(),
+                )
+        _warn_unknown_keys([variant])
+
+
+def _warn_unknown_keys(variants: Sequence[Variant]) -> None:
+    """Warn about requirement keys no description in the library knows (``knd``), with the
+    close matches: such a clause can never be met, so the variant would never run."""
+    from prism_core._description.requirements import IDENTITY_KEYS
+    from prism_core._knowledge.devices import default_library
+
+    known: set[str] | None = None
+    for variant in variants:
+        for clause in variant.requirement.clauses:
+            if clause.namespace not in ("auto", "feature", "attribute", "flag"):
+                continue
+            if known is None:
+                known = set()
+                for device in default_library().list(include_abstract=True):
+                    known.update(device.features)
+                    known.update(device.attributes)
+                    known.update(device.cpu_flags)
+            if clause.name in known:
+                continue
+            hint = did_you_mean(clause.name, [*known, *IDENTITY_KEYS, "compute_units"])
+            warnings.warn(
+                f"variant {variant.name} of {variant.op!r} ({variant.origin}) requires "
+                f"{clause.key!r}, which no device description in the library declares, so "
+                f"it can never be met{hint}",
+                PrismWarning,
+                stacklevel=user_stacklevel(),
+            )
 
 
 def remove_variants(predicate: Callable[[Variant], bool]) -> int:
@@ -305,6 +349,7 @@ def sync_plugins(ps: PluginSet) -> None:
                 ps.fail_loaded(record, f"prism_variants: {exc}")
         _synced[0] = ps
         bump()
+    _warn_unknown_keys([v for r in ps.loaded for v in r.variants])
 
 
 def _join(variant: Variant) -> None:

@@ -257,7 +257,7 @@ def device(name: str | DeviceDescription, *, simulate: bool = False) -> _ScopeBl
     puts the scope in force.
     """
     from prism_core._description.device import DeviceDescription
-    from prism_core._description.library import default_library
+    from prism_core._knowledge.devices import default_library
 
     if not isinstance(name, (str, DeviceDescription)):
         raise TypeError(

@@ -324,7 +324,7 @@ def _specificity(description: DeviceDescription) -> tuple[int, int, str]:
 def _default_library(library: DeviceLibrary | None) -> DeviceLibrary:
     if library is not None:
         return library
-    from prism_core._description.library import default_library
+    from prism_core._knowledge.devices import default_library
 
     return default_library()
 

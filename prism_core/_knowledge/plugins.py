@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import PluginSettings
+from prism_core._description.library import add_search_path_provider
 from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core._events import PLUGINS, announce
 from prism_core._knowledge.backend import Backend, Detection
@@ -580,3 +581,12 @@ def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
         _library._default = None
     announce(PLUGINS)
     return _current
+
+
+def _plugin_directories() -> list[tuple[Path, str]]:
+    return [(path, f"plugin:{name}") for name, path in plugins().hardware_dirs()]
+
+
+# The plugins' device directories join the default search path (the library, a layer below,
+# asks its providers; it never imports this layer).
+add_search_path_provider(_plugin_directories)
