@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -12,9 +14,37 @@ import pytest
 
 import prism_core as prism
 from prism_core._dispatch.ops import remove_variants
-from prism_core.testing import check_backend, standard_inputs
+from prism_core.testing import (
+    check_backend,
+    conformance_checks,
+    input_cases,
+    keyword_cases,
+    standard_inputs,
+)
 
+from .conftest import put_distribution_on_path
 from .test_dispatch import loopback  # noqa: F401  (the fixture)
+
+#: Every check of a variant is named VARIANT-KIND[-DTYPE[-SHAPE]] or VARIANT-kwarg-NAME.
+SHAPES = ("standard", "empty", "one", "odd", "strided", "fortran")
+
+
+@pytest.fixture
+def wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The deliberately wrong backend of tests/wrong_backend_plugin.py, found through a real
+    entry point."""
+    put_distribution_on_path(
+        monkeypatch,
+        tmp_path / "site",
+        "prism-test-wrong",
+        "1.0",
+        "[prism.plugins]\nwrong = tests.wrong_backend_plugin\n",
+    )
+    ps = prism.reload_plugins(prism.PluginSettings(strict=True))
+    assert ps.records["wrong"].status == "loaded"
+    yield
+    prism.reload_plugins(prism.PluginSettings())
+
 
 _names = itertools.count()
 
@@ -42,14 +72,110 @@ class GoodBackend(prism.Backend):
 def test_the_numpy_backend_conforms() -> None:
     report = check_backend("numpy")
     assert report.ok, str(report)
-    names = {r.name for r in report.results}
-    # Every builtin op's NumPy variant was called on standard inputs and compared.
-    for op in ("matmul", "linalg.svd", "linalg.eig", "fft.fft", "convolve", "std"):
-        assert any(n.startswith(f"numpy.{op} [") for n in names), op
-    # (Other tests declare ops of their own, which have no standard inputs: not counted here.)
+    names = {r.name for r in report.passed}
+    # Results, output dtypes and types, for each dtype, over several shapes and layouts.
+    for dtype in ("float64", "float32", "complex128", "complex64", "int64", "int32"):
+        for shape in SHAPES:
+            assert f"numpy.matmul-values-{dtype}-{shape}" in names, (dtype, shape)
+        assert f"numpy.matmul-dtype-{dtype}" in names
+        assert f"numpy.matmul-type-{dtype}" in names
+    assert "numpy.fft.fft-dtype-complex64" in names
+    assert "numpy.linalg.solve-values-float64-vector" in names
+    assert "numpy.linalg.svd-type-complex64" in names
+    # Every keyword argument each op documents.
+    for keyword in ("n", "axis", "norm"):
+        assert f"numpy.fft.rfft-kwarg-{keyword}" in names, keyword
+    assert "numpy.sum-kwarg-dtype" in names
+    # Nothing skipped but what cannot be compared: random numbers.
     assert [r.name for r in report.skipped if r.name.startswith("numpy.")] == [
         "numpy.random.normal"
     ]
+    # Each check has its subject and its kind.
+    svd = next(r for r in report.results if r.name == "numpy.linalg.svd-type-float32")
+    assert (svd.subject, svd.check) == ("numpy.linalg.svd", "type")
+    contract = next(r for r in report.results if r.name == "numpy-roundtrip-float64")
+    assert (contract.subject, contract.check) == ("numpy", "contract")
+
+
+def test_checks_are_planned_before_they_run() -> None:
+    checks = conformance_checks("numpy")
+    names = [c.name for c in checks]
+    assert len(names) == len(set(names)), "check names are unique"
+    assert names[0] == "numpy-availability"
+    assert re.fullmatch(r"[\w.\-]+", "".join(names)), "names are readable test ids"
+    first = next(c for c in checks if c.name == "numpy.fft.fft-dtype-complex64")
+    result = first.run()
+    assert (result.name, result.status) == ("numpy.fft.fft-dtype-complex64", "passed")
+
+
+@pytest.mark.usefixtures("wrong")
+def test_a_wrong_backend_is_caught_check_by_check() -> None:
+    """Each defect of tests/wrong_backend_plugin.py is caught by a check named after it."""
+    report = check_backend("wrong")
+    failed = {r.name: r.detail for r in report.failed}
+    # 1. fft.fft drops the imaginary part: its values are wrong in every dtype.
+    for dtype in ("complex128", "complex64", "float64", "float32"):
+        assert failed[f"wrong.fft.fft-values-{dtype}-standard"].startswith(
+            "values differ from the NumPy reference by up to"
+        )
+    # 2. complex128 for complex64, float64 for float32: the dtype checks.
+    assert failed["wrong.fft.ifft-dtype-complex64"] == (
+        "standard: dtype complex128, expected complex64 (the NumPy reference's)"
+    )
+    assert failed["wrong.matmul-dtype-float32"] == (
+        "standard: dtype float64, expected float32 (the NumPy reference's)"
+    )
+    # 3. SVD as a plain tuple; 4. inv as a list: the type checks.
+    assert failed["wrong.linalg.svd-type-float64"] == (
+        "standard: returned a plain tuple; expected a named tuple with fields U, S, Vh, as the "
+        "NumPy reference returns"
+    )
+    assert failed["wrong.linalg.inv-type-float64"] == (
+        "standard: returned list, not an array of backend 'wrong'"
+    )
+    # 5. rfft without n, axis and norm: one check per keyword argument.
+    for keyword in ("n", "axis", "norm"):
+        detail = failed[f"wrong.fft.rfft-kwarg-{keyword}"]
+        assert detail.startswith(f"{keyword}="), detail
+        assert f"got an unexpected keyword argument '{keyword}'" in detail
+    # What is right passes: the contract, the right variants, and the right parts of the wrong.
+    passed = {r.name for r in report.passed}
+    assert {"wrong-identity", "wrong-roundtrip-float32", "wrong-empty"} <= passed
+    assert not [n for n in failed if n.startswith(("wrong.add", "wrong.sum", "wrong-"))]
+    assert "wrong.matmul-dtype-float64" in passed
+    assert "wrong.matmul-values-float32-odd" in passed
+    assert "wrong.fft.ifft-dtype-complex128" in passed
+    assert "wrong.linalg.svd-values-float64-standard" in passed
+    assert "wrong.fft.rfft-values-float32-fortran" in passed
+    # Every failure is one of the five defects.
+    kinds = {(r.subject, r.check) for r in report.failed}
+    assert {subject for subject, _ in kinds} == {
+        "wrong.fft.fft",
+        "wrong.fft.ifft",
+        "wrong.matmul",
+        "wrong.linalg.svd",
+        "wrong.linalg.inv",
+        "wrong.fft.rfft",
+    }
+    assert ("wrong.fft.rfft", "kwarg") in kinds and ("wrong.fft.rfft", "values") not in kinds
+    assert ("wrong.matmul", "values") not in kinds and ("wrong.matmul", "type") not in kinds
+    with pytest.raises(AssertionError, match=r"wrong\.linalg\.inv-type-float64"):
+        report.raise_for_failures()
+
+
+def test_every_documented_keyword_argument_has_cases() -> None:
+    """The keyword arguments of each op, as its documentation (the catalogue) states them, are
+    exactly those the suite calls it with."""
+    for name, op in prism.all_ops().items():
+        if name == "random.normal" or not op.__doc__.startswith(f"{name}("):
+            continue  # random numbers are not compared; user ops have no documented signature
+        signature = op.__doc__[len(name) + 1 : op.__doc__.index("):")]
+        params = [p.strip().split("=")[0] for p in signature.split(",")]
+        if "/" in params:
+            params = params[params.index("/") + 1 :]
+        documented = {p for p in params if p and not p.startswith("*")}
+        assert set(keyword_cases(name)) == documented, name
+        assert input_cases(name), name
 
 
 @pytest.mark.usefixtures("loopback")
@@ -74,8 +200,7 @@ def test_user_ops_without_standard_inputs_are_skipped_not_guessed() -> None:
     report = check_backend("numpy")
     # The suite has no standard inputs for a user's op: it says so rather than guessing.
     assert any(
-        r.name == f"{opname}.off_by_one [float64]"
-        and r.detail == f"no standard inputs for {opname}"
+        r.name == f"{opname}.off_by_one" and r.detail == f"no standard inputs for {opname}"
         for r in report.skipped
     )
 
@@ -87,8 +212,15 @@ def test_a_wrong_builtin_variant_is_caught() -> None:
 
     try:
         report = check_backend("numpy")
-        (failure,) = [r for r in report.failed if r.name == "numpy.bad_solve [float64]"]
-        assert failure.detail.startswith("values differ from the NumPy reference by up to")
+        failed = {r.name: r.detail for r in report.failed}
+        assert failed["numpy.bad_solve-values-float64-standard"].startswith(
+            "values differ from the NumPy reference by up to"
+        )
+        assert failed["numpy.bad_solve-values-float64-odd"] == "shape (3, 65), expected (65, 3)"
+        # A square result of the right shape: only the values are wrong; a vector right side
+        # comes back as it should (transposing a vector changes nothing).
+        assert "numpy.bad_solve-values-float64-vector" in {r.name for r in report.passed}
+        assert "numpy.bad_solve-type-float64" in {r.name for r in report.passed}
         with pytest.raises(AssertionError, match=r"numpy\.bad_solve"):
             report.raise_for_failures()
     finally:
@@ -104,7 +236,7 @@ def test_contract_mistakes_are_caught() -> None:
 
     report = check_backend(LossyBackend())
     failed = {r.name: r.detail for r in report.failed}
-    assert failed["asarray/to_numpy round trip [float64]"] == (
+    assert failed["lossy-roundtrip-float64"] == (
         "to_numpy(asarray(x)) has dtype float32, expected float64"
     )
     assert check_backend(GoodBackend()).ok
@@ -112,8 +244,26 @@ def test_contract_mistakes_are_caught() -> None:
     class BadName(GoodBackend):
         name = "Bad Name"
 
-    (identity,) = [r for r in check_backend(BadName()).failed if r.name.startswith("identity")]
+    (identity,) = [r for r in check_backend(BadName()).failed if r.check == "contract"]
+    assert identity.name == "Bad Name-identity"
     assert "lowercase" in identity.detail
+
+    class IgnoresDtype(GoodBackend):
+        name = "ignores-dtype"
+
+        def asarray(self, obj: Any, dtype: Any = None) -> Any:
+            return np.asarray(obj)
+
+        def empty(self, shape: Any, dtype: Any) -> Any:
+            return np.empty(tuple(shape))
+
+    failed = {r.name: r.detail for r in check_backend(IgnoresDtype()).failed}
+    assert failed["ignores-dtype-asarray-dtype-float32"] == (
+        "asarray(x, dtype=numpy.dtype('float32')) has dtype float64"
+    )
+    assert failed["ignores-dtype-empty"] == (
+        "empty((2, 5), numpy.dtype('float32')) has dtype float64"
+    )
 
 
 def test_unavailable_backends_skip_with_their_reason() -> None:
@@ -145,5 +295,43 @@ def test_standard_inputs_are_well_formed() -> None:
         for args, kwargs in standard_inputs(op):
             assert isinstance(args, tuple) and isinstance(kwargs, dict)
     assert standard_inputs("no.such.op") == []
+    assert input_cases("no.such.op") == {} and keyword_cases("no.such.op") == {}
     (a, _), _ = standard_inputs("linalg.solve")[0]
     assert np.linalg.cond(a) < 10
+
+
+@pytest.mark.parametrize(
+    "op", sorted(o for o in prism.all_ops() if input_cases(o) and o != "random.normal")
+)
+def test_the_cases_are_what_they_say(op: str) -> None:
+    """The reference computes every case without a warning; the layouts are what they are
+    called; and the inputs are of the dtype asked for."""
+    import warnings
+
+    reference = prism.get_op(op).variants[0].resolve()
+    for dtype in ("float64", "float32", "complex64", "int32"):
+        cases = input_cases(op, dtype)
+        if not cases:
+            continue
+        for shape, (args, kwargs) in cases.items():
+            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                reference(*args, **kwargs)
+            if shape == "strided":
+                assert any(not a.flags.c_contiguous and not a.flags.f_contiguous for a in arrays)
+            if shape == "fortran":
+                assert any(a.flags.f_contiguous and not a.flags.c_contiguous for a in arrays)
+            if shape == "empty":
+                assert any(a.size == 0 for a in arrays) or any(0 in a for a in args[:1])
+            if shape == "odd":
+                creation = op in ("zeros", "ones", "full")
+                assert creation or any(d % 2 for a in arrays for d in a.shape)
+            for a in arrays:
+                assert a.dtype == np.dtype(dtype) or op in ("power", "fft.rfft"), (op, shape)
+        for keyword, calls in keyword_cases(op, dtype).items():
+            for args, kwargs in calls:
+                assert keyword in kwargs
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    reference(*args, **kwargs)

@@ -8,21 +8,61 @@ In a plugin's tests::
         report = check_backend("acme")
         report.raise_for_failures()          # lists every failed check, with the values
 
+or, one test per check, with the pytest plugin Prism installs::
+
+    pytest --prism-backend acme
+
 ``check_backend`` checks the :class:`prism_core.Backend` contract (identity, availability with a
-reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, ``is_native``,
-``empty``) and then every variant the backend contributes, called on standard inputs and
-compared with the op's NumPy reference.  An unavailable backend is not a failure: its array
-checks are *skipped* with the backend's own reason, so the suite runs in CI without the
-hardware and for real on a machine that has it.
+reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, ``asarray`` and
+``empty`` with a dtype, ``is_native``) and then every variant the backend contributes: called in
+every dtype the op is defined in, on inputs of several shapes and layouts, and with each keyword
+argument the op documents, and compared with the op's NumPy reference for values, output dtypes
+and result types.  Each check has a name (``acme.fft.fft-dtype-complex64``).  An unavailable
+backend is not a failure: its array checks are *skipped* with the backend's own reason, so the
+suite runs in CI without the hardware and for real on a machine that has it.
+
+Names are loaded on first use, so that the pytest plugin costs nothing when it is not asked for.
 """
 
 from __future__ import annotations
 
-from prism_core.testing._conformance import (
-    CheckResult,
-    ConformanceReport,
-    check_backend,
-    standard_inputs,
-)
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CheckResult", "ConformanceReport", "check_backend", "standard_inputs"]
+if TYPE_CHECKING:
+    from prism_core.testing._conformance import (
+        SHAPES,
+        Check,
+        CheckResult,
+        ConformanceReport,
+        check_backend,
+        conformance_checks,
+        input_cases,
+        keyword_cases,
+        standard_inputs,
+    )
+
+__all__ = [
+    "SHAPES",
+    "Check",
+    "CheckResult",
+    "ConformanceReport",
+    "check_backend",
+    "conformance_checks",
+    "input_cases",
+    "keyword_cases",
+    "standard_inputs",
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from prism_core.testing import _conformance
+
+        value = getattr(_conformance, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'prism_core.testing' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,30 +1,90 @@
-"""The checks of the conformance suite (see the package docstring)."""
+"""The checks of the conformance suite (see the package docstring).
+
+Every check has a name that reads as a test id: ``BACKEND-CHECK`` for the backend contract
+(``numpy-roundtrip-float32``), and for a variant ``VARIANT-values-DTYPE-SHAPE``,
+``VARIANT-dtype-DTYPE``, ``VARIANT-type-DTYPE`` and ``VARIANT-kwarg-NAME``
+(``numpy.fft.fft-dtype-complex64``).  :func:`conformance_checks` plans them without running
+anything (the pytest plugin makes one test of each); :func:`check_backend` runs them.
+
+For each variant and each dtype the op is defined in, the suite calls the variant on inputs of
+several shapes and layouts (:data:`SHAPES`: a standard size large enough for the usual size
+thresholds of ``can_run``, empty, size one, odd sizes, non-contiguous, Fortran order) and compares
+with the op's NumPy reference:
+
+* ``values``: the results (to the dtype's tolerance; decompositions by what is unique);
+* ``dtype``: the result's dtype is the reference's, on every shape;
+* ``type``: an array of the backend (``Backend.is_native``, with ``shape`` and ``dtype``), or the
+  named tuple the reference returns (``(U, S, Vh)``), on every shape;
+* ``kwarg``: every keyword argument the op documents, with values, dtypes and types compared.
+
+A variant *claims* an input when its ``can_run`` accepts it (given as the caller would give it,
+or as the backend's own arrays); inputs it does not claim are skipped with its reason.
+"""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prism_core._knowledge.backend import Backend
-    from prism_core._knowledge.variant import Variant
+    from prism_core import Backend, Variant
 
-__all__ = ["CheckResult", "ConformanceReport", "check_backend", "standard_inputs"]
+__all__ = [
+    "SHAPES",
+    "Check",
+    "CheckResult",
+    "ConformanceReport",
+    "check_backend",
+    "conformance_checks",
+    "input_cases",
+    "keyword_cases",
+    "standard_inputs",
+]
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 #: Sizes large enough for the usual "worth a device transfer" thresholds of ``can_run``.
 N1 = 4096
 N2 = 64
+#: The shapes and layouts every op is called with (where the op is defined on them).
+SHAPES = ("standard", "empty", "one", "odd", "strided", "fortran")
+
+_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
+_FLOATING = ("float64", "float32", "complex128", "complex64")
+_REAL = ("float64", "float32", "int64", "int32")
+_FLOAT = ("float64", "float32")
+_FFT = ("complex128", "complex64", "float64", "float32")
+#: The dtypes each op is checked in (its first: the dtype of the keyword-argument checks).
+DTYPES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("asarray", "to_numpy", "zeros", "ones", "full"), _ALL),
+    **dict.fromkeys(("add", "subtract", "multiply", "divide", "power", "square"), _ALL),
+    **dict.fromkeys(("abs", "real", "conj"), _ALL),
+    **dict.fromkeys(("sqrt", "exp", "log"), _FLOATING),
+    **dict.fromkeys(("sum", "mean", "std"), _ALL),
+    **dict.fromkeys(("min", "max"), _REAL),
+    **dict.fromkeys(("reshape", "transpose", "moveaxis", "expand_dims"), _ALL),
+    **dict.fromkeys(("matmul", "dot", "einsum", "convolve"), _ALL),
+    **dict.fromkeys(("linalg.inv", "linalg.solve", "linalg.svd"), _FLOATING),
+    **dict.fromkeys(("linalg.eig", "linalg.eigh"), _FLOATING),
+    **dict.fromkeys(("fft.fft", "fft.ifft"), _FFT),
+    "fft.rfft": _FLOAT,
+}
 
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check: its name, ``passed``/``failed``/``skipped``, and what was seen."""
+    """One check: its name, ``passed``/``failed``/``skipped``, and what was seen.
+
+    ``subject`` is the variant checked (or the backend, for its contract) and ``check`` the kind
+    of check: ``availability``, ``contract``, ``values``, ``dtype``, ``type`` or ``kwarg``.
+    """
 
     name: str
     status: str
     detail: str = ""
+    subject: str = ""
+    check: str = ""
 
     __module__ = "prism_core.testing"
 
@@ -64,86 +124,331 @@ class ConformanceReport:
             f"{len(self.failed)} failed, {len(self.skipped)} skipped"
         ]
         for r in self.results:
-            if r.status != PASSED:
-                lines.append(f"  {r.status}: {r.name}: {r.detail}")
+            if r.status == FAILED:
+                lines.append(f"  failed: {r.name}: {r.detail}")
+        skipped = self.skipped
+        if skipped:
+            lines.append(f"  skipped ({len(skipped)}), for example {skipped[0].name}:")
+            lines.append(f"    {skipped[0].detail}")
         return "\n".join(lines)
 
 
-# -- standard inputs ---------------------------------------------------------------------------
+class _Skip(Exception):
+    pass
 
 
-def standard_inputs(
-    op: str, dtype: str = "float64"
-) -> list[tuple[tuple[Any, ...], dict[str, Any]]]:
-    """NumPy arguments to call ``op`` with: ``[(args, kwargs), ...]``; ``[]`` when the suite has
-    none for that op.  Arrays are large enough to pass the usual size thresholds and
-    well-conditioned where it matters (solve, inv)."""
-    import numpy as np
+@dataclass(frozen=True)
+class Check:
+    """One check of the suite, planned but not run: :meth:`run` runs it (once per call)."""
 
-    rng = np.random.default_rng(20261121)
-    dt = np.dtype(dtype)
-    real_dt = (
-        np.dtype("float32")
-        if dt == np.dtype("complex64")
-        else (np.dtype("float64") if dt.kind == "c" else dt)
-    )
+    name: str
+    subject: str
+    check: str
+    _run: Callable[[], str | None] = field(repr=False, compare=False)
 
-    def vec(n: int = N1, positive: bool = False) -> Any:
-        x = rng.uniform(0.5, 2.0, n) if positive else rng.normal(size=n)
-        return x.astype(dt)
+    __module__ = "prism_core.testing"
 
-    def mat(n: int = N2, positive: bool = False) -> Any:
-        x = rng.uniform(0.5, 2.0, (n, n)) if positive else rng.normal(size=(n, n))
-        return x.astype(dt)
+    def run(self) -> CheckResult:
+        try:
+            problem = self._run()
+        except _Skip as skip:
+            return CheckResult(self.name, SKIPPED, str(skip), self.subject, self.check)
+        except Exception as exc:
+            return CheckResult(
+                self.name, FAILED, f"raised {type(exc).__name__}: {exc}", self.subject, self.check
+            )
+        status = FAILED if problem else PASSED
+        return CheckResult(self.name, status, problem or "", self.subject, self.check)
 
-    def well_conditioned() -> Any:
-        return (rng.normal(size=(N2, N2)) + N2 * np.eye(N2)).astype(dt)
 
-    x, y = vec(), vec()
-    p, q = vec(positive=True), vec(positive=True)
-    a, b = mat(), mat()
-    sym = a + a.T
-    table: dict[str, list[tuple[tuple[Any, ...], dict[str, Any]]]] = {
-        "asarray": [((x,), {})],
-        "to_numpy": [((x,), {})],
-        "zeros": [(((N2, N2),), {"dtype": dt})],
-        "ones": [(((N2, N2),), {"dtype": dt})],
-        "full": [(((N2, N2), 2.5), {"dtype": dt})],
-        "add": [((x, y), {})],
-        "subtract": [((x, y), {})],
-        "multiply": [((x, y), {})],
-        "divide": [((x, q), {})],
-        "power": [((p, rng.uniform(0.5, 2.0, N1).astype(real_dt)), {})],
-        "square": [((x,), {})],
-        "sqrt": [((p,), {})],
-        "exp": [((x,), {})],
-        "log": [((p,), {})],
-        "abs": [((x,), {})],
-        "real": [((x,), {})],
-        "conj": [((x,), {})],
-        "sum": [((a,), {}), ((a,), {"axis": 0})],
-        "mean": [((a,), {}), ((a,), {"axis": 1})],
-        "std": [((a,), {})],
-        "min": [((a,), {})],
-        "max": [((a,), {})],
-        "reshape": [((x, (N2, N2)), {})],
-        "transpose": [((a,), {})],
-        "moveaxis": [((a.reshape(8, 8, N2), 0, -1), {})],
-        "expand_dims": [((x, 0), {})],
-        "matmul": [((a, b), {})],
-        "dot": [((a, b), {})],
-        "einsum": [(("ij,jk->ik", a, b), {})],
-        "linalg.inv": [((well_conditioned(),), {})],
-        "linalg.solve": [((well_conditioned(), mat()), {})],
-        "linalg.svd": [((a,), {})],
-        "linalg.eig": [((well_conditioned(),), {})],
-        "linalg.eigh": [((sym,), {})],
-        "fft.fft": [((x,), {})],
-        "fft.ifft": [((x,), {})],
-        "fft.rfft": [((x.real.astype(real_dt),), {})],
-        "convolve": [((x, vec(64)), {})],
+def _decided(name: str, subject: str, check: str, status: str, detail: str = "") -> Check:
+    def run() -> str | None:
+        if status == SKIPPED:
+            raise _Skip(detail)
+        return detail if status == FAILED else None
+
+    return Check(name, subject, check, run)
+
+
+# -- inputs -----------------------------------------------------------------------------------
+
+Case = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+class _Maker:
+    """Arrays of one dtype, the same numbers every time."""
+
+    def __init__(self, dtype: str) -> None:
+        import numpy as np
+
+        self.np = np
+        self.rng = np.random.default_rng(20261121)
+        self.dt = np.dtype(dtype)
+        #: The real dtype of the same precision (float32 for complex64).
+        self.real = (
+            np.dtype("float32")
+            if self.dt == np.dtype("complex64")
+            else (np.dtype("float64") if self.dt.kind == "c" else self.dt)
+        )
+
+    def __call__(self, *shape: int, positive: bool = False) -> Any:
+        np, rng = self.np, self.rng
+        if positive:  # ints: 1 or 2; floats in [1, 3); complex with a positive real part
+            x = rng.uniform(1.0, 3.0, shape)
+            imag = 0.5 * rng.uniform(-1.0, 1.0, shape)
+        else:  # ints: small, both signs
+            x = rng.normal(size=shape)
+            imag = rng.normal(size=shape)
+        if self.dt.kind == "c":
+            x = x + 1j * imag
+        return np.ascontiguousarray(x.astype(self.dt))
+
+    def strided(self, *shape: int, positive: bool = False) -> Any:
+        """Non-contiguous: every other element of the last axis of a larger array."""
+        wide = self(*shape[:-1], 2 * shape[-1], positive=positive)
+        return wide[..., ::2]
+
+    def fortran(self, *shape: int, positive: bool = False) -> Any:
+        return self.np.asfortranarray(self(*shape, positive=positive))
+
+    def well_conditioned(self, n: int) -> Any:
+        return self(n, n) + (n + 4) * self.np.eye(n, dtype=self.dt)
+
+    def hermitian(self, a: Any) -> Any:
+        return a + a.conj().T
+
+
+def _vector_cases(m: _Maker, positive: bool = False) -> dict[str, Any]:
+    """One array per shape: vectors, and a 2-D array in Fortran order."""
+    return {
+        "standard": m(N1, positive=positive),
+        "empty": m(0, positive=positive),
+        "one": m(1, positive=positive),
+        "odd": m(N1 + 1, positive=positive),
+        "strided": m.strided(N1, positive=positive),
+        "fortran": m.fortran(N2, N2, positive=positive),
     }
-    return table.get(op, [])
+
+
+def _matrix_cases(m: _Maker, positive: bool = False) -> dict[str, Any]:
+    return {
+        "standard": m(N2, N2, positive=positive),
+        "empty": m(0, N2, positive=positive),
+        "one": m(1, 1, positive=positive),
+        "odd": m(65, 67, positive=positive),
+        "strided": m.strided(N2, N2, positive=positive),
+        "fortran": m.fortran(N2, N2, positive=positive),
+    }
+
+
+def _pairs(m: _Maker) -> dict[str, tuple[Any, Any]]:
+    """Operands of matrix products, per shape."""
+    return {
+        "standard": (m(N2, N2), m(N2, N2)),
+        "empty": (m(0, N2), m(N2, N2)),
+        "one": (m(1, 1), m(1, 1)),
+        "odd": (m(65, 67), m(67, 65)),
+        "strided": (m.strided(N2, N2), m.strided(N2, N2)),
+        "fortran": (m.fortran(N2, N2), m.fortran(N2, N2)),
+    }
+
+
+def _square_cases(m: _Maker) -> dict[str, Any]:
+    """Well-conditioned square matrices, per shape."""
+    return {
+        "standard": m.well_conditioned(N2),
+        "empty": m.well_conditioned(0),
+        "one": m.well_conditioned(1),
+        "odd": m.well_conditioned(65),
+        "strided": m.well_conditioned(2 * N2)[::2, ::2],
+        "fortran": m.np.asfortranarray(m.well_conditioned(N2)),
+    }
+
+
+def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
+    """NumPy arguments to call ``op`` with, by shape (:data:`SHAPES`, and ``vector`` for
+    ``linalg.solve``): ``{shape: (args, kwargs)}``; ``{}`` when the suite has none for that op
+    or that dtype.  The same numbers every time; well-conditioned where it matters."""
+    if dtype not in DTYPES.get(op, ()):
+        return {}
+    m = _Maker(dtype)
+    one_arg: dict[str, Case] = {s: ((x,), {}) for s, x in _vector_cases(m).items()}
+    if op in ("asarray", "to_numpy", "square", "exp", "abs", "real", "conj"):
+        return one_arg
+    if op in ("fft.fft", "fft.ifft", "fft.rfft"):
+        return {s: c for s, c in one_arg.items() if s != "empty"}  # no transform of nothing
+    if op in ("sqrt", "log"):
+        return {s: ((x,), {}) for s, x in _vector_cases(m, positive=True).items()}
+    if op in ("zeros", "ones", "full"):
+        fill = {"c": 2.5 + 0.5j, "f": 2.5}.get(m.dt.kind, 3)
+        extra = (fill,) if op == "full" else ()
+        shapes = {"standard": (N2, N2), "empty": (0,), "one": (1,), "odd": (65, 67)}
+        return {s: ((shape, *extra), {"dtype": m.dt}) for s, shape in shapes.items()}
+    if op in ("add", "subtract", "multiply", "divide", "power"):
+        firsts = _vector_cases(m, positive=op == "power")
+        if op != "power":
+            seconds = _vector_cases(m, positive=op == "divide")
+        elif m.dt.kind in "iu":  # integers to the powers 0 and 1
+            seconds = _vector_cases(m, positive=True)
+            for y in seconds.values():
+                y -= 1  # in place: the layouts stay what they are
+        else:  # a real exponent in [0.5, 1.5), of the same precision
+            seconds = _vector_cases(_Maker(str(m.real)), positive=True)
+            for y in seconds.values():
+                y *= 0.5
+        return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
+    if op in ("sum", "mean", "std", "min", "max"):
+        cases: dict[str, Case] = {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        if op != "sum":  # the mean of nothing warns, the minimum of nothing is an error
+            del cases["empty"]
+        return cases
+    if op == "reshape":
+        return {
+            "standard": ((m(N1), (N2, N2)), {}),
+            "empty": ((m(0), (0, 3)), {}),
+            "one": ((m(1), (1, 1)), {}),
+            "odd": ((m(N1 + 1), (17, 241)), {}),
+            "strided": ((m.strided(N1), (N2, N2)), {}),
+            "fortran": ((m.fortran(N2, N2), (N1,)), {}),
+        }
+    if op == "transpose":
+        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+    if op == "moveaxis":
+        arrays = {
+            "standard": m(8, 8, N2),
+            "empty": m(0, 2, 3),
+            "one": m(1, 1, 1),
+            "odd": m(5, 7, 117),
+            "strided": m.strided(8, 8, N2),
+            "fortran": m.fortran(8, 8, N2),
+        }
+        return {s: ((x, 0, -1), {}) for s, x in arrays.items()}
+    if op == "expand_dims":
+        return {s: ((x, 0), {}) for s, x in _vector_cases(m).items()}
+    if op in ("matmul", "dot"):
+        return {s: (pair, {}) for s, pair in _pairs(m).items()}
+    if op == "einsum":
+        return {s: (("ij,jk->ik", *pair), {}) for s, pair in _pairs(m).items()}
+    if op == "linalg.inv" or op == "linalg.eig":
+        return {s: ((x,), {}) for s, x in _square_cases(m).items()}
+    if op == "linalg.eigh":  # Hermitian (real symmetric), in each layout
+        cases = {s: ((m.hermitian(x),), {}) for s, x in _square_cases(m).items()}
+        cases["strided"] = ((m.hermitian(m.well_conditioned(2 * N2))[::2, ::2],), {})
+        cases["fortran"] = ((m.np.asfortranarray(m.hermitian(m.well_conditioned(N2))),), {})
+        return cases
+    if op == "linalg.solve":
+        squares = _square_cases(m)
+        rights = {
+            "standard": m(N2, N2),
+            "empty": m(0, 0),
+            "one": m(1, 1),
+            "odd": m(65, 3),
+            "strided": m.strided(N2, N2),
+            "fortran": m.fortran(N2, N2),
+        }
+        cases = {s: ((squares[s], rights[s]), {}) for s in squares}
+        cases["vector"] = ((m.well_conditioned(N2), m(N2)), {})  # 1-D: a vector, not a matrix
+        return cases
+    if op == "linalg.svd":
+        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+    if op == "convolve":
+        return {
+            "standard": ((m(N1), m(64)), {}),
+            "one": ((m(1), m(1)), {}),
+            "odd": ((m(N1 + 1), m(63)), {}),
+            "strided": ((m.strided(N1), m.strided(64)), {}),
+        }
+    return {}
+
+
+def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
+    """The calls that exercise each keyword argument ``op`` documents:
+    ``{keyword: [(args, kwargs), ...]}``, in the op's first dtype unless ``dtype`` is given;
+    ``{}`` when the suite has none for that op."""
+    import prism_core
+
+    if op not in DTYPES:
+        return {}
+    m = _Maker(dtype or DTYPES[op][0])
+    x, a, b = m(N1), m(N2, N2), m(N2, N2)
+    cube = m(8, 8, N2)
+    if op == "asarray":
+        return {
+            "dtype": [((x,), {"dtype": "complex128"}), ((x,), {"dtype": prism_core.complex128})],
+            "copy": [((x,), {"copy": True}), ((x,), {"copy": None})],
+        }
+    if op in ("zeros", "ones"):
+        return {
+            "shape": [((), {"shape": (N2, N2)})],
+            "dtype": [(((N2, N2),), {"dtype": "int32"}), (((N2, N2),), {"dtype": m.dt})],
+        }
+    if op == "full":
+        return {
+            "shape": [((), {"shape": (N2, N2), "fill_value": 2.5})],
+            "fill_value": [(((N2, N2),), {"fill_value": 7})],
+            "dtype": [(((N2, N2), 3), {"dtype": "float32"}), (((N2, N2), 3), {"dtype": m.dt})],
+        }
+    reduction: dict[str, list[Case]] = {
+        "axis": [((a,), {"axis": 0}), ((a,), {"axis": (0, 1)}), ((a,), {"axis": -1})],
+        "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
+    }
+    if op == "sum":
+        ints = _Maker("int32")(N2, N2)
+        return {
+            **reduction,
+            "dtype": [((ints,), {"dtype": "float64"}), ((a,), {"dtype": prism_core.complex128})],
+        }
+    if op in ("mean", "min", "max"):
+        return reduction
+    if op == "std":
+        return {**reduction, "correction": [((a,), {"correction": 1}), ((a,), {"correction": 0.5})]}
+    if op == "reshape":
+        return {
+            "shape": [((x,), {"shape": (N2, N2)}), ((x,), {"shape": (-1, 32)})],
+            "copy": [((x, (N2, N2)), {"copy": True}), ((x, (N2, N2)), {"copy": False})],
+        }
+    if op == "transpose":
+        return {"axes": [((cube,), {"axes": (1, 0, 2)}), ((cube,), {"axes": None})]}
+    if op == "moveaxis":
+        return {
+            "source": [((cube,), {"source": 0, "destination": -1})],
+            "destination": [((cube, (0, 1)), {"destination": (2, 0)})],
+        }
+    if op == "expand_dims":
+        return {"axis": [((a,), {"axis": 1}), ((a,), {"axis": -1})]}
+    if op == "einsum":
+        return {
+            "dtype": [(("ij,jk->ik", a, b), {"dtype": "complex128"})],
+            "optimize": [
+                (("ij,jk,kl->il", a, b, a), {"optimize": True}),
+                (("ij,jk,kl->il", a, b, a), {"optimize": "greedy"}),
+            ],
+        }
+    if op == "linalg.svd":
+        return {
+            "full_matrices": [
+                ((m(65, 67),), {"full_matrices": False}),
+                ((a,), {"full_matrices": True}),
+            ],
+        }
+    if op in ("fft.fft", "fft.ifft", "fft.rfft"):
+        return {
+            "n": [((x,), {"n": N1 - 5}), ((x,), {"n": N1 + 5})],
+            "axis": [((a,), {"axis": 0}), ((a,), {"axis": -2})],
+            "norm": [((x,), {"norm": "ortho"}), ((x,), {"norm": "forward"})],
+        }
+    if op == "convolve":
+        v = m(64)
+        return {"mode": [((x, v), {"mode": "same"}), ((x, v), {"mode": "valid"})]}
+    return {}
+
+
+def standard_inputs(op: str, dtype: str = "float64") -> list[Case]:
+    """NumPy arguments to call ``op`` with: ``[(args, kwargs)]``, the ``standard`` case of
+    :func:`input_cases` (arrays large enough to pass the usual size thresholds); ``[]`` when the
+    suite has none for that op."""
+    case = input_cases(op, dtype).get("standard")
+    return [case] if case else []
 
 
 # -- comparing results ---------------------------------------------------------------------------
@@ -177,19 +482,30 @@ def _compare(op: str, expected: Any, actual: Any, args: tuple[Any, ...], dtype: 
 
     # Results that are defined only up to order or sign are compared by what is unique.
     if op == "linalg.svd":
+        if not isinstance(actual, tuple) or len(actual) != 3:
+            return f"returned {type(actual).__name__}, expected (U, S, Vh)"
         u, s, vh = actual
         problem = _close(expected[1], s, dtype)
         if problem:
             return f"singular values: {problem}"
-        rebuilt = (u[..., :, : s.shape[-1]] * s[..., None, :]) @ vh[..., : s.shape[-1], :]
+        if np.shape(u) != np.shape(expected[0]) or np.shape(vh) != np.shape(expected[2]):
+            return f"U, Vh of shapes {np.shape(u)}, {np.shape(vh)}, expected " + (
+                f"{np.shape(expected[0])}, {np.shape(expected[2])}"
+            )
+        k = s.shape[-1]
+        rebuilt = (u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]
         return _close(args[0], rebuilt, dtype)
     if op in ("linalg.eig", "linalg.eigh"):
+        if not isinstance(actual, tuple) or len(actual) != 2:
+            return f"returned {type(actual).__name__}, expected (eigenvalues, eigenvectors)"
         values, vectors = actual
         problem = _close(np.sort_complex(expected[0]), np.sort_complex(values), dtype)
         if problem:
             return f"eigenvalues: {problem}"
         return _close(args[0] @ vectors, vectors * values[..., None, :], dtype)
     if isinstance(expected, tuple):
+        if not isinstance(actual, tuple) or len(actual) != len(expected):
+            return f"returned {type(actual).__name__}, expected {len(expected)} results"
         for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             problem = _close(e, a, dtype)
             if problem:
@@ -198,27 +514,229 @@ def _compare(op: str, expected: Any, actual: Any, args: tuple[Any, ...], dtype: 
     return _close(expected, actual, dtype)
 
 
-# -- the checks ------------------------------------------------------------------------------
-
-
-def _run(name: str, check: Callable[[], str | None]) -> CheckResult:
-    try:
-        problem = check()
-    except _Skip as skip:
-        return CheckResult(name, SKIPPED, str(skip))
-    except Exception as exc:
-        return CheckResult(name, FAILED, f"raised {type(exc).__name__}: {exc}")
-    return CheckResult(name, FAILED, problem) if problem else CheckResult(name, PASSED)
-
-
-class _Skip(Exception):
-    pass
-
-
-def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
+def _dtype_problem(expected: Any, actual: Any) -> str | None:
+    """None when the dtypes of ``actual`` (NumPy, from ``to_numpy``) are the reference's."""
     import numpy as np
 
-    from prism_core._description.requirements import Requirement
+    if isinstance(expected, tuple):
+        if not isinstance(actual, tuple) or len(actual) != len(expected):
+            return None  # the values and type checks say what is wrong with the structure
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            problem = _dtype_problem(e, a)
+            if problem:
+                return f"result {i}: {problem}"
+        return None
+    want, got = np.asarray(expected).dtype, np.asarray(actual).dtype
+    if want == got:
+        return None
+    return f"dtype {got}, expected {want} (the NumPy reference's)"
+
+
+def _type_problem(backend: Backend, op: str, expected: Any, actual: Any) -> str | None:
+    """None when ``actual`` is what the reference's result is, in the backend's terms."""
+    import numpy as np
+
+    if op == "to_numpy":
+        if isinstance(actual, np.ndarray):
+            return None
+        return f"returned {type(actual).__qualname__}, not a NumPy array"
+    if isinstance(expected, tuple):
+        fields = getattr(type(expected), "_fields", None)
+        if not isinstance(actual, tuple):
+            what = f"a named tuple with fields {', '.join(fields)}" if fields else "a tuple"
+            return f"returned {type(actual).__qualname__}; expected {what}"
+        if fields and getattr(type(actual), "_fields", None) != fields:
+            return (
+                f"returned a plain tuple; expected a named tuple with fields "
+                f"{', '.join(fields)}, as the NumPy reference returns"
+            )
+        if len(actual) != len(expected):
+            return f"returned {len(actual)} results, expected {len(expected)}"
+        for i, item in enumerate(actual):
+            problem = _array_problem(backend, item)
+            if problem:
+                return f"result {fields[i] if fields else i}: {problem}"
+        return None
+    return _array_problem(backend, actual)
+
+
+def _array_problem(backend: Backend, value: Any) -> str | None:
+    if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+        return f"returned {type(value).__qualname__}, not an array of backend {backend.name!r}"
+    if not backend.is_native(value):
+        return (
+            f"returned {type(value).__qualname__}, which backend {backend.name!r} does not take "
+            "as its own (is_native() is False)"
+        )
+    return None
+
+
+# -- calling a variant -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What one call of a variant gave, judged: ``declined`` (can_run's reason) or ``error``
+    (the call raised), else the problems of the values, dtypes and type (``None``: right)."""
+
+    declined: str | None = None
+    error: str | None = None
+    values: str | None = None
+    dtype: str | None = None
+    type: str | None = None
+
+
+def _call(
+    backend: Backend, op: Any, variant: Variant, reference: Variant, case: Case, dtype: str
+) -> _Outcome:
+    args, kwargs = case
+    positions = (
+        op.array_args
+        if op.array_args is not None
+        else tuple(k for k, a in enumerate(args) if hasattr(a, "dtype"))
+    )
+    native = list(args)
+    for k in positions:
+        if k < len(native):
+            native[k] = backend.asarray(native[k])
+    if variant.can_run is not None:
+        # Claimed when it accepts the arguments as a caller gives them (NumPy arrays), or as
+        # the backend's own arrays.
+        verdict = variant.can_run(*args, **kwargs)
+        if verdict is not True and variant.can_run(*native, **kwargs) is not True:
+            return _Outcome(declined=f"can_run declines these inputs: {verdict or 'no'}")
+    expected = reference.resolve()(*args, **kwargs)
+    try:
+        raw = variant.resolve()(*native, **kwargs)
+        backend.synchronize()
+        actual = _to_numpy(backend, raw)
+    except Exception as exc:
+        return _Outcome(error=f"raised {type(exc).__name__}: {exc}")
+    return _Outcome(
+        values=_compare(variant.op, expected, actual, args, dtype),
+        dtype=_dtype_problem(expected, actual),
+        type=_type_problem(backend, variant.op, expected, raw),
+    )
+
+
+class _Calls:
+    """The calls of one variant in one dtype, made once and shared by its checks."""
+
+    def __init__(
+        self, backend: Backend, op: Any, variant: Variant, reference: Variant, dtype: str
+    ) -> None:
+        self.backend, self.op, self.variant, self.reference = backend, op, variant, reference
+        self.dtype = dtype
+        self.cases = input_cases(variant.op, dtype)
+        self._done: dict[str, _Outcome] = {}
+
+    def outcome(self, shape: str) -> _Outcome:
+        found = self._done.get(shape)
+        if found is None:
+            try:
+                found = _call(
+                    self.backend,
+                    self.op,
+                    self.variant,
+                    self.reference,
+                    self.cases[shape],
+                    self.dtype,
+                )
+            except Exception as exc:  # converting the arguments, can_run or the reference
+                found = _Outcome(error=f"raised {type(exc).__name__}: {exc}")
+            self._done[shape] = found
+        return found
+
+    def values(self, shape: str) -> str | None:
+        o = self.outcome(shape)
+        if o.declined:
+            raise _Skip(o.declined)
+        return o.error or o.values
+
+    def across_shapes(self, what: str) -> str | None:
+        """The first problem of kind ``what`` (``dtype``, ``type``) over the shapes."""
+        outcomes = {s: self.outcome(s) for s in self.cases}
+        ran = {s: o for s, o in outcomes.items() if not o.declined and not o.error}
+        if not ran:
+            if all(o.declined for o in outcomes.values()):
+                first = next(iter(outcomes.values()))
+                raise _Skip(f"{first.declined} (in every shape)")
+            errors = [f"{s}: {o.error}" for s, o in outcomes.items() if o.error]
+            return f"no call succeeded ({errors[0]})"
+        for shape, o in ran.items():
+            problem = getattr(o, what)
+            if problem:
+                return f"{shape}: {problem}"
+        return None
+
+
+def _variant_checks(backend: Backend, variant: Variant) -> Iterator[Check]:
+    import prism_core
+
+    op = prism_core.get_op(variant.op)
+    subject = variant.name
+    reference = next((v for v in op.variants if v.reference and v.backend == "numpy"), None)
+    if variant.op == "random.normal":
+        yield _decided(
+            subject, subject, "values", SKIPPED, "random numbers differ between backends"
+        )
+        return
+    if variant.op not in DTYPES:
+        yield _decided(subject, subject, "values", SKIPPED, f"no standard inputs for {variant.op}")
+        return
+    if reference is None:
+        yield _decided(subject, subject, "values", SKIPPED, "the op has no NumPy reference")
+        return
+    for dtype in DTYPES[variant.op]:
+        calls = _Calls(backend, op, variant, reference, dtype)
+        for shape in calls.cases:
+            yield Check(
+                f"{subject}-values-{dtype}-{shape}",
+                subject,
+                "values",
+                functools.partial(calls.values, shape),
+            )
+        yield Check(
+            f"{subject}-dtype-{dtype}",
+            subject,
+            "dtype",
+            functools.partial(calls.across_shapes, "dtype"),
+        )
+        yield Check(
+            f"{subject}-type-{dtype}",
+            subject,
+            "type",
+            functools.partial(calls.across_shapes, "type"),
+        )
+    first = DTYPES[variant.op][0]
+    for keyword in keyword_cases(variant.op):
+
+        def kwarg(keyword: str = keyword) -> str | None:
+            for case in keyword_cases(variant.op)[keyword]:
+                outcome = _call(backend, op, variant, reference, case, first)
+                said = ", ".join(f"{k}={v!r}" for k, v in case[1].items())
+                if outcome.declined:
+                    raise _Skip(outcome.declined)
+                problem = outcome.error or outcome.values or outcome.dtype or outcome.type
+                if problem:
+                    return f"{said}: {problem}"
+            return None
+
+        yield Check(f"{subject}-kwarg-{keyword}", subject, "kwarg", kwarg)
+
+
+# -- the backend contract ---------------------------------------------------------------------
+
+
+def _contract_checks(backend: Backend) -> Iterator[Check]:
+    import numpy as np
+
+    from prism_core import Requirement
+
+    name = backend.name
+
+    def check(what: str, run: Callable[[], str | None]) -> Check:
+        return Check(f"{name}-{what}", name, "contract", run)
 
     def identity() -> str | None:
         if (
@@ -232,17 +750,17 @@ def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
         Requirement(dict(backend.drives))  # raises RequirementError for a malformed one
         return None
 
-    yield _run("identity (name, priority, drives)", identity)
+    yield check("identity", identity)
 
-    rng = np.random.default_rng(7)
+    optional = ("int32", "complex64")
     for dtype in ("float64", "float32", "int32", "complex64"):
-        data = rng.normal(size=(3, 4)).astype(dtype)
 
-        def round_trip(data: Any = data, dtype: str = dtype) -> str | None:
+        def round_trip(dtype: str = dtype) -> str | None:
+            data = np.random.default_rng(7).normal(size=(3, 4)).astype(dtype)
             try:
                 native = backend.asarray(data)
             except (TypeError, NotImplementedError) as exc:
-                if dtype in ("int32", "complex64"):
+                if dtype in optional:
                     raise _Skip(f"{dtype} not supported: {exc}") from None
                 raise
             if not backend.is_native(native):
@@ -254,7 +772,25 @@ def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
                 return "to_numpy(asarray(x)) differs from x"
             return None
 
-        yield _run(f"asarray/to_numpy round trip [{dtype}]", round_trip)
+        yield check(f"roundtrip-{dtype}", round_trip)
+
+    for dtype in ("float32", "complex64"):
+
+        def asarray_dtype(dtype: str = dtype) -> str | None:
+            data = np.arange(12.0).reshape(3, 4)
+            want = np.dtype(dtype)
+            try:
+                native = backend.asarray(data, dtype=want)
+            except (TypeError, NotImplementedError) as exc:
+                if dtype in optional:
+                    raise _Skip(f"{dtype} not supported: {exc}") from None
+                raise
+            back = np.asarray(backend.to_numpy(native))
+            if back.dtype != want:
+                return f"asarray(x, dtype=numpy.dtype({dtype!r})) has dtype {back.dtype}"
+            return None if np.array_equal(back, data) else "asarray(x, dtype=...) changed x"
+
+        yield check(f"asarray-dtype-{dtype}", asarray_dtype)
 
     def edge_shapes() -> str | None:
         for x in (
@@ -262,121 +798,97 @@ def _contract_checks(backend: Backend) -> Iterator[CheckResult]:
             np.zeros((0,)),
             np.zeros((0, 3)),
             np.arange(12.0).reshape(3, 4)[:, ::2],
+            np.asfortranarray(np.arange(12.0).reshape(3, 4)),
         ):
             back = np.asarray(backend.to_numpy(backend.asarray(x)))
             if back.shape != np.shape(x) or not np.array_equal(back, x):
                 return f"a {np.shape(x)} input came back as {back.shape} or with other values"
         return None
 
-    yield _run("asarray/to_numpy: 0-d, empty and strided inputs", edge_shapes)
+    yield check("edge-shapes", edge_shapes)
 
     def dlpack() -> str | None:
         x = np.arange(6.0).reshape(2, 3)
         back = np.asarray(backend.to_numpy(backend.from_dlpack(x)))
         return None if np.array_equal(back, x) else "to_numpy(from_dlpack(x)) differs from x"
 
-    yield _run("from_dlpack of a NumPy array", dlpack)
+    yield check("from_dlpack", dlpack)
 
     def empty() -> str | None:
+        want = np.dtype("float32")
         try:
-            out = backend.empty((2, 5), np.float32)
+            out = backend.empty((2, 5), want)
         except NotImplementedError as exc:
             raise _Skip(str(exc)) from None
-        shape = np.shape(backend.to_numpy(out))
-        return None if shape == (2, 5) else f"empty((2, 5)) has shape {shape}"
+        back = np.asarray(backend.to_numpy(out))
+        if back.shape != (2, 5):
+            return f"empty((2, 5), numpy.dtype('float32')) has shape {back.shape}"
+        if back.dtype != want:
+            return f"empty((2, 5), numpy.dtype('float32')) has dtype {back.dtype}"
+        return None
 
-    yield _run("empty", empty)
+    yield check("empty", empty)
 
-    yield _run("synchronize", lambda: backend.synchronize())
+    def synchronize() -> None:
+        backend.synchronize()
+
+    yield check("synchronize", synchronize)
 
 
-def _variant_checks(backend: Backend, variant: Variant) -> Iterator[CheckResult]:
-    from prism_core._dispatch.ops import get_op
+# -- the suite --------------------------------------------------------------------------------
 
-    op = get_op(variant.op)
-    reference = next((v for v in op.variants if v.reference and v.backend == "numpy"), None)
-    dtypes = ("float64", "float32")
-    if variant.op in ("fft.fft", "fft.ifft"):
-        dtypes = ("complex128", "complex64")
-    if variant.op == "random.normal":
-        yield CheckResult(f"{variant.name}", SKIPPED, "random numbers differ between backends")
-        return
-    for dtype in dtypes:
-        cases = standard_inputs(variant.op, dtype)
-        if not cases:
-            yield CheckResult(
-                f"{variant.name} [{dtype}]", SKIPPED, f"no standard inputs for {variant.op}"
-            )
-            continue
-        if reference is None:
-            yield CheckResult(f"{variant.name} [{dtype}]", SKIPPED, "the op has no NumPy reference")
-            continue
-        for i, (args, kwargs) in enumerate(cases):
-            label = f"{variant.name} [{dtype}]" + (f" case {i + 1}" if len(cases) > 1 else "")
 
-            def check(
-                args: tuple[Any, ...] = args, kwargs: dict[str, Any] = kwargs, dtype: str = dtype
-            ) -> str | None:
-                positions = (
-                    op.array_args
-                    if op.array_args is not None
-                    else tuple(k for k, a in enumerate(args) if hasattr(a, "dtype"))
-                )
-                native = list(args)
-                for k in positions:
-                    if k < len(native):
-                        native[k] = backend.asarray(native[k])
-                if variant.can_run is not None:
-                    verdict = variant.can_run(*native, **kwargs)
-                    if verdict is not True:
-                        raise _Skip(f"can_run declined the standard inputs: {verdict}")
-                expected = reference.resolve()(*args, **kwargs)
-                actual = _to_numpy(backend, variant.resolve()(*native, **kwargs))
-                backend.synchronize()
-                return _compare(variant.op, expected, actual, args, dtype)
+def conformance_checks(backend: str | Backend) -> list[Check]:
+    """Every check of the suite for a backend (an instance, or the name of an installed one),
+    planned but not run.  Availability is asked now: an unavailable backend gets its
+    availability check and one skipped check, with its reason, for everything else."""
+    import prism_core
 
-            yield _run(label, check)
+    ps = prism_core.plugins()
+    target = ps.backend(backend) if isinstance(backend, str) else backend
+    if not isinstance(target, prism_core.Backend):
+        raise TypeError(f"{backend!r} is not a prism_core.Backend")
+    name = target.name
+    availability_check = f"{name}-availability"
+    try:
+        availability = target.availability()
+    except Exception as exc:
+        why = f"availability() raised {type(exc).__name__}: {exc}"
+        return [_decided(availability_check, name, "availability", FAILED, why)]
+    if not isinstance(availability, prism_core.Availability):
+        why = f"availability() returned {availability!r}"
+        return [_decided(availability_check, name, "availability", FAILED, why)]
+    if not availability:
+        if not availability.reason:
+            why = "unavailable without a reason"
+            return [_decided(availability_check, name, "availability", FAILED, why)]
+        return [
+            _decided(availability_check, name, "availability", PASSED),
+            _decided(
+                f"{name}-array-contract-and-variants",
+                name,
+                "contract",
+                SKIPPED,
+                f"backend unavailable: {availability.reason}",
+            ),
+        ]
+    checks = [_decided(availability_check, name, "availability", PASSED)]
+    checks.extend(_contract_checks(target))
+    for op in prism_core.all_ops().values():
+        for variant in op.variants:
+            if variant.backend == name:
+                checks.extend(_variant_checks(target, variant))
+    return checks
 
 
 def check_backend(backend: str | Backend) -> ConformanceReport:
     """Run the conformance suite on a backend (an instance, or the name of an installed one)."""
-    from prism_core._dispatch.ops import all_ops
-    from prism_core._knowledge.backend import Availability, Backend
-    from prism_core._knowledge.plugins import plugins
+    import prism_core
 
-    ps = plugins()
+    ps = prism_core.plugins()
     target = ps.backend(backend) if isinstance(backend, str) else backend
-    if not isinstance(target, Backend):
+    if not isinstance(target, prism_core.Backend):
         raise TypeError(f"{backend!r} is not a prism_core.Backend")
     report = ConformanceReport(target.name)
-    try:
-        availability = target.availability()
-    except Exception as exc:
-        report.results.append(
-            CheckResult(
-                "availability", FAILED, f"availability() raised {type(exc).__name__}: {exc}"
-            )
-        )
-        return report
-    if not isinstance(availability, Availability):
-        report.results.append(
-            CheckResult("availability", FAILED, f"availability() returned {availability!r}")
-        )
-        return report
-    if not availability:
-        if not availability.reason:
-            report.results.append(
-                CheckResult("availability", FAILED, "unavailable without a reason")
-            )
-            return report
-        report.results.append(CheckResult("availability", PASSED))
-        why = f"backend unavailable: {availability.reason}"
-        report.results.append(CheckResult("array contract and variants", SKIPPED, why))
-        return report
-    report.results.append(CheckResult("availability", PASSED))
-    report.results.extend(_contract_checks(target))
-    for op in all_ops().values():
-        for variant in op.variants:
-            if variant.backend == target.name:
-                report.results.extend(_variant_checks(target, variant))
+    report.results.extend(check.run() for check in conformance_checks(target))
     return report
