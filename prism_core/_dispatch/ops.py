@@ -124,7 +124,7 @@ def _make_function(op: Op) -> OpFunction:
                         return failed(op, key, plan, exc, args, kwargs)
                 fn = plan.checked
                 if fn is not None:  # the first candidate has a can_run: check, then call
-                    verdict = plan.check(*args, **kwargs)
+                    verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
                     if verdict is True:
                         try:
                             if kwargs:
@@ -160,7 +160,7 @@ def _make_function(op: Op) -> OpFunction:
                         return failed(op, key, plan, exc, args, kwargs)
                 fn = plan.checked
                 if fn is not None:  # the first candidate has a can_run: check, then call
-                    verdict = plan.check(*args, **kwargs)
+                    verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
                     if verdict is True:
                         try:
                             if kwargs:
