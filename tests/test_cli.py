@@ -992,9 +992,12 @@ def _not_a_document(document: Any) -> Any:
     return ["not", "a", "device"]
 
 
-def _document_with_wrong_values(document: Any) -> Any:
-    # Looks like a device document at a glance (it names its device type) but is not a valid one.
-    return {"device_type": document["device_type"], "features": "garbage", "memory_hierarchy": 5}
+def _document_with_wrong_values(entry: Any) -> Any:
+    # Looks like a device document at a glance (it names its device type) but is not a valid one;
+    # the entry around it (the digest and size of its file) is kept.
+    name = entry["document"]["device_type"]
+    bad = {"device_type": name, "features": "garbage", "memory_hierarchy": 5}
+    return {**entry, "document": bad}
 
 
 @pytest.mark.parametrize(
