@@ -6,7 +6,8 @@ The way of a call (the op's function, made in ``ops.py``)::
     key = (scope, type and dtype of each array argument)
     plan = op._plans.get(key)                       # the hot path ends here:
         plan.fn(*args)                              #   nothing per call, or
-        plan.call(*args)                            #   can_run / moves / fallback
+        plan.check(*args) and plan.checked(*args)   #   a can_run, nothing else, or
+        plan.call(*args)                            #   moves / fallback in progress
     on a miss: candidates = variants of the op
         - backend not installed / not available     (reason recorded)
         - no device in scope it drives and whose requirements it meets (reasons recorded)
@@ -27,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core import _events as events
-from prism_core._dispatch.registry import as_op, ensure_ready, generation, store_plan
-from prism_core._dispatch.registry import lock as registry_lock
+from prism_core._dispatch.registry import as_op, ensure_ready, generation, store_plan, swap_plan
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core._knowledge.variant import VariantImportError
@@ -256,6 +256,10 @@ class Moves:
 _NO_MOVES = Moves()
 
 
+def _unfinished(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("a plan was used before _finish() set how it runs")
+
+
 @dataclass(slots=True)  # slots: the hot path reads plan.fn on every call
 class Plan:
     """The cached decision for one (scope, signature).  Never changed once cached: a failure
@@ -282,7 +286,7 @@ class Plan:
     check: Callable[..., Any] | None = None
     #: Everything else: ``call(*args, **kwargs)`` runs the call (per-call checks, moves,
     #: fallback) and handles its own failures.
-    call: Callable[..., Any] = field(default=lambda *a, **k: None)
+    call: Callable[..., Any] = field(default=_unfinished)
 
 
 _fallbacks: dict[tuple[str, str], FallbackRecord] = {}
@@ -501,15 +505,16 @@ def _resolved(variant: Variant) -> Callable[..., Any] | None:
 
 def _finish(op: Op, key: Any, plan: Plan) -> None:
     """The ways this plan runs a call: the fast path (``fn``: the first live candidate's
-    function, when it needs nothing per call), a checked first candidate (``call`` asks its
-    ``can_run``, then calls it directly), or the general checked way."""
+    function, when it needs nothing per call), the checked fast path (``check``, the first
+    candidate's ``can_run``, then ``checked``, its function), or the general checked way
+    (``call``)."""
     live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
     plan.fn = plan.first = plan.checked = plan.check = None
 
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: Any, **kwargs: Any) -> Any:
         return run_checked(op, key, plan, args, kwargs)
 
-    plan.call = checked
+    plan.call = run
     if live:
         first = live[0]
         if plan.moves[first.name].converters:
@@ -725,11 +730,8 @@ def _without(op: Op, key: Any, plan: Plan, name: str) -> Plan:
         if name in base.failed:
             return base
         new = _derive(op, key, base, base.failed | {name})
-        with registry_lock:
-            if op._plans.get(key) is current:
-                if generation() == new.generation:
-                    op._plans[key] = new
-                return new
+        if swap_plan(op, key, current, new):
+            return new
 
 
 def _note_plugin_problem(variant: Variant, problem: str) -> None:

@@ -126,6 +126,8 @@ _aliases: dict[str, str] = {}
 _generation = [0]
 #: The plugin set whose variants the ops hold now.
 _synced: list[Any] = [None]
+#: Whether the builtin ops of the catalogue are declared.
+_declared = [False]
 
 
 def generation() -> int:
@@ -153,19 +155,16 @@ def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
         return True
 
 
-def replace_plan(op: Op, key: Any, old: Any, new: Any) -> Any:
-    """Swap ``old`` for ``new`` under ``key`` (after a failure); returns the plan in force.
-
-    When another thread already replaced ``old`` (the same failure, seen concurrently), its
-    plan is returned so that every caller continues from one plan.
-    """
+def swap_plan(op: Op, key: Any, expected: Any, new: Any) -> bool:
+    """Cache ``new`` for ``key`` if the cache still holds ``expected`` there (``None``:
+    nothing); ``False`` when another thread changed it meanwhile.  A ``new`` built at a passed
+    generation is not stored, though the swap counts as done."""
     with lock:
-        current = op._plans.get(key)
-        if current is old or current is None:
-            if _generation[0] == new.generation:
-                op._plans[key] = new
-            return new
-        return current
+        if op._plans.get(key) is not expected:
+            return False
+        if _generation[0] == new.generation:
+            op._plans[key] = new
+        return True
 
 
 def _on_change(what: str) -> None:
@@ -203,12 +202,7 @@ def add_variant(variant: Variant) -> None:
     if collect_variant(variant):
         return
     with lock:
-        op = lookup(variant.op)
-        if any(v.name == variant.name for v in op.variants):
-            raise OperationError(
-                f"op {op.name!r} already has a variant named {variant.name!r}; give it a name="
-            )
-        op.variants.append(variant)
+        _join(variant)
         bump()
     from prism_core._knowledge.plugins import discovering, plugins
 
@@ -317,15 +311,16 @@ def ensure_ready() -> None:
 
 
 def _declare_catalogue() -> None:
-    if "matmul" in _ops:
+    if _declared[0]:
         return
     from prism_core._dispatch.catalogue import SPECS
 
     with lock:
-        if "matmul" in _ops:
+        if _declared[0]:
             return
         for spec in SPECS:
             register_op(Op(spec.name, spec.doc, aliases=spec.aliases, array_args=spec.array_args))
+        _declared[0] = True
 
 
 def sync_plugins(ps: PluginSet) -> None:
