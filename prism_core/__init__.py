@@ -74,6 +74,13 @@ if TYPE_CHECKING:
         use_backend,
         use_numpy_backend,
     )
+    from prism_core._dispatch.transforms import (
+        ValueAndGrad,
+        to_device,
+        to_dlpack,
+        value_and_grad,
+        vmap,
+    )
     from prism_core._errors import (
         DeviceFileError,
         PrismError,
@@ -83,6 +90,7 @@ if TYPE_CHECKING:
         UnknownDeviceError,
     )
     from prism_core._knowledge.backend import Availability, Backend, DetectedDevice, Detection
+    from prism_core._knowledge.backend_registry import BackendInfo, backends, get_backend
     from prism_core._knowledge.devices import (
         DeviceLibrary,
         FileReport,
@@ -160,6 +168,14 @@ _LAZY = {
     "set_backend": "_dispatch.scope",
     "use_backend": "_dispatch.scope",
     "use_numpy_backend": "_dispatch.scope",
+    "ValueAndGrad": "_dispatch.transforms",
+    "to_device": "_dispatch.transforms",
+    "to_dlpack": "_dispatch.transforms",
+    "value_and_grad": "_dispatch.transforms",
+    "vmap": "_dispatch.transforms",
+    "BackendInfo": "_knowledge.backend_registry",
+    "backends": "_knowledge.backend_registry",
+    "get_backend": "_knowledge.backend_registry",
     "Availability": "_knowledge.backend",
     "Backend": "_knowledge.backend",
     "DetectedDevice": "_knowledge.backend",
@@ -208,6 +224,7 @@ __all__ = [
     "Availability",
     "Backend",
     "BackendError",
+    "BackendInfo",
     "Candidate",
     "CpuInfo",
     "DType",
@@ -243,10 +260,12 @@ __all__ = [
     "Scope",
     "SearchEntry",
     "UnknownDeviceError",
+    "ValueAndGrad",
     "Variant",
     "VariantImportError",
     "__version__",
     "all_ops",
+    "backends",
     "bfloat16",
     "bool_",
     "complex64",
@@ -268,6 +287,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "get_backend",
     "get_device",
     "get_op",
     "hookimpl",
@@ -290,10 +310,14 @@ __all__ = [
     "scoped",
     "set_backend",
     "software_devices",
+    "to_device",
+    "to_dlpack",
     "uint8",
     "use_backend",
     "use_numpy_backend",
     "validate_paths",
+    "value_and_grad",
+    "vmap",
 ]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -31,17 +32,40 @@ def _isolated_environment(
     for name in (
         "PRISM_NO_CACHE",
         "PRISM_STRICT_PLUGINS",
-        "PRISM_DISABLE_PLUGIN_AUTOLOAD",
         "PRISM_PLUGINS",
         "PRISM_BLOCK_PLUGINS",
     ):
         monkeypatch.delenv(name, raising=False)
+    # The core's tests see the builtin plugins only, whatever else is installed beside them
+    # (the plugins in plugins/ are installed for their own suites); a test of discovery turns
+    # autoload back on, or runs in a virtual environment of its own.
+    monkeypatch.setenv("PRISM_DISABLE_PLUGIN_AUTOLOAD", "1")
     library._default = None
     plugins._current = None
     plugins._warned.clear()  # each test sees the once-per-process plugin warnings afresh
     yield
     library._default = None
     plugins._current = None
+
+
+#: The plugins bundled in plugins/, installed beside prism-core by the README's test command.
+BUNDLED_PLUGINS = ("scipy", "torch", "cuda")
+
+
+def autoload_settings(**options: object) -> object:
+    """Plugin settings with autoload on, as users have them, but without the bundled plugins
+    (for tests of discovery itself, whose expectations are about their own test plugins)."""
+    import prism_core
+
+    return prism_core.PluginSettings(block=BUNDLED_PLUGINS, **options)  # type: ignore[arg-type]
+
+
+def autoload_env(**extra: str) -> dict[str, str]:
+    """The environment of a subprocess with autoload on and the bundled plugins blocked."""
+    env = {k: v for k, v in os.environ.items() if k != "PRISM_DISABLE_PLUGIN_AUTOLOAD"}
+    env["PRISM_BLOCK_PLUGINS"] = ",".join(BUNDLED_PLUGINS)
+    env.update(extra)
+    return env
 
 
 @pytest.fixture

@@ -59,7 +59,11 @@ class Wrapped:
 
 class WrappedBackend(LoopbackBackend):
     name = "wrapped"
+    aliases = ("wrapper",)
     description = "a backend whose arrays are not NumPy's (tests only)"
+
+    def owns(self, value: Any) -> bool:
+        return isinstance(value, Wrapped)
 
     def is_native(self, value: Any) -> bool:
         return isinstance(value, Wrapped) or not hasattr(value, "__dlpack__")

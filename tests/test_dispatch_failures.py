@@ -28,7 +28,7 @@ import prism_core as prism
 from prism_core._dispatch import dispatcher, registry, scope
 from prism_core._knowledge.variant import Variant
 
-from .conftest import put_distribution_on_path
+from .conftest import autoload_env, autoload_settings, put_distribution_on_path
 from .test_dispatch import loopback  # noqa: F401  (the fixture)
 
 _names = itertools.count()
@@ -291,10 +291,10 @@ def ghost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch, site, "prism-ghost", "1.0", "[prism.plugins]\nghost = prism_ghost\n"
     )
     with pytest.warns(prism.PluginWarning, match="no module named 'prism_no_such_module'"):
-        prism.reload_plugins(prism.PluginSettings())
+        prism.reload_plugins(autoload_settings())  # type: ignore[arg-type]
     yield site
     sys.modules.pop("prism_ghost", None)
-    prism.reload_plugins(prism.PluginSettings())
+    prism.reload_plugins()
     prism.reset_fallbacks()  # its matmul fallbacks are not the next test's
 
 
@@ -324,7 +324,7 @@ def test_an_unimportable_variant_is_a_clear_error_when_named(ghost: Path) -> Non
 
 @pytest.mark.timeout(120)
 def test_the_cli_reports_an_unimportable_variant(ghost: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ghost), *sys.path])}
+    env = autoload_env(PYTHONPATH=os.pathsep.join([str(ghost), *sys.path]))
     run = [sys.executable, "-m", "prism_core"]
     explained = subprocess.run(
         [*run, "explain", "matmul", "--shape", "2x2,2x2", "--json"],
@@ -402,7 +402,7 @@ def test_plugins_that_use_the_api_while_discovered_never_hang(tmp_path: Path) ->
     (info / "entry_points.txt").write_text(
         "[prism.plugins]\nearly = prism_early\nhooked = prism_hooked\ncaller = prism_caller\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    env = autoload_env(PYTHONPATH=os.pathsep.join([str(site), *sys.path]))
     for command in (["plugins"], ["explain", "matmul"], ["devices"]):
         proc = subprocess.run(
             [sys.executable, "-m", "prism_core", *command],
@@ -558,13 +558,13 @@ def test_a_plugin_variant_for_a_misspelt_backend_is_a_plugin_problem(
     )
     try:
         with pytest.warns(prism.PluginWarning, match=r"'nmpy'.*did you mean 'numpy'"):
-            ps = prism.reload_plugins(prism.PluginSettings())
+            ps = prism.reload_plugins(autoload_settings())  # type: ignore[arg-type]
         assert any("did you mean 'numpy'" in p for p in ps.records["typo"].problems)
         with pytest.raises(prism.PluginError, match=r"'nmpy'.*did you mean 'numpy'"):
-            prism.reload_plugins(prism.PluginSettings(strict=True))
+            prism.reload_plugins(autoload_settings(strict=True))  # type: ignore[arg-type]
     finally:
         sys.modules.pop("prism_typo", None)
-        prism.reload_plugins(prism.PluginSettings())
+        prism.reload_plugins()
 
 
 # -- 19. a plugin whose device files are invalid ----------------------------------------------
@@ -593,7 +593,11 @@ def test_a_plugin_with_invalid_device_files_shows_them_and_fails_when_strict(
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: prism-badfiles\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text("[prism.plugins]\nbadfiles = prism_badfiles\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), *sys.path]),
+        "PRISM_PLUGINS": "badfiles",
+    }
     lenient = subprocess.run(
         [sys.executable, "-m", "prism_core", "plugins"],
         capture_output=True, text=True, env=env, timeout=60, check=False,

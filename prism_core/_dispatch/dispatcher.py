@@ -12,7 +12,9 @@ The way of a call (the op's function, made in ``ops.py``)::
         - backend not installed / not available     (reason recorded)
         - no device in scope it drives and whose requirements it meets (reasons recorded)
         - dtype not accelerated by a device feature (reason recorded)
-      ranked by (policy, -priority, -specificity, name) -> plan, cached if still current
+      ranked by (policy, data moves, -priority, -specificity, name) -> plan, cached if still
+      current; in automatic mode a result computed away from the arguments' backend is
+      brought back to it (NumPy in, NumPy out: docs/backends.md, "Where a call runs")
     on a backend failure in automatic mode: blame the variant that raised, record it, warn
     once at the caller's line, replace the cached plan by one without it, run the next
 """
@@ -247,10 +249,12 @@ class FallbackRecord:
 
 @dataclass(frozen=True)
 class Moves:
-    """Arguments a variant's backend does not take as they are, and how they move."""
+    """Arguments a variant's backend does not take as they are, how they move, and how the
+    result comes back (automatic mode: to the backend the arguments came from)."""
 
     converters: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
     sentences: tuple[str, ...] = ()
+    result: Callable[[Any], Any] | None = None
 
 
 _NO_MOVES = Moves()
@@ -361,13 +365,43 @@ def _array_positions(op: Op, args: Sequence[Any]) -> tuple[int, ...]:
     return tuple(i for i in op.array_args if i < len(args))
 
 
+def _is_sequence(op: Op, i: int, value: Any) -> bool:
+    return i in op.sequences and isinstance(value, (list, tuple))
+
+
 def _array_args(op: Op, args: Sequence[Any]) -> list[Any]:
-    return [args[i] for i in _array_positions(op, args)]
+    """The call's arrays: its array arguments, and the items of its sequences of arrays."""
+    out: list[Any] = []
+    for i in _array_positions(op, args):
+        if _is_sequence(op, i, args[i]):
+            out.extend(args[i])
+        else:
+            out.append(args[i])
+    return out
 
 
-def _rank(scope: Scope, variant: Variant) -> tuple[Any, ...]:
+def _rank(scope: Scope, variant: Variant, moves: int = 0) -> tuple[Any, ...]:
+    """The sort key of an eligible variant: the policy, then (data stays where it is) whether
+    it must move the call's data, then priority, specificity and name."""
     policy = 0 if (scope.prefer != "reference" or variant.reference) else 1
-    return (policy, -variant.priority, -variant.specificity, variant.name)
+    return (policy, moves, -variant.priority, -variant.specificity, variant.name)
+
+
+def _home(op: Op, args: Sequence[Any], reference: Variant | None) -> Backend | None:
+    """The backend the call's data belongs to: the owner of the first array that is not the
+    reference backend's (a torch tensor among NumPy arrays), else the reference backend (NumPy
+    arrays, scalars, or no arrays at all: creation ops)."""
+    from prism_core._knowledge.plugins import plugins
+
+    ps = plugins()
+    ref = ps.backends.get(reference.backend) if reference is not None else None
+    for a in _array_args(op, args):
+        if isinstance(a, ArraySpec):
+            continue
+        owner = ps.owner(a)
+        if owner is not None and owner is not ref:
+            return owner
+    return ref
 
 
 def _judge(
@@ -448,18 +482,33 @@ def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -
             )
         else:
             accepted.append((_rank(scope, variant), variant, dev, backend))
-    accepted.sort(key=lambda item: item[0])
-    ranked = tuple((v, d, b) for _, v, d, b in accepted)
     reference = next((v for v in op.variants if v.reference), None)
     backends = plugins().backends
+    home = _home(op, args, reference)
+    # Where data lives, it stays (docs/backends.md): a variant whose backend takes every array
+    # as it is ranks before one that must move them.  Without arrays (creation ops), automatic
+    # mode makes the reference backend's arrays.
+    has_arrays = bool(_array_args(op, args))
+    ranking = []
+    for rank, variant, dev, backend in accepted:
+        own = _moves(op, backend, dev, args, None)
+        stays = not own.converters and (
+            has_arrays or scope.backend is not None or home is None or variant.backend == home.name
+        )
+        ranking.append(((rank[0], 0 if stays else 1, *rank[2:]), variant, dev, backend))
+    ranking.sort(key=lambda item: item[0])
+    ranked = tuple((v, d, b) for _, v, d, b in ranking)
+    # A result made away from the arguments' backend goes back to it, unless the caller named
+    # a backend or a device (then results are that backend's arrays).
+    back = home if (scope.backend is None and scope.device is None) else None
     moves: dict[str, Moves] = {}
-    for variant, _dev, _backend in ranked:
+    for variant, dev, _backend in ranked:
         runner = reference if (scope.simulated and reference is not None) else variant
-        moves[variant.name] = _moves(op, backends.get(runner.backend), args)
+        moves[variant.name] = _moves(op, backends.get(runner.backend), dev, args, back)
     if scope.simulated and reference is not None:
         # Nothing installed may run on the simulated device, or every candidate may decline
         # this call; simulation executes on the reference all the same (the decision says so).
-        moves[""] = _moves(op, backends.get(reference.backend), args)
+        moves[""] = _moves(op, backends.get(reference.backend), None, args, back)
     plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
     _finish(op, key, plan)
     if logger.isEnabledFor(logging.DEBUG):
@@ -473,20 +522,44 @@ def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -
     return plan
 
 
-def _moves(op: Op, backend: Backend | None, args: Sequence[Any]) -> Moves:
-    """What must move, through DLPack, for ``backend`` to take the call's arrays."""
+def _moves(
+    op: Op,
+    backend: Backend | None,
+    device: DeviceDescription | None,
+    args: Sequence[Any],
+    home: Backend | None,
+) -> Moves:
+    """What must move for ``backend`` to take the call's arrays on ``device``, what that
+    costs, and how the result goes back to ``home`` (``None``: it stays the backend's)."""
     if backend is None:
         return _NO_MOVES
-    converters = []
-    sentences = []
+    from prism_core._dispatch import movement
+    from prism_core._knowledge.plugins import plugins
+
+    ps = plugins()
+    converters: list[tuple[int, Callable[[Any], Any]]] = []
+    sentences: list[str] = []
     for i in _array_positions(op, args):
-        if not _is_native(backend, args[i]):
-            converters.append((i, backend.from_dlpack))
-            sentences.append(
-                f"argument {i}: {type(args[i]).__module__}.{type(args[i]).__name__} -> "
-                f"{backend.name} through DLPack"
-            )
-    return Moves(tuple(converters), tuple(sentences)) if converters else _NO_MOVES
+        value = args[i]
+        items = list(value) if _is_sequence(op, i, value) else [value]
+        foreign = [a for a in items if not _is_native(backend, a)]
+        if not foreign:
+            continue
+        move = movement.mover(backend, device, ps.owner, reference=_reference_backend(op, ps))
+        converters.append((i, movement.each(move) if _is_sequence(op, i, value) else move))
+        sentences.extend(movement.describe(i, a, ps.owner(a), backend, device) for a in foreign)
+    if not converters:
+        return _NO_MOVES
+    result = None
+    if home is not None and home is not backend:
+        result = movement.bring_back(backend, home, _reference_backend(op, ps))
+        sentences.append(f"result: {backend.name} -> {home.name} (the arguments' backend)")
+    return Moves(tuple(converters), tuple(sentences), result)
+
+
+def _reference_backend(op: Op, ps: Any) -> Backend | None:
+    reference = next((v for v in op.variants if v.reference), None)
+    return ps.backends.get(reference.backend) if reference is not None else None
 
 
 def _executor(plan: Plan, variant: Variant) -> Variant:
@@ -633,8 +706,10 @@ def run_checked(
             try:
                 fn = _executor(plan, variant).resolve()
                 moves = plan.moves.get(name, _NO_MOVES)
-                call_args = _convert(args, moves.converters) if moves.converters else args
-                return fn(*call_args, **kwargs)
+                if not moves.converters:
+                    return fn(*args, **kwargs)
+                out = fn(*_convert(args, moves.converters), **kwargs)
+                return out if moves.result is None else moves.result(out)
             except CALLER_ERRORS:
                 raise
             except Exception as exc:
@@ -650,8 +725,10 @@ def run_checked(
         ) from error
     if plan.simulated and plan.reference is not None:
         moves = plan.moves.get("", _NO_MOVES)
-        call_args = _convert(args, moves.converters) if moves.converters else args
-        return plan.reference.resolve()(*call_args, **kwargs)
+        if not moves.converters:
+            return plan.reference.resolve()(*args, **kwargs)
+        out = plan.reference.resolve()(*_convert(args, moves.converters), **kwargs)
+        return out if moves.result is None else moves.result(out)
     raise _nothing_eligible(op, plan, declined)
 
 
@@ -800,7 +877,9 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
                 ok,
                 dev.device_type if dev else None,
                 reasons,
-                _rank(scope, variant),
+                _rank(
+                    scope, variant, 1 if plan.moves.get(variant.name, _NO_MOVES).converters else 0
+                ),
                 variant.priority,
             )
         )

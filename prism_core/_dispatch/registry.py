@@ -48,7 +48,8 @@ class Op:
 
     ``array_args`` lists the positional parameters that are arrays (their types and dtypes form
     the cache key and decide conversions between backends); ``None`` means every positional
-    argument that has a ``dtype`` or ``__dlpack__``.
+    argument that has a ``dtype`` or ``__dlpack__``.  ``sequences`` lists those of them that
+    take a sequence of arrays (``stack(arrays)``).
     """
 
     __module__ = "prism_core"
@@ -60,10 +61,14 @@ class Op:
         *,
         aliases: Sequence[str] = (),
         array_args: Sequence[int] | None = None,
+        sequences: Sequence[int] = (),
     ) -> None:
         self.name = name
         self.aliases = tuple(aliases)
         self.array_args = None if array_args is None else tuple(array_args)
+        #: The positional parameters (among ``array_args``) that take a sequence of arrays
+        #: (``stack``'s first): the arrays in it count as the call's array arguments.
+        self.sequences = tuple(sequences)
         self.__doc__ = doc
         self.__name__ = name.rpartition(".")[2]
         self.__qualname__ = self.__name__
@@ -319,7 +324,15 @@ def _declare_catalogue() -> None:
         if _declared[0]:
             return
         for spec in SPECS:
-            register_op(Op(spec.name, spec.doc, aliases=spec.aliases, array_args=spec.array_args))
+            register_op(
+                Op(
+                    spec.name,
+                    spec.doc,
+                    aliases=spec.aliases,
+                    array_args=spec.array_args,
+                    sequences=getattr(spec, "sequences", ()),
+                )
+            )
         _declared[0] = True
 
 

@@ -234,16 +234,20 @@ def _invalidate() -> None:
     bump()
 
 
-def _check_backend(name: str) -> None:
+def _check_backend(name: str) -> str:
+    """The name of the backend ``name`` names (an alias gives the backend's own name), after
+    checking that it is installed and available here."""
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
     backend = ps.backend(name)  # PluginError naming close matches
     availability = backend.availability()
     if not availability:
+        shown = repr(name) if name == backend.name else f"{name!r} ({backend.name!r})"
         raise PrismError(
-            f"backend {name!r} was asked for but is not available here: {availability.reason}"
+            f"backend {shown} was asked for but is not available here: {availability.reason}"
         )
+    return backend.name
 
 
 def device(name: str | DeviceDescription, *, simulate: bool = False) -> _ScopeBlock:
@@ -296,8 +300,7 @@ def use_backend(name: str) -> _ScopeBlock:
             "use_backend(): name must be a backend name (a string such as 'numpy'); got "
             f"{_describe(name)}; for automatic selection, leave the block out"
         )
-    _check_backend(name)
-    return _ScopeBlock({"backend": name})
+    return _ScopeBlock({"backend": _check_backend(name)})
 
 
 def use_numpy_backend() -> Any:
@@ -347,7 +350,7 @@ def set_backend(name: str | None) -> None:
             f"selection; got {_describe(name)}"
         )
     if name is not None:
-        _check_backend(name)
+        name = _check_backend(name)
     current = _process_default()
     new = Scope._make(current.device, current.simulated, name, current.prefer, current.strict)
     _default[:] = [new]

@@ -76,6 +76,8 @@ class Backend(abc.ABC):
     __module__ = "prism_core"
 
     name: str = ""
+    #: Other names users may give the backend (``"pytorch"`` for ``"torch"``).
+    aliases: tuple[str, ...] = ()
     priority: int = 0
     description: str = ""
     drives: Mapping[str, Any] = MappingProxyType({})
@@ -120,13 +122,55 @@ class Backend(abc.ABC):
         """
         return not hasattr(value, "__dlpack__")
 
+    def owns(self, value: Any) -> bool:
+        """Whether ``value`` is one of this backend's own arrays (``numpy.ndarray`` for NumPy,
+        ``torch.Tensor`` for torch); a backend computing on another's arrays owns none.
+
+        Dispatch calls it to learn where a call's data lives, so it must be cheap and must
+        never import the framework (compare ``type(value).__module__``, or look the framework
+        up in ``sys.modules``).
+        """
+        return False
+
     def from_dlpack(self, obj: Any) -> Any:
         """Import ``obj`` through DLPack (zero copy where the devices allow)."""
         return self.asarray(obj)
 
+    def to_device(self, value: Any, device: DeviceDescription | None = None) -> Any:
+        """``value`` as this backend's array on ``device`` (the description the chosen variant
+        runs on; ``None``: the backend's default device).  Dispatch moves every argument the
+        backend does not take as it is (:meth:`is_native`) through this method; the default
+        imports it with :meth:`from_dlpack`."""
+        return self.from_dlpack(value)
+
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         """Allocate an uninitialised array on the backend's device."""
         raise NotImplementedError(f"backend {self.name!r} does not allocate arrays")
+
+    # -- the numerics protocol (all optional) ----------------------------------------------
+    def requires_grad(self, x: Any, flag: bool = True) -> Any:
+        """``x`` with gradient tracking on (``flag``) or off; a backend without autograd
+        returns ``x`` as it is."""
+        return x
+
+    def detach(self, x: Any) -> Any:
+        """``x`` cut from the gradient graph; a backend without autograd returns ``x``."""
+        return x
+
+    def value_and_grad(
+        self, fn: Callable[..., Any], argnums: tuple[int, ...]
+    ) -> Callable[..., Any] | None:
+        """A function computing ``(fn(*args), gradients)`` with the backend's autograd, the
+        gradients with respect to the positional arguments ``argnums``; ``None`` (the default)
+        when the backend has no autograd: Prism then uses central finite differences."""
+        return None
+
+    def vmap(
+        self, fn: Callable[..., Any], in_axes: Any, out_axes: Any
+    ) -> Callable[..., Any] | None:
+        """``fn`` vectorised over ``in_axes`` with the backend's own transform (torch's
+        ``torch.func.vmap``); ``None`` (the default): Prism loops and stacks."""
+        return None
 
     # -- execution --------------------------------------------------------------------------
     def launch(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -173,6 +173,17 @@ _CHECKS: Mapping[str, Callable[[Any], Any]] = {
 }
 
 
+_UNKNOWN: Any = object()
+
+
+def _owns(backend: Backend, value: Any) -> bool:
+    """``backend.owns(value)``, where a broken ``owns`` counts as no."""
+    try:
+        return bool(backend.owns(value))
+    except Exception:
+        return False
+
+
 def _describe_exception(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -193,6 +204,8 @@ class PluginSet:
         self.manager.add_hookspecs(hookspecs)
         self.records: dict[str, PluginRecord] = {}
         self.backends: dict[str, Backend] = {}
+        #: type -> the name of the backend owning arrays of that type (or None): owner()
+        self._owners: dict[type, str | None] = {}
         self._detections: dict[str, Detection] | None = None
         self._discover()
         self._check_contributions()
@@ -290,14 +303,16 @@ class PluginSet:
                 results = {hook: self._call(plugin, hook, {}) for hook in _DISCOVERY_HOOKS}
             backends: list[Backend] = results["prism_backends"] or []
             for backend in backends:
-                if backend.name in self.backends:
-                    owner = next(
-                        r.name for r in self.records.values() if backend.name in r.backends
-                    )
-                    raise _HookFailure(
-                        f"prism_backends returned a backend named {backend.name!r}, which "
-                        f"plugin {owner!r} already provides"
-                    )
+                for name in (backend.name, *backend.aliases):
+                    taken = self.backend_name(name)
+                    if taken is not None:
+                        owner = next(r.name for r in self.records.values() if taken in r.backends)
+                        what = "a backend named" if name == backend.name else "the alias"
+                        raise _HookFailure(
+                            f"prism_backends returned {what} {name!r} (backend "
+                            f"{backend.name!r}), which plugin {owner!r} already provides"
+                            + ("" if taken == name else f" as an alias of {taken!r}")
+                        )
         except _HookFailure as exc:
             self.manager.unregister(plugin)
             record.status, record.reason = "failed", str(exc)
@@ -376,6 +391,7 @@ class PluginSet:
         for name in record.backends:
             self.backends.pop(name, None)
         record.backends = []
+        self._owners.clear()
         record.status, record.reason = "failed", reason
         self._fail(record)
 
@@ -425,16 +441,39 @@ class PluginSet:
         """(plugin name, path) of every contributed device directory, in plugin order."""
         return [(r.name, p) for r in self.loaded for p in r.hardware_dirs]
 
+    def backend_name(self, name: str) -> str | None:
+        """The name of the backend called ``name`` or aliased so (``"pytorch"`` -> ``"torch"``),
+        or ``None`` when no loaded backend answers to it."""
+        if name in self.backends:
+            return name
+        for backend in self.backends.values():
+            if name in backend.aliases:
+                return backend.name
+        return None
+
     def backend(self, name: str) -> Backend:
-        try:
-            return self.backends[name]
-        except KeyError:
-            hint = difflib.get_close_matches(name, list(self.backends), n=1)
-            raise PluginError(
-                f"no backend named {name!r}"
-                + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                + f"; available backends: {', '.join(sorted(self.backends))}"
-            ) from None
+        """The backend called ``name`` (or aliased so); :class:`PluginError` naming close
+        matches when there is none."""
+        found = self.backend_name(name)
+        if found is not None:
+            return self.backends[found]
+        known = [*self.backends, *(a for b in self.backends.values() for a in b.aliases)]
+        hint = difflib.get_close_matches(name, known, n=1)
+        raise PluginError(
+            f"no backend named {name!r}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + f"; available backends: {', '.join(sorted(self.backends))}"
+        ) from None
+
+    def owner(self, value: Any) -> Backend | None:
+        """The backend whose own array ``value`` is (:meth:`Backend.owns`), or ``None`` (a
+        scalar, a list, an array no loaded backend owns).  Decided once per type."""
+        kind = type(value)
+        found = self._owners.get(kind, _UNKNOWN)
+        if found is _UNKNOWN:
+            found = next((b.name for b in self.backends.values() if _owns(b, value)), None)
+            self._owners[kind] = found
+        return None if found is None else self.backends.get(found)
 
     def detect(self, library: DeviceLibrary) -> dict[str, Detection]:
         """Call every loaded plugin's ``prism_detect_devices`` (once per process), isolated."""

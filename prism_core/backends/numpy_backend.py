@@ -6,6 +6,7 @@ inspected and limited through threadpoolctl, never by editing environment variab
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
@@ -55,6 +56,10 @@ class NumpyBackend(Backend):
         import numpy as np
 
         return isinstance(value, (np.ndarray, np.generic)) or not hasattr(value, "__dlpack__")
+
+    def owns(self, value: Any) -> bool:
+        numpy = sys.modules.get("numpy")
+        return numpy is not None and isinstance(value, (numpy.ndarray, numpy.generic))
 
     def from_dlpack(self, obj: Any) -> Any:
         import numpy as np

@@ -1,0 +1,117 @@
+"""The backends installed in this process, as users see them: ``prism_core.backends()`` and
+``prism_core.get_backend(name)``.
+
+Plugins contribute backends (``prism_backends`` hook, ``plugins.py``); this module answers, for
+each, whether it runs here and why not, its priority, the devices present that it drives and
+the facts it reports about its runtime (:meth:`Backend.capabilities`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism_core._knowledge.backend import Backend
+
+__all__ = ["BackendInfo", "backends", "get_backend"]
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One installed backend: availability (with the reason when it is not available), the
+    plugin that provides it, its priority, the present devices it drives and its capabilities
+    (empty when it is not available; ``{"error": ...}`` when asking raised)."""
+
+    name: str
+    aliases: tuple[str, ...]
+    plugin: str
+    available: bool
+    reason: str
+    version: str | None
+    priority: int
+    description: str
+    drives: tuple[str, ...]
+    capabilities: dict[str, Any]
+    backend: Backend = field(repr=False, compare=False)
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "aliases": list(self.aliases),
+            "plugin": self.plugin,
+            "available": self.available,
+            "reason": self.reason,
+            "version": self.version,
+            "priority": self.priority,
+            "description": self.description,
+            "drives": list(self.drives),
+            "capabilities": self.capabilities,
+        }
+
+
+def get_backend(name: str) -> Backend:
+    """The installed backend called ``name`` or aliased so (``"pytorch"`` is ``"torch"``);
+    :class:`PluginError` naming close matches and the installed backends when there is none."""
+    from prism_core._knowledge.plugins import plugins
+
+    if not isinstance(name, str):
+        raise TypeError(
+            f"get_backend(): name must be a backend name such as 'numpy'; got {name!r} "
+            f"({type(name).__name__})"
+        )
+    return plugins().backend(name)
+
+
+def backends() -> list[BackendInfo]:
+    """Every installed backend, the preferred first (priority, then name)."""
+    from prism_core._knowledge.host import present_devices
+    from prism_core._knowledge.plugins import plugins
+
+    ps = plugins()
+    present = [inst.description for inst in present_devices().devices]
+    out = []
+    for backend in ps.backends.values():
+        plugin = next((r.name for r in ps.records.values() if backend.name in r.backends), "")
+        state = _availability(backend)
+        capabilities: dict[str, Any] = {}
+        if state.available:
+            try:
+                capabilities = dict(backend.capabilities())
+            except Exception as exc:  # a plugin's bug must not hide the other backends
+                capabilities = {"error": f"{type(exc).__name__}: {exc}"}
+        drives = tuple(d.device_type for d in present if _drives(backend, d))
+        out.append(
+            BackendInfo(
+                name=backend.name,
+                aliases=tuple(backend.aliases),
+                plugin=plugin,
+                available=state.available,
+                reason=state.reason,
+                version=state.version,
+                priority=backend.priority,
+                description=backend.description,
+                drives=drives,
+                capabilities=capabilities,
+                backend=backend,
+            )
+        )
+    out.sort(key=lambda b: (-b.priority, b.name))
+    return out
+
+
+def _availability(backend: Backend) -> Any:
+    from prism_core._knowledge.backend import Availability
+
+    try:
+        return backend.availability()
+    except Exception as exc:  # the contract says never raise; say so when one does
+        return Availability(False, f"availability() raised {type(exc).__name__}: {exc}")
+
+
+def _drives(backend: Backend, device: Any) -> bool:
+    try:
+        return bool(backend.can_drive(device))
+    except Exception:
+        return False
