@@ -188,7 +188,7 @@ def test_to_device_moves_within_what_a_backend_drives() -> None:
     x = np.arange(3.0)
     host = prism.present_devices().devices[0].description
     np.testing.assert_array_equal(prism.to_device(x, host), x)
-    with pytest.raises(ValueError, match="backend 'numpy' cannot put arrays on nvidia.h100-sxm"):
+    with pytest.raises(ValueError, match=r"backend 'numpy' cannot put arrays on nvidia\.h100-sxm"):
         prism.to_device(x, "nvidia.h100-sxm")
 
 
