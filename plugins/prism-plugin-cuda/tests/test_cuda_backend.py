@@ -1,71 +1,75 @@
-"""The ``cuda`` backend: its reasons on a host without a GPU, and real arrays on one with a GPU.
+"""The ``cuda`` backend: identity, its reasons where it cannot run, and what it does without
+importing CuPy.
 
-The reasons are tested with stand-in ``cupy``/``torch`` modules put in ``sys.modules`` (the real
-ones are put back afterwards); the array tests run only where CuPy or torch can use a GPU.
+The reasons are tested with stand-in ``cupy`` modules put in ``sys.modules`` (the real one, if
+any, is put back afterwards), and once with the real CuPy installed in a throwaway virtual
+environment on this host, which has no GPU.  The array methods on a real GPU are in
+``test_cuda_gpu.py``.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
+import json
+import os
+import subprocess
 import sys
 import textwrap
 import types
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from prism_plugin_cuda.backend import CudaBackend, CudaUnavailableError
+from prism_plugin_cuda import ops
+from prism_plugin_cuda.backend import NOT_INSTALLED, CudaBackend, CudaUnavailableError, cupy_dtype
 
 import prism_core
 
-NO_DRIVER = (
-    "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
-    "installed a driver from http://www.nvidia.com/Download/index.aspx"
+INSUFFICIENT_DRIVER = (
+    "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version"
 )
-KDL_CUDA = 2  # DLPack device type of CUDA device memory
-NEEDS_GPU = "needs an NVIDIA GPU with CUDA"
+PLUGIN = Path(__file__).resolve().parents[1]
+REPO = PLUGIN.parents[1]
+#: Guards against a hung install or interpreter, not performance expectations.
+INSTALL_GUARD_S = 600
+RUN_GUARD_S = 120
 
 
-# -- stand-ins for the frameworks -------------------------------------------------------------
+# -- stand-ins for CuPy -----------------------------------------------------------------------
 
 
-def _raiser(exc: Exception) -> Callable[..., Any]:
-    def fail(*args: Any, **kwargs: Any) -> Any:
-        raise exc
+def fake_cupy(version: str, *, error: Exception | None = None, count: int = 1) -> types.ModuleType:
+    """A ``cupy`` whose runtime raises ``error`` or counts ``count`` devices."""
 
-    return fail
+    def get_device_count() -> int:
+        if error is not None:
+            raise error
+        return count
 
-
-def fake_torch(version: str, cuda_build: str | None, init_error: Exception) -> types.ModuleType:
-    torch = types.ModuleType("torch")
-    torch.__version__ = version  # type: ignore[attr-defined]
-    torch.version = types.SimpleNamespace(cuda=cuda_build)  # type: ignore[attr-defined]
-    torch.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
-        is_available=lambda: False, device_count=lambda: 0, init=_raiser(init_error)
-    )
-    return torch
-
-
-def fake_cupy(version: str, error: Exception) -> types.ModuleType:
     cupy = types.ModuleType("cupy")
     cupy.__version__ = version  # type: ignore[attr-defined]
-    runtime = types.SimpleNamespace(getDeviceCount=_raiser(error))
+    runtime = types.SimpleNamespace(getDeviceCount=get_device_count)
     cupy.cuda = types.SimpleNamespace(runtime=runtime)  # type: ignore[attr-defined]
     return cupy
 
 
 @pytest.fixture
-def frameworks(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
-    """Set what ``import cupy`` and ``import torch`` give: a module, or ``None`` (not installed)."""
+def cupy_is(monkeypatch: pytest.MonkeyPatch) -> Callable[[types.ModuleType | None], None]:
+    """Set what ``import cupy`` gives: a module, or ``None`` (not installed: ImportError)."""
 
-    def install(*, cupy: types.ModuleType | None, torch: types.ModuleType | None) -> None:
-        monkeypatch.setitem(sys.modules, "cupy", cupy)
-        monkeypatch.setitem(sys.modules, "torch", torch)
+    def install(module: types.ModuleType | None) -> None:
+        monkeypatch.setitem(sys.modules, "cupy", module)
 
     return install
+
+
+#: An object whose type comes from the ``cupy`` package, as ``cupy.ndarray``'s does.
+CupyLike = type("ndarray", (), {"__module__": "cupy"})
+#: A type of CuPy's sister package (sparse matrices), which is no CuPy array.
+CupyxLike = type("csr_matrix", (), {"__module__": "cupyx.scipy.sparse._csr"})
 
 
 # -- identity ---------------------------------------------------------------------------------
@@ -75,86 +79,72 @@ def test_backend_identity(library: prism_core.DeviceLibrary) -> None:
     backend = prism_core.plugins().backend("cuda")
     assert isinstance(backend, CudaBackend)
     assert isinstance(backend, prism_core.Backend)
-    assert (backend.name, backend.priority) == ("cuda", 10)
+    assert (backend.name, backend.aliases, backend.priority) == ("cuda", ("cupy",), 10)
     assert dict(backend.drives) == {"vendor": "nvidia", "kind": "gpu"}
-    assert backend.description
+    assert backend.description == "NVIDIA GPUs through CuPy"
     assert backend.can_drive(library.get("nvidia.h100-sxm"))
     assert backend.can_drive(library.get("nvidia.rtx-4090"))
     assert not backend.can_drive(library.get("amd.mi300x"))
     assert not backend.can_drive(library.get("intel.sapphirerapids"))
 
 
-def test_creating_the_backend_imports_nothing(frameworks: Callable[..., None]) -> None:
-    frameworks(cupy=None, torch=None)
+def test_the_alias_cupy_names_the_backend() -> None:
+    ps = prism_core.plugins()
+    assert ps.backend("cupy").name == "cuda"
+    assert ps.backend("cupy") is ps.backend("cuda")
+    assert ps.backend_name("cupy") == "cuda"
+    assert set(ps.records["cuda"].backends) == {"cuda"}  # an alias is no second backend
+
+
+def test_creating_the_backend_imports_nothing(cupy_is: Callable[..., None]) -> None:
+    cupy_is(None)  # an import of CuPy would fail
     backend = CudaBackend()
-    assert backend.framework is None
     assert backend._availability is None
+    assert backend._module is None
 
 
 # -- reasons ----------------------------------------------------------------------------------
 
 
-def test_neither_framework_installed(frameworks: Callable[..., None]) -> None:
-    frameworks(cupy=None, torch=None)
+def test_cupy_not_installed(cupy_is: Callable[..., None]) -> None:
+    cupy_is(None)
     state = CudaBackend().availability()
     assert isinstance(state, prism_core.Availability)
     assert not state
-    assert state.reason == "neither cupy nor torch is installed"
+    assert state.reason == NOT_INSTALLED == "cupy is not installed (pip install cupy-cuda12x)"
     assert state.version is None
 
 
-def test_torch_without_a_driver(frameworks: Callable[..., None]) -> None:
-    frameworks(cupy=None, torch=fake_torch("2.3.1", "12.1", RuntimeError(NO_DRIVER)))
-    state = CudaBackend().availability()
-    assert not state
-    assert state.reason == f"torch 2.3.1 is installed but CUDA is not available: {NO_DRIVER}"
-
-
-def test_torch_warns_why(frameworks: Callable[..., None]) -> None:
-    too_old = (
-        "CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
-        "Please update your GPU driver."
-    )
-
-    def is_available() -> bool:
-        warnings.warn(too_old, UserWarning, stacklevel=2)
-        return False
-
-    torch = fake_torch("2.3.1", "12.1", RuntimeError("not reached"))
-    torch.cuda.is_available = is_available  # type: ignore[attr-defined]
-    frameworks(cupy=None, torch=torch)
-    state = CudaBackend().availability()  # the warning is the reason, not a warning to the user
-    assert state.reason == f"torch 2.3.1 is installed but CUDA is not available: {too_old}"
-
-
-def test_cpu_only_torch(frameworks: Callable[..., None]) -> None:
-    error = AssertionError("Torch not compiled with CUDA enabled")
-    frameworks(cupy=None, torch=fake_torch("2.4.0+cpu", None, error))
+def test_cupy_without_a_driver(cupy_is: Callable[..., None]) -> None:
+    """What CuPy says on a host without the NVIDIA driver (as on this one: see
+    test_real_cupy_installed_without_a_gpu)."""
+    cupy_is(fake_cupy("14.2.0", error=RuntimeError(INSUFFICIENT_DRIVER)))
     state = CudaBackend().availability()
     assert not state
     assert state.reason == (
-        "torch 2.4.0+cpu is installed but CUDA is not available: this torch build has no CUDA "
-        "support (a CPU-only build)"
+        f"cupy 14.2.0 is installed but CUDA is not available: {INSUFFICIENT_DRIVER}"
     )
 
 
-def test_both_installed_and_neither_sees_a_gpu(frameworks: Callable[..., None]) -> None:
-    no_device = RuntimeError("cudaErrorNoDevice: no CUDA-capable device is detected")
-    frameworks(
-        cupy=fake_cupy("13.3.0", no_device),
-        torch=fake_torch("2.3.1", "12.1", RuntimeError(NO_DRIVER)),
-    )
+def test_cupy_without_a_device(cupy_is: Callable[..., None]) -> None:
+    cupy_is(fake_cupy("13.3.0", count=0))
     state = CudaBackend().availability()
     assert not state
-    assert state.reason == (
-        "cupy 13.3.0 is installed but CUDA is not available: cudaErrorNoDevice: no "
-        f"CUDA-capable device is detected; torch 2.3.1 is installed but CUDA is not available: "
-        f"{NO_DRIVER}"
-    )
+    assert state.reason == "cupy 13.3.0 is installed but found no CUDA device"
 
 
-def test_a_framework_that_breaks_on_import(
-    frameworks: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+def test_cupy_with_a_device(cupy_is: Callable[..., None]) -> None:
+    cupy = fake_cupy("14.2.0", count=2)
+    cupy_is(cupy)
+    backend = CudaBackend()
+    state = backend.availability()
+    assert state and state.version == "14.2.0" and state.reason == ""
+    assert backend._module is cupy
+    assert backend.availability() is state  # probed once
+
+
+def test_a_cupy_that_breaks_on_import(
+    cupy_is: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     package = tmp_path / "cupy"
     package.mkdir()
@@ -168,7 +158,7 @@ def test_a_framework_that_breaks_on_import(
             """
         )
     )
-    frameworks(cupy=None, torch=None)
+    cupy_is(None)
     monkeypatch.delitem(sys.modules, "cupy")
     monkeypatch.syspath_prepend(str(tmp_path))
     state = CudaBackend().availability()
@@ -180,99 +170,237 @@ def test_a_framework_that_breaks_on_import(
     assert "cupy" not in sys.modules
 
 
-def test_array_methods_say_why_they_cannot_run(frameworks: Callable[..., None]) -> None:
-    frameworks(cupy=None, torch=None)
+def test_array_methods_say_why_they_cannot_run(cupy_is: Callable[..., None]) -> None:
+    cupy_is(None)
     backend = CudaBackend()
     calls: list[Callable[[], Any]] = [
         lambda: backend.asarray([1.0]),
         lambda: backend.to_numpy(np.zeros(1)),
         lambda: backend.from_dlpack(np.zeros(1)),
+        lambda: backend.to_device(np.zeros(1)),
         lambda: backend.empty((2,), "float32"),
         backend.synchronize,
     ]
     for call in calls:
-        with pytest.raises(CudaUnavailableError, match="neither cupy nor torch is installed"):
+        with pytest.raises(CudaUnavailableError, match=r"cupy is not installed \(pip install"):
             call()
-    assert backend.capabilities() == {
-        "available": False,
-        "reason": "neither cupy nor torch is installed",
-    }
+    assert backend.capabilities() == {"available": False, "reason": NOT_INSTALLED}
 
 
 def test_availability_on_this_host() -> None:
     """Whatever this host has, the backend answers without raising, with a reason when not."""
     state = CudaBackend().availability()
     if state:
-        assert state.version is not None
-        assert state.version.split()[0] in {"cupy", "torch"}
+        assert state.version
+    elif importlib.util.find_spec("cupy") is None:
+        assert state.reason == NOT_INSTALLED
     else:
-        assert state.reason
-        installed = [m for m in ("cupy", "torch") if importlib.util.find_spec(m) is not None]
-        if not installed:
-            assert state.reason == "neither cupy nor torch is installed"
-        else:
-            assert any(state.reason.startswith(m) for m in installed)
+        assert state.reason.startswith("cupy "), state.reason
 
 
-# -- on a GPU ---------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.timeout(INSTALL_GUARD_S + RUN_GUARD_S + 60)
+def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
+    """The real CuPy (``pip install cupy-cuda12x``, about 140 MB) in a throwaway environment:
+    where there is no NVIDIA driver, the backend's reason is CUDA's own message.  Also checks,
+    without a GPU, every CuPy function the plugin names: each pass-through op and each
+    ``cupy.X`` / ``cupyx.X`` attribute ``prism_plugin_cuda/ops.py`` uses exists in that
+    CuPy."""
+    if importlib.util.find_spec("cupy") is not None:
+        pytest.skip("CuPy is installed here: test_availability_on_this_host covers its reason")
+    venv = tmp_path / "venv"
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", str(venv)],
+        capture_output=True,
+        text=True,
+        timeout=RUN_GUARD_S,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot create a virtual environment with `python -m venv`: {made.stderr}")
+    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    try:
+        installed = subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "cupy-cuda12x>=13"],
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_GUARD_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"pip install cupy-cuda12x took more than {INSTALL_GUARD_S} s")
+    if installed.returncode != 0:
+        tail = (installed.stderr or installed.stdout).strip().splitlines()[-1:]
+        pytest.skip(f"cannot install cupy-cuda12x here (no package index?): {tail}")
+    probe = textwrap.dedent(
+        """
+        import json, sys
+        from prism_plugin_cuda.backend import CudaBackend
+        from prism_plugin_cuda import ops
+        import cupy, cupyx
+
+        def has(module, dotted):
+            for part in dotted.split("."):
+                if not hasattr(module, part):
+                    return False
+                module = getattr(module, part)
+            return True
+
+        state = CudaBackend().availability()
+        names = json.loads(sys.argv[1])
+        print(json.dumps({
+            "available": state.available,
+            "reason": state.reason,
+            "version": cupy.__version__,
+            "ndarray_module": cupy.ndarray.__module__,
+            "passthrough": {n: callable(getattr(ops, n)) for n in ops.PASSTHROUGH},
+            "missing": sorted(n for n in names if not has(cupy if n.startswith("cupy.")
+                              else cupyx, n.partition(".")[2])),
+        }))
+        """
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGIN / "src")])
+    proc = subprocess.run(
+        [str(python), "-c", probe, json.dumps(sorted(_cupy_names_in_ops()))],
+        capture_output=True,
+        text=True,
+        timeout=RUN_GUARD_S,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = json.loads(proc.stdout)
+    if found["available"]:
+        pytest.skip("this host has a GPU after all: test_cuda_gpu.py runs the backend on it")
+    assert found["reason"].startswith(f"cupy {found['version']} is installed but "), found
+    assert "cuda" in found["reason"].lower(), found["reason"]
+    assert found["ndarray_module"] == "cupy"  # what CudaBackend.owns reads
+    assert found["passthrough"] == dict.fromkeys(ops.PASSTHROUGH, True)
+    assert found["missing"] == []
 
 
-@pytest.fixture(scope="module")
-def gpu() -> CudaBackend:
+def _cupy_names_in_ops() -> set[str]:
+    """Every ``cupy.a.b`` and ``cupyx.a`` attribute chain the source of ``ops.py`` uses."""
+    tree = ast.parse(Path(ops.__file__).read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            parts = []
+            inner: ast.expr = node
+            while isinstance(inner, ast.Attribute):
+                parts.append(inner.attr)
+                inner = inner.value
+            if isinstance(inner, ast.Name) and inner.id in ("cupy", "cupyx"):
+                names.add(".".join([inner.id, *reversed(parts)]))
+    # Only the longest chains matter (cupy.linalg.norm covers cupy.linalg); array attributes
+    # read off CuPy's results (.ndim, .dtype) are not module attributes and not listed here.
+    return {n for n in names if not any(m.startswith(n + ".") for m in names)}
+
+
+# -- without importing CuPy -------------------------------------------------------------------
+
+
+def test_owns_reads_the_type_only(cupy_is: Callable[..., None]) -> None:
+    cupy_is(None)  # an import of CuPy would fail
     backend = CudaBackend()
-    state = backend.availability()
-    if not state:
-        pytest.skip(f"{NEEDS_GPU} ({state.reason})")
-    return backend
+    assert backend.owns(CupyLike())
+    assert not backend.owns(CupyxLike())
+    assert not backend.owns(np.ones(3))
+    assert not backend.owns(np.float64(1.0))
+    assert not backend.owns(1.5)
+    assert not backend.owns([1.0])
 
 
-def _on_gpu(array: Any) -> bool:
-    return int(array.__dlpack_device__()[0]) == KDL_CUDA
+def test_is_native_before_cupy_is_imported(cupy_is: Callable[..., None]) -> None:
+    cupy_is(None)
+    backend = CudaBackend()  # not probed: nothing imported
+    assert backend.is_native(1.5) and backend.is_native(3) and backend.is_native(True)
+    assert backend.is_native(1j)
+    assert backend.is_native(CupyLike())
+    assert not backend.is_native(np.ones(3))
+    assert not backend.is_native([1.0, 2.0])
+    assert backend._module is None
 
 
-def test_round_trip(gpu: CudaBackend) -> None:
-    host = np.arange(12, dtype=np.float32).reshape(3, 4)
-    device = gpu.asarray(host)
-    assert _on_gpu(device)
-    back = gpu.to_numpy(device)
-    assert isinstance(back, np.ndarray)
-    assert back.dtype == np.float32
-    np.testing.assert_array_equal(back, host)
+def test_is_native_after_the_probe(cupy_is: Callable[..., None]) -> None:
+    cupy = fake_cupy("14.2.0")
+    cupy.ndarray = CupyLike  # type: ignore[attr-defined]
+    cupy_is(cupy)
+    backend = CudaBackend()
+    assert backend.availability()
+    assert backend.is_native(CupyLike())
+    assert not backend.is_native(CupyxLike())
+    assert not backend.is_native(np.ones(3))
+    assert backend.is_native(2.0)
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "int64", "int32", "bool"])
-def test_asarray_with_a_dtype(gpu: CudaBackend, dtype: str) -> None:
-    device = gpu.asarray([[0, 1], [2, 3]], dtype=dtype)
-    back = gpu.to_numpy(device)
-    assert back.dtype == np.dtype(dtype)
-    np.testing.assert_array_equal(back, np.array([[0, 1], [2, 3]], dtype=dtype))
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("float32", "float32"),
+        ("fp32", "float32"),
+        ("f4", "float32"),
+        (prism_core.complex64, "complex64"),
+        (prism_core.bool_, "bool"),
+        (np.dtype("int16"), "int16"),
+        (np.float64, "float64"),
+        (int, "int64"),
+    ],
+)
+def test_cupy_dtype(given: Any, expected: str) -> None:
+    assert cupy_dtype(given) == np.dtype(expected)
 
 
-def test_empty(gpu: CudaBackend) -> None:
-    device = gpu.empty((2, 3), np.float32)
-    assert _on_gpu(device)
-    back = gpu.to_numpy(device)
-    assert (back.shape, back.dtype) == ((2, 3), np.float32)
+def test_cupy_dtype_refuses_what_cupy_has_not() -> None:
+    assert cupy_dtype(None) is None
+    with pytest.raises(TypeError, match="no bfloat16"):
+        cupy_dtype(prism_core.bfloat16)
+    with pytest.raises(TypeError, match="no bfloat16"):
+        cupy_dtype("bf16")
+    with pytest.raises(TypeError):
+        cupy_dtype("float33")
 
 
-def test_from_dlpack_shares_device_memory(gpu: CudaBackend) -> None:
-    source = gpu.asarray(np.zeros((4, 4), dtype=np.float32))
-    imported = gpu.from_dlpack(source)
-    assert _on_gpu(imported)
-    source[1, 2] = 42.0  # written through the source, seen through the import: no copy
-    gpu.synchronize()
-    assert gpu.to_numpy(imported)[1, 2] == 42.0
+def test_to_device_refuses_a_device_it_does_not_drive(library: prism_core.DeviceLibrary) -> None:
+    backend = CudaBackend()
+    with pytest.raises(
+        ValueError, match=r"^to_device: backend 'cuda' places arrays on NVIDIA"
+    ) as e:
+        backend.to_device(np.ones(3), library.get("amd.mi300x"))
+    assert "'amd.mi300x' is not one (" in str(e.value)
 
 
-def test_from_dlpack_copies_host_arrays_to_the_gpu(gpu: CudaBackend) -> None:
-    host = np.linspace(0.0, 1.0, 7)
-    imported = gpu.from_dlpack(host)
-    assert _on_gpu(imported)
-    np.testing.assert_array_equal(gpu.to_numpy(imported), host)
+# -- with NumPy standing in for CuPy ----------------------------------------------------------
 
 
-def test_synchronize_and_capabilities(gpu: CudaBackend) -> None:
-    gpu.synchronize()
-    caps = gpu.capabilities()
-    assert caps["framework"] == gpu.framework
-    assert caps["devices"], caps
+def test_array_methods_on_the_stand_in(
+    numpy_as_cupy: CudaBackend, library: prism_core.DeviceLibrary
+) -> None:
+    backend = numpy_as_cupy
+    data = [[1, 2], [3, 4]]
+    array = backend.asarray(data, dtype="fp32")
+    assert array.dtype == np.float32
+    np.testing.assert_array_equal(backend.to_numpy(array), np.array(data, dtype=np.float32))
+    host = np.arange(6.0)
+    np.testing.assert_array_equal(backend.from_dlpack(host), host)
+    np.testing.assert_array_equal(backend.from_dlpack([1.0, 2.0]), [1.0, 2.0])  # no DLPack
+    np.testing.assert_array_equal(backend.to_device(host, library.get("nvidia.l4")), host)
+    assert backend.empty((2, 3), prism_core.int16).dtype == np.int16
+    backend.synchronize()
+
+
+def test_capabilities(numpy_as_cupy: CudaBackend) -> None:
+    caps = numpy_as_cupy.capabilities()
+    assert caps["framework"] == "cupy"
+    assert caps["version"] == numpy_as_cupy.availability().version
+    assert (caps["cuda_runtime"], caps["cuda_driver"]) == (12080, 12080)
+    assert caps["devices"] == [
+        {
+            "index": 0,
+            "name": "NumPy standing in",
+            "compute_capability": "9.0",
+            "memory_bytes": 1 << 30,
+        }
+    ]
+    json.dumps(caps)  # what prism doctor shows

@@ -1,257 +1,212 @@
-"""The ``cuda`` backend: NVIDIA GPUs through CuPy if it is importable, else torch with CUDA.
+"""The ``cuda`` backend (alias ``cupy``): NVIDIA GPUs through CuPy.
 
-Neither framework is imported when this module is imported or when the backend is created: the
-first call to :meth:`CudaBackend.availability` (or to an array method) imports them.  The
-framework is chosen once per backend instance, and every array method uses that framework, as do
-the plugin's variants (``prism_plugin_cuda.ops``, through :meth:`CudaBackend.framework_module`).
+CuPy is not imported when this module is imported, nor when the backend is created: the first
+call to :meth:`CudaBackend.availability` (or to an array method) imports it, and the backend
+keeps the module.  :meth:`CudaBackend.owns` and :meth:`CudaBackend.is_native` never import it.
 
-Arguments and results: the variants take the framework's own GPU arrays as they are
-(:meth:`CudaBackend.is_native`); the dispatcher moves every other array (NumPy arrays, torch
-tensors on the CPU, ...) to the GPU through :meth:`CudaBackend.from_dlpack` before calling them.
-Results stay on the GPU as framework arrays; :meth:`CudaBackend.to_numpy` copies them back.
+Arguments and results: the variants (``prism_plugin_cuda.ops``) take CuPy arrays and Python
+scalars as they are (:meth:`CudaBackend.is_native`); the dispatcher moves every other array
+(NumPy arrays, torch tensors, ...) to the GPU through :meth:`CudaBackend.to_device` before
+calling them.  Results are CuPy arrays on the GPU; :meth:`CudaBackend.to_numpy` copies them
+back (in automatic mode the dispatcher does so for NumPy callers).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType, ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_core import Availability, Backend
+from prism_core.backend_kit import first_line, import_framework
 
-__all__ = ["CudaBackend", "CudaUnavailableError"]
+if TYPE_CHECKING:
+    from prism_core import DeviceDescription
 
+__all__ = ["BFLOAT16_MESSAGE", "NOT_INSTALLED", "CudaBackend", "CudaUnavailableError", "cupy_dtype"]
+
+#: The reason the backend gives where CuPy is not installed.
+NOT_INSTALLED = "cupy is not installed (pip install cupy-cuda12x)"
+BFLOAT16_MESSAGE = (
+    "the cuda backend has no bfloat16 arrays (CuPy's support is experimental); use float16 or "
+    "float32, or the torch backend"
+)
 #: DLPack device types of memory the host CPU owns (kDLCPU, kDLCUDAHost: pinned host memory).
 _DLPACK_HOST_DEVICES = frozenset({1, 3})
+_SCALARS = (bool, int, float, complex)
 
 
 class CudaUnavailableError(RuntimeError):
     """An array method of the ``cuda`` backend was called on a host where it cannot run."""
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    line = text.splitlines()[0].strip() if text else ""
-    return line or type(exc).__name__
+def cupy_dtype(value: Any) -> Any:
+    """The NumPy dtype (which CuPy uses) for a ``dtype=`` argument: a Prism dtype, a NumPy or
+    torch dtype, a Python type or a name (Prism's, ``"fp32"`` included, or NumPy's); ``None``
+    stays ``None``.  bfloat16 is a ``TypeError``; so is a name neither Prism nor NumPy knows."""
+    if value is None:
+        return None
+    import numpy as np
 
-
-def _import(name: str) -> tuple[ModuleType | None, str | None]:
-    """Import a framework: (module, None), or (None, why not) where ``why`` is a clause.
-
-    A framework that is not installed gives ``"not installed"``; one that is installed but
-    breaks on import (a missing CUDA library, a version clash) gives the error.
-    """
-    import importlib
+    from prism_core import dtype as prism_dtype
 
     try:
-        return importlib.import_module(name), None
-    except ModuleNotFoundError as exc:
-        if exc.name == name:
-            return None, "not installed"
-        return None, f"cannot be imported: {type(exc).__name__}: {_first_line(exc)}"
-    except Exception as exc:  # an installed framework that cannot load (missing CUDA libraries)
-        return None, f"cannot be imported: {type(exc).__name__}: {_first_line(exc)}"
+        found = prism_dtype(value)
+    except (TypeError, ValueError):
+        return np.dtype(value)  # NumPy's own names ("f4"), or NumPy's TypeError
+    if found.name == "bfloat16":
+        raise TypeError(BFLOAT16_MESSAGE)
+    return np.dtype("bool" if found.name == "bool_" else found.name)
 
 
-def _probe_cupy(cupy: ModuleType) -> str | None:
-    """``None`` when CuPy can use a GPU, else why not."""
-    try:
-        count = int(cupy.cuda.runtime.getDeviceCount())
-    except Exception as exc:  # cupy_backends.cuda.api.runtime.CUDARuntimeError
-        return _first_line(exc)
-    if count < 1:
-        return "no CUDA device found"
-    return None
-
-
-def _probe_torch(torch: ModuleType) -> str | None:
-    """``None`` when torch can use a GPU, else why not (torch's own words where it has them)."""
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            available = bool(torch.cuda.is_available())
-        if available:
-            return None
-        if getattr(getattr(torch, "version", None), "cuda", None) is None:
-            return "this torch build has no CUDA support (a CPU-only build)"
-        if caught:  # "CUDA initialization: The NVIDIA driver on your system is too old ..."
-            return _first_line(RuntimeWarning(caught[0].message))
-        try:
-            torch.cuda.init()
-        except Exception as exc:  # "Found no NVIDIA driver on your system. ..."
-            return _first_line(exc)
-        return "no CUDA device found (torch.cuda.device_count() is 0)"
-    except Exception as exc:
-        return f"{type(exc).__name__}: {_first_line(exc)}"
+def _is_cupy_type(value: Any) -> bool:
+    return type(value).__module__.partition(".")[0] == "cupy"
 
 
 class CudaBackend(Backend):
-    """NVIDIA GPUs: CuPy if it is importable and sees a GPU, else torch with CUDA.
-
-    Arrays are CuPy arrays or torch tensors on the current CUDA device.  The chosen framework is
-    :attr:`framework` (``"cupy"`` or ``"torch"``) once :meth:`availability` has been called.
-    """
+    """NVIDIA GPUs through CuPy: arrays are CuPy arrays on the current CUDA device."""
 
     name = "cuda"
+    aliases = ("cupy",)
     priority = 10
-    description = "NVIDIA GPUs through CuPy, or torch with CUDA"
+    description = "NVIDIA GPUs through CuPy"
     drives: Mapping[str, Any] = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
 
     def __init__(self) -> None:
         # Creating the backend must be cheap: nothing is imported or probed here.
         self._availability: Availability | None = None
         self._module: ModuleType | None = None
-        self.framework: str | None = None
+        #: Device types to_device has found this backend drives (dispatch moves every
+        #: argument of every call through it: match each description once).
+        self._driven: set[str] = set()
 
     # -- availability -------------------------------------------------------------------------
     def availability(self) -> Availability:
-        """Whether CuPy or torch can run on a GPU here; the reason says exactly why not."""
+        """Whether CuPy is importable and sees a GPU; the reason says exactly why not: CuPy
+        not installed, installed but failing to import (a missing CUDA library), or imported
+        but without a device (CUDA's own message: no driver, a driver too old, no GPU)."""
         if self._availability is None:
             self._availability = self._probe()
         return self._availability
 
     def _probe(self) -> Availability:
-        problems: list[str] = []  # what went wrong with the installed frameworks
-        for framework, probe in (("cupy", _probe_cupy), ("torch", _probe_torch)):
-            module, why = _import(framework)
-            if module is None:
-                if why != "not installed":
-                    problems.append(f"{framework} {why}")
-                continue
-            version = str(getattr(module, "__version__", "(unknown version)"))
-            why = probe(module)
-            if why is None:
-                self._module, self.framework = module, framework
-                return Availability(True, version=f"{framework} {version}")
-            problems.append(f"{framework} {version} is installed but CUDA is not available: {why}")
-        if not problems:
-            return Availability(False, "neither cupy nor torch is installed")
-        # A framework that is not installed is no news when another one is there and failed.
-        return Availability(False, "; ".join(problems))
+        module, why = import_framework("cupy")
+        if module is None:
+            return Availability(False, NOT_INSTALLED if why == "not installed" else f"cupy {why}")
+        version = str(getattr(module, "__version__", "(unknown version)"))
+        try:
+            count = int(module.cuda.runtime.getDeviceCount())
+        except Exception as exc:  # cupy_backends.cuda.api.runtime.CUDARuntimeError
+            return Availability(
+                False, f"cupy {version} is installed but CUDA is not available: {first_line(exc)}"
+            )
+        if count < 1:
+            return Availability(False, f"cupy {version} is installed but found no CUDA device")
+        self._module = module
+        return Availability(True, version=version)
 
-    def _framework(self) -> tuple[str, ModuleType]:
+    def _cupy(self) -> ModuleType:
         state = self.availability()
-        if not state or self._module is None or self.framework is None:
+        if not state or self._module is None:
             raise CudaUnavailableError(f"backend 'cuda' is not available: {state.reason}")
-        return self.framework, self._module
-
-    def framework_module(self) -> tuple[str, ModuleType]:
-        """``("cupy", cupy)`` or ``("torch", torch)``: the framework the backend runs on (what
-        the variants in ``prism_plugin_cuda.ops`` compute with); :class:`CudaUnavailableError`
-        when there is none."""
-        return self._framework()
+        return self._module
 
     def capabilities(self) -> dict[str, Any]:
+        """CuPy's version, the CUDA runtime and driver versions, and each GPU CuPy sees."""
         state = self.availability()
         if not state:
             return {"available": False, "reason": state.reason}
-        framework, module = self._framework()
-        if framework == "torch":
-            count = int(module.cuda.device_count())
-            return {
-                "framework": "torch",
-                "version": module.__version__,
-                "cuda": module.version.cuda,
-                "devices": [module.cuda.get_device_name(i) for i in range(count)],
-            }
-        runtime = module.cuda.runtime
-        count = int(runtime.getDeviceCount())
-        names = []
-        for i in range(count):
-            raw = runtime.getDeviceProperties(i)["name"]
-            names.append(raw.decode() if isinstance(raw, bytes) else str(raw))
+        runtime = self._cupy().cuda.runtime
+        devices = []
+        for i in range(int(runtime.getDeviceCount())):
+            props = runtime.getDeviceProperties(i)
+            raw = props["name"]
+            devices.append(
+                {
+                    "index": i,
+                    "name": raw.decode() if isinstance(raw, bytes) else str(raw),
+                    "compute_capability": f"{props['major']}.{props['minor']}",
+                    "memory_bytes": int(props["totalGlobalMem"]),
+                }
+            )
         return {
             "framework": "cupy",
-            "version": module.__version__,
+            "version": state.version,
             "cuda_runtime": int(runtime.runtimeGetVersion()),
-            "devices": names,
+            "cuda_driver": int(runtime.driverGetVersion()),
+            "devices": devices,
         }
 
     # -- arrays -------------------------------------------------------------------------------
-    def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """A device array holding ``obj`` (copied to the GPU when it is elsewhere)."""
-        framework, module = self._framework()
-        if framework == "torch":
-            return module.as_tensor(obj, dtype=_torch_dtype(module, dtype), device="cuda")
-        return module.asarray(obj, dtype=dtype)
-
-    def to_numpy(self, array: Any) -> Any:
-        """A NumPy array with the contents of ``array`` (copied to the host)."""
-        framework, module = self._framework()
-        if framework == "torch":
-            if isinstance(array, module.Tensor):
-                return array.detach().cpu().numpy()
-            import numpy as np
-
-            return np.asarray(array)
-        return module.asnumpy(array)
+    def owns(self, value: Any) -> bool:
+        """Whether ``value`` is a CuPy array (its type comes from the ``cupy`` package); reads
+        the type's module only, so it never imports CuPy."""
+        return _is_cupy_type(value)
 
     def is_native(self, value: Any) -> bool:
-        """Whether the variants take ``value`` as it is: only the framework's own arrays on the
-        GPU (CuPy arrays; torch tensors with ``is_cuda``), and Python scalars, which both
-        frameworks take as they are (keeping their weak type promotion, as in NumPy).
+        """Whether the variants take ``value`` as it is: CuPy arrays, and Python scalars (CuPy
+        keeps their weak type promotion, as NumPy does).
 
-        Everything else (NumPy arrays, torch tensors on the CPU, other libraries' arrays) is
-        moved to the GPU by the dispatcher through :meth:`from_dlpack`.  Never raises, and
-        never imports a framework: before :meth:`availability` has found one, nothing but a
-        scalar is native.
+        Everything else (NumPy arrays, torch tensors, lists) is moved to the GPU by the
+        dispatcher through :meth:`to_device`.  Never raises, and never imports CuPy: before
+        :meth:`availability` has found it, CuPy arrays are recognised by their type's module.
         """
-        if isinstance(value, (bool, int, float, complex)):
+        if isinstance(value, _SCALARS):
             return True
         module = self._module
         if module is None:
-            return False
-        if self.framework == "torch":
-            return isinstance(value, module.Tensor) and bool(value.is_cuda)
+            return _is_cupy_type(value)
         return isinstance(value, module.ndarray)
 
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """A CuPy array holding ``obj`` (copied to the GPU when it is elsewhere)."""
+        return self._cupy().asarray(obj, dtype=cupy_dtype(dtype))
+
+    def to_numpy(self, array: Any) -> Any:
+        """A NumPy array with the contents of ``array`` (copied to the host)."""
+        return self._cupy().asnumpy(array)
+
     def from_dlpack(self, obj: Any) -> Any:
-        """Import ``obj`` through DLPack: zero copy for GPU arrays, a copy to the GPU for host
-        arrays (NumPy arrays, CPU tensors); objects without DLPack go through :meth:`asarray`."""
-        framework, module = self._framework()
+        """Import ``obj`` through DLPack: zero copy for arrays in GPU memory (a torch CUDA
+        tensor shares its memory), a copy to the GPU for host arrays (NumPy arrays, CPU
+        tensors); objects without DLPack (lists, scalars) go through :meth:`asarray`."""
+        cupy = self._cupy()
         if not hasattr(obj, "__dlpack__"):
             return self.asarray(obj)
-        if framework == "torch":
-            try:
-                tensor = module.from_dlpack(obj)
-            except BufferError:  # e.g. a read-only or byte-swapped NumPy array: copy instead
-                return self.asarray(obj)
-            return tensor if tensor.is_cuda else tensor.cuda()
         device = getattr(obj, "__dlpack_device__", None)
         if device is not None and int(device()[0]) in _DLPACK_HOST_DEVICES:
             import numpy as np
 
             try:
                 host = np.from_dlpack(obj)
-            except BufferError:
+            except (BufferError, TypeError):  # read-only or byte-swapped arrays: NumPy's copy
                 host = np.asarray(obj)
-            return module.asarray(host)
-        return module.from_dlpack(obj)
+            return cupy.asarray(host)
+        return cupy.from_dlpack(obj)
+
+    def to_device(self, value: Any, device: DeviceDescription | None = None) -> Any:
+        """``value`` as a CuPy array on the current CUDA device (:meth:`from_dlpack`).
+
+        ``device`` is the description the chosen variant runs on; it must be one this backend
+        drives (an NVIDIA GPU).  Descriptions say which kind of GPU, not which of the host's
+        GPUs, so arrays go to CuPy's current device (``cupy.cuda.Device()``; choose another
+        with ``with cupy.cuda.Device(1): ...``).
+        """
+        if device is not None and device.device_type not in self._driven:
+            match = self.can_drive(device)
+            if not match:
+                raise ValueError(
+                    f"to_device: backend 'cuda' places arrays on NVIDIA GPUs; device "
+                    f"{device.device_type!r} is not one ({match.explain()})"
+                )
+            self._driven.add(device.device_type)
+        return self.from_dlpack(value)
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
-        framework, module = self._framework()
-        if framework == "torch":
-            return module.empty(tuple(shape), dtype=_torch_dtype(module, dtype), device="cuda")
-        return module.empty(tuple(shape), dtype=dtype)
+        """An uninitialised CuPy array on the current CUDA device."""
+        return self._cupy().empty(tuple(shape), dtype=cupy_dtype(dtype))
 
     # -- execution ----------------------------------------------------------------------------
     def synchronize(self) -> None:
-        framework, module = self._framework()
-        if framework == "torch":
-            module.cuda.synchronize()
-        else:
-            module.cuda.runtime.deviceSynchronize()
-
-
-def _torch_dtype(torch: ModuleType, dtype: Any) -> Any:
-    """The torch dtype for a NumPy dtype (or its name); torch dtypes and ``None`` pass through."""
-    if dtype is None or isinstance(dtype, torch.dtype):
-        return dtype
-    import numpy as np
-
-    name = np.dtype(dtype).name
-    found = getattr(torch, name, None)
-    if not isinstance(found, torch.dtype):
-        raise TypeError(f"torch has no dtype matching {dtype!r}")
-    return found
+        """Wait until the current CUDA device has finished all submitted work."""
+        self._cupy().cuda.runtime.deviceSynchronize()

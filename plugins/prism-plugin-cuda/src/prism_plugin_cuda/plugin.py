@@ -1,8 +1,8 @@
 """The hook implementations of the ``cuda`` plugin (entry point ``cuda`` in ``prism.plugins``).
 
-Every hook is cheap: nothing here imports CuPy or torch (the backend imports them in its
-methods; the variants name their functions as ``"prism_plugin_cuda.ops:matmul"``, imported when
-dispatch first chooses one), and ``nvidia-smi`` runs only when Prism inspects the host.
+Every hook is cheap: nothing here imports CuPy (the backend imports it in its methods; the
+variants name their functions as ``"prism_plugin_cuda.ops:matmul"``, imported when dispatch
+first chooses one), and ``nvidia-smi`` runs only when Prism inspects the host.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ HARDWARE_DIR = Path(__file__).resolve().parent / "hardware"
 @prism_core.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
-        "description": "NVIDIA GPUs: CUDA backend (CuPy or torch), nvidia-smi detection, boards",
+        "description": "NVIDIA GPUs: CUDA backend on CuPy, nvidia-smi detection, boards",
         "url": "https://developer.nvidia.com/cuda-zone",
-        "requires": ["cupy-cuda12x or torch"],
+        "requires": ["cupy-cuda12x>=13"],
     }
 
 
@@ -52,8 +52,8 @@ def prism_backends() -> Sequence[Backend]:
 
 @prism_core.hookimpl
 def prism_variants() -> Sequence[Variant]:
-    """matmul (``cuda.matmul``, and ``cuda.tensor_core_matmul`` where tensor cores accelerate
-    the dtype), add, multiply, sum, linalg.solve, linalg.svd and fft.fft on the GPU; see
+    """One variant of every op of the catalogue on the GPU (``cuda.add``, ...), and
+    ``cuda.tensor_core_matmul`` where tensor cores accelerate the dtype; see
     ``prism_plugin_cuda.variants``."""
     from .variants import variants
 

@@ -1,9 +1,10 @@
 """The variants the ``cuda`` plugin contributes (its ``prism_variants`` hook), and their
 per-call checks.
 
-Each variant runs a function of ``prism_plugin_cuda.ops`` on the backend's framework (CuPy, or
-torch with CUDA), named in the lazy ``"module:attribute"`` form: building this list imports
-neither ``ops`` nor a framework, so plugin discovery (``prism plugins``) stays cheap.
+One variant per op of Prism's catalogue (:data:`FUNCTIONS`), each running a
+function of ``prism_plugin_cuda.ops`` on CuPy, named in the lazy ``"module:attribute"`` form:
+building this list imports neither ``ops`` nor CuPy, so plugin discovery (``prism plugins``)
+stays cheap.  Plus ``cuda.tensor_core_matmul``.
 
 Which variant runs is decided by the dispatcher (docs/dispatch.md):
 
@@ -14,25 +15,34 @@ Which variant runs is decided by the dispatcher (docs/dispatch.md):
 * per call, ``can_run`` keeps arrays on the host when they are too small to be worth a transfer
   to the GPU (fewer than :data:`MIN_ELEMENTS` elements in the largest array argument), and
   data types the GPU path does not take; NumPy runs those calls.  Arguments already on the GPU
-  are always accepted: there is no transfer to save, and NumPy could not read them.
+  are always accepted: there is no transfer to save.  Ops without array arguments (creation:
+  ``zeros``, ``random.normal``, ...) and the conversions (``asarray``, ``to_numpy``,
+  ``from_dlpack``, ``requires_grad``, ``detach``) have no ``can_run``: they run on the GPU
+  whenever the dispatcher chooses the backend (``use_backend("cuda")``).
 
-Results stay on the GPU (CuPy arrays or CUDA tensors); see ``prism_plugin_cuda.ops``.
+Results are CuPy arrays on the GPU; see ``prism_plugin_cuda.ops``.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Callable
 from typing import Any
 
 import prism_core
 from prism_core import Variant
+from prism_core.backend_kit import dtype_name, size_check
 
 __all__ = [
+    "FUNCTIONS",
+    "GPU_REQUIRES",
+    "LINALG_DTYPES",
     "MIN_ELEMENTS",
+    "NO_CAN_RUN",
     "PRIORITY",
     "TENSOR_CORE_PRIORITY",
     "can_run_linalg",
     "can_run_matmul",
+    "on_gpu",
     "variants",
     "worth_a_gpu",
 ]
@@ -44,16 +54,112 @@ MIN_ELEMENTS = 4096
 PRIORITY = 10
 #: Priority of ``cuda.tensor_core_matmul``: preferred to ``cuda.matmul`` where it is eligible.
 TENSOR_CORE_PRIORITY = 20
-
+#: The requirement of every variant but ``cuda.tensor_core_matmul``.
+GPU_REQUIRES = {"vendor": "nvidia", "kind": "gpu"}
+#: The data types the GPU's dense linear algebra (cuSOLVER) takes.
+LINALG_DTYPES = frozenset({"float32", "float64", "complex64", "complex128"})
+#: Ops whose variant has no ``can_run``: no array arguments, or conversions.
+NO_CAN_RUN = frozenset(
+    {
+        "asarray",
+        "zeros",
+        "ones",
+        "full",
+        "triu_indices",
+        "random.normal",
+        "to_numpy",
+        "from_dlpack",
+        "requires_grad",
+        "detach",
+    }
+)
+#: Ops whose variant takes only the data types cuSOLVER takes.
+_LINALG = frozenset(
+    {
+        "linalg.inv",
+        "linalg.solve",
+        "linalg.svd",
+        "linalg.eig",
+        "linalg.eigh",
+        "linalg.qr",
+        "linalg.cholesky",
+    }
+)
 #: DLPack device types of GPU memory (kDLCUDA, kDLCUDAManaged).
 _DLPACK_GPU_DEVICES = frozenset({2, 13})
-#: The data types the GPU's dense linear algebra (cuSOLVER) takes.
-_LINALG_DTYPES = frozenset({"float32", "float64", "complex64", "complex128"})
 
 _OPS = "prism_plugin_cuda.ops"
 
+#: Op name -> the attribute of ``prism_plugin_cuda.ops`` implementing it: a function defined
+#: there, or a name of ``ops.PASSTHROUGH`` (CuPy's own function).  Data, so that discovery
+#: imports neither ``ops`` nor CuPy.
+FUNCTIONS: dict[str, str] = {
+    "asarray": "asarray",
+    "zeros": "zeros",
+    "ones": "ones",
+    "full": "full",
+    "to_numpy": "to_numpy",
+    "from_dlpack": "from_dlpack",
+    "requires_grad": "requires_grad",
+    "detach": "detach",
+    "triu_indices": "triu_indices",
+    "random.normal": "random_normal",
+    "add": "add",
+    "subtract": "subtract",
+    "multiply": "multiply",
+    "divide": "divide",
+    "power": "power",
+    "square": "square",
+    "sqrt": "sqrt",
+    "exp": "exp",
+    "log": "log",
+    "abs": "abs",
+    "real": "real",
+    "conj": "conj",
+    "maximum": "maximum",
+    "minimum": "minimum",
+    "where": "where",
+    "clip": "clip",
+    "sum": "sum_",
+    "mean": "mean",
+    "std": "std",
+    "min": "min_",
+    "max": "max_",
+    "argmax": "argmax",
+    "argmin": "argmin",
+    "cumulative_sum": "cumulative_sum",
+    "sort": "sort",
+    "reshape": "reshape",
+    "transpose": "transpose",
+    "moveaxis": "moveaxis",
+    "expand_dims": "expand_dims",
+    "stack": "stack",
+    "concat": "concat",
+    "matmul": "matmul",
+    "dot": "dot",
+    "einsum": "einsum",
+    "linalg.inv": "linalg_inv",
+    "linalg.solve": "linalg_solve",
+    "linalg.svd": "linalg_svd",
+    "linalg.eig": "linalg_eig",
+    "linalg.eigh": "linalg_eigh",
+    "linalg.qr": "linalg_qr",
+    "linalg.cholesky": "linalg_cholesky",
+    "linalg.norm": "linalg_norm",
+    "linalg.vector_norm": "linalg_vector_norm",
+    "linalg.matrix_norm": "linalg_matrix_norm",
+    "fft.fft": "fft_fft",
+    "fft.ifft": "fft_ifft",
+    "fft.rfft": "fft_rfft",
+    "convolve": "convolve",
+}
 
-def _on_gpu(value: Any) -> bool:
+
+def on_gpu(value: Any) -> bool:
+    """Whether ``value`` is already in GPU memory: a CuPy array, or any DLPack exporter on a
+    CUDA device (a torch CUDA tensor).  Reads attributes only."""
+    if type(value).__module__.partition(".")[0] == "cupy":
+        return True
     device = getattr(value, "__dlpack_device__", None)
     if device is None:
         return False
@@ -63,61 +169,47 @@ def _on_gpu(value: Any) -> bool:
         return False
 
 
+#: ``can_run`` of the ops that take any data type: large enough, or already on the GPU.
+worth_a_gpu = size_check(MIN_ELEMENTS, on_device=on_gpu)
+
+
 def _arrays(args: tuple[Any, ...]) -> list[Any]:
     """The array arguments (real arrays, or :class:`prism_core.ArraySpec` for explain)."""
     return [a for a in args if hasattr(a, "shape") and hasattr(a, "dtype")]
 
 
-def _size_verdict(arrays: list[Any]) -> bool | str:
-    """``True`` when the call is worth the GPU (or its arrays are there already), else why
-    not."""
-    if any(_on_gpu(a) for a in arrays):
-        return True
-    largest = max((math.prod(int(s) for s in a.shape) for a in arrays), default=0)
-    if largest < MIN_ELEMENTS:
-        return (
-            f"too small to be worth a GPU transfer ({largest} elements, fewer than {MIN_ELEMENTS})"
-        )
-    return True
-
-
-def _dtype(value: Any) -> tuple[str, str]:
+def _kind(value: Any) -> tuple[str, str]:
     """``(Prism name, kind letter)`` of an array's dtype; an unknown dtype has kind ``"?"``."""
     try:
         found = prism_core.dtype(value.dtype)
     except (TypeError, ValueError):
-        return str(value.dtype), "?"
+        return dtype_name(value.dtype), "?"
     return found.name, found.kind
-
-
-def worth_a_gpu(*args: Any, **kwargs: Any) -> bool | str:
-    """``can_run`` of the elementwise ops, ``sum`` and ``fft.fft``: large enough, any dtype."""
-    return _size_verdict(_arrays(args))
 
 
 def can_run_matmul(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of both matmul variants: large enough, floating-point or complex."""
+    verdict = worth_a_gpu(*args, **kwargs)
     arrays = _arrays(args)
-    verdict = _size_verdict(arrays)
-    if verdict is not True or any(_on_gpu(a) for a in arrays):
+    if verdict is not True or any(on_gpu(a) for a in arrays):
         return verdict
     for a in arrays:
-        name, kind = _dtype(a)
+        name, kind = _kind(a)
         if kind not in ("f", "c"):
             return f"matmul on the GPU takes floating-point or complex arrays, not {name}"
     return True
 
 
 def can_run_linalg(*args: Any, **kwargs: Any) -> bool | str:
-    """``can_run`` of ``linalg.solve`` and ``linalg.svd``: large enough, and a data type
-    cuSOLVER takes (float32, float64, complex64, complex128)."""
+    """``can_run`` of the decompositions and solvers: large enough, and a data type cuSOLVER
+    takes (float32, float64, complex64, complex128)."""
+    verdict = worth_a_gpu(*args, **kwargs)
     arrays = _arrays(args)
-    verdict = _size_verdict(arrays)
-    if verdict is not True or any(_on_gpu(a) for a in arrays):
+    if verdict is not True or any(on_gpu(a) for a in arrays):
         return verdict
     for a in arrays:
-        name, _ = _dtype(a)
-        if name not in _LINALG_DTYPES:
+        name, _ = _kind(a)
+        if name not in LINALG_DTYPES:
             return (
                 f"linear algebra on the GPU takes float32, float64, complex64 or complex128 "
                 f"arrays, not {name}"
@@ -125,44 +217,48 @@ def can_run_linalg(*args: Any, **kwargs: Any) -> bool | str:
     return True
 
 
-def variants() -> list[Variant]:
-    """The variants of the ``prism_variants`` hook, all on the ``cuda`` backend."""
-    gpu = {"vendor": "nvidia", "kind": "gpu"}
+def _can_run(op: str) -> Callable[..., bool | str] | None:
+    if op in NO_CAN_RUN:
+        return None
+    if op == "matmul":
+        return can_run_matmul
+    if op in _LINALG:
+        return can_run_linalg
+    return worth_a_gpu
 
-    def on_gpu(op: str, function: str, can_run: Any) -> Variant:
-        return Variant(
+
+def variants() -> list[Variant]:
+    """The variants of the ``prism_variants`` hook, all on the ``cuda`` backend: one per op
+    of :data:`FUNCTIONS`, and ``cuda.tensor_core_matmul``."""
+    found = [
+        Variant(
             op,
             f"{_OPS}:{function}",
             backend="cuda",
-            requires=gpu,
+            requires=GPU_REQUIRES,
             priority=PRIORITY,
-            can_run=can_run,
+            can_run=_can_run(op),
             name=f"cuda.{op}",
         )
-
-    return [
-        on_gpu("matmul", "matmul", can_run_matmul),
-        # The same framework matmul as cuda.matmul: on a real device cuBLAS picks tensor-core
-        # kernels by itself for the data types the tensor cores take (fp16 and bf16 from the third
-        # generation on, fp64 on the data-center GPUs from Ampere on; fp32 only as TF32, when
-        # the framework allows it).  What this variant adds is the selection: it is preferred
-        # (priority 20) only on devices with third-generation tensor cores or newer whose
-        # descriptions say a feature accelerates matmul in the call's dtype (dtype_support),
-        # so that `prism explain` shows where the tensor cores do the work and where not.
+        for op, function in FUNCTIONS.items()
+    ]
+    # The same CuPy matmul as cuda.matmul: on a real device cuBLAS picks tensor-core kernels by
+    # itself for the data types the tensor cores take (fp16 and bf16 from the third generation
+    # on, fp64 on the data-center GPUs from Ampere on; fp32 only as TF32, when allowed).  What
+    # this variant adds is the selection: it is preferred (priority 20) only on devices with
+    # third-generation tensor cores or newer whose descriptions say a feature accelerates
+    # matmul in the call's dtype (dtype_support), so that `prism explain` shows where the
+    # tensor cores do the work and where not.
+    found.append(
         Variant(
             "matmul",
-            f"{_OPS}:matmul",
+            f"{_OPS}:{FUNCTIONS['matmul']}",
             backend="cuda",
             requires={"vendor": "nvidia", "tensor_cores": ">=3"},
             dtype_support=True,
             priority=TENSOR_CORE_PRIORITY,
             can_run=can_run_matmul,
             name="cuda.tensor_core_matmul",
-        ),
-        on_gpu("add", "add", worth_a_gpu),
-        on_gpu("multiply", "multiply", worth_a_gpu),
-        on_gpu("sum", "sum_", worth_a_gpu),
-        on_gpu("linalg.solve", "linalg_solve", can_run_linalg),
-        on_gpu("linalg.svd", "linalg_svd", can_run_linalg),
-        on_gpu("fft.fft", "fft_fft", worth_a_gpu),
-    ]
+        )
+    )
+    return found
