@@ -1,0 +1,17 @@
+"""Prism plugin for PyTorch: one backend, ``torch``, on the host CPU and on NVIDIA GPUs.
+
+* ``prism_plugin_torch.plugin``: the hook implementations (entry point ``torch`` in the group
+  ``prism.plugins``);
+* ``prism_plugin_torch.backend``: :class:`~prism_plugin_torch.backend.TorchBackend` (torch is
+  imported by its methods, never when the plugin is discovered);
+* ``prism_plugin_torch.variants``: the variants of every op of Prism's catalogue, ``torch.<op>``
+  on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs, and their per-call checks;
+* ``prism_plugin_torch.ops`` and ``prism_plugin_torch.cuda_ops``: the implementations, with
+  NumPy's semantics, imported when dispatch first chooses one.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

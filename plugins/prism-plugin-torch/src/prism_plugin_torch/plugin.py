@@ -1,0 +1,49 @@
+"""The hook implementations of the ``torch`` plugin (entry point ``torch`` in ``prism.plugins``).
+
+Every hook is cheap: nothing here imports torch.  The backend imports it in
+:meth:`~prism_plugin_torch.backend.TorchBackend.availability` and its array methods; the variants
+name their functions as ``"prism_plugin_torch.ops:matmul"``, imported when dispatch first
+chooses one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import prism_core
+
+from .backend import TorchBackend
+
+if TYPE_CHECKING:
+    from prism_core import Backend, Variant
+
+__all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
+
+
+@prism_core.hookimpl
+def prism_plugin_info() -> Mapping[str, Any]:
+    return {
+        "description": "PyTorch on the host CPU and on NVIDIA GPUs (CUDA): every Prism op",
+        "url": "https://pytorch.org",
+        "requires": ["torch>=2.1"],
+    }
+
+
+@prism_core.hookimpl
+def prism_backends() -> Sequence[Backend]:
+    return [TorchBackend()]
+
+
+@prism_core.hookimpl
+def prism_variants() -> Sequence[Variant]:
+    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs for every op of the
+    catalogue, and ``torch.cuda.tensor_core_matmul``; see ``prism_plugin_torch.variants``.
+
+    Only for the ops the installed prism-core declares: a variant of an op it does not know
+    would fail the whole plugin, and this plugin supports prism-cores from before the ops of
+    issue 8 (``stack``, ``linalg.qr``, ...) as well.
+    """
+    from .variants import variants
+
+    return variants(set(prism_core.all_ops()))

@@ -1,0 +1,190 @@
+"""Discovery: the plugin is found through its real entry point, contributes the backend and a
+variant of every op for the CPU and the GPU, imports no torch to be listed, and works (NumPy
+runs, the backend says why not) where torch cannot be imported."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from prism_plugin_torch.backend import TorchBackend
+from torch_testing import builtin_ops, run_python, subprocess_env
+
+import prism_core
+
+#: A guard against a hung child process, not a performance expectation.
+GUARD_S = 300
+
+
+def test_found_through_its_entry_point() -> None:
+    (ep,) = [e for e in importlib.metadata.entry_points(group="prism.plugins") if e.name == "torch"]
+    assert ep.value == "prism_plugin_torch.plugin"
+    assert ep.dist is not None and ep.dist.name == "prism-plugin-torch"
+    record = prism_core.plugins().records["torch"]
+    assert record.status == "loaded"
+    assert record.distribution == "prism-plugin-torch"
+    assert record.backends == ["torch"]
+    assert not record.problems
+    assert {"prism_backends", "prism_variants", "prism_plugin_info"} <= set(record.hooks)
+    assert record.info["requires"] == ["torch>=2.1"]
+    assert isinstance(prism_core.plugins().backend("torch"), TorchBackend)
+    assert prism_core.plugins().backend("pytorch") is prism_core.plugins().backend("torch")
+
+
+def test_two_variants_of_every_op_of_the_catalogue() -> None:
+    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs, for every op Prism
+    declares, and the tensor-core matmul; all named lazily, so that discovery imports none."""
+    record = prism_core.plugins().records["torch"]
+    by_name = {v.name: v for v in record.variants}
+    ops = builtin_ops()
+    expected = {f"torch.{op}" for op in ops} | {f"torch.cuda.{op}" for op in ops}
+    assert set(by_name) == expected | {"torch.cuda.tensor_core_matmul"}
+    for op in ops:
+        cpu, gpu = by_name[f"torch.{op}"], by_name[f"torch.cuda.{op}"]
+        assert (cpu.op, gpu.op) == (op, op)
+        assert cpu.requirement.mapping == {"kind": "cpu"} and cpu.priority == 0
+        assert gpu.requirement.mapping == {"vendor": "nvidia", "kind": "gpu"}
+        assert gpu.priority == 10
+        assert cpu.can_run is not None and gpu.can_run is not None
+        assert (cpu.backend, gpu.backend) == ("torch", "torch")
+    tensor_core = by_name["torch.cuda.tensor_core_matmul"]
+    assert tensor_core.requirement.mapping == {"vendor": "nvidia", "tensor_cores": ">=3"}
+    assert tensor_core.dtype_support and tensor_core.priority == 20
+    assert by_name["torch.matmul"].fn == "prism_plugin_torch.ops:matmul"
+    assert by_name["torch.cuda.matmul"].fn == "prism_plugin_torch.cuda_ops:matmul"
+    for v in record.variants:
+        assert isinstance(v.fn, str) and v.fn.startswith("prism_plugin_torch."), v.name
+        assert v.source == "plugin:torch"
+
+
+def test_the_new_ops_of_the_catalogue_are_there() -> None:
+    """The ops of issue 8 each have their torch variants (a guard for this repository: the
+    hook skips ops an older prism-core does not declare)."""
+    names = {v.op for v in prism_core.plugins().records["torch"].variants}
+    for op in (
+        "stack",
+        "concat",
+        "where",
+        "clip",
+        "maximum",
+        "minimum",
+        "argmax",
+        "argmin",
+        "sort",
+        "cumulative_sum",
+        "linalg.norm",
+        "linalg.vector_norm",
+        "linalg.matrix_norm",
+        "linalg.qr",
+        "linalg.cholesky",
+        "triu_indices",
+        "requires_grad",
+        "detach",
+        "from_dlpack",
+    ):
+        assert op in names, op
+
+
+@pytest.mark.timeout(GUARD_S)
+def test_listing_plugins_imports_no_torch() -> None:
+    run_python(
+        textwrap.dedent(
+            """
+            import sys
+            import prism_core
+
+            ps = prism_core.plugins()
+            assert ps.records["torch"].status == "loaded", ps.records["torch"].reason
+            assert len(ps.records["torch"].variants) > 100
+            backend = ps.backend("torch")
+            assert not backend.owns(1.0) and backend.is_native(1.0)
+            assert "torch" not in sys.modules, "listing plugins imported torch"
+            assert "prism_plugin_torch.ops" not in sys.modules
+            """
+        ),
+        timeout=GUARD_S,
+    )
+
+
+@pytest.mark.timeout(GUARD_S)
+def test_the_plugins_command_imports_no_torch() -> None:
+    """``prism plugins``, run for real, with Python's import log: no torch in it."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "prism_core", "plugins"],
+        capture_output=True,
+        text=True,
+        timeout=GUARD_S,
+        env=subprocess_env(),
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "torch" in proc.stdout  # the plugin is listed
+    imported = [line.rpartition("|")[2].strip() for line in proc.stderr.splitlines()]
+    assert "prism_plugin_torch.variants" in imported  # the hooks ran
+    assert not [m for m in imported if m == "torch" or m.startswith("torch.")]
+
+
+#: Put on PYTHONPATH as sitecustomize: ``import torch`` fails as on a host without torch.
+NO_TORCH = """
+import sys
+
+
+class NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoTorch())
+"""
+
+
+@pytest.mark.timeout(GUARD_S)
+def test_without_torch_the_backend_says_why_and_numpy_runs(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(NO_TORCH, encoding="utf-8")
+    code = textwrap.dedent(
+        """
+        import sys
+        import numpy as np
+        import prism_core
+        from prism_core.testing import check_backend
+
+        ps = prism_core.plugins()
+        assert ps.records["torch"].status == "loaded", ps.records["torch"].reason
+        backend = ps.backend("torch")
+        availability = backend.availability()
+        assert not availability and availability.reason == "torch not installed", availability
+
+        x = np.arange(6.0).reshape(2, 3)
+        out = prism_core.matmul(x, x.T)
+        assert type(out) is np.ndarray and np.array_equal(out, x @ x.T)
+        decision = prism_core.explain("matmul", x, x.T)
+        assert decision.chosen == "numpy.matmul", decision
+        said = {c.variant: c.reasons for c in decision.candidates}
+        assert said["torch.matmul"] == (
+            "backend 'torch' is not available: torch not installed",
+        ), said
+
+        try:
+            prism_core.use_backend("pytorch")
+        except prism_core.PrismError as exc:
+            assert "torch not installed" in str(exc), exc
+        else:
+            raise AssertionError("use_backend('pytorch') did not say why torch cannot run")
+
+        report = check_backend("torch")
+        assert report.ok, str(report)
+        assert report.skipped[-1].detail == "backend unavailable: torch not installed"
+        assert "torch" not in sys.modules
+        print("ok")
+        """
+    )
+    proc = run_python(code, timeout=GUARD_S, PYTHONPATH=str(site))
+    assert proc.stdout.strip() == "ok"
