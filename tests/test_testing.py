@@ -314,7 +314,9 @@ def test_the_cases_are_what_they_say(op: str) -> None:
         if not cases:
             continue
         for shape, (args, kwargs) in cases.items():
-            arrays = [a for a in args if isinstance(a, np.ndarray)]
+            # The arrays of the call, those in a list of arrays (stack, concat) included.
+            items = [b for a in args for b in (a if isinstance(a, (list, tuple)) else [a])]
+            arrays = [a for a in items if isinstance(a, np.ndarray)]
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 reference(*args, **kwargs)
@@ -322,12 +324,15 @@ def test_the_cases_are_what_they_say(op: str) -> None:
                 assert any(not a.flags.c_contiguous and not a.flags.f_contiguous for a in arrays)
             if shape == "fortran":
                 assert any(a.flags.f_contiguous and not a.flags.c_contiguous for a in arrays)
-            if shape == "empty":
-                assert any(a.size == 0 for a in arrays) or any(0 in a for a in args[:1])
+            if shape == "empty":  # an empty array, or a creation op's zero size (shape, n)
+                assert any(a.size == 0 for a in arrays) or 0 in np.ravel(args[0])
             if shape == "odd":
-                creation = op in ("zeros", "ones", "full")
+                creation = op in ("zeros", "ones", "full", "triu_indices")
                 assert creation or any(d % 2 for a in arrays for d in a.shape)
             for a in arrays:
+                if op == "where" and a is args[0]:
+                    assert a.dtype == np.bool_, (op, shape)  # the condition
+                    continue
                 assert a.dtype == np.dtype(dtype) or op in ("power", "fft.rfft"), (op, shape)
         for keyword, calls in keyword_cases(op, dtype).items():
             for args, kwargs in calls:

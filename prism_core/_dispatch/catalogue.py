@@ -9,7 +9,9 @@ imports no array library.
 
 ``array_args`` lists the indices of the positional parameters that are arrays; an op whose
 positional arguments are not all arrays says so (``()`` for creation ops, ``None`` for ``einsum``
-and ``asarray``, whose arrays are recognised by having a ``dtype``).
+and ``asarray``, whose arrays are recognised by having a ``dtype``).  ``sequences`` lists those of
+them that are sequences of arrays (the first argument of ``stack`` and ``concat``): it is each
+element of such an argument that is an array, to key a call on and to move between backends.
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ __all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec"]
 
 
 class OpSpec(NamedTuple):
-    """One builtin op: its name, documentation, array arguments and old names."""
+    """One builtin op: its name, documentation, array arguments and old names, and which of its
+    array arguments are sequences of arrays."""
 
     name: str
     doc: str
     array_args: tuple[int, ...] | None
     aliases: tuple[str, ...]
+    #: The positions in ``array_args`` that hold a sequence of arrays, not one array.
+    sequences: tuple[int, ...] = ()
 
 
 _SPECS: list[OpSpec] = []
@@ -37,13 +42,18 @@ def _declare(
     doc: str,
     array_args: Sequence[int] | None,
     aliases: Sequence[str] = (),
+    *,
+    sequences: Sequence[int] = (),
 ) -> None:
+    if not set(sequences) <= set(array_args or ()):
+        raise ValueError(f"{name}: sequences {tuple(sequences)} must be among its array_args")
     _SPECS.append(
         OpSpec(
             name,
             " ".join(doc.split()),
             None if array_args is None else tuple(array_args),
             tuple(aliases),
+            tuple(sequences),
         )
     )
 
@@ -82,6 +92,25 @@ _declare(
     "to_numpy",
     """to_numpy(x, /): ``x`` as a NumPy array (``numpy.asarray``), copied to the host when it
     lives on a device; the way out of Prism into NumPy code.""",
+    (0,),
+)
+_declare(
+    "triu_indices",
+    """triu_indices(n, /, k=0, m=None): NumPy's ``triu_indices`` (not in the Array API): the row
+    and column indices of the upper triangle of an ``(n, m)`` matrix (``m=None``: square, ``m =
+    n``) from the ``k``-th diagonal up (``k < 0`` takes diagonals below the main one too), as a
+    tuple of two int64 arrays (NumPy's ``intp``) in row-major order; ``n = 0`` gives empty
+    arrays.  A creation op: it takes no array, so in automatic mode it runs on NumPy, and under
+    ``use_backend`` it creates that backend's arrays.""",
+    (),
+)
+_declare(
+    "from_dlpack",
+    """from_dlpack(x, /): the backend's array for ``x``, an array of any library that speaks
+    DLPack (it has ``__dlpack__``), sharing ``x``'s memory where the devices allow (NumPy and
+    torch on the CPU do), as the Array API's ``from_dlpack``.  An ``x`` without ``__dlpack__``
+    (a list, a scalar) is a ``TypeError``; an ``x`` on a device the backend cannot read is the
+    backend's error (NumPy's ``BufferError`` or ``RuntimeError`` for a GPU array).""",
     (0,),
 )
 
@@ -196,6 +225,48 @@ _declare(
     ),
     (0,),
 )
+_declare(
+    "maximum",
+    "maximum"
+    + _BINARY.format(
+        x1="x1",
+        x2="x2",
+        what="the larger of ``x1`` and ``x2`` (NaN where either is NaN)",
+        api="maximum",
+    ),
+    (0, 1),
+)
+_declare(
+    "minimum",
+    "minimum"
+    + _BINARY.format(
+        x1="x1",
+        x2="x2",
+        what="the smaller of ``x1`` and ``x2`` (NaN where either is NaN)",
+        api="minimum",
+    ),
+    (0, 1),
+)
+_declare(
+    "clip",
+    """clip(x, /, min=None, max=None): ``x`` with each element limited to ``[min, max]``, as the
+    Array API's ``clip``: ``min`` and ``max`` are Python scalars or arrays broadcasting against
+    ``x``, and ``None`` leaves that side open (both ``None`` gives a copy of ``x``); where
+    ``min > max`` the result is ``max``, and NaN propagates.  The result has ``x``'s dtype for
+    bounds of ``x``'s kind (a float bound promotes an integer ``x``, as NumPy does).  Array
+    bounds are array arguments when given by position (moved between backends with ``x``);
+    by keyword they are passed as they are.""",
+    (0, 1, 2),
+)
+_declare(
+    "where",
+    """where(condition, x1, x2, /): ``x1`` where ``condition`` is true and ``x2`` elsewhere,
+    elementwise, as the Array API's ``where``: the three broadcast against each other,
+    ``condition`` is read as bool, and ``x1`` and ``x2`` promote as in ``add`` (either may be a
+    Python scalar).  All three are required: NumPy's one-argument ``where`` (the indices of the
+    true elements) is not this op, and calling it so is a ``TypeError``.""",
+    (0, 1, 2),
+)
 
 # -- reductions ------------------------------------------------------------------------------
 _REDUCTION = """(x, /, *, axis=None{extra}, keepdims=False): {what} of ``x`` over ``axis`` (an
@@ -261,6 +332,37 @@ _declare(
     (0,),
 )
 
+# -- searching, sorting and running sums -----------------------------------------------------
+_ARGEXTREMUM = """(x, /, *, axis=None, keepdims=False): the index of the {which} element of ``x``
+along ``axis`` (an int; ``None`` indexes the flattened array), the first one when several are
+equal and the first NaN where there is one, as the Array API's ``{api}``; ``keepdims=True``
+keeps the reduced axis with size one.  The indices are int64 (NumPy's ``intp``); an empty ``x``
+or axis is a ``ValueError``, an ``axis`` out of range NumPy's ``AxisError`` (a ``ValueError``)."""
+_declare("argmax", "argmax" + _ARGEXTREMUM.format(which="largest", api="argmax"), (0,))
+_declare("argmin", "argmin" + _ARGEXTREMUM.format(which="smallest", api="argmin"), (0,))
+_declare(
+    "sort",
+    """sort(x, /, *, axis=-1, descending=False, stable=True): a sorted copy of ``x`` along
+    ``axis``, as the Array API's ``sort``: ascending unless ``descending=True``;
+    ``stable=True`` keeps equal elements in their original order (descending too), ``False``
+    lets the backend pick a faster algorithm that may not.  NaN sorts last ascending and first
+    descending; NumPy sorts complex values lexicographically (the Array API defines only real
+    ones); an ``axis`` out of range is NumPy's ``AxisError`` (a ``ValueError``).""",
+    (0,),
+)
+_declare(
+    "cumulative_sum",
+    """cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False): the running sums
+    of ``x`` along ``axis``, as the Array API's ``cumulative_sum`` (also named ``cumsum``, with
+    these semantics, not those of NumPy's ``cumsum``, which flattens when ``axis`` is None):
+    ``axis=None`` is allowed only for a 1-D (or 0-d) ``x``, a ``ValueError`` otherwise;
+    ``dtype`` sets the accumulator and result type (default: as ``sum``'s, the default integer
+    for smaller integers and bool); ``include_initial=True`` starts with a zero, so that the
+    axis is one longer.""",
+    (0,),
+    aliases=("cumsum",),
+)
+
 # -- shape -----------------------------------------------------------------------------------
 _declare(
     "reshape",
@@ -291,6 +393,26 @@ _declare(
     ``axis`` (negative counts from the end of the result), as the Array API's
     ``expand_dims``; NumPy's tuple of axes is accepted as well.""",
     (0,),
+)
+_declare(
+    "stack",
+    """stack(arrays, /, *, axis=0): the arrays of the sequence ``arrays`` (a list or tuple of
+    arrays of one shape) joined along a new axis ``axis`` of the result (negative counts from
+    the end of the result), as the Array API's ``stack``; their dtypes promote as in ``add``.
+    An empty sequence or arrays of different shapes are a ``ValueError``.""",
+    (0,),
+    sequences=(0,),
+)
+_declare(
+    "concat",
+    """concat(arrays, /, *, axis=0): the arrays of the sequence ``arrays`` (a list or tuple of
+    arrays) joined along their existing axis ``axis``, as the Array API's ``concat`` (NumPy's
+    ``concatenate``, an alias): the arrays must agree in every other dimension, and
+    ``axis=None`` flattens them first; their dtypes promote as in ``add``.  An empty sequence,
+    0-d arrays or mismatched shapes are a ``ValueError``.""",
+    (0,),
+    aliases=("concatenate",),
+    sequences=(0,),
 )
 
 # -- linear algebra --------------------------------------------------------------------------
@@ -361,6 +483,57 @@ _declare(
     ``x`` is read.""",
     (0,),
 )
+_declare(
+    "linalg.qr",
+    """linalg.qr(x, /, *, mode="reduced"): the QR decomposition of the matrix (or stack) ``x``,
+    as the Array API's ``linalg.qr``: a named tuple ``(Q, R)`` (NumPy's ``QRResult``) with
+    ``x == Q @ R``, ``Q`` with orthonormal columns and ``R`` upper triangular.  With
+    ``mode="reduced"`` and ``K = min(M, N)``, ``Q`` is ``(M, K)`` and ``R`` ``(K, N)``; with
+    ``"complete"``, ``Q`` is ``(M, M)`` and ``R`` ``(M, N)``; any other mode is a
+    ``ValueError``.  The signs of ``Q``'s columns (and ``R``'s rows) may differ between
+    backends; integers give float64.""",
+    (0,),
+)
+_declare(
+    "linalg.cholesky",
+    """linalg.cholesky(x, /, *, upper=False): the Cholesky factor of the real symmetric or
+    complex Hermitian positive-definite matrix (or stack) ``x``, as the Array API's
+    ``linalg.cholesky``: the lower-triangular ``L`` with ``x == L @ L.conj().T``, or with
+    ``upper=True`` the upper-triangular ``U`` with ``x == U.conj().T @ U``; integers give
+    float64.  A matrix that is not positive definite raises the backend's error
+    (``numpy.linalg.LinAlgError``, a ``ValueError``).""",
+    (0,),
+)
+_declare(
+    "linalg.norm",
+    """linalg.norm(x, /, ord=None, axis=None, keepdims=False): NumPy's ``linalg.norm`` (the
+    Array API splits it into ``linalg.vector_norm`` and ``linalg.matrix_norm``): with
+    ``axis=None``, the 2-norm of the flattened ``x`` when ``ord`` is None, else the vector norm
+    of a 1-D or the matrix norm of a 2-D ``x``; an int ``axis`` gives vector norms, a pair of
+    axes matrix norms.  ``ord`` is NumPy's (``inf``, ``-inf``, ``"fro"``, ``"nuc"`` or a
+    number); the results are real floating point; an ``ord`` the shape has no norm of is a
+    ``ValueError``.""",
+    (0,),
+)
+_declare(
+    "linalg.vector_norm",
+    """linalg.vector_norm(x, /, *, axis=None, keepdims=False, ord=2): the vector norm of ``x``
+    over ``axis`` (an int, a tuple of ints treated as one vector, or ``None`` for all
+    elements), as the Array API's ``linalg.vector_norm``: ``ord`` is a real number, ``inf`` or
+    ``-inf`` (``0`` counts the non-zero elements); the results are real floating point
+    (float32 for float32 and complex64 input, float64 for integers); a matrix ``ord`` such as
+    ``"fro"`` is a ``ValueError``.""",
+    (0,),
+)
+_declare(
+    "linalg.matrix_norm",
+    """linalg.matrix_norm(x, /, *, keepdims=False, ord="fro"): the matrix norm over the last
+    two axes of ``x`` (a matrix or a stack), as the Array API's ``linalg.matrix_norm``: ``ord``
+    is ``"fro"``, ``"nuc"``, ``1``, ``-1``, ``2``, ``-2``, ``inf`` or ``-inf``; the results are
+    real floating point; an ``x`` of fewer than two dimensions or another ``ord`` is a
+    ``ValueError``.""",
+    (0,),
+)
 
 # -- Fourier transforms ----------------------------------------------------------------------
 _FFT = """(x, /, *, n=None, axis=-1, norm="backward"): {what} along ``axis``, as the Array API's
@@ -417,6 +590,24 @@ _declare(
     call (and the same numbers, rounded, in every floating-point ``dtype``); ``seed=None``
     draws fresh entropy.  ``dtype`` must be a real floating-point type.""",
     (),
+)
+
+# -- gradients -------------------------------------------------------------------------------
+_declare(
+    "requires_grad",
+    """requires_grad(x, /, flag=True): ``x`` with gradient tracking switched on (``flag=True``)
+    or off for the backend's autograd (torch's ``requires_grad_``), the op of the numerics hook
+    ``Backend.requires_grad`` (not in the Array API nor NumPy).  A backend without autograd,
+    NumPy among them, returns ``x`` itself, unchanged: ``value_and_grad`` then differentiates by
+    central finite differences.""",
+    (0,),
+)
+_declare(
+    "detach",
+    """detach(x, /): ``x`` cut from the gradient graph (an array sharing ``x``'s data that tracks
+    no gradient, torch's ``detach``), the op of the numerics hook ``Backend.detach`` (not in the
+    Array API nor NumPy).  A backend without autograd, NumPy among them, returns ``x`` itself.""",
+    (0,),
 )
 
 #: Every builtin op, in declaration order.

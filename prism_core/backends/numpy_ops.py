@@ -10,10 +10,18 @@ Prism dtypes, NumPy dtypes and names (:func:`numpy_dtype`).
 
 NumPy is imported inside the functions, not at module import: plugin discovery calls
 :func:`variants`, and must stay cheap (``prism plugins`` does not import NumPy).
+
+Prism supports NumPy 1.23 and later, and some Array API functions are newer than that
+(``numpy.cumulative_sum`` is 2.1's, ``linalg.vector_norm``, ``linalg.matrix_norm`` and
+``cholesky(upper=)`` 2.0's, ``clip`` without bounds 2.1's): where one is missing the function
+here computes the same from older NumPy functions, as NumPy itself does.
+
+There is no autograd in NumPy: ``requires_grad`` and ``detach`` return their argument as it is.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -30,6 +38,7 @@ BFLOAT16_MESSAGE = "numpy has no bfloat16; use float32 or a backend that has it"
 _COPY_MESSAGE = "Unable to avoid copy while creating an array as requested."
 Norm = Literal["backward", "ortho", "forward"]
 ConvolveMode = Literal["full", "same", "valid"]
+QRMode = Literal["reduced", "complete"]
 
 
 def numpy_dtype(value: Any) -> np.dtype[Any] | None:
@@ -96,7 +105,35 @@ def to_numpy(x: Any, /) -> Any:
     return np.asarray(x)
 
 
+def from_dlpack(x: Any, /) -> Any:
+    import numpy as np
+
+    if not hasattr(x, "__dlpack__"):
+        # NumPy says AttributeError, which dispatch would take for a failing backend.
+        raise TypeError(
+            f"from_dlpack: x must be an array that supports DLPack (has __dlpack__, as NumPy, "
+            f"torch and CuPy arrays do), not {type(x).__name__}; use asarray for other data"
+        )
+    return np.from_dlpack(x)
+
+
 # -- elementwise ops are NumPy's own functions (FUNCTIONS below) -----------------------
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:
+    import numpy as np
+
+    try:
+        return np.clip(x, min, max)
+    except ValueError:
+        if min is None and max is None:  # NumPy < 2.1: "One of max or min must be given"
+            return np.array(x, copy=True)
+        raise
+
+
+def where(condition: Any, x1: Any, x2: Any, /) -> Any:
+    """All three arguments required: ``numpy.where(condition)`` alone is another function."""
+    import numpy as np
+
+    return np.where(condition, x1, x2)
 
 
 # -- reductions ------------------------------------------------------------------------------
@@ -130,6 +167,64 @@ def max_(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
     return np.max(x, axis=axis, keepdims=keepdims)
 
 
+# -- searching, sorting and running sums -----------------------------------------------------
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+    import numpy as np
+
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+    import numpy as np
+
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
+def sort(x: Any, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Any:
+    import numpy as np
+
+    # kind="stable" rather than NumPy 2's stable=True: the same sort, and NumPy 1.x has it.
+    kind: Literal["stable"] | None = "stable" if stable else None
+    if not descending:
+        return np.sort(x, axis=axis, kind=kind)
+    # Reversed, sorted stably ascending and reversed back: descending, and equal elements keep
+    # their order (sorting ascending and reversing would reverse them).
+    return np.flip(np.sort(np.flip(x, axis=axis), axis=axis, kind=kind), axis=axis)
+
+
+def cumulative_sum(
+    x: Any,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: Any = None,
+    include_initial: bool = False,
+) -> Any:
+    import numpy as np
+
+    dt = numpy_dtype(dtype)
+    if hasattr(np, "cumulative_sum"):  # NumPy >= 2.1
+        return np.cumulative_sum(x, axis=axis, dtype=dt, include_initial=include_initial)
+    return _cumulative_sum(np, x, axis, dt, include_initial)
+
+
+def _cumulative_sum(np: Any, x: Any, axis: int | None, dt: Any, include_initial: bool) -> Any:
+    """``numpy.cumulative_sum`` for NumPy < 2.1, from ``cumsum``, with NumPy 2.1's errors."""
+    x = np.asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                "For arrays which have more than one dimension ``axis`` argument is required."
+            )
+        x, axis = np.reshape(x, -1), 0  # a 0-d x is a vector of one element, as in NumPy 2.1
+    out = np.cumsum(x, axis=axis, dtype=dt)  # an axis out of range: NumPy's AxisError
+    if include_initial:
+        shape = list(out.shape)
+        shape[axis % out.ndim] = 1
+        out = np.concatenate([np.zeros(shape, dtype=out.dtype), out], axis=axis)
+    return out
+
+
 # -- shape -----------------------------------------------------------------------------------
 def reshape(x: Any, /, shape: Any, *, copy: bool | None = None) -> Any:
     import numpy as np
@@ -159,6 +254,18 @@ def expand_dims(x: Any, /, axis: Any = 0) -> Any:
     return np.expand_dims(x, axis)
 
 
+def stack(arrays: Any, /, *, axis: int = 0) -> Any:
+    import numpy as np
+
+    return np.stack(arrays, axis=axis)
+
+
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+    import numpy as np
+
+    return np.concatenate(arrays, axis=axis)
+
+
 # -- linear algebra --------------------------------------------------------------------------
 
 
@@ -172,6 +279,73 @@ def linalg_svd(x: Any, /, *, full_matrices: bool = True) -> Any:
     import numpy as np
 
     return np.linalg.svd(x, full_matrices=full_matrices)
+
+
+def linalg_qr(x: Any, /, *, mode: QRMode = "reduced") -> Any:
+    import numpy as np
+
+    if mode not in ("reduced", "complete"):  # NumPy's "r" and "raw" are not the Array API's
+        raise ValueError(f"linalg.qr: mode must be 'reduced' or 'complete', not {mode!r}")
+    result = np.linalg.qr(x, mode=mode)
+    if hasattr(result, "Q"):  # NumPy >= 1.25: QRResult
+        return result
+    from prism_core.backend_kit import QRResult  # pragma: no cover - older NumPy's plain tuple
+
+    return QRResult(*result)  # pragma: no cover
+
+
+def linalg_cholesky(x: Any, /, *, upper: bool = False) -> Any:
+    import numpy as np
+
+    if not upper:
+        return np.linalg.cholesky(x)
+    if int(np.__version__.split(".")[0]) >= 2:
+        return np.linalg.cholesky(x, upper=True)
+    # NumPy 1.x: U is the conjugate transpose of L (x == L @ L^H == U^H @ U).
+    return np.conj(np.swapaxes(np.linalg.cholesky(x), -1, -2))  # pragma: no cover
+
+
+def linalg_vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    import numpy as np
+
+    if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2
+        return np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+    return _vector_norm(np, x, axis, keepdims, ord)
+
+
+def _vector_norm(np: Any, x: Any, axis: Any, keepdims: bool, ord: Any) -> Any:
+    """``numpy.linalg.vector_norm`` for NumPy 1.x, computed as NumPy 2 does: the axes reduced
+    are moved to the end and made one, whose ``linalg.norm`` is taken."""
+    x = np.asarray(x)
+    shape = x.shape
+    if axis is None:
+        axes = tuple(range(x.ndim))
+        x, last = np.reshape(x, -1), 0
+    else:
+        axes = tuple(_axis(np, a, x.ndim) for a in (axis if isinstance(axis, tuple) else (axis,)))
+        rest = [d for d in range(x.ndim) if d not in axes]
+        size = math.prod(shape[d] for d in axes)
+        x = np.reshape(np.transpose(x, (*rest, *axes)), (*(shape[d] for d in rest), size))
+        last = -1
+    norm = np.linalg.norm(x, ord=ord, axis=last)
+    if keepdims:
+        norm = np.reshape(norm, tuple(1 if d in axes else n for d, n in enumerate(shape)))
+    return norm
+
+
+def _axis(np: Any, axis: int, ndim: int) -> int:
+    """``axis`` counted from 0, or NumPy's AxisError (a ValueError) when it is out of range."""
+    if not -ndim <= axis < ndim:
+        raise (getattr(np, "exceptions", None) or np).AxisError(axis, ndim)
+    return axis % ndim
+
+
+def linalg_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    import numpy as np
+
+    if hasattr(np.linalg, "matrix_norm"):  # NumPy >= 2
+        return np.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+    return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)  # what NumPy 2 does
 
 
 # -- Fourier transforms ----------------------------------------------------------------------
@@ -222,6 +396,18 @@ def random_normal(
     return np.asarray(rng.normal(mean, std, size=shape)).astype(dt, copy=False)
 
 
+# -- gradients: NumPy has no autograd ----------------------------------------------------------
+def requires_grad(x: Any, /, flag: bool = True) -> Any:
+    """``x`` itself: NumPy arrays track no gradients (``value_and_grad`` uses finite
+    differences on NumPy)."""
+    return x
+
+
+def detach(x: Any, /) -> Any:
+    """``x`` itself: a NumPy array is never part of a gradient graph."""
+    return x
+
+
 #: Op name -> its NumPy implementation.
 #: Pass-through ops are NumPy's own functions, named as strings: imported when first chosen
 #: (discovery imports no NumPy) and called with no wrapper in between (the hot path).
@@ -231,6 +417,8 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "ones": ones,
     "full": full,
     "to_numpy": to_numpy,
+    "triu_indices": "numpy:triu_indices",
+    "from_dlpack": from_dlpack,
     "add": "numpy:add",
     "subtract": "numpy:subtract",
     "multiply": "numpy:multiply",
@@ -243,15 +431,25 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "abs": "numpy:abs",
     "real": "numpy:real",
     "conj": "numpy:conj",
+    "maximum": "numpy:maximum",
+    "minimum": "numpy:minimum",
+    "clip": clip,
+    "where": where,
     "sum": sum_,
     "mean": mean,
     "std": std,
     "min": min_,
     "max": max_,
+    "argmax": argmax,
+    "argmin": argmin,
+    "sort": sort,
+    "cumulative_sum": cumulative_sum,
     "reshape": reshape,
     "transpose": transpose,
     "moveaxis": "numpy:moveaxis",
     "expand_dims": expand_dims,
+    "stack": stack,
+    "concat": concat,
     "matmul": "numpy:matmul",
     "dot": "numpy:dot",
     "einsum": einsum,
@@ -260,11 +458,18 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "linalg.svd": linalg_svd,
     "linalg.eig": "numpy.linalg:eig",
     "linalg.eigh": "numpy.linalg:eigh",
+    "linalg.qr": linalg_qr,
+    "linalg.cholesky": linalg_cholesky,
+    "linalg.norm": "numpy.linalg:norm",
+    "linalg.vector_norm": linalg_vector_norm,
+    "linalg.matrix_norm": linalg_matrix_norm,
     "fft.fft": fft_fft,
     "fft.ifft": fft_ifft,
     "fft.rfft": fft_rfft,
     "convolve": convolve,
     "random.normal": random_normal,
+    "requires_grad": requires_grad,
+    "detach": detach,
 }
 
 

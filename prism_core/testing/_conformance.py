@@ -11,14 +11,18 @@ several shapes and layouts (:data:`SHAPES`: a standard size large enough for the
 thresholds of ``can_run``, empty, size one, odd sizes, non-contiguous, Fortran order) and compares
 with the op's NumPy reference:
 
-* ``values``: the results (to the dtype's tolerance; decompositions by what is unique);
+* ``values``: the results (to the dtype's tolerance; decompositions by what is unique: ``Q @ R``,
+  the orthonormal columns of ``Q`` and the triangle of ``R`` for ``linalg.qr``);
 * ``dtype``: the result's dtype is the reference's, on every shape;
 * ``type``: an array of the backend (``Backend.is_native``, with ``shape`` and ``dtype``), or the
   named tuple the reference returns (``(U, S, Vh)``), on every shape;
 * ``kwarg``: every keyword argument the op documents, with values, dtypes and types compared.
 
 A variant *claims* an input when its ``can_run`` accepts it (given as the caller would give it,
-or as the backend's own arrays); inputs it does not claim are skipped with its reason.
+or as the backend's own arrays); inputs it does not claim are skipped with its reason.  The
+variant is called with the backend's own arrays: each array argument, and each array of an
+argument that is a sequence of arrays (``stack``'s and ``concat``'s first), through
+``Backend.asarray``.
 """
 
 from __future__ import annotations
@@ -57,18 +61,27 @@ _FLOAT = ("float64", "float32")
 _FFT = ("complex128", "complex64", "float64", "float32")
 #: The dtypes each op is checked in (its first: the dtype of the keyword-argument checks).
 DTYPES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("asarray", "to_numpy", "zeros", "ones", "full"), _ALL),
+    **dict.fromkeys(("asarray", "to_numpy", "zeros", "ones", "full", "from_dlpack"), _ALL),
+    # A creation op of indices: the dtype names its results, not its inputs.
+    "triu_indices": ("int64",),
     **dict.fromkeys(("add", "subtract", "multiply", "divide", "power", "square"), _ALL),
-    **dict.fromkeys(("abs", "real", "conj"), _ALL),
+    **dict.fromkeys(("abs", "real", "conj", "where"), _ALL),
+    # The Array API defines these on real numbers only (NumPy orders complex ones its own way).
+    **dict.fromkeys(("maximum", "minimum", "clip"), _REAL),
     **dict.fromkeys(("sqrt", "exp", "log"), _FLOATING),
-    **dict.fromkeys(("sum", "mean", "std"), _ALL),
-    **dict.fromkeys(("min", "max"), _REAL),
+    **dict.fromkeys(("sum", "mean", "std", "cumulative_sum"), _ALL),
+    **dict.fromkeys(("min", "max", "argmax", "argmin", "sort"), _REAL),
     **dict.fromkeys(("reshape", "transpose", "moveaxis", "expand_dims"), _ALL),
+    **dict.fromkeys(("stack", "concat"), _ALL),
     **dict.fromkeys(("matmul", "dot", "einsum", "convolve"), _ALL),
     **dict.fromkeys(("linalg.inv", "linalg.solve", "linalg.svd"), _FLOATING),
-    **dict.fromkeys(("linalg.eig", "linalg.eigh"), _FLOATING),
+    **dict.fromkeys(("linalg.eig", "linalg.eigh", "linalg.qr", "linalg.cholesky"), _FLOATING),
+    **dict.fromkeys(("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm"), _FLOATING),
     **dict.fromkeys(("fft.fft", "fft.ifft"), _FFT),
     "fft.rfft": _FLOAT,
+    # Gradient tracking is for inexact types (torch refuses it on integers); detach is for all.
+    "requires_grad": _FLOATING,
+    "detach": _ALL,
 }
 
 
@@ -265,15 +278,20 @@ def _square_cases(m: _Maker) -> dict[str, Any]:
     }
 
 
-def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
+def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     """NumPy arguments to call ``op`` with, by shape (:data:`SHAPES`, and ``vector`` for
-    ``linalg.solve``): ``{shape: (args, kwargs)}``; ``{}`` when the suite has none for that op
-    or that dtype.  The same numbers every time; well-conditioned where it matters."""
+    ``linalg.solve``, ``bounds`` for ``clip``): ``{shape: (args, kwargs)}``; ``{}`` when the
+    suite has none for that op or that dtype.  ``dtype=None`` is float64, or the op's only
+    dtype when it is not checked in float64 (``triu_indices``: int64).  The same numbers every
+    time; well-conditioned where it matters."""
+    dtype = _default_dtype(op) if dtype is None else dtype
     if dtype not in DTYPES.get(op, ()):
         return {}
     m = _Maker(dtype)
     one_arg: dict[str, Case] = {s: ((x,), {}) for s, x in _vector_cases(m).items()}
     if op in ("asarray", "to_numpy", "square", "exp", "abs", "real", "conj"):
+        return one_arg
+    if op in ("from_dlpack", "requires_grad", "detach"):
         return one_arg
     if op in ("fft.fft", "fft.ifft", "fft.rfft"):
         return {s: c for s, c in one_arg.items() if s != "empty"}  # no transform of nothing
@@ -284,6 +302,13 @@ def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
         extra = (fill,) if op == "full" else ()
         shapes = {"standard": (N2, N2), "empty": (0,), "one": (1,), "odd": (65, 67)}
         return {s: ((shape, *extra), {"dtype": m.dt}) for s, shape in shapes.items()}
+    if op == "triu_indices":  # (n,), (n, k) or (n, k, m): no arrays in
+        return {
+            "standard": ((N2,), {}),
+            "empty": ((0,), {}),
+            "one": ((1,), {}),
+            "odd": ((65, 1, 67), {}),
+        }
     if op in ("add", "subtract", "multiply", "divide", "power"):
         firsts = _vector_cases(m, positive=op == "power")
         if op != "power":
@@ -297,11 +322,27 @@ def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
             for y in seconds.values():
                 y *= 0.5
         return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
-    if op in ("sum", "mean", "std", "min", "max"):
+    if op in ("maximum", "minimum"):
+        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
+    if op == "clip":  # Python bounds of x's kind, then arrays of bounds (min <= max)
+        low, high = (-1, 1) if m.dt.kind in "iu" else (-0.5, 0.5)
+        bounded: dict[str, Case] = {s: ((x, low, high), {}) for s, x in _vector_cases(m).items()}
+        p, q = m(N1), m(N1)
+        bounded["bounds"] = ((m(N1), m.np.minimum(p, q), m.np.maximum(p, q)), {})
+        return bounded
+    if op == "where":
+        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        return {s: ((m.np.real(x) > 0, x, seconds[s]), {}) for s, x in firsts.items()}
+    if op in ("sum", "mean", "std", "min", "max", "argmax", "argmin"):
         cases: dict[str, Case] = {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
         if op != "sum":  # the mean of nothing warns, the minimum of nothing is an error
             del cases["empty"]
         return cases
+    if op == "sort":
+        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+    if op == "cumulative_sum":  # axis=None is for vectors only
+        return {s: ((x,), {} if x.ndim == 1 else {"axis": 1}) for s, x in _vector_cases(m).items()}
     if op == "reshape":
         return {
             "standard": ((m(N1), (N2, N2)), {}),
@@ -325,13 +366,17 @@ def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
         return {s: ((x, 0, -1), {}) for s, x in arrays.items()}
     if op == "expand_dims":
         return {s: ((x, 0), {}) for s, x in _vector_cases(m).items()}
+    if op in ("stack", "concat"):  # one argument: a list of arrays of one shape and layout
+        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        return {s: (([x, seconds[s], x],), {}) for s, x in firsts.items()}
     if op in ("matmul", "dot"):
         return {s: (pair, {}) for s, pair in _pairs(m).items()}
     if op == "einsum":
         return {s: (("ij,jk->ik", *pair), {}) for s, pair in _pairs(m).items()}
     if op == "linalg.inv" or op == "linalg.eig":
         return {s: ((x,), {}) for s, x in _square_cases(m).items()}
-    if op == "linalg.eigh":  # Hermitian (real symmetric), in each layout
+    if op in ("linalg.eigh", "linalg.cholesky"):  # Hermitian; positive definite, as
+        # well_conditioned's diagonal outweighs the rest
         cases = {s: ((m.hermitian(x),), {}) for s, x in _square_cases(m).items()}
         cases["strided"] = ((m.hermitian(m.well_conditioned(2 * N2))[::2, ::2],), {})
         cases["fortran"] = ((m.np.asfortranarray(m.hermitian(m.well_conditioned(N2))),), {})
@@ -349,7 +394,9 @@ def input_cases(op: str, dtype: str = "float64") -> dict[str, Case]:
         cases = {s: ((squares[s], rights[s]), {}) for s in squares}
         cases["vector"] = ((m.well_conditioned(N2), m(N2)), {})  # 1-D: a vector, not a matrix
         return cases
-    if op == "linalg.svd":
+    if op in ("linalg.svd", "linalg.qr"):
+        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+    if op in ("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm"):
         return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
     if op == "convolve":
         return {
@@ -388,10 +435,52 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
             "fill_value": [(((N2, N2),), {"fill_value": 7})],
             "dtype": [(((N2, N2), 3), {"dtype": "float32"}), (((N2, N2), 3), {"dtype": m.dt})],
         }
+    if op == "triu_indices":
+        return {
+            "k": [((N2,), {"k": 1}), ((N2,), {"k": -3})],
+            "m": [((N2,), {"m": 67}), ((N2,), {"k": 2, "m": 10})],
+        }
+    if op == "requires_grad":
+        return {"flag": [((x,), {"flag": False}), ((x,), {"flag": True})]}
+    if op == "clip":  # bounds by keyword are Python scalars: keywords are not moved
+        low, high = (-1, 1) if m.dt.kind in "iu" else (-0.5, 0.5)
+        return {
+            "min": [((x,), {"min": low}), ((x,), {"min": low, "max": high})],
+            "max": [((x,), {"max": high}), ((x, low), {"max": high})],
+        }
     reduction: dict[str, list[Case]] = {
         "axis": [((a,), {"axis": 0}), ((a,), {"axis": (0, 1)}), ((a,), {"axis": -1})],
         "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
     }
+    if op in ("argmax", "argmin"):  # one axis, or None
+        return {
+            "axis": [((a,), {"axis": 0}), ((a,), {"axis": -1}), ((a,), {"axis": None})],
+            "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
+        }
+    if op == "sort":
+        ties = _Maker("int64")(N2, N2).astype(m.dt)  # small integers: many equal elements
+        return {
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": 1})],
+            "descending": [((a,), {"descending": True}), ((ties,), {"descending": True})],
+            "stable": [((ties,), {"stable": True}), ((a,), {"stable": False})],
+        }
+    if op == "cumulative_sum":
+        ints = _Maker("int32")(N2, N2)
+        return {
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": -1})],
+            "dtype": [
+                ((ints,), {"axis": 0, "dtype": "float64"}),
+                ((x,), {"dtype": prism_core.complex128}),
+            ],
+            "include_initial": [
+                ((x,), {"include_initial": True}),
+                ((a,), {"axis": 1, "include_initial": True}),
+            ],
+        }
+    if op in ("stack", "concat"):
+        xs = [a, b, a]
+        flat = {"axis": None} if op == "concat" else {"axis": -1}
+        return {"axis": [((xs,), {"axis": 1}), ((tuple(xs),), flat)]}
     if op == "sum":
         ints = _Maker("int32")(N2, N2)
         return {
@@ -424,6 +513,27 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
                 (("ij,jk,kl->il", a, b, a), {"optimize": "greedy"}),
             ],
         }
+    if op == "linalg.qr":
+        return {"mode": [((m(65, 67),), {"mode": "complete"}), ((m(67, 65),), {"mode": "reduced"})]}
+    if op == "linalg.cholesky":
+        return {"upper": [((m.hermitian(m.well_conditioned(N2)),), {"upper": True})]}
+    if op == "linalg.norm":
+        return {
+            "ord": [((a,), {"ord": "nuc"}), ((x,), {"ord": 1}), ((a,), {"ord": float("inf")})],
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": (0, 2)})],
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"axis": 1, "keepdims": True})],
+        }
+    if op == "linalg.vector_norm":
+        return {
+            "axis": [((a,), {"axis": 1}), ((cube,), {"axis": (0, 2)})],
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"axis": -1, "keepdims": True})],
+            "ord": [((x,), {"ord": o}) for o in (1, 0, 3, float("inf"), float("-inf"))],
+        }
+    if op == "linalg.matrix_norm":
+        return {
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"keepdims": True})],
+            "ord": [((a,), {"ord": o}) for o in ("nuc", 1, -1, 2, -2, float("inf"))],
+        }
     if op == "linalg.svd":
         return {
             "full_matrices": [
@@ -443,12 +553,17 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
     return {}
 
 
-def standard_inputs(op: str, dtype: str = "float64") -> list[Case]:
+def standard_inputs(op: str, dtype: str | None = None) -> list[Case]:
     """NumPy arguments to call ``op`` with: ``[(args, kwargs)]``, the ``standard`` case of
-    :func:`input_cases` (arrays large enough to pass the usual size thresholds); ``[]`` when the
-    suite has none for that op."""
+    :func:`input_cases` (arrays large enough to pass the usual size thresholds; ``dtype`` as
+    there); ``[]`` when the suite has none for that op."""
     case = input_cases(op, dtype).get("standard")
     return [case] if case else []
+
+
+def _default_dtype(op: str) -> str:
+    dtypes = DTYPES.get(op, ())
+    return "float64" if "float64" in dtypes or not dtypes else dtypes[0]
 
 
 # -- comparing results ---------------------------------------------------------------------------
@@ -495,6 +610,23 @@ def _compare(op: str, expected: Any, actual: Any, args: tuple[Any, ...], dtype: 
         k = s.shape[-1]
         rebuilt = (u[..., :, :k] * s[..., None, :]) @ vh[..., :k, :]
         return _close(args[0], rebuilt, dtype)
+    if op == "linalg.qr":  # unique up to the signs (phases) of Q's columns and R's rows
+        if not isinstance(actual, tuple) or len(actual) != 2:
+            return f"returned {type(actual).__name__}, expected (Q, R)"
+        q, r = actual
+        if np.shape(q) != np.shape(expected[0]) or np.shape(r) != np.shape(expected[1]):
+            return f"Q, R of shapes {np.shape(q)}, {np.shape(r)}, expected " + (
+                f"{np.shape(expected[0])}, {np.shape(expected[1])}"
+            )
+        problem = _close(args[0], q @ r, dtype)
+        if problem:
+            return f"Q @ R: {problem}"
+        k = q.shape[-1]
+        problem = _close(np.eye(k), np.swapaxes(q.conj(), -1, -2) @ q, dtype)
+        if problem:
+            return f"the columns of Q are not orthonormal: {problem}"
+        problem = _close(np.triu(r), r, dtype)
+        return f"R is not upper triangular: {problem}" if problem else None
     if op in ("linalg.eig", "linalg.eigh"):
         if not isinstance(actual, tuple) or len(actual) != 2:
             return f"returned {type(actual).__name__}, expected (eigenvalues, eigenvectors)"
@@ -595,9 +727,16 @@ def _call(
         if op.array_args is not None
         else tuple(k for k, a in enumerate(args) if hasattr(a, "dtype"))
     )
+    sequences = _sequences(op)
     native = list(args)
     for k in positions:
-        if k < len(native):
+        if k >= len(native):
+            continue
+        if k in sequences:  # a list (tuple) of arrays stays a list of the backend's arrays
+            native[k] = type(native[k])(backend.asarray(a) for a in native[k])
+        elif hasattr(native[k], "dtype"):
+            # Only arrays: a Python scalar or None where an array may stand (clip's bounds) is
+            # passed as it is, as dispatch passes it (an array would change the promotion).
             native[k] = backend.asarray(native[k])
     if variant.can_run is not None:
         # Claimed when it accepts the arguments as a caller gives them (NumPy arrays), or as
@@ -617,6 +756,17 @@ def _call(
         dtype=_dtype_problem(expected, actual),
         type=_type_problem(backend, variant.op, expected, raw),
     )
+
+
+def _sequences(op: Any) -> tuple[int, ...]:
+    """The positions of ``op``'s arguments that are sequences of arrays: the op's own
+    ``sequences`` where it has them, else the catalogue's (``stack``, ``concat``)."""
+    found = getattr(op, "sequences", None)
+    if found is not None:
+        return tuple(found)
+    from prism_core._dispatch.catalogue import SPECS
+
+    return next((spec.sequences for spec in SPECS if spec.name == op.name), ())
 
 
 class _Calls:
