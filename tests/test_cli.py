@@ -740,7 +740,11 @@ def test_devices_say_where_each_description_came_from(prism: Runner, tmp_path: P
         "[prism.plugins]\nacme = acme_devices_plugin\n",
     )
     write(tmp_path / "user" / "mygpu.yaml", USER_HOPPER)
-    env = {"PYTHONPATH": str(site), "PRISM_HARDWARE_PATH": str(tmp_path / "user")}
+    env = {
+        "PYTHONPATH": str(site),
+        "PRISM_HARDWARE_PATH": str(tmp_path / "user"),
+        "PRISM_PLUGINS": "acme",  # the core's tests load no other plugin (tests/conftest.py)
+    }
     r = prism("devices", env=env)
     assert r.returncode == 0, r.output
     header, *rows, footer = r.stdout.splitlines()

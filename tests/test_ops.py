@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import prism_core
+from prism_core._builtin import numpy_ops
 from prism_core._description import dtypes as _dtypes
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core._dispatch.ops import Op, all_ops, get_op
-from prism_core.backends import numpy_ops
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}
 
@@ -321,7 +321,7 @@ def test_catalogue_and_variants_import_no_numpy() -> None:
     """Plugin discovery calls variants(): declaring ops and listing variants imports no NumPy."""
     code = (
         "import sys, json; import prism_core._dispatch.catalogue as c; "
-        "from prism_core.backends import numpy_ops as m; n = len(m.variants()); "
+        "from prism_core._builtin import numpy_ops as m; n = len(m.variants()); "
         "print(json.dumps([len(c.CATALOGUE), n, 'numpy' in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import prism_core
+from prism_core._builtin import numpy_ops
 from prism_core._dispatch import catalogue
 from prism_core._dispatch.ops import get_op, remove_variants
 from prism_core.backend_kit import QRResult
-from prism_core.backends import numpy_ops
 from prism_core.testing import check_backend, conformance_checks, input_cases, keyword_cases
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}

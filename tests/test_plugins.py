@@ -74,7 +74,7 @@ def builtins_only() -> PluginSet:
 def test_numpy_builtin_is_loaded(builtins_only: PluginSet) -> None:
     record = builtins_only.records["numpy"]
     assert record.status == "loaded", record.reason
-    assert (record.origin, record.target) == ("builtin", "prism_core.backends.numpy_backend")
+    assert (record.origin, record.target) == ("builtin", "prism_core._builtin.numpy_backend")
     assert (record.distribution, record.version) == ("prism-core", prism_core.__version__)
     assert record.backends == ["numpy"]
     assert record.reason == ""

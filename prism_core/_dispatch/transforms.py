@@ -37,7 +37,7 @@ class ValueAndGrad(tuple):  # type: ignore[type-arg]
         self.method = method
         return self
 
-    def __getnewargs__(self) -> tuple[Any, Any, str]:  # type: ignore[override]
+    def __getnewargs__(self) -> tuple[Any, Any, str]:
         return (self[0], self[1], self.method)
 
     @property

@@ -158,11 +158,12 @@ class Backend(abc.ABC):
         return x
 
     def value_and_grad(
-        self, fn: Callable[..., Any], argnums: tuple[int, ...]
+        self, fn: Callable[..., Any], argnums: int | tuple[int, ...]
     ) -> Callable[..., Any] | None:
-        """A function computing ``(fn(*args), gradients)`` with the backend's autograd, the
-        gradients with respect to the positional arguments ``argnums``; ``None`` (the default)
-        when the backend has no autograd: Prism then uses central finite differences."""
+        """A function computing ``(fn(*args), gradient)`` with the backend's autograd, the
+        gradient with respect to the positional argument(s) ``argnums`` (one array for an int,
+        a tuple for a tuple); ``None`` (the default) when the backend has no autograd: Prism
+        then uses central finite differences."""
         return None
 
     def vmap(

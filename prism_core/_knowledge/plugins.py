@@ -49,7 +49,7 @@ logger = logging.getLogger("prism_core")
 
 ENTRY_POINT_GROUP = "prism.plugins"
 #: Builtin plugins, registered by name through the same hooks; they cannot be disabled.
-BUILTIN_PLUGINS: Mapping[str, str] = {"numpy": "prism_core.backends.numpy_backend"}
+BUILTIN_PLUGINS: Mapping[str, str] = {"numpy": "prism_core._builtin.numpy_backend"}
 #: The hooks called at discovery time, in this order.
 _DISCOVERY_HOOKS = ("prism_plugin_info", "prism_hardware_dirs", "prism_backends", "prism_variants")
 

@@ -36,11 +36,6 @@ def test_identity(backend: TorchBackend) -> None:
 
 def test_in_prism_s_backend_registry(backend: TorchBackend) -> None:
     assert prism_core.get_backend("pytorch") is backend
-    if not callable(prism_core.backends):
-        pytest.skip(
-            "prism_core.backends is the subpackage prism_core.backends once a backend module "
-            "is imported (it shadows the function backends(); a core bug, reported)"
-        )
     (info,) = [b for b in prism_core.backends() if b.name == "torch"]
     assert info.aliases == ("pytorch",) and info.plugin == "torch" and info.available
     host = prism_core.present_devices().devices[0].description

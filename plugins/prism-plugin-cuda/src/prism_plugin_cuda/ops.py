@@ -3,7 +3,7 @@
 The variants (``prism_plugin_cuda.variants``: its ``FUNCTIONS`` maps each op to its function
 here) name them in the lazy form ``"prism_plugin_cuda.ops:add"``: this module is imported when
 dispatch first chooses one of them, never at plugin discovery, and importing it imports no CuPy
-either (each function imports CuPy when called, as ``prism_core.backends.numpy_ops`` does
+either (each function imports CuPy when called, as ``prism_core._builtin.numpy_ops`` does
 NumPy).
 
 * **Pass-through ops** (:data:`PASSTHROUGH`): CuPy's function has NumPy's semantics for what

@@ -21,7 +21,7 @@ __all__ = ["NumpyBackend"]
 class NumpyBackend(Backend):
     """NumPy on the host CPU: the reference every other backend is tested against."""
 
-    __module__ = "prism_core.backends.numpy_backend"
+    __module__ = "prism_core._builtin.numpy_backend"
 
     name = "numpy"
     priority = 0
@@ -94,6 +94,6 @@ def prism_backends() -> Sequence[Backend]:
 
 @hookimpl
 def prism_variants() -> Sequence[Any]:
-    from prism_core.backends.numpy_ops import variants
+    from prism_core._builtin.numpy_ops import variants
 
     return variants()
