@@ -1,0 +1,138 @@
+"""The FFTs' ``workers``: from the described cores, the usable CPUs and the BLAS threads."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import scipy.fft
+import threadpoolctl
+from prism_plugin_scipy import ops, workers
+
+import prism_core
+
+THREE_CORES = """\
+format_version: 1
+device_type: acme.three-core
+name: ACME three-core test CPU
+vendor: acme
+kind: cpu
+extends: generic.x86-64
+compute_units: 3
+"""
+
+
+@pytest.fixture(autouse=True)
+def _decide_afresh() -> Iterator[None]:
+    workers.reset_fft_workers()
+    yield
+    workers.reset_fft_workers()
+
+
+@pytest.fixture
+def three_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> prism_core.DeviceDescription:
+    """The host, as Prism sees it, is a described CPU with three cores (and plenty of usable
+    CPUs and BLAS threads, so that the description decides)."""
+    (tmp_path / "three-core.yaml").write_text(THREE_CORES, encoding="utf-8")
+    monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path))
+    description = prism_core.get_device("acme.three-core")
+    assert description.compute_units == 3
+    host = prism_core.DeviceInstance(description, 0, "ACME", None, None, "archspec")
+    present = prism_core.PresentDevices((host,), {})
+    monkeypatch.setattr(prism_core, "present_devices", lambda library=None: present)
+    monkeypatch.setattr(workers, "_usable_cpus", lambda: 16)
+    monkeypatch.setattr(workers, "_blas_threads", lambda: 16)
+    return description
+
+
+@pytest.mark.parametrize(
+    ("described", "usable", "blas", "expected"),
+    [
+        (64, 2, 2, 2),  # a described 64-core chip, in a 2-CPU container
+        (3, 16, 16, 3),  # the description decides
+        (None, 8, 16, 8),  # a generic description declares no cores
+        (64, 16, 1, 1),  # BLAS limited to one thread: so are the FFTs
+        (None, None, None, 1),
+        (0, 4, None, 4),
+    ],
+)
+def test_the_smallest_known_number(
+    described: int | None, usable: int | None, blas: int | None, expected: int
+) -> None:
+    assert workers.derive_workers(described, usable, blas) == expected
+
+
+def test_workers_come_from_the_described_cores(
+    three_cores: prism_core.DeviceDescription,
+) -> None:
+    choice = workers.fft_workers()
+    assert choice.workers == 3
+    assert choice.described_cores == 3
+    assert choice.described_by == "acme.three-core"
+    assert choice.as_dict() == {
+        "workers": 3,
+        "described_cores": 3,
+        "described_by": "acme.three-core",
+        "usable_cpus": 16,
+        "blas_threads": 16,
+    }
+
+
+def test_the_fft_passes_them_to_scipy(
+    three_cores: prism_core.DeviceDescription, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[Any] = []
+    real = scipy.fft.fft
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.fft, "fft", spy)
+    enough = workers.PARALLEL_MIN_ELEMENTS
+    batch = np.ones((64, enough // 32), complex)
+    ops.fft_fft(batch)  # 64 transforms: as many threads as described, 3
+    ops.fft_fft(np.ones((2, enough), complex))  # two transforms: two threads at most
+    ops.fft_fft(np.ones(4 * enough, complex))  # one transform: nothing to split
+    ops.fft_fft(np.ones((4, 64), complex))  # 256 elements: not worth a thread
+    ops.fft_fft(batch, axis=0)  # transforms of 64 points down the columns
+    assert seen == [3, 2, 1, 1, 3]
+
+
+def test_this_hosts_workers_are_the_minimum_of_what_it_knows() -> None:
+    choice = workers.fft_workers()
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert choice.usable_cpus == cpus
+    blas = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+    assert choice.blas_threads == max(blas)
+    cpu = next(d for d in prism_core.present_devices().devices if d.description.kind == "cpu")
+    assert choice.described_by == cpu.device_type
+    assert choice.described_cores == cpu.description.compute_units
+    assert choice.workers == workers.derive_workers(
+        choice.described_cores, choice.usable_cpus, choice.blas_threads
+    )
+
+
+def test_a_blas_thread_limit_limits_the_ffts() -> None:
+    """A real threadpoolctl limit, as a user sets it at start-up."""
+    import scipy.linalg  # noqa: F401 - SciPy's BLAS must be loaded for threadpoolctl to limit it
+
+    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
+        workers.reset_fft_workers()
+        choice = workers.fft_workers()
+    assert choice.blas_threads == 1
+    assert choice.workers == 1
+    assert workers.workers_for(1000, 1000) == 1
+
+
+def test_per_call_workers() -> None:
+    w = workers.fft_workers().workers
+    big = workers.PARALLEL_MIN_ELEMENTS
+    assert workers.workers_for(1, big * 4) == 1
+    assert workers.workers_for(2, big // 4) == 1
+    assert workers.workers_for(2, big) == min(w, 2)
+    assert workers.workers_for(1000, big) == w
