@@ -12,6 +12,7 @@ from pathlib import Path
 def prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the builtins only, whatever else is installed
     proc = subprocess.run(
         [sys.executable, "-m", "prism_core", *args],
         capture_output=True,

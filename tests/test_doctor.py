@@ -17,6 +17,7 @@ import prism_core
 def run_doctor(tmp_path: Path, *args: str, prelude: str = "") -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
     env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the builtins only, whatever else is installed
     code = (
         f"import sys; {prelude}\n"
         "from prism_core._cli import main\n"
@@ -46,7 +47,10 @@ def test_doctor_json_has_every_section(tmp_path: Path) -> None:
         "caches",
     ):
         assert key in report, key
-    assert report["environment"] == {"PRISM_CACHE_DIR": str(tmp_path / "cache")}
+    assert report["environment"] == {
+        "PRISM_CACHE_DIR": str(tmp_path / "cache"),
+        "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
     host = report["host"]
     assert host["cpu"]["family"] and host["cpu"]["features"]
     assert host["match"]["device_type"].startswith(("generic.", "amd.", "intel.", "aws."))
@@ -156,7 +160,8 @@ def test_doctor_shows_backend_capabilities_in_isolation(tmp_path: Path) -> None:
     (site / "prism_plugin_caps-1.0.dist-info" / "entry_points.txt").write_text(
         "[prism.plugins]\ncaps = caps_plugin\n", encoding="utf-8"
     )
-    proc = run_doctor(tmp_path, "--json", prelude=f"sys.path.insert(0, {str(site)!r})")
+    prelude = f"sys.path.insert(0, {str(site)!r}); import os; os.environ['PRISM_PLUGINS'] = 'caps'"
+    proc = run_doctor(tmp_path, "--json", prelude=prelude)
     assert proc.returncode == 0, proc.stderr
     backends = json.loads(proc.stdout)["plugins"]["backends"]
     assert backends["talking"]["capabilities"] == {

@@ -554,6 +554,7 @@ def test_present_devices_expands_a_detected_package(
         "1.0",
         "[prism.plugins]\ndetect-packages = prism_test_detect_packages\n",
     )
+    monkeypatch.setenv("PRISM_PLUGINS", "detect-packages")
     found = prism_core.present_devices()
     mine = [d for d in found.devices if d.source == "detect-packages"]
     assert [(d.device_type, d.index, d.package, d.partition) for d in mine] == [

@@ -461,9 +461,23 @@ def _judge(
 
 
 def _is_native(backend: Backend | None, value: Any) -> bool:
-    if backend is None or isinstance(value, ArraySpec):
+    if backend is None:
         return True
+    if isinstance(value, ArraySpec):
+        # A described array stands for a NumPy array, the arrays a caller starts with: the
+        # decision (and the moves it shows) is the one a call with NumPy arrays gets.
+        return backend.is_native(_HOST_STAND_IN[0] if _HOST_STAND_IN else _stand_in())
     return backend.is_native(value)
+
+
+_HOST_STAND_IN: list[Any] = []
+
+
+def _stand_in() -> Any:
+    import numpy as np
+
+    _HOST_STAND_IN[:] = [np.empty(0)]
+    return _HOST_STAND_IN[0]
 
 
 def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -> Plan:
@@ -886,7 +900,11 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
     candidates.extend(plan.rejected)
     executed = None
     movement: tuple[str, ...] = ()
-    if chosen is not None:
+    if chosen is not None and plan.simulated:
+        # What the chosen variant would move on the device, not what the reference that
+        # stands in for it moves on the host.
+        movement = _moves(the_op, chosen[2], chosen[1], args, None).sentences
+    elif chosen is not None:
         movement = plan.moves.get(chosen[0].name, _NO_MOVES).sentences
     elif plan.simulated:
         movement = plan.moves.get("", _NO_MOVES).sentences

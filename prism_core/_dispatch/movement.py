@@ -138,12 +138,16 @@ def describe(
     with its estimated cost: a copy over the device's host link costs its size over the link's
     one-way bandwidth (half the ``bandwidth_gbps`` the description gives for both directions);
     memory both sides read is shared through DLPack where it allows."""
-    kind = f"{type(value).__module__}.{type(value).__name__}"
+    kind = (
+        "described array"  # an ArraySpec: shape and dtype only, standing for a NumPy array
+        if type(value).__name__ == "ArraySpec"
+        else f"{type(value).__module__}.{type(value).__name__}"
+    )
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     what = kind
     if dtype is not None and shape is not None:
-        what += f" {dtype}[{'x'.join(str(int(s)) for s in shape)}]"
+        what += f" {getattr(dtype, 'name', dtype)}[{'x'.join(str(int(s)) for s in shape)}]"
     size = nbytes(value)
     if size is not None:
         what += f" ({_size_text(size)})"
