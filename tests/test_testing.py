@@ -40,10 +40,10 @@ def wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nwrong = tests.wrong_backend_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True))
+    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("wrong",)))
     assert ps.records["wrong"].status == "loaded"
     yield
-    prism.reload_plugins(prism.PluginSettings())
+    prism.reload_plugins()
 
 
 _names = itertools.count()
