@@ -7,8 +7,8 @@ drifts of a shared machine hit every contender alike):
 
 * **direct**: the framework's own function on the backend's own arrays (``np.matmul``,
   ``scipy.linalg.svd``, ``torch.matmul`` on tensors, ...);
-* **prism**: ``prism_core.<op>`` on the same arrays, inside ``use_backend(name)`` (the decision
-  cached, as in a loop of calls).
+* **prism**: ``prism_core.<op>`` on the same arrays, inside ``use_backend(name)`` entered once
+  around the batch (the decision cached, as in a loop of calls).
 
 Each figure is the minimum over rounds of the mean over a batch of calls (batches sized to about
 ``--batch-seconds``).  "added" is prism - direct in microseconds; "ratio" prism / direct.
@@ -143,7 +143,7 @@ def main() -> None:
         for dtype in ("float32", "float64"):
             for n in ns:
                 host = inputs(op, n, dtype)
-                contenders: dict[str, tuple[Any, Any]] = {}
+                contenders: dict[str, tuple[Any, Any, Any]] = {}
                 for name in names:
                     found = direct_function(name, op, args.device)
                     if found is None:
@@ -152,29 +152,28 @@ def main() -> None:
                     arrays = tuple(convert(x) for x in host)
                     scope = prism.use_backend(name)
 
-                    def through(
-                        arrays: tuple[Any, ...] = arrays, scope: Any = scope, fn: Any = fn_prism
-                    ) -> Any:
-                        with scope:
-                            return fn(*arrays)
+                    def through(arrays: tuple[Any, ...] = arrays, fn: Any = fn_prism) -> Any:
+                        return fn(*arrays)
 
                     def plain(arrays: tuple[Any, ...] = arrays, direct: Any = direct) -> Any:
                         return direct(*arrays)
 
                     try:
-                        through()
+                        with scope:
+                            through()
                     except Exception as exc:  # a backend without this op or dtype: say so
                         rows.append({"op": op, "dtype": dtype, "n": n, "backend": name,
                                      "error": f"{type(exc).__name__}: {exc}"[:200]})  # fmt: skip
                         continue
-                    contenders[name] = (through, plain)
+                    contenders[name] = (through, plain, scope)
                 best: dict[str, list[float]] = {k: [] for k in contenders}
                 best_direct: dict[str, list[float]] = {k: [] for k in contenders}
                 for _ in range(args.rounds):
-                    for name, (through, plain) in contenders.items():
+                    for name, (through, plain, scope) in contenders.items():
                         sync = sync_for[name]
                         best_direct[name].append(batch_time(plain, sync, args.batch_seconds))
-                        best[name].append(batch_time(through, sync, args.batch_seconds))
+                        with scope:  # entered once, as around a loop of calls
+                            best[name].append(batch_time(through, sync, args.batch_seconds))
                 for name in contenders:
                     p, d = min(best[name]), min(best_direct[name])
                     rows.append({
