@@ -17,6 +17,9 @@
                             it: if it is missing or fails, that is an error.  With autoload
                             on, only these third-party plugins are loaded.
 ``PRISM_BLOCK_PLUGINS``     Comma-separated plugin names never to load.
+``PRISM_THREADS``           ``off`` stops Prism from releasing the thread pools of the other
+                            backends' libraries when dispatch changes backend (on by
+                            default; see prism_core/_knowledge/threads.py, docs/backends.md).
 ==========================  ==============================================================
 """
 
@@ -38,6 +41,7 @@ ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1 loads no entry-point plugin unless named in PRISM_PLUGINS",
     "PRISM_PLUGINS": "comma-separated plugins to load (asked for by name: failures are errors)",
     "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
+    "PRISM_THREADS": "off stops releasing other backends' thread pools on a change of backend",
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -84,6 +88,24 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("prism", appauthor=False))
+
+
+def threads_enabled() -> bool:
+    """Whether dispatch releases the other backends' thread pools (``PRISM_THREADS``).
+
+    ``off``, ``0``, ``false`` and ``no`` turn it off; unset, empty, ``on``, ``1``, ``true`` and
+    ``yes`` leave it on.  Any other value raises ``ValueError`` naming the accepted ones (the
+    caller, prism_core/_knowledge/threads.py, warns and keeps the default).
+    """
+    raw = os.environ.get("PRISM_THREADS", "").strip().lower()
+    if raw in {"", "1", "true", "yes", "on"}:
+        return True
+    if raw in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(
+        f"PRISM_THREADS={os.environ['PRISM_THREADS']!r}: expected 'on' or 'off' "
+        "(or 1/0, true/false, yes/no); unset it for the default, on"
+    )
 
 
 def debug_enabled() -> bool:

@@ -24,6 +24,7 @@ class NumpyBackend(Backend):
     __module__ = "prism_core._builtin.numpy_backend"
 
     name = "numpy"
+    thread_modules = ("numpy",)
     priority = 0
     description = "NumPy on the host CPU (reference backend)"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})

@@ -33,6 +33,7 @@ from prism_core import _events as events
 from prism_core._dispatch.registry import as_op, ensure_ready, generation, store_plan, swap_plan
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
+from prism_core._knowledge.threads import POOLS, entering
 from prism_core._knowledge.variant import VariantImportError
 
 if TYPE_CHECKING:
@@ -288,6 +289,9 @@ class Plan:
     #: per call; the op's function calls ``check``, then ``checked`` (``first``'s function).
     checked: Callable[..., Any] | None = None
     check: Callable[..., Any] | None = None
+    #: The backend whose function ``fn`` or ``checked`` is (the executor's): the hot path tells
+    #: the thread-pool coordinator when it differs from the backend that ran last.
+    backend: str = ""
     #: Everything else: ``call(*args, **kwargs)`` runs the call (per-call checks, moves,
     #: fallback) and handles its own failures.
     call: Callable[..., Any] = field(default=_unfinished)
@@ -597,6 +601,10 @@ def _finish(op: Op, key: Any, plan: Plan) -> None:
     (``call``)."""
     live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
     plan.fn = plan.first = plan.checked = plan.check = None
+    plan.backend = ""
+    for _v, _d, backend in plan.ranked:  # each backend's thread modules, once per plan
+        if backend is not None and backend.thread_modules:
+            POOLS.adopt(backend.name, backend.thread_modules)
 
     def run(*args: Any, **kwargs: Any) -> Any:
         return run_checked(op, key, plan, args, kwargs)
@@ -613,10 +621,12 @@ def _finish(op: Op, key: Any, plan: Plan) -> None:
             plan.fn, plan.first = fn, first
         elif not plan.simulated:
             plan.checked, plan.check, plan.first = fn, first.can_run, first
+        plan.backend = _executor(plan, first).backend
     elif plan.simulated and plan.reference is not None and not plan.moves[""].converters:
         fn = _resolved(plan.reference)
         if fn is not None:
             plan.fn, plan.first = fn, plan.reference
+            plan.backend = plan.reference.backend
 
 
 def _derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
@@ -659,6 +669,7 @@ def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     plan = plan_for(op, key, args)
     fn = plan.fn
     if fn is not None:
+        entering(plan.backend)
         try:
             return fn(*args, **kwargs)
         except CALLER_ERRORS:
@@ -718,7 +729,9 @@ def run_checked(
                     declined.append(f"{name}: {verdict or 'can_run said no'}")
                     continue
             try:
-                fn = _executor(plan, variant).resolve()
+                executor = _executor(plan, variant)
+                fn = executor.resolve()
+                entering(executor.backend)
                 moves = plan.moves.get(name, _NO_MOVES)
                 if not moves.converters:
                     return fn(*args, **kwargs)
@@ -739,6 +752,7 @@ def run_checked(
         ) from error
     if plan.simulated and plan.reference is not None:
         moves = plan.moves.get("", _NO_MOVES)
+        entering(plan.reference.backend)
         if not moves.converters:
             return plan.reference.resolve()(*args, **kwargs)
         out = plan.reference.resolve()(*_convert(args, moves.converters), **kwargs)

@@ -34,6 +34,7 @@ from prism_core._dispatch.registry import (
     remove_variants,
 )
 from prism_core._dispatch.scope import SCOPE
+from prism_core._knowledge.threads import POOLS
 from prism_core._knowledge.variant import CanRun, Variant
 
 _scope_token = SCOPE.get
@@ -97,6 +98,7 @@ def _make_function(op: Op) -> OpFunction:
     token = _scope_token
     caller_errors = CALLER_ERRORS
     by_dtype = op._by_dtype  # a one-item list, updated when variants change
+    pools = POOLS  # the thread-pool coordinator: one comparison while the backend is the same
 
     if op.array_args == (0, 1):
 
@@ -114,6 +116,8 @@ def _make_function(op: Op) -> OpFunction:
             if plan is not None:
                 fn = plan.fn
                 if fn is not None:
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     try:
                         if kwargs:
                             return fn(*args, **kwargs)
@@ -124,6 +128,8 @@ def _make_function(op: Op) -> OpFunction:
                         return failed(op, key, plan, exc, args, kwargs)
                 fn = plan.checked
                 if fn is not None:  # the first candidate has a can_run: check, then call
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
                     if verdict is True:
                         try:
@@ -150,6 +156,8 @@ def _make_function(op: Op) -> OpFunction:
             if plan is not None:
                 fn = plan.fn
                 if fn is not None:
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     try:
                         if kwargs:
                             return fn(*args, **kwargs)
@@ -160,6 +168,8 @@ def _make_function(op: Op) -> OpFunction:
                         return failed(op, key, plan, exc, args, kwargs)
                 fn = plan.checked
                 if fn is not None:  # the first candidate has a can_run: check, then call
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
                     if verdict is True:
                         try:
@@ -182,6 +192,8 @@ def _make_function(op: Op) -> OpFunction:
             if plan is not None:
                 fn = plan.fn
                 if fn is not None:
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     try:
                         return fn(*args, **kwargs)
                     except caller_errors:
@@ -190,6 +202,8 @@ def _make_function(op: Op) -> OpFunction:
                         return failed(op, key, plan, exc, args, kwargs)
                 fn = plan.checked
                 if fn is not None:  # the first candidate has a can_run: check, then call
+                    if plan.backend != pools.last:
+                        pools.switch(plan.backend)
                     verdict = plan.check(*args, **kwargs)
                     if verdict is True:
                         try:

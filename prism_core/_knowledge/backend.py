@@ -81,6 +81,12 @@ class Backend(abc.ABC):
     priority: int = 0
     description: str = ""
     drives: Mapping[str, Any] = MappingProxyType({})
+    #: The top-level modules whose native thread pools (BLAS, OpenMP) this backend computes
+    #: with, e.g. ``("torch",)``.  When dispatch changes backend it releases the idle pools of
+    #: the other backends' modules so that they do not spin on the cores this one needs
+    #: (``prism_core/_knowledge/threads.py``).  Empty: the name's entry in
+    #: ``threads.DEFAULT_MODULES``, or none (a backend on a GPU).
+    thread_modules: tuple[str, ...] = ()
 
     # -- identity and availability ----------------------------------------------------------
     @abc.abstractmethod

@@ -74,6 +74,7 @@ class ScipyBackend(Backend):
     """SciPy on the host CPU.  Arrays are NumPy arrays; the backend owns none of them."""
 
     name = "scipy"
+    thread_modules = ("scipy",)
     priority = 5
     description = "SciPy on the host CPU: LAPACK/BLAS, scipy.fft with workers, FFT convolution"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})

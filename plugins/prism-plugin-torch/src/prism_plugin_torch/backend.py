@@ -165,6 +165,7 @@ class TorchBackend(Backend):
     """
 
     name = "torch"
+    thread_modules = ("torch",)
     aliases = ("pytorch",)
     priority = 0
     description = "PyTorch on the host CPU and on NVIDIA GPUs (CUDA)"
