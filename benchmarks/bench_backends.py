@@ -10,6 +10,12 @@ drifts of a shared machine hit every contender alike):
 * **prism**: ``prism_core.<op>`` on the same arrays, inside ``use_backend(name)`` entered once
   around the batch (the decision cached, as in a loop of calls).
 
+Each direct batch starts as Prism's does after another backend ran: with the other backends'
+idle thread pools released (``threads.entering(name)``, what dispatch calls), so that neither
+side is timed against a pool still spinning from the batch before.  "automatic" is the backend
+Prism's automatic mode picks for the NumPy inputs (``explain``): the decision the next issue's
+tuner must bring to the fastest one.
+
 Each figure is the minimum over rounds of the mean over a batch of calls (batches sized to about
 ``--batch-seconds``).  "added" is prism - direct in microseconds; "ratio" prism / direct.
 
@@ -35,6 +41,7 @@ from typing import Any
 import numpy as np
 
 import prism_core as prism
+from prism_core._knowledge import threads
 
 SIZES = {
     "matmul": [4, 16, 64, 256, 1024, 2048],
@@ -171,13 +178,16 @@ def main() -> None:
                 for _ in range(args.rounds):
                     for name, (through, plain, scope) in contenders.items():
                         sync = sync_for[name]
+                        threads.entering(name)  # as dispatch does before the Prism batch
                         best_direct[name].append(batch_time(plain, sync, args.batch_seconds))
                         with scope:  # entered once, as around a loop of calls
                             best[name].append(batch_time(through, sync, args.batch_seconds))
+                automatic = fn_prism.explain(*host).chosen_backend
                 for name in contenders:
                     p, d = min(best[name]), min(best_direct[name])
                     rows.append({
                         "op": op, "dtype": dtype, "n": n, "backend": name,
+                        "automatic": automatic,
                         "prism_us": round(p * 1e6, 3), "direct_us": round(d * 1e6, 3),
                         "added_us": round((p - d) * 1e6, 3), "ratio": round(p / d, 3),
                     })  # fmt: skip
@@ -239,16 +249,21 @@ def render(meta: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "",
         "## Fastest backend per size (through Prism; µs per call)",
         "",
-        "| op | dtype | n | fastest | " + " | ".join(meta["backends"]) + " |",
-        "|---|---|---|---|" + "---|" * len(meta["backends"]),
+        "| op | dtype | n | fastest | automatic picks | " + " | ".join(meta["backends"]) + " |",
+        "|---|---|---|---|---|" + "---|" * len(meta["backends"]),
     ]
     for (op, dtype, n), by in keyed.items():
         timed = {b: r["prism_us"] for b, r in by.items() if "prism_us" in r}
         if not timed:
             continue
         fastest = min(timed, key=timed.__getitem__)
+        auto = next((r.get("automatic") for r in by.values() if "prism_us" in r), None)
+        if auto in timed and auto != fastest:
+            auto = f"{auto} (x{timed[auto] / timed[fastest]:.2f})"
         cells = [f"{timed[b]:.1f}" if b in timed else "" for b in meta["backends"]]
-        lines.append(f"| {op} | {dtype} | {n} | **{fastest}** | " + " | ".join(cells) + " |")
+        lines.append(
+            f"| {op} | {dtype} | {n} | **{fastest}** | {auto} | " + " | ".join(cells) + " |"
+        )
     errors = [r for r in rows if "error" in r]
     if errors:
         lines += ["", "## Not measured", ""]

@@ -157,6 +157,12 @@ def _as_fortran(m: Any) -> tuple[Any, int]:
     return np.asfortranarray(m), 0
 
 
+@functools.cache
+def _gemm(dtype: np.dtype[Any]) -> Any:
+    """BLAS ``gemm`` for ``dtype``, looked up once (``get_blas_funcs`` costs ~3 µs a call)."""
+    return _blas.get_blas_funcs("gemm", dtype=dtype)
+
+
 def matmul(x1: Any, x2: Any, /) -> Any:
     """``x1 @ x2`` for two 2-D matrices of one LAPACK dtype, through BLAS ``gemm``.
 
@@ -176,7 +182,7 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     k2, n = x2.shape
     if k != k2 or m == 0 or n == 0 or k == 0:
         return np.matmul(x1, x2)  # NumPy's ValueError, or its empty (or zero) product
-    gemm = _blas.get_blas_funcs("gemm", (x1,))
+    gemm = _gemm(x1.dtype)
     left, trans_left = _as_fortran(x2.T)
     right, trans_right = _as_fortran(x1.T)
     return gemm(1.0, left, right, trans_a=trans_left, trans_b=trans_right).T

@@ -118,6 +118,11 @@ CPU = torch.device("cpu")
 AxisError = np.exceptions.AxisError
 #: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
 _SCALARS = frozenset({bool, int, float, complex})
+_TENSOR = torch.Tensor
+#: The dtypes for which torch's own product and transforms give NumPy's result type: the fast
+#: paths below hand such tensors to torch directly and take the checked way only when torch
+#: raises (which then raises NumPy's error), saving ~8 µs per call.
+_FLOATS = frozenset({torch.float32, torch.float64, torch.complex64, torch.complex128})
 #: What NumPy's type resolution is given for a Python scalar (the value does not matter, its
 #: type does: NEP 50 makes Python scalars weak).
 _PROBE_VALUE: dict[type, Any] = {bool: True, int: 1, float: 1.0, complex: 1j}
@@ -989,6 +994,11 @@ _MATMUL_SIGNATURE = "(n?,k),(k,m?)->(n?,m?)"
 def matmul(x1: Any, x2: Any, /) -> Any:
     """``x1 @ x2`` (cuBLAS on a GPU, which runs fp16/bf16 products on the tensor cores, and
     fp32 ones as TF32 only where ``torch.backends.cuda.matmul.allow_tf32`` is set)."""
+    if type(x1) is _TENSOR and type(x2) is _TENSOR and x1.dtype is x2.dtype in _FLOATS:
+        try:  # the common case: two tensors of one floating dtype, as torch computes them
+            return torch.matmul(x1, x2)
+        except RuntimeError:
+            pass  # 0-d, shapes or devices that do not match: the checked way says why
     device = _device(x1, x2)
     a, b = to_tensor(x1, device), to_tensor(x2, device)
     for i, t in enumerate((a, b)):
@@ -1314,6 +1324,18 @@ def _np_fft(x: Any) -> Any:
 
 
 def _fft(fn: Callable[..., Any], x: Any, n: Any, axis: Any, norm: Any, real_input: bool) -> Any:
+    if (
+        n is None
+        and axis == -1
+        and norm == "backward"
+        and type(x) is _TENSOR
+        and x.dtype in _FLOATS
+        and not (real_input and x.is_complex())
+    ):
+        try:  # the common case: the last axis of a float tensor, as torch transforms it
+            return fn(x)
+        except (RuntimeError, IndexError):
+            pass  # 0-d or empty: the checked way says why
     t = to_tensor(x)
     norm = "backward" if norm is None else norm
     if norm not in _NORMS:
