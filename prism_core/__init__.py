@@ -324,7 +324,7 @@ __all__ = [
 _NAMESPACES = ("linalg", "fft", "random")
 #: Public submodules: `from . import hookspecs` asks this module for the name first, and must
 #: get an AttributeError (then the import system loads the submodule), never an op lookup.
-_SUBMODULES = frozenset({"hookspecs", "backend_kit", "testing", "_builtin"})
+_SUBMODULES = frozenset({"hookspecs", "backend_kit", "nvidia_smi", "testing", "_builtin"})
 
 
 def __getattr__(name: str) -> Any:

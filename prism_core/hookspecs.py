@@ -121,6 +121,10 @@ def prism_detect_devices(library: DeviceLibrary) -> Detection:  # type: ignore[e
     Called when the host is inspected, never at import.  Use cheap checks first (is the driver
     library there?) and never raise for "no device": return an empty detection with a reason.
 
+    A backend on NVIDIA GPUs can return ``prism_core.nvidia_smi.detect(library)`` (the driver's
+    ``nvidia-smi`` asked; no framework imported).  Give each device its ``uuid`` where you know
+    it: a device two plugins report with one UUID is present once, as the first plugin's.
+
     :param library: the device library, to check that the device types you report exist.
     :returns: a :class:`prism_core.Detection` listing :class:`prism_core.DetectedDevice` (each
         names the ``device_type`` of its description) and, when the list is empty, a ``reason``.

@@ -1,4 +1,10 @@
-"""Detection of the NVIDIA GPUs of this host through ``nvidia-smi``.
+"""Detection of the NVIDIA GPUs of this host through ``nvidia-smi``, for backend plugins.
+
+Every plugin whose backend runs on NVIDIA GPUs (CuPy's ``prism-plugin-cuda``, PyTorch's
+``prism-plugin-torch``) returns :func:`detect` from its ``prism_detect_devices`` hook, so that
+either one alone finds the GPUs; with both installed, ``present_devices`` keeps one instance per
+GPU (by UUID).  No framework is imported and no CUDA context is created: the driver's
+``nvidia-smi`` is asked.
 
 Parsing is separate from running the command, so that it can be tested against captured output
 on a host without a GPU.  Each GPU's product name is mapped to a device type by the
@@ -15,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prism_core import DetectedDevice, Detection
+from prism_core._knowledge.backend import DetectedDevice, Detection
 
 if TYPE_CHECKING:
-    from prism_core import DeviceDescription
+    from prism_core._description.device import DeviceDescription
 
 __all__ = [
     "NVIDIA_SMI_COMMAND",

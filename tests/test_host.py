@@ -570,3 +570,44 @@ def test_present_devices_expands_a_detected_package(
     assert all(d.description.compute_units == 2 for d in mine[:4])
     assert "no partition mode 'lnc3'" in found.notes["detect-packages:2"]
     json.dumps([d.as_dict() for d in mine])
+
+
+SAME_GPU_PLUGIN = """\
+from prism_core import DetectedDevice, Detection, hookimpl
+
+@hookimpl
+def prism_detect_devices(library):
+    return Detection((
+        DetectedDevice("nvidia.h100-sxm", index=0, name="NVIDIA H100 80GB HBM3", uuid="GPU-aaaa"),
+        DetectedDevice("nvidia.h100-sxm", index=1, name="NVIDIA H100 80GB HBM3", uuid="{second}"),
+    ))
+"""
+
+
+def test_a_gpu_two_plugins_report_is_present_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cuda and torch plugins both ask nvidia-smi: one instance per UUID, the first
+    plugin's; GPUs with other UUIDs are all kept."""
+    import prism_core
+
+    from .conftest import put_distribution_on_path
+
+    site = tmp_path / "site"
+    site.mkdir()
+    for name, second in (("one", "GPU-bbbb"), ("two", "GPU-cccc")):
+        module = f"prism_test_same_gpu_{name}"
+        text = SAME_GPU_PLUGIN.replace("{second}", second)
+        (site / f"{module}.py").write_text(text, encoding="utf-8")
+        put_distribution_on_path(
+            monkeypatch, site, f"prism-test-same-gpu-{name}", "1.0",
+            f"[prism.plugins]\nsame-gpu-{name} = {module}\n",
+        )  # fmt: skip
+    monkeypatch.setenv("PRISM_PLUGINS", "same-gpu-one,same-gpu-two")
+    found = prism_core.present_devices()
+    gpus = [(d.uuid, d.source) for d in found.devices if d.device_type == "nvidia.h100-sxm"]
+    assert sorted(gpus) == [
+        ("GPU-aaaa", "same-gpu-one"),
+        ("GPU-bbbb", "same-gpu-one"),
+        ("GPU-cccc", "same-gpu-two"),
+    ]

@@ -585,8 +585,9 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     with ``partitions``) becomes the devices software sees of it (:func:`software_devices`), in
     the detection's ``partition_mode`` or the driver's default.  A detected device whose
     ``device_type`` has no description, or whose partition mode the description does not have,
-    is left out with a note, as is a CPU family the library does not describe.  Never raises for
-    "nothing here".
+    is left out with a note, as is a CPU family the library does not describe.  A device whose
+    ``uuid`` an earlier plugin reported already is the same device, and is listed once.  Never
+    raises for "nothing here".
     """
     from prism_core._knowledge.plugins import plugins
 
@@ -597,8 +598,15 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
         found.append(host_cpu_instance(lib))
     except PrismError as exc:
         notes["host cpu"] = str(exc)
+    seen_uuids: set[str] = set()
     for plugin, detection in plugins().detect(lib).items():
         for dev in detection.devices:
+            if dev.uuid is not None:
+                # Two plugins may find one GPU (the cuda and torch plugins both ask
+                # nvidia-smi): the first plugin's instance stands for it.
+                if dev.uuid in seen_uuids:
+                    continue
+                seen_uuids.add(dev.uuid)
             if dev.device_type not in lib:
                 notes[f"{plugin}:{dev.index}"] = (
                     f"{dev.name or dev.device_type}: no description of {dev.device_type!r} "

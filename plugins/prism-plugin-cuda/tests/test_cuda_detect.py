@@ -13,17 +13,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from prism_plugin_cuda import detect as detect_module
-from prism_plugin_cuda.detect import (
+from prism_plugin_cuda.plugin import prism_detect_devices
+
+import prism_core
+from prism_core import nvidia_smi as detect_module
+from prism_core.nvidia_smi import (
     NVIDIA_SMI_COMMAND,
     SmiGpu,
     detect,
     detection_from_smi,
     parse_nvidia_smi,
 )
-from prism_plugin_cuda.plugin import prism_detect_devices
-
-import prism_core
 
 #: Output of ``nvidia-smi --query-gpu=index,name,uuid,memory.total --format=csv,noheader,nounits``
 #: on a host with an H100 SXM5 80GB and a GeForce RTX 4090: the names and memory sizes (MiB) are

@@ -29,7 +29,12 @@ def test_found_through_its_entry_point() -> None:
     assert record.distribution == "prism-plugin-torch"
     assert record.backends == ["torch"]
     assert not record.problems
-    assert {"prism_backends", "prism_variants", "prism_plugin_info"} <= set(record.hooks)
+    assert {
+        "prism_backends",
+        "prism_variants",
+        "prism_plugin_info",
+        "prism_detect_devices",
+    } <= set(record.hooks)
     assert record.info["requires"] == ["torch>=2.1"]
     assert isinstance(prism_core.plugins().backend("torch"), TorchBackend)
     assert prism_core.plugins().backend("pytorch") is prism_core.plugins().backend("torch")
@@ -188,3 +193,33 @@ def test_without_torch_the_backend_says_why_and_numpy_runs(tmp_path: Path) -> No
     )
     proc = run_python(code, timeout=GUARD_S, PYTHONPATH=str(site))
     assert proc.stdout.strip() == "ok"
+
+
+SMI_H100 = "0, NVIDIA H100 80GB HBM3, GPU-5d2c1b7e-0000-0000-0000-000000000001, 81559\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in nvidia-smi is a shell script")
+@pytest.mark.timeout(GUARD_S)
+def test_finds_the_gpus_without_the_cuda_plugin(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With this plugin alone (the conftest loads only it), an NVIDIA GPU is present: its
+    detection asks nvidia-smi (here a stand-in answering the real query), imports no torch."""
+    from prism_core.nvidia_smi import NVIDIA_SMI_COMMAND
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "nvidia-smi"
+    expected = " ".join(NVIDIA_SMI_COMMAND[1:])
+    script.write_text(
+        "#!/bin/sh\n"
+        f'if [ "$*" != "{expected}" ]; then echo "unexpected: $*" >&2; exit 2; fi\n'
+        f"printf '%s' '{SMI_H100}'\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    detections = prism_core.PluginSet().detect(prism_core.DeviceLibrary())
+    assert [(d.device_type, d.uuid) for d in detections["torch"].devices] == [
+        ("nvidia.h100-sxm", "GPU-5d2c1b7e-0000-0000-0000-000000000001")
+    ]
+    assert "cuda" not in detections  # the cuda plugin is not loaded here

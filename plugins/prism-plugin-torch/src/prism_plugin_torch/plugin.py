@@ -16,9 +16,9 @@ import prism_core
 from .backend import TorchBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core import Backend, Detection, DeviceLibrary, Variant
 
-__all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
+__all__ = ["prism_backends", "prism_detect_devices", "prism_plugin_info", "prism_variants"]
 
 
 @prism_core.hookimpl
@@ -33,6 +33,16 @@ def prism_plugin_info() -> Mapping[str, Any]:
 @prism_core.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [TorchBackend()]
+
+
+@prism_core.hookimpl
+def prism_detect_devices(library: DeviceLibrary) -> Detection:
+    """The NVIDIA GPUs of this host (``nvidia-smi``, no torch import, no CUDA context), so that
+    ``torch.cuda.<op>`` finds its devices with this plugin alone; with the cuda plugin as well,
+    each GPU is present once (``present_devices`` keeps one per UUID)."""
+    from prism_core.nvidia_smi import detect
+
+    return detect(library)
 
 
 @prism_core.hookimpl
