@@ -129,62 +129,35 @@ def _prism_calls(libraries: set[str]) -> dict[str, Callable[[], Any]]:
     return calls
 
 
-def prism_child(case: str, pattern: str, mode: str) -> dict[str, Any]:
-    """One configuration through Prism's dispatch: ``prism-on`` or ``prism-off`` is
-    ``PRISM_THREADS``; dispatch itself tells the coordinator which backend runs."""
-    library, _, other, repeats = CASES[case]
-    libraries = {library} if pattern == "alone" else {library, other}
-    os.environ["PRISM_THREADS"] = mode.removeprefix("prism-")
-    os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    os.environ["PRISM_PLUGINS"] = ",".join(p for p in map(PRISM_PLUGINS.get, libraries) if p)
-    calls = _prism_calls(libraries)
-    op = calls[case]
-    other_call = calls.get(other, op)
-    op()
-    if pattern != "alone":
-        other_call()
-    times = []
-    for _ in range(repeats):
-        if pattern == "alternating":
-            other_call()
-        start = time.perf_counter()
-        op()
-        times.append(time.perf_counter() - start)
-    times.sort()
-    from prism_core._knowledge import threads
-
-    return {
-        "case": case,
-        "pattern": pattern,
-        "mode": mode,
-        "min_ms": times[0] * 1e3,
-        "median_ms": times[len(times) // 2] * 1e3,
-        "repeats": repeats,
-        "switches": threads.POOLS.switches,
-        "pools": [p.as_dict() for p in threads.pools()],
-        "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
-    }
+def _no_coordinator(name: str) -> None:
+    return None
 
 
 def child(case: str, pattern: str, mode: str) -> dict[str, Any]:
-    if mode.startswith("prism-"):
-        return prism_child(case, pattern, mode)
     library, _, other, repeats = CASES[case]
     libraries = {library} if pattern == "alone" else {library, other}
-    calls = _calls(libraries)
-    op = calls[case]
-    other_call = calls.get(other, op)  # alone: the other library is never called
-
     pools: Any = None
-    if mode == "on":
+    enter: Callable[[str], None] = _no_coordinator
+    if mode.startswith("prism-"):
+        # Through Prism's dispatch: ``prism-on``/``prism-off`` is ``PRISM_THREADS``, and
+        # dispatch itself tells the process's coordinator which backend runs.
+        os.environ["PRISM_THREADS"] = mode.removeprefix("prism-")
+        os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        os.environ["PRISM_PLUGINS"] = ",".join(p for p in map(PRISM_PLUGINS.get, libraries) if p)
+        calls = _prism_calls(libraries)
         from prism_core._knowledge import threads
 
-        pools = threads.ThreadPools(enabled=True)
-        enter = pools.entering
-    else:  # the plain libraries: Prism is not even imported
+        pools = threads.POOLS
+    else:
+        calls = _calls(libraries)
+        if mode == "on":  # the coordinator called directly, as dispatch calls it
+            from prism_core._knowledge import threads
 
-        def enter(name: str) -> None:
-            return None
+            pools = threads.ThreadPools(enabled=True)
+            enter = pools.entering
+        # else the plain libraries: Prism is not even imported
+    op = calls[case]
+    other_call = calls.get(other, op)  # alone: the other library is never called
 
     limit: Any = None
     if mode == "limit" and pattern != "alone":
