@@ -4,8 +4,9 @@
 ``PRISM_HARDWARE_PATH``     Extra device-file directories (or files), separated like
                             ``PATH`` (``:`` on POSIX, ``;`` on Windows).  Searched after the
                             shipped library; see docs/device-files.md for the precedence.
-``PRISM_CACHE_DIR``         Where the validation cache lives.  Default: the platform's user
-                            cache directory (``~/.cache/prism`` on Linux), via platformdirs.
+``PRISM_CACHE_DIR``         Where the validation and tuning caches live (``tuning/`` in it).
+                            Default: the platform's user cache directory (``~/.cache/prism``
+                            on Linux), via platformdirs.
 ``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates).
 ``PRISM_DEBUG``             ``1`` makes the CLI print a traceback for internal errors.
 ``PRISM_STRICT_PLUGINS``    ``1`` turns a failing plugin into an error instead of a recorded,
@@ -34,7 +35,7 @@ __all__ = ["ENVIRONMENT_VARIABLES", "cache_dir", "cache_enabled", "data_dir", "u
 #: The environment variables Prism reads, with a sentence each (``prism doctor`` shows them).
 ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_HARDWARE_PATH": "extra device-file directories, searched after the shipped library",
-    "PRISM_CACHE_DIR": "directory of the validation cache",
+    "PRISM_CACHE_DIR": "directory of the validation and tuning caches",
     "PRISM_NO_CACHE": "1 disables the validation cache",
     "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
     "PRISM_STRICT_PLUGINS": "1 makes a failing plugin an error",

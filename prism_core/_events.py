@@ -12,11 +12,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-__all__ = ["DEVICES", "PLUGINS", "announce", "generation", "subscribe"]
+__all__ = ["DEVICES", "PLUGINS", "TUNING", "announce", "generation", "subscribe"]
 
-#: What changed: the device library was loaded again / the plugin set was discovered again.
+#: What changed: the device library was loaded again / the plugin set was discovered again /
+#: this process recorded or cleared tuning measurements (prism_core/_knowledge/tuning.py).
 DEVICES = "devices"
 PLUGINS = "plugins"
+TUNING = "tuning"
 
 _lock = threading.Lock()
 _subscribers: list[Callable[[str], None]] = []

@@ -37,10 +37,11 @@ __all__ = [
     "run_nvidia_smi",
 ]
 
-#: The query: one CSV line per GPU, ``index, name, uuid, memory.total`` (MiB, no header, no units).
+#: The query: one CSV line per GPU, ``index, name, uuid, memory.total, driver_version`` (memory
+#: in MiB; no header, no units).
 NVIDIA_SMI_COMMAND = (
     "nvidia-smi",
-    "--query-gpu=index,name,uuid,memory.total",
+    "--query-gpu=index,name,uuid,memory.total,driver_version",
     "--format=csv,noheader,nounits",
 )
 NVIDIA_SMI_TIMEOUT_S = 10
@@ -55,6 +56,7 @@ class SmiGpu:
     name: str
     uuid: str | None
     memory_bytes: int | None
+    driver: str | None = None
 
 
 def _optional(text: str) -> str | None:
@@ -65,11 +67,24 @@ def _optional(text: str) -> str | None:
     return text
 
 
+_UUID_PREFIX = re.compile(r"(GPU|MIG)-", re.IGNORECASE)
+
+
+def _uuid_field(text: str) -> bool:
+    """Whether ``text`` is what nvidia-smi prints in the uuid column (``GPU-…``, or a
+    placeholder)."""
+    return _optional(text) is None or _UUID_PREFIX.match(text) is not None
+
+
 def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], list[str]]:
     """Parse the output of :data:`NVIDIA_SMI_COMMAND`: the GPUs, and the lines it could not read.
 
-    The name is the field between the index and the last two fields, so that a product name
-    with a comma in it still parses.
+    The name is the field between the index and the last fields, so that a product name with a
+    comma in it still parses.  A line without the driver version (``index, name, uuid,
+    memory.total``: the query before ``driver_version`` was added, as captured outputs have it)
+    still parses, with ``driver`` ``None``: a line has the driver field when the field third
+    from its end is a uuid (``GPU-…``) or a placeholder and the one before the end is not a
+    uuid.
     """
     gpus: list[SmiGpu] = []
     unreadable: list[str] = []
@@ -81,6 +96,9 @@ def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], list[str]]:
         if len(parts) < 4:
             unreadable.append(line)
             continue
+        driver_text: str | None = None
+        if len(parts) >= 5 and _uuid_field(parts[-3]) and not _UUID_PREFIX.match(parts[-2]):
+            driver_text = parts.pop()
         index_text, memory_text, uuid_text = parts[0], parts[-1], parts[-2]
         name = ", ".join(parts[1:-2]).strip()
         try:
@@ -96,7 +114,8 @@ def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], list[str]]:
             memory_bytes = int(float(memory) * _MIB) if memory is not None else None
         except ValueError:
             memory_bytes = None
-        gpus.append(SmiGpu(index, name, _optional(uuid_text), memory_bytes))
+        driver = None if driver_text is None else _optional(driver_text)
+        gpus.append(SmiGpu(index, name, _optional(uuid_text), memory_bytes, driver))
     return gpus, unreadable
 
 
@@ -142,6 +161,7 @@ def detection_from_smi(text: str, library: Any) -> Detection:
                 name=gpu.name,
                 uuid=gpu.uuid,
                 memory_bytes=gpu.memory_bytes,
+                driver=gpu.driver,
             )
         )
     notes = []

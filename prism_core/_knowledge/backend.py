@@ -41,7 +41,9 @@ class DetectedDevice:
     A description with ``partitions`` is a package (an MI250X module, a Trainium2 chip): Prism
     turns it into the devices software sees, in the driver's default partition mode unless
     ``partition_mode`` names another (``"composite"``, ``"lnc1"``).  ``index`` and
-    ``memory_bytes`` are then the package's.
+    ``memory_bytes`` are then the package's.  ``driver`` is the version of the driver that
+    runs it (``"550.54.15"``), where the detection knows it: the tuning cache's fingerprint
+    includes it, since a new driver may change which variant is fastest.
     """
 
     device_type: str
@@ -50,6 +52,7 @@ class DetectedDevice:
     uuid: str | None = None
     memory_bytes: int | None = None
     partition_mode: str | None = None
+    driver: str | None = None
 
     __module__ = "prism_core"
 

@@ -386,6 +386,8 @@ class DeviceInstance:
     NeuronCore of a Trainium2) names the package's device type in ``package`` and its ordinal
     within the package in ``partition``; its ``index`` is ``package index * count + partition``,
     its ``uuid`` the package's and its ``memory_bytes`` an equal share of the package's.
+    ``driver`` is the version of the driver the detection reported (``None`` for the host CPU
+    and where the plugin does not say).
     """
 
     description: DeviceDescription
@@ -397,6 +399,7 @@ class DeviceInstance:
     simulated: bool = False
     package: str | None = None
     partition: int | None = None
+    driver: str | None = None
 
     __module__ = "prism_core"
 
@@ -415,6 +418,7 @@ class DeviceInstance:
             "simulated": self.simulated,
             "package": self.package,
             "partition": self.partition,
+            "driver": self.driver,
         }
 
 
@@ -628,6 +632,7 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
                         uuid=dev.uuid,
                         memory_bytes=dev.memory_bytes,
                         source=plugin,
+                        driver=dev.driver,
                     )
                 )
                 continue
@@ -644,6 +649,7 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
                         source=plugin,
                         package=package.device_type,
                         partition=i,
+                        driver=dev.driver,
                     )
                 )
         if not detection.devices:
