@@ -13,6 +13,7 @@ import pytest
 
 import prism_core._description.library as library
 import prism_core._knowledge.plugins as plugins
+import prism_core._knowledge.tuning as tuning
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = REPO / "hardware"
@@ -43,6 +44,8 @@ def _isolated_environment(
     library._default = None
     plugins._current = None
     plugins._warned.clear()  # each test sees the once-per-process plugin warnings afresh
+    # Each test's tuning records are its own cache directory's (none unless it tunes).
+    tuning._state.fingerprint = tuning._state.store = tuning._state.records = None
     yield
     library._default = None
     plugins._current = None

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ArraySpec",
     "BackendError",
+    "Basis",
     "Candidate",
     "Decision",
     "DispatchError",
@@ -145,6 +146,29 @@ class ArraySpec:
 
 
 @dataclass(frozen=True)
+class Basis:
+    """What decided the order of a plan's candidates, for :func:`explain`.
+
+    ``decided_by`` is ``"tuned"`` (times the tuner measured on this host for this op, device
+    set, dtype and size bucket: ``prism tune``, ``prism bench``), ``"modelled"`` (times the
+    performance model predicts) or ``"priority"`` (the declared order: no measurement applies,
+    or none showed a significant gap).  ``times`` are seconds per call by variant name.
+    """
+
+    decided_by: str = "priority"
+    note: str = ""
+    times: tuple[tuple[str, float], ...] = ()
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"decided_by": self.decided_by, "note": self.note, "times": dict(self.times)}
+
+
+_PRIORITY = Basis()
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One variant's verdict in a decision."""
 
@@ -184,12 +208,20 @@ class Decision:
     simulated: bool = False
     data_movement: tuple[str, ...] = ()
     signature: tuple[str, ...] = ()
+    #: What ordered the candidates: ``basis.decided_by`` is "tuned", "modelled" or "priority".
+    basis: Basis = _PRIORITY
 
     __module__ = "prism_core"
+
+    @property
+    def decided_by(self) -> str:
+        return self.basis.decided_by
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "op": self.op,
+            "decided_by": self.basis.decided_by,
+            "basis": self.basis.as_dict(),
             "scope": self.scope,
             "signature": list(self.signature),
             "chosen": self.chosen,
@@ -220,6 +252,17 @@ class Decision:
             )
         else:
             lines.append("  chosen: none: no installed variant can run here")
+        basis = self.basis
+        why = {
+            "tuned": "tuned (measured times)",
+            "modelled": "modelled (predicted times)",
+            "priority": "declared priority",
+        }.get(basis.decided_by, basis.decided_by)
+        lines.append(f"  decided by: {why}" + (f": {basis.note}" if basis.note else ""))
+        if basis.times:
+            lines.append(
+                "  times: " + ", ".join(f"{name} {_seconds_text(t)}" for name, t in basis.times)
+            )
         if self.simulated and self.executed:
             lines.append(f"  executes: {self.executed} (the device is simulated)")
         for move in self.data_movement:
@@ -233,6 +276,14 @@ class Decision:
                 f"    {mark} {c.variant} [{c.backend}, priority {c.priority}]{detail}{why}"
             )
         return "\n".join(lines)
+
+
+def _seconds_text(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
 
 
 @dataclass
@@ -295,6 +346,11 @@ class Plan:
     #: Everything else: ``call(*args, **kwargs)`` runs the call (per-call checks, moves,
     #: fallback) and handles its own failures.
     call: Callable[..., Any] = field(default=_unfinished)
+    #: What ordered the candidates: measured times, predicted times or declared priority.
+    basis: Basis = field(default_factory=lambda: _PRIORITY)
+    #: Tuned times could order this plan's candidates, but none were measured for the call
+    #: (tuning on first use, when on, measures them: ``first_use``).
+    untuned: bool = False
 
 
 _fallbacks: dict[tuple[str, str], FallbackRecord] = {}
@@ -343,6 +399,22 @@ def _available(backend: Backend) -> Any:
     result = backend.availability()
     _availability[backend.name] = (now, result)
     return result
+
+
+def _known(backend: Backend) -> bool:
+    """Whether this backend's availability is known (asked since the last reload)."""
+    cached = _availability.get(backend.name)
+    return cached is not None and cached[0] == events.generation()
+
+
+def _unavailable(backend: Backend | None) -> str | None:
+    """Why ``backend`` cannot run here (asking it now, which may import its framework)."""
+    if backend is None:
+        return None
+    availability = _available(backend)
+    if availability:
+        return None
+    return f"backend {backend.name!r} is not available: {availability.reason}"
 
 
 def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
@@ -431,14 +503,13 @@ def _judge(
                 f"{did_you_mean(variant.backend, installed)}"
             ],
         )
-    if not scope.simulated:
-        availability = _available(backend)
-        if not availability:
-            return (
-                None,
-                backend,
-                [f"backend {variant.backend!r} is not available: {availability.reason}"],
-            )
+    # Availability is asked later, in rank order, and only until a candidate that can run is
+    # found (``_verified``): asking imports the framework (torch takes 1-3 s), which a call
+    # that runs on NumPy must not pay.  Already known, it rejects here.
+    if not scope.simulated and _known(backend):
+        why = _unavailable(backend)
+        if why is not None:
+            return None, backend, [why]
     reasons: list[str] = []
     for dev in _devices_in_scope(scope):
         drive = backend.can_drive(dev)
@@ -464,6 +535,27 @@ def _judge(
     return None, backend, reasons
 
 
+def _verified(
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
+) -> tuple[
+    tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...], tuple[Candidate, ...]
+]:
+    """The candidates without those whose backend is not available, asking each backend in
+    rank order until one can run; the candidates after it are asked only if a call falls back
+    to them (a backend that cannot import then fails there, and is recorded as a fallback)."""
+    kept: list[tuple[Variant, DeviceDescription | None, Backend | None]] = []
+    rejected: list[Candidate] = []
+    for i, (variant, _dev, backend) in enumerate(ranked):
+        why = _unavailable(backend)
+        if why is None:
+            kept.extend(ranked[i:])
+            break
+        rejected.append(
+            Candidate(variant.name, variant.backend, False, None, (why,), (), variant.priority)
+        )
+    return tuple(kept), tuple(rejected)
+
+
 def _is_native(backend: Backend | None, value: Any) -> bool:
     if backend is None:
         return True
@@ -484,7 +576,9 @@ def _stand_in() -> Any:
     return _HOST_STAND_IN[0]
 
 
-def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -> Plan:
+def _build(
+    op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int, measured: bool = True
+) -> Plan:
     from prism_core._knowledge.plugins import plugins
 
     dtypes = _array_dtypes(op, args)
@@ -528,6 +622,12 @@ def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -
         # this call; simulation executes on the reference all the same (the decision says so).
         moves[""] = _moves(op, backends.get(reference.backend), None, args, back)
     plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
+    if measured:
+        plan.ranked, plan.basis = _by_measurement(op, scope, ranked, args, dtypes)
+        plan.untuned = plan.basis.note.startswith(_NOT_TUNED)
+    if not scope.simulated:
+        plan.ranked, more = _verified(plan.ranked)
+        plan.rejected = plan.rejected + more
     _finish(op, key, plan)
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug(
@@ -538,6 +638,84 @@ def _build(op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int) -
             "; ".join(f"{c.variant}: {', '.join(c.reasons)}" for c in rejected) or "none",
         )
     return plan
+
+
+_NOT_TUNED = "not tuned"
+
+#: Tuning on first use (``prism_core._tuning.tuner.set_autotune``): a function called with
+#: ``(op, key, args, kwargs)`` when a call's plan has no tuned times; it measures within its
+#: time budget and returns whether it stored any.  ``None``: off (the default).
+_first_use: list[Callable[..., bool] | None] = [None]
+
+
+def _size_text(bucket: int) -> str:
+    """The element counts of size bucket ``bucket`` (``tuning.bucket_of``)."""
+    return "no elements" if bucket <= 0 else f"{1 << (bucket - 1)} to {(1 << bucket) - 1} elements"
+
+
+def _by_measurement(
+    op: Op,
+    scope: Scope,
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
+    args: Sequence[Any],
+    dtypes: list[str],
+) -> tuple[tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...], Basis]:
+    """The candidates in the order measurements give, and what decided it.
+
+    Tuned times apply when the tuner measured this op on this host for the same device set,
+    variant set, dtype and size bucket (``prism_core._knowledge.tuning``), and only when it
+    found a significant gap (``decided == "measured"``): otherwise the declared order stands.
+    A named backend or device still chooses among its own variants this way; ``prefer=
+    "reference"`` never reorders.
+    """
+    if len(ranked) < 2 or scope.prefer == "reference" or scope.simulated:
+        return ranked, _PRIORITY
+    kinds = set(dtypes)
+    if len(kinds) != 1:
+        return ranked, Basis(note="no tuned times: the arrays have mixed or no dtypes")
+    from prism_core._dispatch.registry import _tuned
+    from prism_core._knowledge.tuning import records
+
+    tuned = _tuned[0] if _tuned[0] is not None else records()
+    dtype = kinds.pop()
+    devices = "+".join(sorted({d.device_type for _, d, _ in ranked if d is not None}))
+    names = tuple(sorted(v.name for v, _, _ in ranked))
+    bucket = sum(_elements(a) for a in _array_args(op, args)).bit_length()
+    entry = tuned.lookup(op.name, devices, dtype, bucket, names)
+    where = f"{devices}, {dtype}, {_size_text(bucket)}"
+    if entry is None and not _first_use[0]:
+        # The nearest tuned size of the same op, devices, dtype and variants stands in (the
+        # plan key has no size bucket where the tuned choice is the same at every size).
+        same = [
+            e
+            for e in tuned.for_op(op.name)
+            if e.device == devices and e.dtype == dtype and tuple(e.variants) == names
+        ]
+        if same:
+            entry = min(same, key=lambda e: (abs(e.bucket - bucket), e.bucket))
+            where = f"{devices}, {dtype}, {_size_text(entry.bucket)} (the nearest tuned size)"
+    if entry is None:
+        return ranked, Basis(note=f"{_NOT_TUNED} for {where}")
+    times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
+    if entry.decided != "measured":
+        return ranked, Basis(
+            note=f"tuned for {where}: no significant gap, so the declared order stands",
+            times=times,
+        )
+    measured = dict(entry.times)
+    position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
+    # Measured variants by time, then any the tuner could not time, in the declared order.
+    reordered = tuple(
+        sorted(
+            ranked,
+            key=lambda r: (
+                r[0].name not in measured,
+                measured.get(r[0].name, 0.0),
+                position[r[0].name],
+            ),
+        )
+    )
+    return reordered, Basis("tuned", f"measured on {where}", times)
 
 
 def _moves(
@@ -634,6 +812,8 @@ def _derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
         plan.ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation
     )
     new.failed = failed
+    new.basis = plan.basis
+    new.untuned = plan.untuned
     _finish(op, key, new)
     return new
 
@@ -644,29 +824,63 @@ def _derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
 def _key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
     """The cache key of a call; the hot path (``ops._make_function``) builds the same inline."""
     parts: list[Any] = [scope_token]
-    by_dtype = op._by_dtype[0]
-    for a in _array_args(op, args):
+    keying = op._keying[0]
+    arrays = _array_args(op, args)
+    for a in arrays:
         parts.append(type(a))
-        if by_dtype:
+        if keying:
             parts.append(getattr(a, "dtype", None))
+    if keying == 2:
+        parts.append(sum(_elements(a) for a in arrays).bit_length())
     return tuple(parts)
 
 
-def plan_for(op: Op, key: Any, args: Sequence[Any]) -> Plan:
-    """The cached plan for ``key``, or a new one (stored only if nothing it was built from
-    changed meanwhile: issue 7, item 3)."""
+def _elements(value: Any) -> int:
+    """How many elements an array argument has (NumPy's ``size``, torch's ``numel()``)."""
+    size = getattr(value, "size", None)
+    if isinstance(size, int):
+        return size
+    numel = getattr(value, "numel", None)
+    if callable(numel):
+        return int(numel())
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return 1  # a scalar
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
+    """The key of the call and its cached plan, or a new one (stored only if nothing it was
+    built from changed meanwhile: issue 7, item 3).
+
+    The key is made again when the op's keying changed meanwhile (tuning records loaded for
+    the first time may add the size bucket to it).
+    """
     plan: Plan | None = op._plans.get(key)
     if plan is None:
-        ensure_ready()  # plugins' variants join their ops (may advance the generation)
+        keying = op._keying[0]
+        ensure_ready()  # plugins' variants join their ops, tuning records (may bump)
+        if op._keying[0] != keying:
+            key = _key(op, SCOPE.get(), args)
+            plan = op._plans.get(key)
+            if plan is not None:
+                return key, plan
         built_at = generation()  # read before anything the plan is built from
         plan = _build(op, key, current_scope(), args, built_at)
         store_plan(op, key, plan, built_at)
-    return plan
+    return key, plan
 
 
 def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A call without a cached plan: build one, then run it."""
-    plan = plan_for(op, key, args)
+    """A call without a cached plan: build one, then run it (tuning it first when tuning on
+    first use is on and nothing was measured for it)."""
+    key, plan = plan_for(op, key, args)
+    hook = _first_use[0]
+    if hook is not None and plan.untuned and hook(op, key, args, kwargs):
+        key, plan = plan_for(op, _key(op, SCOPE.get(), args), args)
     fn = plan.fn
     if fn is not None:
         entering(plan.backend)
@@ -723,6 +937,12 @@ def run_checked(
             if name in done or name in plan.failed:
                 continue
             done.add(name)
+            # A candidate after the first that can run was not asked whether its backend is
+            # available (``_verified``): ask now, before falling back to it.
+            unavailable = None if plan.simulated else _unavailable(_backend)
+            if unavailable is not None:
+                declined.append(f"{name}: {unavailable}")
+                continue
             if variant.can_run is not None:
                 verdict = variant.can_run(*args, **kwargs)
                 if verdict is not True:
@@ -857,6 +1077,117 @@ def _nothing_eligible(op: Op, plan: Plan, per_call: list[str]) -> DispatchError:
     return DispatchError("\n".join(lines))
 
 
+# -- what the tuner measures -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One eligible variant of a call, ready to run as dispatch would run it: with the moves of
+    its arguments and of its result, and waiting for its backend to finish (``synchronize``),
+    so that timing ``run()`` times what a caller gets."""
+
+    variant: str
+    backend: str
+    device: str | None
+    run: Callable[[], Any]
+
+    __module__ = "prism_core"
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The variants a call chooses among in the scope in force, in the declared order (the
+    order without measurements), and what a tuning record of the call is keyed by."""
+
+    op: str
+    runners: tuple[Runner, ...]
+    #: Variants that cannot run this call (rejected, or whose ``can_run`` declines it).
+    skipped: tuple[str, ...]
+    devices: str
+    variants: tuple[str, ...]
+    dtype: str | None
+    bucket: int
+
+
+def candidates(op: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = None) -> Candidates:
+    """The eligible variants of ``op(*args, **kwargs)`` in the scope in force, each as a
+    :class:`Runner`, in declared order (tuned times do not reorder them)."""
+    from prism_core._knowledge.plugins import plugins
+
+    the_op = as_op(op)
+    kw = dict(kwargs or {})
+    ensure_ready()
+    scope = current_scope()
+    plan = _build(the_op, None, scope, args, generation(), measured=False)
+    backends = plugins().backends
+    runners: list[Runner] = []
+    skipped = [f"{c.variant}: {'; '.join(c.reasons)}" for c in plan.rejected]
+    for variant, dev, _backend in plan.ranked:
+        if variant.can_run is not None:
+            verdict = variant.can_run(*args, **kw)
+            if verdict is not True:
+                skipped.append(f"{variant.name}: {verdict or 'can_run said no'}")
+                continue
+        executor = _executor(plan, variant)
+        try:
+            fn = executor.resolve()
+        except VariantImportError as exc:
+            skipped.append(f"{variant.name}: {exc}")
+            continue
+        runners.append(
+            Runner(
+                variant.name,
+                executor.backend,
+                dev.device_type if dev is not None else None,
+                _runner(
+                    fn,
+                    args,
+                    kw,
+                    plan.moves.get(variant.name, _NO_MOVES),
+                    backends.get(executor.backend),
+                ),
+            )
+        )
+    dtypes = set(_array_dtypes(the_op, args))
+    return Candidates(
+        the_op.name,
+        tuple(runners),
+        tuple(skipped),
+        "+".join(sorted({d.device_type for _, d, _ in plan.ranked if d is not None})),
+        tuple(sorted(v.name for v, _, _ in plan.ranked)),
+        dtypes.pop() if len(dtypes) == 1 else None,
+        sum(_elements(a) for a in _array_args(the_op, args)).bit_length(),
+    )
+
+
+def _runner(
+    fn: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: dict[str, Any],
+    moves: Moves,
+    backend: Backend | None,
+) -> Callable[[], Any]:
+    sync = backend.synchronize if backend is not None else (lambda: None)
+    name = backend.name if backend is not None else ""
+    converters = moves.converters
+    result = moves.result
+    call_args = tuple(args)
+
+    def run() -> Any:
+        entering(name)  # as a call does: the other backends' idle pools are released
+        out = (
+            fn(*_convert(call_args, converters), **kwargs)
+            if converters
+            else fn(*call_args, **kwargs)
+        )
+        if result is not None:
+            out = result(out)
+        sync()
+        return out
+
+    return run
+
+
 # -- explain ----------------------------------------------------------------------------------
 
 
@@ -880,7 +1211,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
     the_op = as_op(op)
     key = _key(the_op, SCOPE.get(), args)
     from_cache = key in the_op._plans
-    plan = plan_for(the_op, key, args)
+    key, plan = plan_for(the_op, key, args)
     scope = current_scope()
     candidates: list[Candidate] = []
     chosen: tuple[Variant, DeviceDescription | None, Backend | None] | None = None
@@ -888,8 +1219,11 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
         reasons: tuple[str, ...] = ()
         ok = True
         problem = variant.import_problem()
+        unavailable = None if plan.simulated else _unavailable(_backend)
         if variant.name in plan.failed:
             ok, reasons = False, ("failed earlier in this process (see prism_core.fallbacks())",)
+        elif unavailable:
+            ok, reasons = False, (unavailable,)
         elif problem:
             ok, reasons = False, (f"{variant.origin}: {problem}",)
         elif variant.can_run is not None:
@@ -938,4 +1272,5 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
         simulated=plan.simulated,
         data_movement=movement,
         signature=_signature_text(the_op, args),
+        basis=plan.basis,
     )

@@ -89,15 +89,17 @@ def _make_function(op: Op) -> OpFunction:
 
     A context read, a key tuple, a dict lookup and the call; everything else (plans, per-call
     checks, conversions, fallback) is in _dispatch.  The key is the scope and the type of each
-    array argument, plus its dtype when a variant of the op depends on dtypes (``dtype_support``;
-    ``op._by_dtype``).  Specialised for one and two leading array arguments, whose keys are
-    built inline; benchmarks/bench_dispatch.py measures what each of these choices saves.
+    array argument, plus its dtype when a variant of the op depends on dtypes (``dtype_support``),
+    plus the size bucket when the op's tuned choice depends on the size (``op._keying``; the
+    bucket is ``prism_core._knowledge.tuning.bucket_of``, inlined).  Specialised for one and
+    two leading array arguments, whose keys are built inline; benchmarks/bench_dispatch.py
+    measures what each of these choices saves.
     """
 
     get = op._plans.get  # the dict is only ever cleared, never replaced
     token = _scope_token
     caller_errors = CALLER_ERRORS
-    by_dtype = op._by_dtype  # a one-item list, updated when variants change
+    keying = op._keying  # a one-item list, updated when variants or tuning records change
     pools = POOLS  # the thread-pool coordinator: one comparison while the backend is the same
 
     if op.array_args == (0, 1):
@@ -106,11 +108,15 @@ def _make_function(op: Op) -> OpFunction:
             try:
                 x = args[0]
                 y = args[1]
-                if by_dtype[0]:
-                    key: Any = (token(), type(x), x.dtype, type(y), y.dtype)
+                k = keying[0]
+                if k == 0:
+                    key: Any = (token(), type(x), type(y))
+                elif k == 1:
+                    key = (token(), type(x), x.dtype, type(y), y.dtype)
                 else:
-                    key = (token(), type(x), type(y))
-            except (IndexError, AttributeError):
+                    bucket = (x.size + y.size).bit_length()
+                    key = (token(), type(x), x.dtype, type(y), y.dtype, bucket)
+            except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
                 key = _key(op, token(), args)
             plan = get(key)
             if plan is not None:
@@ -149,8 +155,14 @@ def _make_function(op: Op) -> OpFunction:
         def function(*args: Any, **kwargs: Any) -> Any:
             try:
                 x = args[0]
-                key: Any = (token(), type(x), x.dtype) if by_dtype[0] else (token(), type(x))
-            except (IndexError, AttributeError):
+                k = keying[0]
+                if k == 0:
+                    key: Any = (token(), type(x))
+                elif k == 1:
+                    key = (token(), type(x), x.dtype)
+                else:
+                    key = (token(), type(x), x.dtype, x.size.bit_length())
+            except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
                 key = _key(op, token(), args)
             plan = get(key)
             if plan is not None:

@@ -76,8 +76,11 @@ class Op:
         # Dispatch state: plans cached by (scope, argument signature); see dispatcher.py.  The
         # dict is only ever cleared, never replaced: the op's function holds its ``get``.
         self._plans: dict[Any, Any] = {}
-        #: Whether dispatch keys include dtypes: only when a variant depends on them.
-        self._by_dtype: list[bool] = [False]
+        #: What dispatch keys hold beyond the scope and the argument types (a one-item list,
+        #: updated by ``bump``): 0 nothing, 1 the dtypes (a variant depends on them,
+        #: ``dtype_support``), 2 the dtypes and the size bucket (the tuned choice of this op
+        #: depends on the size: ``TuningRecords.sizes_matter``).
+        self._keying: list[int] = [0]
         #: What users call (``prism_core.matmul``): a plain function specialised for this op,
         #: because calling a function costs less than calling an object (benchmarks/).
         self.function: OpFunction = _function_factory[0](self)
@@ -133,6 +136,10 @@ _generation = [0]
 _synced: list[Any] = [None]
 #: Whether the builtin ops of the catalogue are declared.
 _declared = [False]
+#: The tuning records the ops' keying reflects (``prism_core._knowledge.tuning.records()``).
+_tuned: list[Any] = [None]
+#: Every op's keys hold the size bucket (tuning on first use is on: each new size is tuned).
+every_size: list[bool] = [False]
 
 
 def generation() -> int:
@@ -143,8 +150,12 @@ def bump() -> None:
     """Something plans depend on changed: advance the generation, drop every cached plan."""
     with lock:
         _generation[0] += 1
+        tuned = _tuned[0]
         for op in _ops.values():
-            op._by_dtype[0] = any(v.dtype_support for v in op.variants)
+            if every_size[0] or (tuned is not None and tuned.sizes_matter(op.name)):
+                op._keying[0] = 2
+            else:
+                op._keying[0] = 1 if any(v.dtype_support for v in op.variants) else 0
             op._plans.clear()
 
 
@@ -313,6 +324,13 @@ def ensure_ready() -> None:
     ps = plugins()
     if _synced[0] is not ps:
         sync_plugins(ps)
+    from prism_core._knowledge.tuning import records
+
+    tuned = records()  # loaded once per process; a new object after tuning or a reload
+    if _tuned[0] is not tuned:
+        with lock:
+            _tuned[0] = tuned
+            bump()
 
 
 def _declare_catalogue() -> None:

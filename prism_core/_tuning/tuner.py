@@ -1,0 +1,579 @@
+"""The autotuner: measure the variants a call chooses among, keep the winner per size.
+
+What it learnt from the planners that do this well:
+
+* FFTW's planner measures candidate plans on the real machine and keeps the result as
+  *wisdom* that later runs reuse; ours keeps it in the tuning cache
+  (``prism_core/_knowledge/tuning.py``), keyed by op, variant set, device set, dtype and size
+  bucket, per host fingerprint.
+* cuDNN's benchmark mode and ONNX Runtime's TunableOp time every candidate on first use of a
+  shape and keep the fastest for that shape; ours does the same on request (``prism.tune``,
+  ``prism tune``, ``prism bench``) or on first use when :func:`set_autotune` turns it on,
+  within a time budget.
+* StarPU calibrates its performance models per device from measured history and falls back to
+  them (or to declared priorities) where nothing was measured; dispatch here does the same:
+  tuned times, else modelled times, else declared priority (``explain`` says which).
+
+Measuring on a noisy, shared machine (the machines this is developed on have 2 cores):
+
+* every variant runs once to warm up (imports, plans, caches, thread pools), then once more
+  to size its sample: a sample is a batch of calls lasting about ``sample_s``, so that a
+  1 µs call is timed over many calls and a 50 ms one over one;
+* rounds are interleaved (every variant once per round, in an order shuffled per round), so
+  that a drift of the machine (another process, a frequency change) hits every variant alike;
+* the statistic is the minimum over rounds of the per-call time in a sample (noise only ever
+  adds time), and the median is kept too;
+* significance: a variant other than the declared first wins only if it is faster by at least
+  ``threshold`` (5 %) at the minimum *and* at the median, and faster in at least
+  ``confidence`` (80 %) of the paired rounds.  Otherwise the declared order stands, so that a
+  choice changes only when the gap is real (benchmarks/bench_tuner.py measures how often
+  repeated tunings agree).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism_core._dispatch.dispatcher import Candidates, Runner, candidates
+from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
+from prism_core._errors import PrismError
+
+__all__ = [
+    "Measurement",
+    "TuneCase",
+    "TuneReport",
+    "TuningError",
+    "example_arguments",
+    "measure",
+    "tune",
+]
+
+#: Ops whose example arguments :func:`example_arguments` makes from a size ``n``.
+EXAMPLES: dict[str, str] = {
+    "matmul": "(n, n) @ (n, n)",
+    "fft.fft": "a vector of n",
+    "linalg.svd": "an (n, n) matrix",
+    "linalg.solve": "(n, n) and a vector of n, well conditioned",
+    "add": "two vectors of n",
+}
+
+
+class TuningError(PrismError, ValueError):
+    """The tuner was asked for something it cannot measure (an unknown op, no sizes or example
+    arguments, a bad option); the message says what would be accepted."""
+
+    __module__ = "prism_core"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One variant's times: seconds per call, the minimum and median over ``rounds``."""
+
+    variant: str
+    backend: str
+    device: str | None
+    seconds: float
+    median: float
+    samples: tuple[float, ...] = ()
+    calls_per_sample: int = 0
+    error: str | None = None
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "backend": self.backend,
+            "device": self.device,
+            "seconds": None if self.error else self.seconds,
+            "median": None if self.error else self.median,
+            "rounds": len(self.samples),
+            "calls_per_sample": self.calls_per_sample,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class TuneCase:
+    """The tuning of one call: what was measured and what it decided.
+
+    ``decided`` is ``"measured"`` (``winner`` beats the declared first by a significant gap:
+    dispatch now runs it), ``"declared"`` (no significant gap: the declared order stands and
+    ``winner`` is the declared first), ``"single"`` (one variant only: nothing to choose) or
+    ``"failed"`` (nothing could be timed).
+    """
+
+    op: str
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: str | None
+    bucket: int
+    devices: str
+    measurements: tuple[Measurement, ...]
+    declared: str | None
+    winner: str | None
+    decided: str
+    gap: float = 0.0
+    skipped: tuple[str, ...] = ()
+
+    __module__ = "prism_core"
+
+    def seconds(self, variant: str) -> float | None:
+        for m in self.measurements:
+            if m.variant == variant and m.error is None:
+                return m.seconds
+        return None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "shapes": [list(s) for s in self.shapes],
+            "dtype": self.dtype,
+            "bucket": self.bucket,
+            "devices": self.devices,
+            "declared": self.declared,
+            "winner": self.winner,
+            "decided": self.decided,
+            "gap": self.gap,
+            "measurements": [m.as_dict() for m in self.measurements],
+            "skipped": list(self.skipped),
+        }
+
+
+@dataclass(frozen=True)
+class TuneReport:
+    """What :func:`tune` measured and stored."""
+
+    cases: tuple[TuneCase, ...]
+    stored: int = 0
+    path: str | None = None
+    problems: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "cases": [c.as_dict() for c in self.cases],
+            "stored": self.stored,
+            "path": self.path,
+            "problems": list(self.problems),
+            "seconds": self.seconds,
+        }
+
+    def __str__(self) -> str:
+        lines = []
+        for c in self.cases:
+            shape = " ".join("x".join(map(str, s)) for s in c.shapes)
+            times = ", ".join(
+                f"{m.variant} {_time_text(m.seconds)}" if m.error is None else f"{m.variant} failed"
+                for m in sorted(c.measurements, key=lambda m: (m.error is not None, m.seconds))
+            )
+            verdict = {
+                "measured": f"{c.winner} ({c.gap:.0%} faster than {c.declared})",
+                "declared": f"{c.winner} (declared; no significant gap)",
+                "single": f"{c.winner} (the only variant)",
+                "failed": "nothing could be timed",
+            }[c.decided]
+            lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {verdict}")
+            if times:
+                lines.append(f"    {times}")
+        where = f" in {self.path}" if self.path else ""
+        lines.append(f"{self.stored} tuned choice(s) stored{where} ({self.seconds:.1f} s)")
+        lines.extend(f"problem: {p}" for p in self.problems)
+        return "\n".join(lines)
+
+
+def _time_text(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
+# -- measuring --------------------------------------------------------------------------------
+
+
+def _timed(run: Callable[[], Any], number: int) -> float:
+    """Seconds per call of ``number`` calls of ``run``."""
+    clock = time.perf_counter
+    start = clock()
+    for _ in range(number):
+        run()
+    return (clock() - start) / number
+
+
+def measure(
+    runners: Sequence[Runner],
+    *,
+    budget_s: float = 1.0,
+    sample_s: float = 0.002,
+    min_rounds: int = 5,
+    max_rounds: int = 25,
+    deadline: float | None = None,
+    seed: int = 0,
+) -> list[Measurement]:
+    """Time each runner: warm-up, a sample size per runner, then interleaved rounds.
+
+    Rounds continue until ``budget_s`` is spent (at least ``min_rounds``, at most
+    ``max_rounds``).  ``deadline`` (a ``time.perf_counter()`` value) is a hard stop: past it no
+    further round starts, even below ``min_rounds`` (tuning on first use must not hold a
+    call up); a runner with fewer than 3 rounds then has no time (``error`` says why).
+    A runner that raises is timed no further; its ``error`` says what it raised.
+    """
+    errors: dict[str, str] = {}
+    numbers: dict[str, int] = {}
+    start = time.perf_counter()
+    for r in runners:
+        if deadline is not None and time.perf_counter() > deadline:
+            errors[r.variant] = "not timed: the time budget ran out"
+            continue
+        try:
+            r.run()  # warm-up: imports, plans, caches, thread pools
+            once = max(_timed(r.run, 1), 1e-8)
+        except Exception as exc:  # a variant that fails is not a candidate; say why
+            errors[r.variant] = f"{type(exc).__name__}: {exc}"
+            continue
+        numbers[r.variant] = max(1, min(100_000, int(sample_s / once)))
+    live = [r for r in runners if r.variant in numbers]
+    samples: dict[str, list[float]] = {r.variant: [] for r in live}
+    rng = random.Random(seed)
+    rounds = 0
+    round_cost = 0.0
+    while live and rounds < max_rounds:
+        now = time.perf_counter()
+        if deadline is not None and now + round_cost > deadline:
+            break
+        if rounds >= min_rounds and now - start + round_cost > budget_s:
+            break
+        began = now
+        order = list(live)
+        rng.shuffle(order)
+        for r in order:
+            try:
+                samples[r.variant].append(_timed(r.run, numbers[r.variant]))
+            except Exception as exc:
+                errors[r.variant] = f"{type(exc).__name__}: {exc}"
+        live = [r for r in live if r.variant not in errors]
+        round_cost = time.perf_counter() - began
+        rounds += 1
+    out = []
+    for r in runners:
+        got = samples.get(r.variant, [])
+        error = errors.get(r.variant)
+        if error is None and len(got) < 3:
+            error = f"not timed: {len(got)} round(s) in the time budget, 3 needed"
+        if error is not None:
+            out.append(
+                Measurement(
+                    r.variant, r.backend, r.device, math.inf, math.inf, tuple(got), 0, error
+                )
+            )
+        else:
+            out.append(
+                Measurement(
+                    r.variant,
+                    r.backend,
+                    r.device,
+                    min(got),
+                    statistics.median(got),
+                    tuple(got),
+                    numbers[r.variant],
+                )
+            )
+    return out
+
+
+def decide(
+    measurements: Sequence[Measurement],
+    declared: str,
+    *,
+    threshold: float = 0.05,
+    confidence: float = 0.8,
+) -> tuple[str, str, float]:
+    """``(winner, decided, gap)``: the fastest variant if it beats ``declared`` by a real
+    margin (``decided == "measured"``), else ``declared`` (``"declared"``).  ``gap`` is how
+    much faster the fastest is than the declared first, as a fraction of the latter's time."""
+    timed = [m for m in measurements if m.error is None]
+    by_name = {m.variant: m for m in timed}
+    if declared not in by_name:
+        # The declared first could not be timed (it failed): the fastest of the rest wins.
+        best = min(timed, key=lambda m: m.seconds)
+        return best.variant, "measured", 0.0
+    first = by_name[declared]
+    best = min(timed, key=lambda m: (m.seconds, m.variant != declared))
+    gap = 1.0 - best.seconds / first.seconds if first.seconds > 0 else 0.0
+    if best.variant == declared:
+        return declared, "declared", 0.0
+    median_gap = 1.0 - best.median / first.median if first.median > 0 else 0.0
+    pairs = list(zip(best.samples, first.samples, strict=False))
+    wins = sum(1 for b, f in pairs if b < f)
+    if gap >= threshold and median_gap >= threshold and wins >= confidence * len(pairs):
+        return best.variant, "measured", gap
+    return declared, "declared", gap
+
+
+# -- example arguments ------------------------------------------------------------------------
+
+
+def example_arguments(op: str, n: int, dtype: str = "float64") -> tuple[Any, ...]:
+    """NumPy arguments of size ``n`` for one of the ops in :data:`EXAMPLES`."""
+    import numpy as np
+
+    if op not in EXAMPLES:
+        raise TuningError(
+            f"no example arguments for {op!r}: sizes= works for "
+            f"{', '.join(sorted(EXAMPLES))}; for another op give example arrays, as in "
+            f"prism.tune({op!r}, a, b)"
+        )
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise TuningError(f"sizes: each size must be a positive integer; got {n!r}")
+    rng = np.random.default_rng(n)
+    try:
+        kind = np.dtype(dtype)
+    except TypeError:
+        raise TuningError(
+            f"dtype: {dtype!r} is not a NumPy dtype name (float32, float64, ...)"
+        ) from None
+    if op in ("fft.fft",):
+        return (rng.standard_normal(n).astype(kind),)
+    if op == "add":
+        return (rng.standard_normal(n).astype(kind), rng.standard_normal(n).astype(kind))
+    a = rng.standard_normal((n, n)).astype(kind)
+    if op == "linalg.solve":
+        a = a + n * np.eye(n, dtype=kind)  # well conditioned
+        return (a, rng.standard_normal(n).astype(kind))
+    if op == "linalg.svd":
+        return (a,)
+    return (a, rng.standard_normal((n, n)).astype(kind))
+
+
+# -- tuning -----------------------------------------------------------------------------------
+
+
+def tune_case(
+    op: Any,
+    args: Sequence[Any],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    budget_s: float = 1.0,
+    deadline: float | None = None,
+    threshold: float = 0.05,
+) -> tuple[TuneCase, Any]:
+    """Measure one call's candidates; the case and the tuning entry to store (or ``None``)."""
+    from prism_core._knowledge.tuning import TuningEntry
+
+    found: Candidates = candidates(op, args, kwargs)
+    shapes = tuple(
+        tuple(int(d) for d in getattr(a, "shape", ())) for a in args if hasattr(a, "shape")
+    )
+    declared = found.runners[0].variant if found.runners else None
+    if len(found.runners) < 2:
+        decided = "single" if found.runners else "failed"
+        case = TuneCase(
+            found.op, shapes, found.dtype, found.bucket, found.devices, (),
+            declared, declared, decided, 0.0, found.skipped,
+        )  # fmt: skip
+        return case, None
+    ms = measure(found.runners, budget_s=budget_s, deadline=deadline)
+    timed = [m for m in ms if m.error is None]
+    if not timed:
+        case = TuneCase(
+            found.op, shapes, found.dtype, found.bucket, found.devices, tuple(ms),
+            declared, None, "failed", 0.0, found.skipped,
+        )  # fmt: skip
+        return case, None
+    assert declared is not None
+    winner, decided, gap = decide(ms, declared, threshold=threshold)
+    case = TuneCase(
+        found.op, shapes, found.dtype, found.bucket, found.devices, tuple(ms),
+        declared, winner, decided, gap, found.skipped,
+    )  # fmt: skip
+    if found.dtype is None or len(timed) < 2:
+        return case, None
+    entry = TuningEntry(
+        op=found.op,
+        device=found.devices,
+        dtype=found.dtype,
+        bucket=found.bucket,
+        variants=found.variants,
+        times={m.variant: m.seconds for m in timed},
+        winner=winner,
+        # The cache says "tie" where the declared order stands (no significant gap).
+        decided="measured" if decided == "measured" else "tie",
+        shapes=shapes,
+        repeats=min(len(m.samples) for m in timed),
+        measured_at=time.time(),
+    )
+    return case, entry
+
+
+def _sizes(sizes: Any) -> list[int]:
+    if isinstance(sizes, int) and not isinstance(sizes, bool):
+        return [sizes]
+    if isinstance(sizes, (str, bytes)) or not isinstance(sizes, Iterable):
+        raise TuningError(
+            f"sizes: expected a size or a list of sizes such as [64, 256]; got {sizes!r}"
+        )
+    out = list(sizes)
+    if not out:
+        raise TuningError("sizes: the list is empty; give at least one size, such as [256]")
+    return out
+
+
+def tune(
+    op: Any,
+    *example_args: Any,
+    sizes: Any = None,
+    dtypes: Sequence[str] = ("float64",),
+    budget_s: float | None = None,
+    store: Any = None,
+    record: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> TuneReport:
+    """Measure the variants of ``op`` that dispatch chooses among, and store the winners.
+
+    Either give example arguments (``prism.tune("matmul", a, b)``: that call's size bucket is
+    tuned), or ``sizes`` (and ``dtypes``) for the ops that have example arguments
+    (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add).  Each case gets about
+    ``budget_s`` seconds of measuring (default 1 s; at least 5 rounds each).  The winners go to
+    the tuning cache (``store``: a ``TuningStore``; default the host's) unless ``record`` is
+    false; dispatch uses them from then on, in this process and in later ones.
+    """
+    the_op = as_op(op)
+    per_case = 1.0 if budget_s is None else float(budget_s)
+    if not per_case > 0:
+        raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+    calls: list[tuple[tuple[Any, ...], str]] = []
+    if example_args and sizes is not None:
+        raise TuningError("give example arguments or sizes=, not both")
+    if example_args:
+        calls.append((tuple(example_args), "the example arguments"))
+    elif sizes is not None:
+        if isinstance(dtypes, str):
+            dtypes = (dtypes,)
+        for dtype in dtypes:
+            for n in _sizes(sizes):
+                calls.append((example_arguments(the_op.name, n, dtype), f"n={n} {dtype}"))
+    else:
+        raise TuningError(
+            f"tune({the_op.name!r}): give example arguments (prism.tune({the_op.name!r}, a, b)) "
+            f"or sizes=[...] for {', '.join(sorted(EXAMPLES))}"
+        )
+    began = time.perf_counter()
+    cases: list[TuneCase] = []
+    entries: list[Any] = []
+    for i, (args, label) in enumerate(calls):
+        if progress is not None:
+            progress(i, len(calls), f"{the_op.name} {label}")
+        case, entry = tune_case(the_op, args, budget_s=per_case)
+        cases.append(case)
+        if entry is not None:
+            entries.append(entry)
+    if progress is not None:
+        progress(len(calls), len(calls), the_op.name)
+    return _finish(tuple(cases), entries, store, record, began)
+
+
+def _finish(
+    cases: tuple[TuneCase, ...], entries: list[Any], store: Any, record: bool, began: float
+) -> TuneReport:
+    from prism_core._knowledge.tuning import TuningStore, reload
+
+    stored = 0
+    path = None
+    problems: tuple[str, ...] = ()
+    if record and entries:
+        the_store = store if store is not None else TuningStore()
+        the_store.record(entries=entries)
+        stored = len(entries)
+        path = str(the_store.path)
+        problems = tuple(the_store.problems)
+        if store is None:
+            reload()
+    return TuneReport(cases, stored, path, problems, time.perf_counter() - began)
+
+
+# -- tuning on first use ----------------------------------------------------------------------
+
+
+@dataclass
+class _FirstUse:
+    enabled: bool = False
+    budget_s: float = 0.2
+    busy: set[Any] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_first_use = _FirstUse()
+_tuning_now = threading.local()
+
+
+def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
+    """Turn tuning on first use on or off (off by default).
+
+    When on, the first call of an op at a size bucket (per dtype and device set) that has no
+    tuned times measures its candidates before running, for at most ``budget_ms``
+    milliseconds of measuring (what cannot be timed in the budget is not stored, and the
+    declared order stands), stores the winner in the tuning cache and runs the call on it.
+    Later calls of that size are cached plans, as before.  Dispatch keys then hold the size
+    bucket of every op, so that each new size is tuned.  Calls that arrive while another
+    thread tunes the same op and size run in the declared order without waiting.
+    """
+    from prism_core._dispatch import dispatcher, registry
+
+    if not isinstance(first_use, bool):
+        raise TuningError(f"first_use: expected True or False; got {first_use!r}")
+    if isinstance(budget_ms, bool) or not isinstance(budget_ms, (int, float)) or not budget_ms > 0:
+        raise TuningError(
+            f"budget_ms: expected a positive number of milliseconds; got {budget_ms!r}"
+        )
+    with _first_use.lock:
+        _first_use.enabled = first_use
+        _first_use.budget_s = budget_ms / 1e3
+        _first_use.busy.clear()
+        dispatcher._first_use[0] = _on_first_use if first_use else None
+        registry.every_size[0] = first_use
+    registry.bump()
+
+
+def autotune_settings() -> dict[str, Any]:
+    """Whether tuning on first use is on, and its budget."""
+    return {"first_use": _first_use.enabled, "budget_ms": _first_use.budget_s * 1e3}
+
+
+def _on_first_use(op: Any, key: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
+    if getattr(_tuning_now, "active", False):
+        return False  # a variant calling another op while being measured: no nested tuning
+    with _first_use.lock:
+        if key in _first_use.busy:
+            return False  # another thread is tuning this call; run in the declared order
+        _first_use.busy.add(key)
+    _tuning_now.active = True
+    try:
+        budget = _first_use.budget_s
+        deadline = time.perf_counter() + budget
+        try:
+            _case, entry = tune_case(op, args, kwargs, budget_s=budget, deadline=deadline)
+        except Exception:  # a failure to tune never fails the call: it runs untuned
+            return False
+        if entry is None:
+            return False
+        from prism_core._knowledge.tuning import TuningStore, reload
+
+        TuningStore().record(entries=[entry])
+        reload()
+        return True
+    finally:
+        _tuning_now.active = False
+        # Stays busy when nothing was stored, so that this size is not measured again and
+        # again; cleared by set_autotune.
+        if _first_use.enabled is False:
+            _first_use.busy.discard(key)

@@ -1,0 +1,305 @@
+"""The autotuner (prism_core/_tuning/tuner.py) and what dispatch does with what it stores.
+
+The variants are real functions whose cost differs by construction (a busy loop of a known
+length), so that which one is faster is certain without asserting any time.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+
+import prism_core as prism
+from prism_core._dispatch import dispatcher
+from prism_core._dispatch.dispatcher import Runner
+from prism_core._dispatch.registry import remove_variants, table
+from prism_core._knowledge import tuning
+from prism_core._tuning import tuner
+from prism_core._tuning.tuner import TuningError, decide, measure
+
+
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+@pytest.fixture(autouse=True)
+def _fresh_tuning(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))
+    tuning.reload()
+    yield
+    tuner.set_autotune(False)
+    tuning.reload()
+
+
+_counter = [0]
+
+
+@pytest.fixture
+def two_way() -> Iterator[tuple[Any, list[str]]]:
+    """A user op with a slow variant of high priority and a fast one of low priority; ``ran``
+    lists the variants that ran.  Both compute the same result."""
+    _counter[0] += 1
+    name = f"tuned_op_{_counter[0]}"
+    ran: list[str] = []
+
+    @prism.operation(name=name, array_args=(0,))
+    def op(x: Any) -> Any:  # the reference: slower than both
+        _spin(40_000)
+        return np.asarray(x) * 2
+
+    @op.variant(priority=10, name=f"{name}.slow")
+    def slow(x: Any) -> Any:
+        ran.append("slow")
+        _spin(20_000)
+        return np.asarray(x) * 2
+
+    @op.variant(priority=5, name=f"{name}.fast")
+    def fast(x: Any) -> Any:
+        ran.append("fast")
+        return np.asarray(x) * 2
+
+    yield op, ran
+    remove_variants(lambda v: v.op == name)
+    table().pop(name, None)
+
+
+@pytest.fixture
+def by_size() -> Iterator[tuple[Any, list[str]]]:
+    """A user op whose faster variant depends on the size: ``per_element`` costs a busy loop
+    per element, ``fixed`` a fixed busy loop."""
+    _counter[0] += 1
+    name = f"sized_op_{_counter[0]}"
+    ran: list[str] = []
+
+    @prism.operation(name=name, array_args=(0,))
+    def op(x: Any) -> Any:  # the reference: slower than both at every size
+        _spin(40_000 + 400 * int(np.asarray(x).size))
+        return np.asarray(x) + 1
+
+    @op.variant(priority=10, name=f"{name}.per_element")
+    def per_element(x: Any) -> Any:
+        ran.append("per_element")
+        _spin(200 * int(np.asarray(x).size))
+        return np.asarray(x) + 1
+
+    @op.variant(priority=5, name=f"{name}.fixed")
+    def fixed(x: Any) -> Any:
+        ran.append("fixed")
+        _spin(20_000)
+        return np.asarray(x) + 1
+
+    yield op, ran
+    remove_variants(lambda v: v.op == name)
+    table().pop(name, None)
+
+
+# -- measuring and deciding -------------------------------------------------------------------
+
+
+def _runner(name: str, n: int) -> Runner:
+    return Runner(name, "numpy", None, lambda: _spin(n))
+
+
+def test_measure_times_every_runner_interleaved() -> None:
+    got = measure([_runner("a", 100), _runner("b", 3000)], budget_s=0.05, min_rounds=5)
+    assert [m.variant for m in got] == ["a", "b"]
+    for m in got:
+        assert m.error is None
+        assert len(m.samples) >= 5
+        assert m.seconds == min(m.samples) <= m.median
+        assert m.calls_per_sample >= 1
+    assert got[0].seconds < got[1].seconds
+
+
+def test_a_runner_that_raises_is_reported_not_timed() -> None:
+    def broken() -> None:
+        raise RuntimeError("no device")
+
+    got = measure([_runner("a", 100), Runner("b", "numpy", None, broken)], budget_s=0.02)
+    assert got[0].error is None
+    assert got[1].error == "RuntimeError: no device"
+
+
+def test_a_passed_deadline_stops_measuring() -> None:
+    import time
+
+    got = measure([_runner("a", 100), _runner("b", 100)], deadline=time.perf_counter() - 1)
+    assert all(m.error and "budget" in m.error for m in got)
+
+
+def test_decide_changes_the_choice_only_for_a_real_gap() -> None:
+    ms = measure([_runner("declared", 3000), _runner("other", 100)], budget_s=0.05)
+    gap = 1 - ms[1].seconds / ms[0].seconds
+    assert decide(ms, "declared") == ("other", "measured", pytest.approx(gap))
+    same = measure([_runner("declared", 1000), _runner("other", 1000)], budget_s=0.05)
+    winner, decided, _gap = decide(same, "declared", threshold=0.5)
+    assert (winner, decided) == ("declared", "declared")
+
+
+# -- tune() and dispatch ----------------------------------------------------------------------
+
+
+def test_tune_stores_the_winner_and_dispatch_runs_it(two_way: tuple[Any, list[str]]) -> None:
+    op, ran = two_way
+    x = np.ones(64)
+    before = prism.explain(op, x)
+    assert before.chosen == f"{op.name}.slow"
+    assert before.decided_by == "priority"
+    assert "not tuned" in before.basis.note
+
+    report = prism.tune(op, x, budget_s=0.1)
+    (case,) = report.cases
+    assert case.declared == f"{op.name}.slow"
+    assert (case.winner, case.decided) == (f"{op.name}.fast", "measured")
+    assert report.stored == 1
+    stored = tuning.TuningStore().load()
+    assert len(stored) == 1
+
+    after = prism.explain(op, x)
+    assert after.chosen == f"{op.name}.fast"
+    assert after.decided_by == "tuned"
+    assert "decided by: tuned" in str(after)
+    ran.clear()
+    np.testing.assert_array_equal(op(x), x * 2)
+    assert ran == ["fast"]
+
+
+def test_the_reference_policy_ignores_tuned_times(two_way: tuple[Any, list[str]]) -> None:
+    op, _ran = two_way
+    x = np.ones(64)
+    prism.tune(op, x, budget_s=0.1)
+    with prism.policy(prefer="reference"):
+        decision = prism.explain(op, x)
+    assert decision.decided_by == "priority"
+    assert decision.chosen == f"{op.name}.reference"
+
+
+def test_tuned_choices_are_per_size_bucket(by_size: tuple[Any, list[str]]) -> None:
+    op, ran = by_size
+    small, large = np.ones(4), np.ones(4096)
+    report = prism.tune(op, small, budget_s=0.1)
+    report2 = prism.tune(op, large, budget_s=0.2)
+    assert report.cases[0].winner == f"{op.name}.per_element"
+    assert report2.cases[0].winner == f"{op.name}.fixed"
+    assert op.op._keying[0] == 0  # records load on the next plan
+    ran.clear()
+    op(small)
+    op(large)
+    op(small)
+    assert ran == ["per_element", "fixed", "per_element"]
+    assert op.op._keying[0] == 2  # sizes matter for this op: the bucket is in the key
+    assert prism.explain(op, large).decided_by == "tuned"
+
+
+def test_untuned_sizes_use_the_nearest_tuned_one(two_way: tuple[Any, list[str]]) -> None:
+    op, _ran = two_way
+    prism.tune(op, np.ones(64), budget_s=0.1)
+    decision = prism.explain(op, np.ones(1000))
+    assert decision.chosen == f"{op.name}.fast"
+    assert "nearest tuned size" in decision.basis.note
+
+
+def test_tune_with_sizes_for_the_catalogue_ops() -> None:
+    report = prism.tune("add", sizes=[16, 64], dtypes=["float32"], budget_s=0.02, record=False)
+    assert [c.shapes for c in report.cases] == [((16,), (16,)), ((64,), (64,))]
+    # Only the NumPy backend is loaded in these tests: one variant, nothing to choose.
+    assert {c.decided for c in report.cases} == {"single"}
+    assert report.stored == 0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: prism.tune("matmul"), "give example arguments"),
+        (lambda: prism.tune("linalg.qr", sizes=[4]), "no example arguments for 'linalg.qr'"),
+        (lambda: prism.tune("add", sizes=[0]), "positive integer"),
+        (lambda: prism.tune("add", sizes=[]), "the list is empty"),
+        (lambda: prism.tune("add", sizes=[4], budget_s=0), "budget_s"),
+        (lambda: prism.tune("add", sizes=[4], dtypes=["floaty"]), "not a NumPy dtype"),
+        (lambda: prism.tune("add", np.ones(3), sizes=[4]), "not both"),
+    ],
+)
+def test_tune_errors_say_what_is_accepted(call: Any, message: str) -> None:
+    with pytest.raises(TuningError, match=message):
+        call()
+
+
+# -- tuning on first use ----------------------------------------------------------------------
+
+
+def test_first_use_tuning_is_off_by_default(two_way: tuple[Any, list[str]]) -> None:
+    op, ran = two_way
+    assert tuner.autotune_settings()["first_use"] is False
+    op(np.ones(8))
+    assert ran == ["slow"]
+    assert len(tuning.TuningStore().load()) == 0
+
+
+def test_first_use_tuning_measures_then_runs_the_winner(two_way: tuple[Any, list[str]]) -> None:
+    op, ran = two_way
+    prism.set_autotune(True, budget_ms=300)
+    x = np.ones(8)
+    np.testing.assert_array_equal(op(x), x * 2)
+    # Measuring ran both variants; the call itself then ran the winner.
+    assert {"slow", "fast"} <= set(ran[:-1])
+    assert ran[-1] == "fast"
+    assert len(tuning.TuningStore().load()) == 1
+    ran.clear()
+    op(x)
+    assert ran == ["fast"]  # the cached plan: no more measuring
+
+
+def test_first_use_tuning_respects_a_tiny_budget(two_way: tuple[Any, list[str]]) -> None:
+    op, ran = two_way
+    prism.set_autotune(True, budget_ms=0.001)
+    op(np.ones(8))
+    assert ran[-1] == "slow"  # nothing could be timed: the declared order stands
+    assert len(tuning.TuningStore().load()) == 0
+
+
+def test_first_use_tuning_from_many_threads(two_way: tuple[Any, list[str]]) -> None:
+    op, _ran = two_way
+    prism.set_autotune(True, budget_ms=200)
+    x = np.arange(16.0)
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(op(x), x * 2)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    assert len(tuning.TuningStore().load()) == 1
+
+
+def test_set_autotune_checks_its_arguments() -> None:
+    with pytest.raises(TuningError, match="first_use"):
+        prism.set_autotune("yes")  # type: ignore[arg-type]
+    with pytest.raises(TuningError, match="budget_ms"):
+        prism.set_autotune(True, budget_ms=-1)
+
+
+def test_candidates_are_in_declared_order(two_way: tuple[Any, list[str]]) -> None:
+    op, _ran = two_way
+    found = dispatcher.candidates(op, (np.ones(4),))
+    assert [r.variant for r in found.runners] == [
+        f"{op.name}.slow",
+        f"{op.name}.fast",
+        f"{op.name}.reference",
+    ]
+    assert found.dtype == "fp64"
+    assert found.bucket == (4).bit_length()
