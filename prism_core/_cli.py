@@ -419,6 +419,174 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK if decision.chosen else EXIT_PROBLEMS
 
 
+def _csv(text: str | None, what: str, convert: Any = str) -> list[Any] | None:
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError(f"{what}: empty; give a comma-separated list")
+    try:
+        return [convert(t) for t in items]
+    except ValueError:
+        raise UsageError(f"{what}: {text!r} is not a comma-separated list of integers") from None
+
+
+def _progress(err: TextIO, enabled: bool) -> Any:
+    """A progress bar on stderr (tqdm) while measuring, when stderr is a terminal."""
+    if not enabled or not err.isatty():
+        return None, None
+    from tqdm import tqdm  # type: ignore[import-untyped]
+
+    bar = tqdm(total=1, file=err, leave=False, unit="case", dynamic_ncols=True)
+
+    def progress(done: int, total: int, label: str) -> None:
+        bar.total = total
+        bar.n = done
+        bar.set_description_str(label, refresh=False)
+        bar.refresh()
+
+    return progress, bar
+
+
+def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._tuning.tuner import _time_text
+
+    store = TuningStore()
+    if args.clear:
+        removed = store.clear()
+        for p in store.problems:
+            err.write(f"prism tune: {p}\n")
+        if args.json:
+            _dump_json({"path": str(store.path), "removed": removed}, out)
+        else:
+            out.write(f"removed {removed} tuned choice(s) from {store.path}\n")
+        return EXIT_OK
+    recs = store.load()
+    entries = sorted(recs.entries, key=lambda e: (e.op, e.device, e.dtype, e.bucket))
+    if args.op:
+        entries = [e for e in entries if e.op in set(args.op)]
+    if args.json:
+        _dump_json(
+            {
+                "path": str(store.path),
+                "fingerprint": dict(store.fingerprint.components),
+                "entries": [e.as_dict() for e in entries],
+                "problems": list(store.problems),
+            },
+            out,
+        )
+        return EXIT_OK
+    out.write(f"tuning cache: {store.path}\n")
+    for p in store.problems:
+        out.write(f"  problem: {p}\n")
+    if not entries:
+        out.write("no tuned choices (run `prism tune OP --sizes ...` or `prism bench`)\n")
+        return EXIT_OK
+    rows = [["op", "device", "dtype", "elements", "winner", "decided", "times"]]
+    for e in entries:
+        times = ", ".join(
+            f"{v} {_time_text(t)}" for v, t in sorted(e.times.items(), key=lambda kv: kv[1])
+        )
+        rows.append(
+            [
+                e.op,
+                e.device,
+                e.dtype,
+                f"<2^{e.bucket}",
+                e.winner,
+                e.decided,
+                times,
+            ]
+        )
+    _table(rows, out)
+    return EXIT_OK
+
+
+def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core._tuning.tuner import tune
+
+    if args.show or args.clear:
+        return _show_tuning(args, out, err)
+    if not args.op:
+        raise UsageError("name at least one op (prism tune matmul --sizes 64,256), or --show")
+    sizes = _csv(args.sizes, "--sizes", int)
+    if sizes is None:
+        raise UsageError("--sizes: give the sizes to tune, e.g. --sizes 64,256,1024")
+    dtypes = _csv(args.dtypes, "--dtypes") or ["float64"]
+    progress, bar = _progress(err, not args.json)
+    reports = []
+    try:
+        for op in args.op:
+            reports.append(
+                tune(op, sizes=sizes, dtypes=dtypes, budget_s=args.budget, progress=progress)
+            )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.json:
+        _dump_json([r.as_dict() for r in reports], out)
+    else:
+        for r in reports:
+            out.write(str(r) + "\n")
+    return EXIT_OK
+
+
+def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core._bench import plot, render, run_bench
+
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise UsageError(
+                "--plot needs matplotlib: pip install 'prism-core[plot]' (or matplotlib)"
+            ) from None
+    ops = _csv(args.ops, "--ops")
+    dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
+    progress, bar = _progress(err, not args.json)
+    try:
+        report = run_bench(
+            quick=not args.full,
+            ops=ops,
+            dtypes=dtypes,
+            budget_s=args.budget,
+            store=not args.no_store,
+            progress=progress,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.plot:
+        plot(report, args.plot)
+    if args.json:
+        _dump_json(report.as_dict(), out)
+        return EXIT_OK
+    host = report.host
+    devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
+    backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
+    out.write(f"devices: {devices}\nbackends: {backends}\n\n")
+    _table(render(report), out, right=frozenset({2, 4, 7, 8, 9}))
+    summary = report.summary()
+
+    def ratio(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}x"
+
+    out.write(
+        f"\ngeometric mean: Prism {ratio(summary['prism_vs_oracle'])} the fastest variant per "
+        f"size, {ratio(summary['prism_vs_numpy'])} NumPy alone "
+        f"(NumPy alone: {ratio(summary['numpy_vs_oracle'])} the fastest)\n"
+    )
+    if report.stored:
+        out.write(f"stored {report.stored} tuned choice(s) in {report.store_path}\n")
+    for p in report.problems:
+        out.write(f"problem: {p}\n")
+    if args.plot:
+        out.write(f"plot: {args.plot}\n")
+    out.write(f"({report.seconds:.0f} s)\n")
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._description.schema import device_schema_bytes
 
@@ -526,6 +694,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefer", choices=["performance", "reference"], help="selection policy")
     p.add_argument("--json", action="store_true", help="print the decision as JSON")
     p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser(
+        "tune",
+        help="measure the variants of ops over sizes and store the fastest (the tuning cache)",
+        description="Measure every variant dispatch chooses among for OP at each size and "
+        "dtype, on this host, and store the winner where the gap is significant; dispatch uses "
+        "it from then on.  --show lists the tuning cache, --clear empties it.",
+    )
+    p.add_argument(
+        "op",
+        nargs="*",
+        metavar="OP",
+        help="operation: matmul, fft.fft, linalg.svd, linalg.solve, add",
+    )
+    p.add_argument("--sizes", help="comma-separated sizes n, e.g. 64,256,1024")
+    p.add_argument("--dtypes", help="comma-separated dtypes (default float64)")
+    p.add_argument("--budget", type=float, help="seconds of measuring per case (default 1)")
+    p.add_argument("--show", action="store_true", help="list the tuned choices of this host")
+    p.add_argument("--clear", action="store_true", help="remove this host's tuned choices")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_tune)
+
+    p = sub.add_parser(
+        "bench",
+        help="measure the core ops on every backend, tune, and compare Prism with the fastest",
+        description="Prism's main job: detect the hardware, measure matmul, fft, svd, solve and "
+        "add over sizes on every installed backend and device, store the tuned choices, and "
+        "show per op and size the fastest variant, what Prism now picks, and Prism's time "
+        "against the fastest and against NumPy alone.  Quick by default (under a minute on 2 "
+        "cores).",
+    )
+    p.add_argument("--full", action="store_true", help="more sizes, longer measurements")
+    p.add_argument(
+        "--ops", help="comma-separated ops (default: matmul,fft.fft,linalg.svd,linalg.solve,add)"
+    )
+    p.add_argument("--dtypes", help="comma-separated dtypes (default float32,float64)")
+    p.add_argument("--budget", type=float, help="seconds of measuring per case")
+    p.add_argument("--no-store", action="store_true", help="measure only: keep the cache as is")
+    p.add_argument("--plot", metavar="FILE", help="write a figure (PNG or SVG; needs matplotlib)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser(
         "schema",

@@ -1,0 +1,359 @@
+"""``prism bench``: Prism's main job on a machine.
+
+Detect the hardware, measure the core ops (matmul, fft, svd, solve, an elementwise add) over
+sizes and dtypes on every installed backend and device, store the tuned choices (the tuning
+cache: dispatch uses them from then on, in every process on this host), then measure what
+Prism now does, side by side with the fastest variant of each size (the per-size oracle) and
+with NumPy alone, in one run.
+
+Two phases per case, both interleaved (``prism_core._tuning.tuner.measure``):
+
+1. tuning: every candidate variant of the call, as dispatch runs it (moves included); the
+   winner is stored when its gap is significant, else the declared order stands;
+2. checking: ``prism.<op>(*args)`` in automatic mode (the tuned plan), the oracle's variant
+   and NumPy's, again interleaved, so that the ratios compare times taken together.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prism_core._dispatch.dispatcher import Runner, candidates
+from prism_core._dispatch.ops import get_op
+from prism_core._errors import PrismError
+from prism_core._tuning.tuner import TuneCase, example_arguments, measure, tune_case
+
+__all__ = ["FULL", "QUICK", "BenchReport", "BenchRow", "run_bench"]
+
+#: Sizes ``n`` per op (example_arguments: n x n matrices, vectors of n).
+QUICK: dict[str, list[int]] = {
+    "matmul": [16, 128, 512],
+    "fft.fft": [256, 16384, 1 << 20],
+    "linalg.svd": [16, 128, 384],
+    "linalg.solve": [16, 256, 1024],
+    "add": [1024, 1 << 20],
+}
+FULL: dict[str, list[int]] = {
+    "matmul": [4, 16, 64, 256, 1024, 2048],
+    "fft.fft": [2**4, 2**8, 2**12, 2**16, 2**20],
+    "linalg.svd": [8, 32, 128, 512, 1024],
+    "linalg.solve": [8, 64, 256, 1024],
+    "add": [2**10, 2**14, 2**18, 2**22],
+}
+DTYPES = ("float32", "float64")
+
+
+class BenchError(PrismError, ValueError):
+    """``prism bench`` was asked for something it cannot do; the message says what it can."""
+
+    __module__ = "prism_core"
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One op, dtype and size: what each variant took, what Prism picks, and the ratios."""
+
+    op: str
+    dtype: str
+    n: int
+    case: TuneCase
+    oracle: str | None
+    picks: str | None
+    decided_by: str
+    prism_s: float | None
+    oracle_s: float | None
+    numpy_s: float | None
+
+    @property
+    def vs_oracle(self) -> float | None:
+        if self.prism_s is None or not self.oracle_s:
+            return None
+        return self.prism_s / self.oracle_s
+
+    @property
+    def vs_numpy(self) -> float | None:
+        if self.prism_s is None or not self.numpy_s:
+            return None
+        return self.prism_s / self.numpy_s
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "dtype": self.dtype,
+            "n": self.n,
+            "times": {m.variant: (None if m.error else m.seconds) for m in self.case.measurements},
+            "errors": {m.variant: m.error for m in self.case.measurements if m.error},
+            "tuned": self.case.decided,
+            "oracle": self.oracle,
+            "prism_picks": self.picks,
+            "decided_by": self.decided_by,
+            "prism_s": self.prism_s,
+            "oracle_s": self.oracle_s,
+            "numpy_s": self.numpy_s,
+            "prism_vs_oracle": self.vs_oracle,
+            "prism_vs_numpy": self.vs_numpy,
+        }
+
+
+def geomean(values: Sequence[float]) -> float | None:
+    vals = [v for v in values if v and v > 0 and math.isfinite(v)]
+    if not vals:
+        return None
+    return math.exp(sum(math.log(v) for v in vals) / len(vals))
+
+
+@dataclass
+class BenchReport:
+    """Everything ``prism bench`` measured, with the host it ran on."""
+
+    host: dict[str, Any]
+    rows: list[BenchRow] = field(default_factory=list)
+    stored: int = 0
+    store_path: str | None = None
+    problems: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    quick: bool = True
+
+    def summary(self) -> dict[str, Any]:
+        ops = sorted({r.op for r in self.rows})
+        per_op = {
+            op: {
+                "prism_vs_oracle": geomean([r.vs_oracle or 0 for r in self.rows if r.op == op]),
+                "prism_vs_numpy": geomean([r.vs_numpy or 0 for r in self.rows if r.op == op]),
+            }
+            for op in ops
+        }
+        return {
+            "prism_vs_oracle": geomean([r.vs_oracle or 0 for r in self.rows]),
+            "prism_vs_numpy": geomean([r.vs_numpy or 0 for r in self.rows]),
+            "numpy_vs_oracle": geomean(
+                [(r.numpy_s or 0) / r.oracle_s for r in self.rows if r.oracle_s]
+            ),
+            "per_op": per_op,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "host": self.host,
+            "quick": self.quick,
+            "seconds": self.seconds,
+            "stored": self.stored,
+            "store_path": self.store_path,
+            "problems": self.problems,
+            "summary": self.summary(),
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def _host() -> dict[str, Any]:
+    from prism_core._knowledge.backend_registry import backends
+    from prism_core._knowledge.host import present_devices
+
+    present = present_devices()
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "devices": [
+            {"device_type": d.device_type, "name": d.name, "index": d.index}
+            for d in present.devices
+        ],
+        "backends": {b.name: b.version for b in backends() if b.available},
+    }
+
+
+def _numpy_runner(case_runners: Sequence[Runner]) -> Runner | None:
+    return next((r for r in case_runners if r.backend == "numpy"), None)
+
+
+def run_bench(
+    *,
+    quick: bool = True,
+    ops: Sequence[str] | None = None,
+    dtypes: Sequence[str] = DTYPES,
+    budget_s: float | None = None,
+    store: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> BenchReport:
+    """Measure, tune and check the core ops (see the module docstring)."""
+    from prism_core._dispatch.dispatcher import explain
+    from prism_core._knowledge.tuning import TuningStore, reload
+
+    sizes = QUICK if quick else FULL
+    chosen = list(sizes) if not ops else list(ops)
+    unknown = [o for o in chosen if o not in sizes]
+    if unknown:
+        raise BenchError(
+            f"--ops: {', '.join(unknown)} not benchmarked; choose among {', '.join(sizes)}"
+        )
+    for d in dtypes:
+        if d not in DTYPES:
+            raise BenchError(f"--dtypes: {d!r} not benchmarked; choose among {', '.join(DTYPES)}")
+    per_case = budget_s if budget_s is not None else (0.25 if quick else 1.0)
+    began = time.perf_counter()
+    report = BenchReport(_host(), quick=quick)
+    plan = [(op, dtype, n) for op in chosen for dtype in dtypes for n in sizes[op]]
+    total = 2 * len(plan)
+    tuned: list[tuple[str, str, int, tuple[Any, ...], TuneCase]] = []
+    entries = []
+    for i, (op, dtype, n) in enumerate(plan):
+        if progress is not None:
+            progress(i, total, f"tuning {op} {dtype} n={n}")
+        args = example_arguments(op, n, dtype)
+        case, entry = tune_case(op, args, budget_s=per_case)
+        tuned.append((op, dtype, n, args, case))
+        if entry is not None:
+            entries.append(entry)
+    if store and entries:
+        the_store = TuningStore()
+        the_store.record(entries=entries)
+        report.stored = len(entries)
+        report.store_path = str(the_store.path)
+        report.problems.extend(the_store.problems)
+        reload()
+    for j, (op, dtype, n, args, case) in enumerate(tuned):
+        if progress is not None:
+            progress(len(plan) + j, total, f"checking {op} {dtype} n={n}")
+        report.rows.append(_check(op, dtype, n, args, case, per_case, explain))
+    if progress is not None:
+        progress(total, total, "done")
+    report.seconds = time.perf_counter() - began
+    return report
+
+
+def _check(
+    op: str,
+    dtype: str,
+    n: int,
+    args: tuple[Any, ...],
+    case: TuneCase,
+    budget_s: float,
+    explain: Callable[..., Any],
+) -> BenchRow:
+    """Phase 2: Prism's automatic call, the oracle's variant and NumPy's, interleaved."""
+    timed = [m for m in case.measurements if m.error is None]
+    decision = explain(op, *args)
+    picks = decision.chosen
+    if not timed:
+        return BenchRow(op, dtype, n, case, None, picks, decision.decided_by, None, None, None)
+    oracle = min(timed, key=lambda m: m.seconds).variant
+    runners = {r.variant: r for r in candidates(op, args).runners}
+    fn = get_op(op).function
+    contenders = [Runner("prism", "", None, lambda: fn(*args))]
+    if oracle in runners:
+        contenders.append(runners[oracle])
+    numpy = _numpy_runner(list(runners.values()))
+    if numpy is not None and numpy.variant != oracle:
+        contenders.append(numpy)
+    got = {m.variant: m for m in measure(contenders, budget_s=budget_s, min_rounds=5)}
+
+    def secs(name: str | None) -> float | None:
+        m = got.get(name) if name else None
+        return None if m is None or m.error else m.seconds
+
+    return BenchRow(
+        op,
+        dtype,
+        n,
+        case,
+        oracle,
+        picks,
+        decision.decided_by,
+        secs("prism"),
+        secs(oracle),
+        secs(numpy.variant if numpy is not None else None),
+    )
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def _t(seconds: float | None) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "-"
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
+def _r(ratio: float | None) -> str:
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def render(report: BenchReport) -> list[list[str]]:
+    """The table's rows (header first)."""
+    rows = [
+        [
+            "op",
+            "dtype",
+            "n",
+            "fastest",
+            "time",
+            "Prism picks",
+            "why",
+            "Prism",
+            "vs fastest",
+            "vs NumPy",
+        ]
+    ]
+    for r in report.rows:
+        rows.append(
+            [
+                r.op,
+                r.dtype,
+                str(r.n),
+                r.oracle or "-",
+                _t(r.oracle_s),
+                r.picks or "-",
+                r.decided_by,
+                _t(r.prism_s),
+                _r(r.vs_oracle),
+                _r(r.vs_numpy),
+            ]
+        )
+    return rows
+
+
+def plot(report: BenchReport, path: str) -> None:
+    """Time against size per variant, one panel per op and dtype, Prism's choice marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = sorted({(r.op, r.dtype) for r in report.rows})
+    cols = 2
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(11, 3.2 * rows), squeeze=False)
+    for ax, (op, dtype) in zip(axes.flat, panels, strict=False):
+        mine = [r for r in report.rows if r.op == op and r.dtype == dtype]
+        variants = sorted({m.variant for r in mine for m in r.case.measurements})
+        for v in variants:
+            xs, ys = [], []
+            for r in mine:
+                t = r.case.seconds(v)
+                if t is not None:
+                    xs.append(r.n)
+                    ys.append(t)
+            if xs:
+                ax.plot(xs, ys, marker="o", markersize=3, linewidth=1, label=v)
+        px = [r.n for r in mine if r.prism_s is not None]
+        py = [r.prism_s for r in mine if r.prism_s is not None]
+        ax.plot(px, py, linestyle="none", marker="*", markersize=11, color="black", label="Prism")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_title(f"{op} {dtype}")
+        ax.set_xlabel("n")
+        ax.set_ylabel("seconds per call")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
