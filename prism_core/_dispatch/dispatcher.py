@@ -30,7 +30,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core import _events as events
-from prism_core._dispatch.registry import as_op, ensure_ready, generation, store_plan, swap_plan
+from prism_core._dispatch.registry import (
+    as_op,
+    ensure_ready,
+    generation,
+    size_keyed,
+    store_plan,
+    swap_plan,
+)
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core._knowledge.threads import POOLS, entering
@@ -623,8 +630,12 @@ def _build(
         moves[""] = _moves(op, backends.get(reference.backend), None, args, back)
     plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
     if measured:
-        plan.ranked, plan.basis = _by_measurement(op, scope, ranked, args, dtypes)
+        plan.ranked, plan.basis = _by_measurement(op, scope, ranked, args, dtypes, moves)
         plan.untuned = plan.basis.note.startswith(_NOT_TUNED)
+        if plan.basis.decided_by == "modelled" or scope.execution is not None:
+            # Predicted times depend on the size: this op's plans are keyed by size bucket
+            # from now on (this plan, keyed without it, is never looked up again).
+            size_keyed(op)
     if not scope.simulated:
         plan.ranked, more = _verified(plan.ranked)
         plan.rejected = plan.rejected + more
@@ -659,16 +670,24 @@ def _by_measurement(
     ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
     args: Sequence[Any],
     dtypes: list[str],
+    moves: dict[str, Moves],
 ) -> tuple[tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...], Basis]:
     """The candidates in the order measurements give, and what decided it.
 
     Tuned times apply when the tuner measured this op on this host for the same device set,
     variant set, dtype and size bucket (``prism_core._knowledge.tuning``), and only when it
     found a significant gap (``decided == "measured"``): otherwise the declared order stands.
+    Without tuned times, candidates on different devices are ordered by the performance
+    model's predicted times (a GPU pays the transfer of arguments that are not on it).  Under
+    an execution policy (``execution_policy()``), the policy ranks tuned or predicted times,
+    costs and energies, and a call nothing can run within its limits raises ``PolicyError``.
     A named backend or device still chooses among its own variants this way; ``prefer=
     "reference"`` never reorders.
     """
-    if len(ranked) < 2 or scope.prefer == "reference" or scope.simulated:
+    policy = scope.execution
+    if scope.prefer == "reference" or scope.simulated or not ranked:
+        return ranked, _PRIORITY
+    if len(ranked) < 2 and policy is None:
         return ranked, _PRIORITY
     kinds = set(dtypes)
     if len(kinds) != 1:
@@ -678,7 +697,8 @@ def _by_measurement(
 
     tuned = _tuned[0] if _tuned[0] is not None else records()
     dtype = kinds.pop()
-    devices = "+".join(sorted({d.device_type for _, d, _ in ranked if d is not None}))
+    device_types = {d.device_type for _, d, _ in ranked if d is not None}
+    devices = "+".join(sorted(device_types))
     names = tuple(sorted(v.name for v, _, _ in ranked))
     bucket = sum(_elements(a) for a in _array_args(op, args)).bit_length()
     entry = tuned.lookup(op.name, devices, dtype, bucket, names)
@@ -694,7 +714,14 @@ def _by_measurement(
         if same:
             entry = min(same, key=lambda e: (abs(e.bucket - bucket), e.bucket))
             where = f"{devices}, {dtype}, {_size_text(entry.bucket)} (the nearest tuned size)"
+    position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
+    if policy is not None:
+        return _by_policy(op, policy, ranked, args, dtype, moves, entry, where, tuned)
     if entry is None:
+        if len(device_types) > 1:
+            modelled = _by_model(op, ranked, args, dtype, moves, tuned)
+            if modelled is not None:
+                return modelled
         return ranked, Basis(note=f"{_NOT_TUNED} for {where}")
     times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
     if entry.decided != "measured":
@@ -703,7 +730,6 @@ def _by_measurement(
             times=times,
         )
     measured = dict(entry.times)
-    position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
     # Measured variants by time, then any the tuner could not time, in the declared order.
     reordered = tuple(
         sorted(
@@ -716,6 +742,150 @@ def _by_measurement(
         )
     )
     return reordered, Basis("tuned", f"measured on {where}", times)
+
+
+class _Row:
+    """A candidate as an execution policy sees it: a model row, labelled by variant."""
+
+    __slots__ = ("cost_per_hour", "cost_per_run", "energy_j", "label", "seconds", "throughput")
+
+    def __init__(self, label: str, row: Any) -> None:
+        self.label = label
+        self.seconds = row.seconds
+        self.throughput = row.throughput
+        self.cost_per_run = row.cost_per_run
+        self.cost_per_hour = row.cost_per_hour
+        self.energy_j = row.energy_j
+
+
+def _model_for(tuned: Any) -> Any:
+    """The performance model, calibrated with this host's stored calibration (one per set of
+    records: ``prism bench`` stores it)."""
+    from prism_core._knowledge.model import PerformanceModel
+
+    cached = _models.get(id(tuned))
+    if cached is not None and cached[0] is tuned:
+        return cached[1]
+    try:
+        model = PerformanceModel(tuned.calibration or None)
+    except (TypeError, ValueError):  # a calibration the model rejects: use the descriptions
+        model = PerformanceModel()
+    _models.clear()
+    _models[id(tuned)] = (tuned, model)
+    return model
+
+
+_models: dict[int, tuple[Any, Any]] = {}
+
+
+def _predictions(
+    op: Op,
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    tuned: Any,
+) -> list[Any] | str:
+    """Each candidate's model row (its arguments on the host when they must move), or why
+    the model cannot predict them."""
+    from prism_core._knowledge.model import ModelError
+
+    model = _model_for(tuned)
+    shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in _array_args(op, args)]
+    rows = []
+    for variant, dev, _backend in ranked:
+        if dev is None:
+            return f"{variant.name} runs on no described device"
+        there = not moves.get(variant.name, _NO_MOVES).converters
+        try:
+            prediction = model.predict(op.name, shapes, dtype, dev, on_device=there)
+        except (ModelError, ValueError, TypeError) as exc:
+            return str(exc)
+        rows.append(model.row(prediction, name=variant.name))
+    return rows
+
+
+def _by_model(
+    op: Op,
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    tuned: Any,
+) -> tuple[tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...], Basis] | None:
+    rows = _predictions(op, ranked, args, dtype, moves, tuned)
+    if isinstance(rows, str):
+        return None
+    order = sorted(range(len(ranked)), key=lambda i: (rows[i].seconds, i))
+    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
+    return tuple(ranked[i] for i in order), Basis(
+        "modelled", "predicted by the performance model (not tuned for this size)", times
+    )
+
+
+def _by_policy(
+    op: Op,
+    policy: Any,
+    ranked: tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...],
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    entry: Any,
+    where: str,
+    tuned: Any,
+) -> tuple[tuple[tuple[Variant, DeviceDescription | None, Backend | None], ...], Basis]:
+    """The candidates ranked by an execution policy: those meeting its limits first, each
+    group by the policy's priority over tuned times (where measured) or predicted ones."""
+    predicted = _predictions(op, ranked, args, dtype, moves, tuned)
+    measured = dict(entry.times) if entry is not None else {}
+    if entry is not None and entry.decided != "measured":
+        # No significant gap: the times within 5 % of the declared first's count as equal.
+        first = measured.get(ranked[0][0].name)
+        if first is not None:
+            measured = {
+                k: (first if abs(v - first) <= 0.05 * first else v) for k, v in measured.items()
+            }
+    rows: list[_Row] = []
+    sources = set()
+    for i, (variant, dev, _backend) in enumerate(ranked):
+        label = f"{variant.name} on {dev.device_type if dev is not None else '?'}"
+        seconds = measured.get(variant.name)
+        if isinstance(predicted, str):
+            if seconds is None:
+                return ranked, Basis(
+                    note=f"policy {policy.describe()}: {variant.name} has no tuned time and the "
+                    f"model cannot predict it ({predicted}); the declared order stands"
+                )
+            row: Any = _Row(label, _Timed(seconds))
+            sources.add("tuned")
+        else:
+            model_row = predicted[i]
+            if seconds is not None:
+                model_row = _model_for(tuned).row(model_row.prediction, seconds=seconds)
+                sources.add("tuned")
+            else:
+                sources.add("modelled")
+            row = _Row(label, model_row)
+        rows.append(row)
+    ok = [not policy.misses(r) for r in rows]
+    if not any(ok):
+        policy.choose(rows)  # raises PolicyError naming the best candidate and its misses
+    order = sorted(range(len(rows)), key=lambda i: (not ok[i], policy.key(rows[i])[:-1], i))
+    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
+    decided = "tuned" if sources == {"tuned"} else "modelled"
+    note = f"policy {policy.describe()}" + (f"; measured on {where}" if measured else "")
+    return tuple(ranked[i] for i in order), Basis(decided, note, times)
+
+
+class _Timed:
+    """A measured time alone (no model row): no throughput, price or energy known."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.throughput = 0.0
+        self.cost_per_run = None
+        self.cost_per_hour = None
+        self.energy_j = None
 
 
 def _moves(

@@ -159,6 +159,16 @@ def bump() -> None:
             op._plans.clear()
 
 
+def size_keyed(op: Op) -> None:
+    """Key ``op``'s plans by size bucket from now on (its choice was modelled, or made under an
+    execution policy: predicted times depend on the size).  ``bump`` decides again."""
+    if op._keying[0] == 2:
+        return
+    with lock:
+        op._keying[0] = 2
+        op._plans.clear()
+
+
 def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
     """Cache ``plan`` for ``key`` unless the generation it was built at has passed."""
     with lock:

@@ -20,6 +20,7 @@ __all__ = [
     "Scope",
     "current_scope",
     "device",
+    "execution_policy",
     "policy",
     "set_backend",
     "use_backend",
@@ -42,13 +43,15 @@ class Scope:
     """An interned combination of device, simulation, backend, preference and strictness."""
 
     __module__ = "prism_core"
-    __slots__ = ("__weakref__", "backend", "device", "prefer", "simulated", "strict")
+    __slots__ = ("__weakref__", "backend", "device", "execution", "prefer", "simulated", "strict")
 
     device: DeviceDescription | None
     simulated: bool
     backend: str | None
     prefer: str
     strict: bool
+    #: The ``ExecutionPolicy`` in force (``execution_policy()``), or ``None``: speed.
+    execution: Any
 
     def __init__(self, *args: Any) -> None:
         raise TypeError("scopes are made with prism_core.device(), use_backend() and policy()")
@@ -61,8 +64,9 @@ class Scope:
         backend: str | None,
         prefer: str,
         strict: bool,
+        execution: Any = None,
     ) -> Scope:
-        key = (_fingerprint(device), simulated, backend, prefer, strict)
+        key = (_fingerprint(device), simulated, backend, prefer, strict, execution)
         with _lock:
             scope = _interned.get(key)
             if scope is None:
@@ -72,6 +76,7 @@ class Scope:
                 scope.backend = backend
                 scope.prefer = prefer
                 scope.strict = strict
+                scope.execution = execution
                 _interned[key] = scope
         return scope
 
@@ -82,6 +87,7 @@ class Scope:
             "backend": self.backend,
             "prefer": self.prefer,
             "strict": self.strict,
+            "execution": self.execution,
         }
         fields.update(changes)
         return Scope._make(**fields)
@@ -99,6 +105,7 @@ class Scope:
             "prefer": self.prefer,
             "strict": self.strict,
             "automatic": self.automatic,
+            "execution_policy": None if self.execution is None else self.execution.as_dict(),
         }
 
     def __repr__(self) -> str:
@@ -113,6 +120,8 @@ class Scope:
             parts.append(f"prefer={self.prefer!r}")
         if self.strict:
             parts.append("strict")
+        if self.execution is not None:
+            parts.append(f"policy={self.execution.describe()!r}")
         return f"<Scope {' '.join(parts) or 'automatic'}>"
 
 
@@ -339,6 +348,27 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> _ScopeBl
     return _ScopeBlock(changes)
 
 
+def execution_policy(policy: Any) -> _ScopeBlock:
+    """Choose by ``policy`` (a :class:`prism_core.ExecutionPolicy`) in what follows; ``None``
+    goes back to the default (speed).
+
+    Dispatch then ranks the candidates by the policy's priority over their tuned times where
+    the tuner measured them, else the performance model's predicted times (cost per run from
+    ``cloud_price``, energy from ``tdp_watts``), and a call that no candidate can run within
+    the policy's limits raises :class:`prism_core.PolicyError` naming the best one and by how
+    much it misses.  ``prefer="reference"`` still puts the reference first.
+    """
+    from prism_core._knowledge.execution_policy import ExecutionPolicy
+
+    if policy is not None and not isinstance(policy, ExecutionPolicy):
+        raise TypeError(
+            "execution_policy(): policy must be a prism_core.ExecutionPolicy such as "
+            f"ExecutionPolicy(priority='speed', max_latency_ms=500), or None; got "
+            f"{_describe(policy)}"
+        )
+    return _ScopeBlock({"execution": policy})
+
+
 def set_backend(name: str | None) -> None:
     """Make ``name`` the process-wide default backend (``None``: automatic selection again).
 
@@ -352,6 +382,6 @@ def set_backend(name: str | None) -> None:
     if name is not None:
         name = _check_backend(name)
     current = _process_default()
-    new = Scope._make(current.device, current.simulated, name, current.prefer, current.strict)
+    new = current.replace(backend=name)
     _default[:] = [new]
     _invalidate()
