@@ -215,13 +215,12 @@ def _checked(entry: Any, key: str, data: bytes) -> dict[str, Any] | None:
         return None
     if not _belongs_to(document, data):
         return None
-    from prism_core._description.schema import _semantic_problems, device_schema
-    from prism_core._description.yaml_loader import ParsedYAML
+    from prism_core._description.schema import _semantic_problems, device_schema, unlocated
 
     try:
         if not _conforms(document, device_schema()):
             return None
-        if next(_semantic_problems(ParsedYAML(document), ""), None) is not None:
+        if next(_semantic_problems(unlocated(document), ""), None) is not None:
             return None
     except (_Unverifiable, RecursionError, re.error, TypeError, ValueError):
         return None
@@ -365,10 +364,18 @@ def _compile(schema: Any, root: Any, refs: dict[str, Check]) -> Check:
 
 
 def _all(checks: list[Check]) -> Check:
+    # Two and three checks (most nodes of the device schema) get closures of their own: a warm
+    # start runs every cached document through these (issue 9).
     if not checks:
         return lambda v: True
     if len(checks) == 1:
         return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    if len(checks) == 3:
+        a, b, c = checks
+        return lambda v: a(v) and b(v) and c(v)
 
     def all_of(v: Any) -> bool:
         for check in checks:  # noqa: SIM110 - a loop is faster than all() over a generator
@@ -492,7 +499,29 @@ def _properties(value: Any, schema: dict[str, Any], root: Any, refs: dict[str, C
                 return False
         return True
 
-    return check
+    if patterns:
+        return check
+    # The same decisions without patterns, the common case, in fewer steps.
+    get = named.get
+    if extra is None:
+
+        def check_named(v: dict[str, Any]) -> bool:
+            for key, item in v.items():
+                sub = get(key)
+                if sub is not None and not sub(item):
+                    return False
+            return True
+
+        return check_named
+
+    def check_named_or_extra(v: dict[str, Any]) -> bool:
+        for key, item in v.items():
+            sub = get(key, extra)
+            if not sub(item):
+                return False
+        return True
+
+    return check_named_or_extra
 
 
 def _joined_with_properties(
@@ -523,16 +552,26 @@ def _bound(test: Callable[[Any, Any], bool]) -> Builder:
     return build
 
 
+def _every(sub: Check) -> Check:
+    """``sub`` holds for every item of the instance (or key, for a mapping)."""
+
+    def every(v: Any) -> bool:
+        for item in v:  # noqa: SIM110 - a loop is faster than all() over a generator
+            if not sub(item):
+                return False
+        return True
+
+    return every
+
+
 def _property_names(value: Any, schema: dict[str, Any], root: Any, refs: dict[str, Check]) -> Check:
-    sub = _compile(value, root, refs)
-    return lambda v: all(sub(k) for k in v)
+    return _every(_compile(value, root, refs))
 
 
 def _items(value: Any, schema: dict[str, Any], root: Any, refs: dict[str, Check]) -> Check:
     if "prefixItems" in schema or not isinstance(value, (dict, bool)):
         raise _Unverifiable("items")
-    sub = _compile(value, root, refs)
-    return lambda v: all(sub(item) for item in v)
+    return _every(_compile(value, root, refs))
 
 
 def _pattern(value: Any, schema: dict[str, Any], root: Any, refs: dict[str, Check]) -> Check:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prism_core._config import cache_dir, cache_enabled, data_dir, user_hardware_path
+from prism_core._description import MAX_BYTES
 from prism_core._description.cache import ValidationCache, digest
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import (
@@ -86,13 +87,21 @@ class SearchEntry:
     files: tuple[Path, ...] | None = None
 
 
-@dataclass
 class DeviceFile:
-    """One device file, read and validated, before inheritance."""
+    """One device file, read and validated, before inheritance.
 
-    path: Path
-    data: dict[str, Any]
-    entry: SearchEntry
+    A plain class, not a dataclass: it is private, and making a dataclass costs about a
+    millisecond of every fresh process (issue 9)."""
+
+    __slots__ = ("data", "entry", "path")
+
+    def __init__(self, path: Path, data: dict[str, Any], entry: SearchEntry) -> None:
+        self.path = path
+        self.data = data
+        self.entry = entry
+
+    def __repr__(self) -> str:
+        return f"DeviceFile(path={self.path!r}, data={self.data!r}, entry={self.entry!r})"
 
     @property
     def device_type(self) -> str:
@@ -285,8 +294,6 @@ def read_file_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
     could block or never end) and what is larger than the limit; then reads at most the limit
     and one byte more, so a file that grows while it is read cannot cost more memory either.
     """
-    from prism_core._description.yaml_loader import MAX_BYTES
-
     def refuse(message: str) -> tuple[None, Problem]:
         return None, _located(path, message)
 
@@ -376,15 +383,10 @@ def _merge(
     expose copies), and copying dominated the warm start (benchmarks/bench_startup.py).
     """
 
-    def origin(key: str) -> str:
-        if source_provenance is None:
-            return source
-        return source_provenance.get(key, source)
-
     for key, value in data.items():
         if key in skip:
             continue
-        where = f"{prefix}{key}"
+        where = prefix + key
         if not prefix and key in KEYED_LISTS:
             name_key = KEYED_LISTS[key]
             merged = list(target.get(key, ()))
@@ -396,19 +398,28 @@ def _merge(
                 else:
                     index[name] = len(merged)
                     merged.append(item)
-                provenance[f"{key}[{name}]"] = origin(f"{key}[{name}]")
+                at = f"{key}[{name}]"
+                provenance[at] = (
+                    source if source_provenance is None else source_provenance.get(at, source)
+                )
             target[key] = merged
         elif isinstance(value, dict) and not (not prefix and key in ATOMIC):
             sub = target.get(key)
             sub = dict(sub) if isinstance(sub, dict) else {}
-            _merge(sub, provenance, value, source, source_provenance, prefix=f"{where}.")
+            _merge(sub, provenance, value, source, source_provenance, prefix=where + ".")
             target[key] = sub
         else:
             replaced = target.get(key)
             target[key] = value
-            provenance[where] = origin(where)
-            if isinstance(replaced, (dict, list)):
-                # A replaced mapping's or list's finer provenance no longer applies.
+            provenance[where] = (
+                source if source_provenance is None else source_provenance.get(where, source)
+            )
+            if isinstance(replaced, dict):
+                # A replaced mapping's finer provenance no longer applies.  (Only a mapping has
+                # any here: entries of keyed lists, ``features[NAME]``, are top-level keys,
+                # merged above, and the items of other lists have no provenance of their own;
+                # not scanning for a replaced list saves a scan of the whole table per list,
+                # a fifth of resolving the library, issue 9.)
                 for stale in [k for k in provenance if k.startswith((f"{where}.", f"{where}["))]:
                     del provenance[stale]
 

@@ -35,6 +35,13 @@ __all__ = ["Clause", "Requirement", "RequirementMatch", "version_meets"]
 
 IDENTITY_KEYS = ("vendor", "kind", "device_type", "architecture", "isa")
 _SPEC_START = re.compile(r"^\s*(~=|==|!=|<=|>=|<|>|===)")
+#: Specifiers of plain release numbers (``">=8.0"``, ``">=2,<4"``), which are always valid:
+#: checked without importing ``packaging``, whose import and regular expressions cost about
+#: 20 ms of a fresh process's first call (issue 9).  Anything else is checked by packaging.
+_PLAIN_SPECIFIER = re.compile(
+    r"[ \t]*(?:==|!=|<=|>=|<|>)[ \t]*[0-9]+(?:\.[0-9]+)*[ \t]*"
+    r"(?:,[ \t]*(?:==|!=|<=|>=|<|>)[ \t]*[0-9]+(?:\.[0-9]+)*[ \t]*)*"
+)
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -126,7 +133,7 @@ def _check_value_form(key: str, value: Any) -> None:
                 "(present), false (absent), a number (at least), a specifier such as '>=3', or "
                 "a non-empty string to equal"
             )
-        if _SPEC_START.match(value):
+        if _SPEC_START.match(value) and not _PLAIN_SPECIFIER.fullmatch(value):
             _specifier(value, key)
         return
     if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):

@@ -12,15 +12,16 @@ import functools
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prism_core._config import data_dir
-from prism_core._description.yaml_loader import ParsedYAML, PathT, json_path
 from prism_core._errors import Problem, did_you_mean
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
+
+    from prism_core._description.yaml_loader import ParsedYAML, PathT
 
 __all__ = ["device_schema", "device_schema_bytes", "schema_path", "validate_parsed"]
 
@@ -148,6 +149,8 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     expected_value: Any = error.validator_value
 
     def at(p: PathT, message: str, *, key: bool = False) -> Problem:
+        from prism_core._description.yaml_loader import json_path
+
         line, col = parsed.locate(p, key=key)
         return Problem(filename, line, col, json_path(p), message)
 
@@ -230,12 +233,39 @@ def _enum_of(schema: Any) -> list[str]:
     return []
 
 
-def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
+class _Document(Protocol):
+    """A document and where its parts were written: :class:`ParsedYAML`, or :func:`unlocated`."""
+
+    @property
+    def value(self) -> Any: ...
+
+    def locate(self, path: PathT, *, key: bool = False) -> tuple[int, int]: ...
+
+
+class _Unlocated:
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def locate(self, path: PathT, *, key: bool = False) -> tuple[int, int]:
+        return (1, 1)  # where a ParsedYAML without positions puts everything
+
+
+def unlocated(document: Any) -> _Document:
+    """A document without positions (a cached one), for :func:`_semantic_problems`: checking it
+    needs no YAML reader (a warm start imports none, issue 9)."""
+    return _Unlocated(document)
+
+
+def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     """What JSON Schema cannot say: unique names in keyed lists, regexes that compile,
     ``dropped_features`` only beside ``succeeds``."""
     doc = parsed.value
 
     def at(p: PathT, message: str) -> Problem:
+        from prism_core._description.yaml_loader import json_path
+
         line, col = parsed.locate(p)
         return Problem(filename, line, col, json_path(p), message)
 

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism_core._description import MAX_BYTES
 from prism_core._errors import Problem
 
 if TYPE_CHECKING:
@@ -22,8 +23,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "ParsedYAML", "json_path", "parse_yaml"]
 
-#: Largest device file accepted, in bytes.  Real ones are a few kilobytes.
-MAX_BYTES = 1 << 20
 #: Deepest nesting of mappings and sequences accepted.  The format needs 5 levels.
 MAX_DEPTH = 32
 #: Most scalars, mappings and sequences in one file.  Real files have a few hundred.
