@@ -118,6 +118,8 @@ class BenchReport:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     quick: bool = True
+    #: The model's calibration fitted to the measurements (stored with the tuned choices).
+    calibration: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         ops = sorted({r.op for r in self.rows})
@@ -145,6 +147,7 @@ class BenchReport:
             "stored": self.stored,
             "store_path": self.store_path,
             "problems": self.problems,
+            "calibration": self.calibration,
             "summary": self.summary(),
             "rows": [r.as_dict() for r in self.rows],
         }
@@ -208,9 +211,11 @@ def run_bench(
         tuned.append((op, dtype, n, args, case))
         if entry is not None:
             entries.append(entry)
-    if store and entries:
+    calibration = _calibration(tuned, report.problems)
+    report.calibration = calibration
+    if store and (entries or calibration):
         the_store = TuningStore()
-        the_store.record(entries=entries)
+        the_store.record(entries=entries, calibration=calibration or None)
         report.stored = len(entries)
         report.store_path = str(the_store.path)
         report.problems.extend(the_store.problems)
@@ -223,6 +228,30 @@ def run_bench(
         progress(total, total, "done")
     report.seconds = time.perf_counter() - began
     return report
+
+
+def _calibration(
+    tuned: Sequence[tuple[str, str, int, tuple[Any, ...], TuneCase]], problems: list[str]
+) -> dict[str, Any]:
+    """The performance model calibrated to the fastest time of each case (StarPU-style: per
+    device type and op, an efficiency and an overhead), as data for the tuning cache; the
+    model's modelled choices (between devices, under policies) use it from then on."""
+    from prism_core._knowledge.model import ModelError, PerformanceModel
+
+    measurements = []
+    for op, dtype, _n, _args, case in tuned:
+        timed = [m for m in case.measurements if m.error is None and m.device is not None]
+        if not timed:
+            continue
+        best = min(timed, key=lambda m: m.seconds)
+        measurements.append((op, case.shapes, dtype, best.device, best.seconds))
+    if not measurements:
+        return {}
+    try:
+        return PerformanceModel().calibrate(measurements).calibration
+    except (ModelError, ValueError, TypeError) as exc:
+        problems.append(f"the performance model could not be calibrated: {exc}")
+        return {}
 
 
 def _check(
