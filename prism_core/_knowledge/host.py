@@ -172,12 +172,23 @@ def _platform_cpu(note: str, brand: str) -> CpuInfo:
     )
 
 
+#: The host CPU, detected once per process (the CPU does not change under a process; archspec
+#: reads /proc/cpuinfo and matches every microarchitecture it knows: about 10 ms).
+_detected: list[CpuInfo] = []
+
+
 def detect_cpu() -> CpuInfo:
-    """Detect the host CPU with archspec; never raises.
+    """Detect the host CPU with archspec; never raises.  Detected once per process.
 
     Without archspec, or when it fails, the result comes from :func:`platform.machine` with no
     features, and ``note`` says why.
     """
+    if not _detected:
+        _detected.append(_detect_cpu())
+    return _detected[0]
+
+
+def _detect_cpu() -> CpuInfo:
     try:
         import archspec.cpu  # type: ignore[import-untyped, unused-ignore]
     except Exception as exc:  # ImportError, or a broken installation
