@@ -353,6 +353,32 @@ def test_calibrate_fits_efficiency_and_overhead(
     json.dumps(fitted.calibration)
 
 
+def test_calibrate_per_dtype(model: PerformanceModel, cpu8: prism.DeviceDescription) -> None:
+    measured = []
+    for dtype, efficiency in (("float32", 0.2), ("float64", 0.6)):
+        for n in (64, 256, 1024):
+            p = model.predict("matmul", ((n, n), (n, n)), dtype, cpu8)
+            seconds = p.launch_s + 5e-6 + max(p.compute_s, p.memory_s) / efficiency
+            measured.append(("matmul", ((n, n), (n, n)), dtype, cpu8, seconds))
+    fitted = model.calibrate(measured, per_dtype=True)
+    efficiency = fitted.calibration["test.cpu8"]["efficiency"]
+    assert efficiency == {
+        "matmul:fp32": pytest.approx(0.2, rel=1e-9),
+        "matmul:fp64": pytest.approx(0.6, rel=1e-9),
+    }
+    for _, shapes, dtype, device, seconds in measured:
+        assert fitted.predict("matmul", shapes, dtype, device).seconds == pytest.approx(seconds)
+    # A figure for the op in a dtype wins over the op's own; other dtypes fall back to it.
+    mixed = PerformanceModel(
+        {"test.cpu8": {"efficiency": {"matmul": 0.5, "matmul:fp32": 0.25}}},
+        host_device_type=None,
+    )
+    assert mixed.predict("matmul", ((8, 8), (8, 8)), "float32", cpu8).efficiency == 0.25
+    assert mixed.predict("matmul", ((8, 8), (8, 8)), "float64", cpu8).efficiency == 0.5
+    with pytest.raises(TypeError, match=r"per_dtype must be True or False"):
+        model.calibrate(measured, per_dtype="yes")  # type: ignore[arg-type]
+
+
 def test_calibrate_by_the_median_ratio(
     model: PerformanceModel, cpu8: prism.DeviceDescription
 ) -> None:

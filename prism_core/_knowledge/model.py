@@ -932,8 +932,11 @@ class PerformanceModel:
         transfer = 0.0
         if not on_device and not fig.is_cpu and fig.host_link_gbps:
             transfer = work.moved_bytes / (fig.host_link_gbps * 1e9 * count)
-        efficiency = fig.efficiency.get(name, 1.0) if calibrated else 1.0
-        overhead = fig.overhead_s.get(name, 0.0) if calibrated else 0.0
+        efficiency, overhead = 1.0, 0.0
+        if calibrated:  # a figure for the op in this dtype, else for the op
+            typed = f"{name}:{dt.vocab}"
+            efficiency = fig.efficiency.get(typed, fig.efficiency.get(name, 1.0))
+            overhead = fig.overhead_s.get(typed, fig.overhead_s.get(name, 0.0))
         launch = fig.launch_s
         seconds = launch + overhead + max(compute, memory) / efficiency + transfer
         terms = {
@@ -1008,14 +1011,19 @@ class PerformanceModel:
 
     # -- calibration ----------------------------------------------------------------------------
     def calibrate(
-        self, measurements: Iterable[Measurement | Mapping[str, Any]], *, overhead: bool = True
+        self,
+        measurements: Iterable[Measurement | Mapping[str, Any]],
+        *,
+        overhead: bool = True,
+        per_dtype: bool = False,
     ) -> PerformanceModel:
         """A new model whose per-(device type, op) efficiency, and per-op overhead, are fitted
         to ``measurements``: ``(op, shapes, dtype, device, seconds)`` tuples (or mappings with
         those keys) of measured calls, the arguments on the device.
 
-        Per device type and op, against this model's roofline ``r`` (with its figures, without
-        its efficiencies):
+        Per device type and op (and per data type with ``per_dtype=True``: keys such as
+        ``"linalg.svd:fp32"``, which take precedence over the op's own), against this model's
+        roofline ``r`` (with its figures, without its efficiencies):
 
         * ``overhead=False``: ``efficiency = 1 / median((measured - launch) / r)``, the median
           ratio of measured to predicted time for the part of it the efficiency scales; no
@@ -1029,16 +1037,16 @@ class PerformanceModel:
         The new model keeps this one's calibration and patterns; :attr:`calibration` gives the
         result as plain data, to store.
         """
-        if not isinstance(overhead, bool):
-            raise TypeError(f"calibrate(): overhead must be True or False, got {overhead!r}")
+        for name, flag in (("overhead", overhead), ("per_dtype", per_dtype)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"calibrate(): {name} must be True or False, got {flag!r}")
         groups: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         for i, item in enumerate(measurements):
             op, shapes, dtype, device, seconds = self._measurement(item, i)
             base = self._uncalibrated(op, shapes, dtype, device)
             roof = max(base.compute_s, base.memory_s)
-            groups.setdefault((base.device_type, base.op), []).append(
-                (base.launch_s, roof, seconds)
-            )
+            key = f"{base.op}:{base.dtype}" if per_dtype else base.op
+            groups.setdefault((base.device_type, key), []).append((base.launch_s, roof, seconds))
         new = self.calibration
         for (device_type, op), points in groups.items():
             eff, over = _fit(points, overhead)
