@@ -171,6 +171,7 @@ def test_another_distribution_finder_is_left_to_importlib_metadata(
     [
         ("lab_folded-1.0.dist-info", "Name: lab-folded\nVersion:\n  1.0\n"),  # a folded header
         ("LAB_CASE-1.0.DIST-INFO", "Name: lab-case\nVersion: 1.0\n"),  # named by its metadata
+        ("lab_odd-1.0.dist-info", "Name: lab-odd\nnot a header\nVersion: 1.0\n"),  # headers end
     ],
 )
 def test_unusual_metadata_is_read_by_importlib_metadata(

@@ -691,14 +691,22 @@ class _Distribution:
 def _header_fields(text: str, keys: Sequence[str]) -> dict[str, str | None]:
     """The first value of each of ``keys`` (lower case) in the header block of a metadata file,
     as the e-mail parser of importlib.metadata reads a one-line header."""
+    import re
+
     out: dict[str, str | None] = dict.fromkeys(keys)
-    lines = text.splitlines()
+    # Lines as the e-mail parser has them (the file was read with universal newlines): not
+    # ``splitlines()``, which also splits at form feeds and other separators.
+    lines = text.split("\n")
     for n, line in enumerate(lines):
         if not line:
             break  # the end of the headers
-        key, colon, value = line.partition(":")
+        if line[0] in " \t":
+            continue  # the continuation of a header not asked for (see below)
+        if not re.match(r"[\x21-\x39\x3b-\x7e]*:", line):
+            raise _Unusual(f"{line!r} is not a header")  # the parser ends the headers there
+        key, _, value = line.partition(":")
         key = key.lower()
-        if not colon or key not in out or out[key] is not None:
+        if key not in out or out[key] is not None:
             continue
         if n + 1 < len(lines) and lines[n + 1][:1] in (" ", "\t"):
             raise _Unusual(f"the {key} header continues on the next line")
