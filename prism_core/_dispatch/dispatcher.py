@@ -1379,6 +1379,13 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
     Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).
     """
     the_op = as_op(op)
+    if not current_scope().simulated:
+        # A decision shows every backend's availability (a call asks only as far as it needs:
+        # ``_verified``), so that a rejection says "not available" and why, first.
+        from prism_core._knowledge.plugins import plugins
+
+        for backend in list(plugins().backends.values()):
+            _available(backend)
     key = _key(the_op, SCOPE.get(), args)
     from_cache = key in the_op._plans
     key, plan = plan_for(the_op, key, args)
