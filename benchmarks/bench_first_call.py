@@ -1,0 +1,337 @@
+"""The first call in a fresh process: plugin discovery, device library, host detection, tuned
+choices (issue 9: under 100 ms on the machine the goal was set on, measured from bytecode).
+
+Each sample is a fresh interpreter that imports NumPy (not Prism's cost, so not timed), then
+times ``import prism_core`` and the first ``prism_core.matmul`` of two 4x4 arrays, to its
+result, with every installed plugin autoloaded and the validation cache warm::
+
+    import time; import numpy as np; t = time.perf_counter(); import prism_core as p
+    a = np.ones((4, 4)); p.matmul(a, a); print((time.perf_counter() - t) * 1e3)
+
+Cases, run interleaved (one sample of each in turn) so that a change in the machine's load
+touches them alike:
+
+* ``first call``: as above, no tuning records;
+* ``first call, 100 tuning entries``: with a tuning file of 100 entries for this host (made by
+  ``TuningStore.record``; matmul's winner is NumPy's variant, so that no framework is imported);
+* ``first call, autoload off``: ``PRISM_DISABLE_PLUGIN_AUTOLOAD=1``, only the builtin plugin;
+* ``python -c pass`` (wall time of the whole interpreter, for scale) and ``import numpy``
+  (timed inside the interpreter: what the measurement leaves out).
+
+``--baseline DIR`` adds the first three cases again with ``DIR`` first on ``PYTHONPATH`` (a
+``prism_core`` of another version, with its ``hardware/`` and ``schemas/`` beside it), for a
+before/after comparison within one run.  ``--breakdown`` adds separate runs that time the
+first call's steps one by one, in the order the call takes them.
+
+Usage::
+
+    python benchmarks/bench_first_call.py [--repeat N] [--breakdown]
+        [--baseline DIR [--baseline-label TEXT]] [--output benchmarks/results/first-call-DATE.json]
+
+Prints a Markdown report; with ``--output`` also writes the raw numbers as JSON and the report
+beside them (``.md``).  Medians and minimums of N samples; on a shared machine compare the
+cases of one run with each other, not with another run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+
+FIRST_CALL = (
+    "import time; import numpy as np; t = time.perf_counter(); import prism_core as p; "
+    "a = np.ones((4, 4)); p.matmul(a, a); print((time.perf_counter() - t) * 1e3)"
+)
+IMPORT_NUMPY = (
+    "import time; t = time.perf_counter(); import numpy; print((time.perf_counter() - t) * 1e3)"
+)
+#: Modules the first call should not need; which of them it imported is reported.
+WATCHED = (
+    "importlib.metadata",
+    "email",
+    "packaging",
+    "yaml",
+    "jsonschema",
+    "prism_core._description.yaml_loader",
+    "archspec",
+    "subprocess",
+    "torch",
+    "scipy",
+    "cupy",
+)
+MODULES = (
+    "import sys, json; import numpy as np; before = set(sys.modules); import prism_core as p; "
+    "a = np.ones((4, 4)); p.matmul(a, a); "
+    f"print(json.dumps([len(set(sys.modules) - before), [m for m in {WATCHED!r} "
+    "if m in sys.modules]]))"
+)
+#: The first call's steps, each timed on its own, in the order ``prism_core.matmul`` takes them
+#: (each step finds the earlier ones done; the last includes declaring the catalogue, joining
+#: the plugins' variants to their ops and building the plan).
+STEPS = (
+    ("import prism_core", "import prism_core as p"),
+    ("import dispatch (ops, dispatcher, registry)", "import prism_core._dispatch.ops"),
+    (
+        "plugin discovery",
+        "from prism_core._knowledge.plugins import plugins; plugins()",
+    ),
+    (
+        "device library (validation cache hits)",
+        "from prism_core._knowledge.devices import default_library; default_library()",
+    ),
+    (
+        "host detection",
+        "from prism_core._knowledge.host import present_devices; present_devices()",
+    ),
+    (
+        "tuning records (host fingerprint, file)",
+        "from prism_core._knowledge.tuning import records; records()",
+    ),
+    ("the call (variants joined, plan, call)", "a = np.ones((4, 4)); p.matmul(a, a)"),
+)
+BREAKDOWN = (
+    "import time, json; import numpy as np; out = []\n"
+    + "".join(
+        f"t = time.perf_counter(); {code}; out.append((time.perf_counter() - t) * 1e3)\n"
+        for _, code in STEPS
+    )
+    + "print(json.dumps(out))"
+)
+
+#: Entries written for the tuned case.
+TUNING_ENTRIES = 100
+MAKE_TUNING = """
+import sys, time
+import numpy as np
+import prism_core as p
+from prism_core._knowledge.tuning import TuningEntry, TuningStore, bucket_of
+from prism_core._knowledge.host import present_devices
+
+n = int(sys.argv[1])
+a = np.ones((4, 4))
+cpu = next(d.device_type for d in present_devices().devices if d.description.kind == "cpu")
+try:  # the exact key the tuner records for the timed call, where dispatch can say it
+    from prism_core._dispatch.dispatcher import candidates
+
+    found = candidates(p.matmul, (a, a))
+    first = (found.devices, tuple(found.variants), found.dtype or "fp64", found.bucket)
+except ImportError:
+    first = None
+entries = []
+
+
+def entry(op, device, variants, dtype, bucket):
+    variants = sorted(variants)
+    winner = next((v for v in variants if v.startswith("numpy.")), variants[0])
+    times = {v: (1e-6 if v == winner else 2e-6 + 1e-7 * i) for i, v in enumerate(variants)}
+    return TuningEntry(
+        op=op, device=device, dtype=dtype, bucket=bucket, variants=tuple(variants),
+        times=times, winner=winner, decided="measured", shapes=((4, 4), (4, 4)), repeats=50,
+        measured_at=time.time(),
+    )
+
+
+if first is not None and first[1]:
+    entries.append(entry("matmul", first[0], first[1], first[2], first[3]))
+ops = p.all_ops()
+for bucket in range(4, 40):
+    for dtype in ("fp64", "fp32"):
+        for name, op in ops.items():
+            names = [v.name for v in op.variants if v.backend in ("numpy", "scipy", "torch")]
+            if len(entries) < n and names:
+                entries.append(entry(name, cpu, names, dtype, bucket))
+TuningStore().record(entries=entries)
+print(len(TuningStore().load()))
+"""
+
+
+def _env(cache: Path, *, baseline: Path | None = None, autoload: bool = True) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is compiled first; may be written
+    env["PRISM_CACHE_DIR"] = str(cache)
+    if not autoload:
+        env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline), env.get("PYTHONPATH")]))
+    return env
+
+
+def _python(code: str, env: dict[str, str], cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def _wall_ms(env: dict[str, str], cwd: Path) -> float:
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, cwd=cwd, check=True)
+    return (time.perf_counter() - t) * 1e3
+
+
+def _stats(samples: list[float]) -> dict[str, Any]:
+    return {
+        "median_ms": round(statistics.median(samples), 1),
+        "min_ms": round(min(samples), 1),
+        "samples_ms": [round(s, 2) for s in samples],
+    }
+
+
+def _compile(*trees: Path) -> None:
+    for tree in trees:
+        compileall.compile_dir(str(tree), quiet=1)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=21, help="samples per case")
+    parser.add_argument("--baseline", type=Path, help="another prism_core tree to compare with")
+    parser.add_argument("--baseline-label", default="", help="what the baseline tree is")
+    parser.add_argument("--breakdown", action="store_true", help="time the steps one by one")
+    parser.add_argument("--output", type=Path, help="write the results as JSON (and .md)")
+    args = parser.parse_args()
+
+    import numpy
+
+    _compile(REPO / "prism_core", *sorted((REPO / "plugins").glob("*/src")))
+    if args.baseline is not None:
+        _compile(args.baseline / "prism_core")
+    work = Path(tempfile.mkdtemp(prefix="prism-first-call-"))
+    load_before = os.getloadavg()
+    try:
+        caches = {"plain": work / "plain", "tuned": work / "tuned", "off": work / "off"}
+        for cache in caches.values():
+            cache.mkdir()
+        #: (name, prefix of its cases, the tree first on PYTHONPATH)
+        trees: list[tuple[str, str, Path | None]] = [("this tree", "", None)]
+        if args.baseline is not None:
+            trees.append(("baseline", "baseline: ", args.baseline.resolve()))
+        cases: dict[str, tuple[str, dict[str, str]]] = {}
+        tuned_count: dict[str, int] = {}
+        for tree_name, prefix, tree in trees:
+            tag = "-baseline" if tree is not None else ""
+            envs = {}
+            for kind, cache in caches.items():
+                path = Path(f"{cache}{tag}")
+                path.mkdir(exist_ok=True)
+                envs[kind] = _env(path, baseline=tree, autoload=kind != "off")
+            count = _python(MAKE_TUNING, envs["tuned"], work, str(TUNING_ENTRIES))
+            tuned_count[tree_name] = int(count.splitlines()[-1])
+            cases[f"{prefix}first call"] = (FIRST_CALL, envs["plain"])
+            cases[f"{prefix}first call, {TUNING_ENTRIES} tuning entries"] = (
+                FIRST_CALL,
+                envs["tuned"],
+            )
+            cases[f"{prefix}first call, autoload off"] = (FIRST_CALL, envs["off"])
+        plain = _env(caches["plain"])
+        for code, env in cases.values():  # fill the validation caches, write __pycache__
+            _python(code, env, work)
+        samples: dict[str, list[float]] = {name: [] for name in cases}
+        samples["import numpy (not timed above)"] = []
+        samples["python -c pass (wall)"] = []
+        for _ in range(args.repeat):
+            for name, (code, env) in cases.items():
+                samples[name].append(float(_python(code, env, work)))
+            samples["import numpy (not timed above)"].append(
+                float(_python(IMPORT_NUMPY, plain, work))
+            )
+            samples["python -c pass (wall)"].append(_wall_ms(plain, work))
+        modules = {
+            tree_name: json.loads(_python(MODULES, cases[f"{prefix}first call"][1], work))
+            for tree_name, prefix, _ in trees
+        }
+        steps: dict[str, dict[str, Any]] = {}
+        if args.breakdown:
+            runs: dict[str, list[list[float]]] = {name: [] for name, _, _ in trees}
+            for _ in range(args.repeat):  # interleaved too
+                for tree_name, prefix, _ in trees:
+                    env = cases[f"{prefix}first call"][1]
+                    runs[tree_name].append(json.loads(_python(BREAKDOWN, env, work)))
+            for tree_name, tree_runs in runs.items():
+                steps[tree_name] = {
+                    label: {
+                        "median_ms": round(statistics.median(r[i] for r in tree_runs), 1),
+                        "min_ms": round(min(r[i] for r in tree_runs), 1),
+                    }
+                    for i, (label, _) in enumerate(STEPS)
+                }
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    load_after = os.getloadavg()
+
+    results: dict[str, Any] = {
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": numpy.__version__,
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "when": time.strftime("%Y-%m-%d %H:%M"),
+            "load_average_1min": [round(load_before[0], 2), round(load_after[0], 2)],
+        },
+        "repeat": args.repeat,
+        "baseline": (args.baseline_label or str(args.baseline)) if args.baseline else None,
+        "tuning_entries": tuned_count,
+        "cases": {name: _stats(s) for name, s in samples.items()},
+        "first_call_imports": {
+            tree: {"new_modules": n, "watched": watched} for tree, (n, watched) in modules.items()
+        },
+        "steps": steps,
+    }
+    report = _markdown(results)
+    print(report)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(results, indent=2) + "\n")
+        args.output.with_suffix(".md").write_text(report + "\n")
+    return 0
+
+
+def _markdown(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    lines = [
+        f"# First call in a fresh process ({m['when']}, Python {m['python']}, NumPy "
+        f"{m['numpy']}, {m['cpus']} CPUs, {results['repeat']} samples, load average "
+        f"{m['load_average_1min'][0]} before, {m['load_average_1min'][1]} after)",
+        "",
+        "| case | median | min |",
+        "|---|---|---|",
+    ]
+    for name, s in results["cases"].items():
+        lines.append(f"| {name} | {s['median_ms']} ms | {s['min_ms']} ms |")
+    lines += ["", "## What the first call imports", "", "| tree | modules added | watched |"]
+    lines.append("|---|---|---|")
+    for tree, found in results["first_call_imports"].items():
+        watched = ", ".join(found["watched"]) or "none"
+        lines.append(f"| {tree} | {found['new_modules']} | {watched} |")
+    for tree, steps in results["steps"].items():
+        lines += ["", f"## Steps, one by one ({tree})", "", "| step | median | min |"]
+        lines.append("|---|---|---|")
+        for label, s in steps.items():
+            lines.append(f"| {label} | {s['median_ms']} ms | {s['min_ms']} ms |")
+        total = sum(s["median_ms"] for s in steps.values())
+        lines.append(f"| (sum of the medians) | {total:.1f} ms | |")
+    if results["baseline"]:
+        lines += ["", f"Baseline: {results['baseline']}."]
+    lines += ["", f"Tuning entries on file in the tuned case: {results['tuning_entries']}."]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
