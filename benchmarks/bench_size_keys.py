@@ -16,7 +16,7 @@ script prints the minimum over children of each configuration, and the differenc
 
 Usage::
 
-    python benchmarks/bench_size_keys.py [--before REV] [--children N] [--output PATH.json]
+    python benchmarks/bench_size_keys.py [--before REV] [--children N] [--output PREFIX]  (writes PREFIX.json and PREFIX.md)
 """
 
 from __future__ import annotations
@@ -118,18 +118,26 @@ def main() -> int:
         "rounds": args.rounds,
         "raw": results,
     }
-    print(f"# Size-aware plan keys: dispatch's added cost (min over {args.children} processes)\n")
-    print("| configuration | added per call (prism.matmul 4x4 - np.matmul) |")
-    print("|---|---|")
-    print(f"| before ({args.before}) | {best['before']:.0f} ns |")
-    print(f"| after, no size bucket | {best['after']:.0f} ns |")
-    print(f"| after, size bucket in the key | {best['bucket']:.0f} ns |")
-    print(
-        f"\nafter - before: {summary['after_minus_before_ns']:+.0f} ns; "
-        f"with the bucket - before: {summary['bucket_minus_before_ns']:+.0f} ns"
-    )
+    lines = [
+        f"# Size-aware plan keys: dispatch's added cost (min over {args.children} processes)",
+        "",
+        f"`python benchmarks/bench_size_keys.py --children {args.children} --rounds "
+        f"{args.rounds}`, Python {platform.python_version()}, {os.cpu_count()} CPUs.",
+        "",
+        "| configuration | added per call (prism.matmul 4x4 - np.matmul) |",
+        "|---|---|",
+        f"| before ({args.before}) | {best['before']:.0f} ns |",
+        f"| after, no size bucket | {best['after']:.0f} ns |",
+        f"| after, size bucket in the key | {best['bucket']:.0f} ns |",
+        "",
+        f"after - before: {summary['after_minus_before_ns']:+.0f} ns; "
+        f"with the bucket - before: {summary['bucket_minus_before_ns']:+.0f} ns",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
     if args.output:
-        Path(args.output).write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.output + ".json").write_text(json.dumps(summary, indent=2) + "\n")
+        Path(args.output + ".md").write_text(text)
     return 0
 
 
