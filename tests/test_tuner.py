@@ -143,6 +143,75 @@ def test_decide_changes_the_choice_only_for_a_real_gap() -> None:
     assert (winner, decided) == ("declared", "declared")
 
 
+def _timed_as(name: str, samples: list[float]) -> tuner.Measurement:
+    return tuner.Measurement(
+        name, "numpy", None, min(samples), sorted(samples)[len(samples) // 2], tuple(samples), 1
+    )
+
+
+def test_decide_wants_paired_wins_beyond_chance() -> None:
+    declared = [1.0] * 20
+    # 20 % faster in 18 of 20 rounds (two rounds hit by noise): real.
+    steady = [0.8] * 18 + [1.5, 1.5]
+    assert decide([_timed_as("d", declared), _timed_as("o", steady)], "d")[:2] == (
+        "o",
+        "measured",
+    )
+    # As fast at the minimum, but faster in only 12 of 20 rounds: chance explains it.
+    erratic = [0.8] * 12 + [1.2] * 8
+    winner, decided, gap = decide([_timed_as("d", declared), _timed_as("o", erratic)], "d")
+    assert (winner, decided) == ("d", "declared")
+    assert gap == pytest.approx(0.2)
+
+
+def test_decide_pairs_rounds_so_that_a_drift_cancels() -> None:
+    # The machine slows down halfway: the declared first's slow rounds are the other's slow
+    # rounds too, and the other is 10 % faster in every pair.
+    declared = [1.0] * 10 + [3.0] * 10
+    other = [0.9] * 10 + [2.7] * 10
+    assert decide([_timed_as("d", declared), _timed_as("o", other)], "d")[:2] == (
+        "o",
+        "measured",
+    )
+
+
+def test_two_passes_merge_into_one_measurement() -> None:
+    first = _timed_as("d", [1.0, 1.0, 1.0])
+    more = _timed_as("d", [0.9, 1.1])
+    merged = tuner._merged(first, more)
+    assert merged.samples == (1.0, 1.0, 1.0, 0.9, 1.1)
+    assert (merged.seconds, merged.median) == (0.9, 1.0)
+    failed = tuner.Measurement("d", "numpy", None, float("inf"), float("inf"), (), 0, "boom")
+    assert tuner._merged(first, failed) is first
+
+
+def test_an_undecided_gap_is_measured_again_and_decided_on_both_passes(
+    two_way: tuple[Any, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A noisy machine cannot be had on demand: the timer is replaced by one that gives the
+    first pass noisy rounds (the faster variant wins 3 of 6) and the second pass steady ones."""
+    op, _ran = two_way
+    slow, fast = f"{op.name}.slow", f"{op.name}.fast"
+    passes: list[list[str]] = []
+
+    def timed(runners: Any, **_options: Any) -> list[tuner.Measurement]:
+        names = [r.variant for r in runners]
+        passes.append(names)
+        if len(passes) == 1:
+            got = {slow: [1.0] * 6, fast: [0.5, 2.0, 0.5, 2.0, 0.5, 2.0]}
+        else:
+            got = {slow: [1.0] * 12, fast: [0.5] * 12}
+        return [_timed_as(n, got.get(n, [3.0] * len(got[slow]))) for n in names]
+
+    monkeypatch.setattr(tuner, "measure", timed)
+    case, entry = tuner.tune_case(op, (np.ones(64),), budget_s=0.1)
+    assert passes[1] == [slow, fast]  # the two in question only
+    assert (case.winner, case.decided) == (fast, "measured")
+    rounds = {m.variant: len(m.samples) for m in case.measurements}
+    assert (rounds[slow], rounds[fast]) == (18, 18)
+    assert entry is not None and entry.winner == fast
+
+
 # -- tune() and dispatch ----------------------------------------------------------------------
 
 
