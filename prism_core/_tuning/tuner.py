@@ -16,8 +16,8 @@ What it learnt from the planners that do this well:
 
 Measuring on a noisy, shared machine (the machines this is developed on have 2 cores):
 
-* every variant runs once to warm up (imports, plans, caches, thread pools), then once more
-  to size its sample: a sample is a batch of calls lasting about ``sample_s``, so that a
+* every variant warms up (imports, plans, caches, thread pools) for a tenth of the budget (at
+  most 50 ms, at least one call), then runs once more to size its sample: a sample is a batch of calls lasting about ``sample_s``, so that a
   1 µs call is timed over many calls and a 50 ms one over one;
 * rounds are interleaved (every variant once per round, in an order shuffled per round), so
   that a drift of the machine (another process, a frequency change) hits every variant alike;
@@ -241,7 +241,15 @@ def measure(
             errors[r.variant] = "not timed: the time budget ran out"
             continue
         try:
-            r.run()  # warm-up: imports, plans, caches, thread pools
+            # Warm-up: imports, plans, caches, thread pools, page faults of the first large
+            # arrays.  A thread pool can take a few dozen calls to settle (torch's, on a busy
+            # machine): warm up for a tenth of the budget (at most 50 ms), at least one call.
+            warm_until = time.perf_counter() + min(0.1 * budget_s, 0.05)
+            if deadline is not None:
+                warm_until = min(warm_until, deadline)
+            r.run()
+            while time.perf_counter() < warm_until:
+                r.run()
             once = max(_timed(r.run, 1), 1e-8)
         except Exception as exc:  # a variant that fails is not a candidate; say why
             errors[r.variant] = f"{type(exc).__name__}: {exc}"
