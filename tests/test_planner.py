@@ -113,6 +113,41 @@ def test_a_tuned_time_replaces_the_prediction() -> None:
         matmul_plan(tuned=lambda *args: -1.0)
 
 
+def test_this_hosts_tuning_records_replace_the_prediction() -> None:
+    """By default a plan reads what ``prism tune`` measured on this host (really measured
+    here, with a small budget), for the device, dtype and size bucket it was measured at."""
+    from prism_core._dispatch.registry import remove_variants, table
+
+    name = "planner_tuned_op"
+    declare_work(name, lambda shapes, itemsize: Work(2.0 * shapes[0][0], 16.0 * shapes[0][0]))
+
+    @prism.operation(name=name, array_args=(0,))
+    def op(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x) * 2
+
+    @op.variant(priority=5, name=f"{name}.other")
+    def other(x: np.ndarray) -> np.ndarray:
+        return np.asarray(x) * 2
+
+    try:
+        host = prism.present_devices().devices[0].description.device_type
+        x = np.ones(4096)
+        (case,) = prism.tune(op, x, budget_s=0.05).cases
+        measured = min(m.seconds for m in case.measurements if m.error is None)
+
+        tuned = plan(name, x, devices=[host])
+        assert (tuned.chosen.source, tuned.chosen.seconds) == ("tuned", measured)
+        assert plan(name, x, devices=[host], tuned=False).chosen.source == "modelled"
+        # Another size bucket, or another dtype, was not measured: the model predicts it.
+        assert plan(name, S((1 << 20,), "float64"), devices=[host]).chosen.source == "modelled"
+        assert plan(name, S((4096,), "float32"), devices=[host]).chosen.source == "modelled"
+        with pytest.raises(TypeError, match=r"tuned must be True .* got 'yes'"):
+            plan(name, x, devices=[host], tuned="yes")  # type: ignore[arg-type]
+    finally:
+        remove_variants(lambda v: v.op == name)
+        table().pop(name, None)
+
+
 def test_arrays_ops_and_aliases_are_accepted() -> None:
     a = np.ones((64, 64), dtype=np.float32)
     by_function = plan(prism.matmul, a, a, devices=["nvidia.h100-sxm"])

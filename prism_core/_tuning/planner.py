@@ -1,8 +1,10 @@
 """Planning without hardware: which device an op should run on, under an execution policy.
 
 ``plan(op, *specs, devices=[...], policy=...)`` predicts the op on each described device
-(present or not) with the performance model, the arguments starting on the host, replaces a
-prediction by a measured time where the tuner has one (``tuned``), and lets the policy choose.
+(present or not) with the performance model (calibrated with this host's stored calibration,
+which ``prism bench`` measures), the arguments starting on the host, replaces a prediction by
+a measured time where the tuner has one (this host's tuning records, or a ``tuned`` function),
+and lets the policy choose.
 The result carries the table behind the choice, so that a plan can be read, printed and stored.
 """
 
@@ -154,12 +156,40 @@ def _wider(a: DType | None, b: DType | None) -> DType | None:
     return max(a, b, key=lambda d: (d.kind == "c", d.itemsize))
 
 
+def _recorded(
+    op: str, device_type: str, dtype: str, shapes: tuple[tuple[int, ...], ...]
+) -> float | None:
+    """The fastest time this host's tuning records hold for ``op`` on ``device_type`` alone, in
+    ``dtype``, at the size bucket of ``shapes`` (``None`` when nothing was measured there)."""
+    from prism_core._knowledge import tuning
+
+    bucket = tuning.bucket_of(*(math.prod(shape) for shape in shapes))
+    times = [
+        seconds
+        for entry in tuning.records().for_op(op)
+        if entry.device == device_type and entry.dtype == dtype and entry.bucket == bucket
+        for seconds in entry.times.values()
+    ]
+    return min(times) if times else None
+
+
+def _host_model() -> PerformanceModel:
+    """The model with this host's stored calibration (none stored, or one the model rejects:
+    the descriptions' figures alone)."""
+    from prism_core._knowledge import tuning
+
+    try:
+        return PerformanceModel(tuning.records().calibration or None)
+    except (TypeError, ValueError):
+        return PerformanceModel()
+
+
 def plan(
     op: Any,
     *specs: Any,
     devices: Sequence[Any],
     policy: ExecutionPolicy | None = None,
-    tuned: TunedLookup | None = None,
+    tuned: TunedLookup | bool = True,
     model: PerformanceModel | None = None,
 ) -> PlanResult:
     """Choose a device for ``op`` on arguments like ``specs``, under ``policy``.
@@ -172,10 +202,14 @@ def plan(
     :param devices: device types, descriptions or ``(device, count)`` pairs, present or not;
         ``count`` devices split the work evenly.
     :param policy: an :class:`prism_core.ExecutionPolicy` (default: speed).
-    :param tuned: ``tuned(op_name, device_type, dtype_vocab, shapes) -> seconds | None``, a
-        measured time that replaces the prediction for that device (its row says
-        ``source="tuned"``); asked for single devices only.
-    :param model: the performance model (default: an uncalibrated one).
+    :param tuned: where measured times come from; a measured time replaces the prediction for
+        that device (its row says ``source="tuned"``), for single devices only.  ``True``
+        (default): this host's tuning records (``prism tune``, ``prism bench``): the fastest
+        variant measured on that device alone, in that dtype, at that size bucket; ``False``:
+        predictions only; or a function ``tuned(op_name, device_type, dtype_vocab, shapes) ->
+        seconds | None``.
+    :param model: the performance model (default: calibrated with this host's stored
+        calibration where ``prism bench`` measured one, else the descriptions' figures).
 
     The arguments start on the host: a device that is not a CPU pays their transfer over its
     host link.  Raises :class:`prism_core.PolicyError` when no device meets the policy's
@@ -198,13 +232,21 @@ def plan(
             f"plan(): policy must be a prism_core.ExecutionPolicy (or None for speed), got "
             f"{policy!r}"
         )
-    if tuned is not None and not callable(tuned):
+    lookup: TunedLookup | None
+    if tuned is True:
+        lookup = _recorded
+    elif tuned is False or tuned is None:
+        lookup = None
+    elif callable(tuned):
+        lookup = tuned
+    else:
         raise TypeError(
-            "plan(): tuned must be a function (op_name, device_type, dtype_vocab, shapes) -> "
-            f"seconds or None, got {tuned!r}"
+            "plan(): tuned must be True (this host's tuning records), False (predictions only) "
+            "or a function (op_name, device_type, dtype_vocab, shapes) -> seconds or None; got "
+            f"{tuned!r}"
         )
     if model is None:
-        model = PerformanceModel()
+        model = _host_model()
     elif not isinstance(model, PerformanceModel):
         raise TypeError(f"plan(): model must be a prism_core.PerformanceModel, got {model!r}")
     policy = policy or ExecutionPolicy()
@@ -219,8 +261,8 @@ def plan(
             continue
         description = model.description(device)
         measured = None
-        if tuned is not None and count == 1:
-            measured = tuned(name, description.device_type, dt.vocab, key_shapes)
+        if lookup is not None and count == 1:
+            measured = lookup(name, description.device_type, dt.vocab, key_shapes)
             if measured is not None and (
                 isinstance(measured, bool)
                 or not isinstance(measured, (int, float))
