@@ -120,6 +120,22 @@ def _caches(library: Any) -> dict[str, Any]:
         "enabled": cache_enabled(),
         "exists": bool(path and path.exists()),
         "directory": str(cache_dir()),
+        "tuning": _section(_tuning),
+    }
+
+
+def _tuning() -> dict[str, Any]:
+    """This host's tuning cache: where it is and what it holds (``prism tune --show`` lists
+    it entry by entry)."""
+    from prism_core._knowledge import tuning
+
+    found = tuning.records()
+    return {
+        "file": str(tuning.default_store().path),
+        "entries": len(found),
+        "ops": list(found.ops()),
+        "measured": sum(1 for e in found if e.decided == "measured"),
+        "calibrated_devices": sorted(found.calibration),
     }
 
 

@@ -71,6 +71,34 @@ def test_doctor_json_has_every_section(tmp_path: Path) -> None:
     assert capabilities["blas"] == host["blas"]
 
 
+def test_doctor_shows_the_tuning_cache(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    # The builtin backend alone gives each op one candidate, and one candidate is not tuned:
+    # a user op with two variants is (really measured, and stored in the cache directory).
+    code = (
+        "import numpy as np, prism_core as prism\n"
+        "@prism.operation(name='doctor_op', array_args=(0,))\n"
+        "def op(x): return x * 2\n"
+        "@op.variant(priority=5, name='doctor_op.other')\n"
+        "def other(x): return x * 2\n"
+        "prism.tune(op, np.ones(64), budget_s=0.05)\n"
+    )
+    tune = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
+    assert tune.returncode == 0, tune.stderr
+    proc = run_doctor(tmp_path, "--json")
+    assert proc.returncode == 0, proc.stderr
+    tuning = json.loads(proc.stdout)["caches"]["tuning"]
+    assert Path(tuning["file"]).is_file()
+    assert Path(tuning["file"]).parent == tmp_path / "cache" / "tuning"
+    assert (tuning["ops"], tuning["entries"]) == (["doctor_op"], 1)
+    text = run_doctor(tmp_path).stdout
+    assert "tuning:" in text and tuning["file"] in text
+
+
 def test_doctor_text(tmp_path: Path) -> None:
     proc = run_doctor(tmp_path)
     assert proc.returncode == 0, proc.stderr
