@@ -412,6 +412,10 @@ __all__ = [
 
 
 _NAMESPACES = ("linalg", "fft", "random")
+#: Subpackages of optional extras (`prism.distributed`: pip install prism-core[distributed]),
+#: imported on first access like the namespaces, but kept out of __all__ so that
+#: `from prism_core import *` never imports Dask.
+_EXTRAS = ("distributed",)
 #: Public submodules: `from . import hookspecs` asks this module for the name first, and must
 #: get an AttributeError (then the import system loads the submodule), never an op lookup.
 _SUBMODULES = frozenset({"hookspecs", "backend_kit", "nvidia_smi", "testing", "_builtin"})
@@ -421,7 +425,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is not None:
         value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    elif name in _NAMESPACES:
+    elif name in _NAMESPACES or name in _EXTRAS:
         value = importlib.import_module(f"{__name__}.{name}")
     elif not name.startswith("_") and name not in _SUBMODULES:
         # The operations: prism_core.matmul, prism_core.vector_add, ...

@@ -21,6 +21,10 @@
 ``PRISM_THREADS``           ``off`` stops Prism from releasing the thread pools of the other
                             backends' libraries when dispatch changes backend (on by
                             default; see prism_core/_knowledge/threads.py, docs/backends.md).
+``PRISM_SIMULATE_DEVICES``  Comma-separated device types a Dask worker advertises as
+                            simulated devices besides those present (for testing and
+                            planning; a name given twice is two devices).  Read by
+                            prism_core.distributed's worker plugin; see docs/distributed.md.
 ==========================  ==============================================================
 """
 
@@ -43,6 +47,7 @@ ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_PLUGINS": "comma-separated plugins to load (asked for by name: failures are errors)",
     "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
     "PRISM_THREADS": "off stops releasing other backends' thread pools on a change of backend",
+    "PRISM_SIMULATE_DEVICES": "comma-separated device types a Dask worker advertises as simulated",
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -111,6 +116,13 @@ def threads_enabled() -> bool:
 
 def debug_enabled() -> bool:
     return _flag("PRISM_DEBUG")
+
+
+def simulated_devices() -> tuple[str, ...]:
+    """The device types of ``PRISM_SIMULATE_DEVICES``, in order; a name given twice is two
+    devices (unlike the plugin lists, repeats are kept)."""
+    raw = os.environ.get("PRISM_SIMULATE_DEVICES", "")
+    return tuple(n.strip() for n in raw.split(",") if n.strip())
 
 
 def _names(variable: str) -> tuple[str, ...]:
