@@ -389,6 +389,11 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
         if tab is not None:
             add(tab, (), "invalid YAML: tab characters are not allowed for indentation; use spaces")
             return None, sorted(problems)
+        if exc.problem and "maximum nesting depth" in exc.problem:
+            # libyaml's scanner looks ahead for simple keys and stops at its own limit (1,000
+            # levels) before our parser sees the events that would reach ours.
+            add(pos, (), f"values are nested more than {MAX_DEPTH} levels deep")
+            return None, sorted(problems)
         what = exc.problem or "invalid YAML"
         if exc.context:
             what = f"{exc.context}: {what}"
