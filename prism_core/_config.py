@@ -4,10 +4,13 @@
 ``PRISM_HARDWARE_PATH``     Extra device-file directories (or files), separated like
                             ``PATH`` (``:`` on POSIX, ``;`` on Windows).  Searched after the
                             shipped library; see docs/device-files.md for the precedence.
-``PRISM_CACHE_DIR``         Where the validation and tuning caches live (``tuning/`` in it).
+``PRISM_CACHE_DIR``         Where the validation and tuning caches live (``tuning/`` in it),
+                            and the host CPU's identification (``host-cpu.json``).
                             Default: the platform's user cache directory (``~/.cache/prism``
                             on Linux), via platformdirs.
-``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates).
+``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates),
+                            the tuning cache (tuned choices last as long as the process) and
+                            the host CPU's identification (every start asks archspec).
 ``PRISM_DEBUG``             ``1`` makes the CLI print a traceback for internal errors.
 ``PRISM_STRICT_PLUGINS``    ``1`` turns a failing plugin into an error instead of a recorded,
                             skipped plugin.
@@ -31,16 +34,17 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from prism_core._values import value_type
 
 __all__ = ["ENVIRONMENT_VARIABLES", "cache_dir", "cache_enabled", "data_dir", "user_hardware_path"]
 
 #: The environment variables Prism reads, with a sentence each (``prism doctor`` shows them).
 ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_HARDWARE_PATH": "extra device-file directories, searched after the shipped library",
-    "PRISM_CACHE_DIR": "directory of the validation and tuning caches",
-    "PRISM_NO_CACHE": "1 disables the validation cache",
+    "PRISM_CACHE_DIR": "directory of the validation and tuning caches and the CPU's identification",
+    "PRISM_NO_CACHE": "1 disables the validation and tuning caches and the CPU's identification",
     "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
     "PRISM_STRICT_PLUGINS": "1 makes a failing plugin an error",
     "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1 loads no entry-point plugin unless named in PRISM_PLUGINS",
@@ -69,12 +73,16 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-@dataclass(frozen=True)
+@value_type
 class PathEntry:
     """One entry of ``PRISM_HARDWARE_PATH`` as written."""
 
     text: str
     path: Path
+
+    def __init__(self, text: str, path: Path) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "path", path)
 
 
 def user_hardware_path() -> list[PathEntry]:
@@ -130,7 +138,7 @@ def _names(variable: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in raw.split(",") if n.strip()))
 
 
-@dataclass(frozen=True)
+@value_type
 class PluginSettings:
     """The plugin switches in effect (from the environment unless given explicitly)."""
 
@@ -140,6 +148,18 @@ class PluginSettings:
     autoload: bool = True
     allow: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        strict: bool = False,
+        autoload: bool = True,
+        allow: tuple[str, ...] = (),
+        block: tuple[str, ...] = (),
+    ) -> None:
+        object.__setattr__(self, "strict", strict)
+        object.__setattr__(self, "autoload", autoload)
+        object.__setattr__(self, "allow", allow)
+        object.__setattr__(self, "block", block)
 
     @classmethod
     def from_environment(cls) -> PluginSettings:

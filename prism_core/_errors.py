@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
+
+from prism_core._values import value_type
 
 __all__ = [
     "DeviceFileError",
@@ -17,11 +18,12 @@ __all__ = [
     "Problem",
     "RequirementError",
     "UnknownDeviceError",
+    "debug",
     "did_you_mean",
 ]
 
 
-@dataclass(frozen=True, order=True)
+@value_type(order=True)
 class Problem:
     """One thing wrong with one input, located as precisely as it can be.
 
@@ -36,6 +38,15 @@ class Problem:
     message: str = field(default="", compare=True)
 
     __module__ = "prism_core"
+
+    def __init__(
+        self, file: str, line: int = 0, column: int = 0, json_path: str = "$", message: str = ""
+    ) -> None:
+        object.__setattr__(self, "file", file)
+        object.__setattr__(self, "line", line)
+        object.__setattr__(self, "column", column)
+        object.__setattr__(self, "json_path", json_path)
+        object.__setattr__(self, "message", message)
 
     def __str__(self) -> str:
         where = self.file or "<input>"
@@ -103,6 +114,16 @@ class RequirementError(PrismError, ValueError):
     __module__ = "prism_core"
 
 
+def debug(message: str, *args: object) -> None:
+    """Log ``message % args`` at DEBUG on the ``prism_core`` logger, as
+    ``logging.getLogger("prism_core").debug`` does, without importing :mod:`logging` (about
+    2 ms of the first call, issue 9) where nothing has imported it: then no handler can have
+    been configured, and the record would go nowhere."""
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        logging.getLogger("prism_core").debug(message, *args)
+
+
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the first frame outside Prism: the
     user's line, however deep inside Prism (dispatch, discovery, a plugin's import) it is
@@ -125,6 +146,8 @@ def user_stacklevel() -> int:
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest candidate, or ``""``."""
+    import difflib  # only when something is wrong: 2 ms of the first call otherwise (issue 9)
+
     close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
     if not close:
         return ""

@@ -10,18 +10,21 @@ Parsing is separate from running the command, so that it can be tested against c
 on a host without a GPU.  Each GPU's product name is mapped to a device type by the
 ``detection.product_names`` regular expressions of the device library (matched
 case-insensitively against the whole name), among the non-abstract NVIDIA descriptions.
+
+Every plugin on NVIDIA GPUs asks on the first call of a process, so this module imports
+little: ``subprocess`` only when there is an ``nvidia-smi`` to run, and not ``shutil`` (with
+``bz2`` and ``lzma``, about 3 ms) for looking the command up on ``PATH`` (:func:`_which`).
 """
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prism_core._knowledge.backend import DetectedDevice, Detection
+from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -48,7 +51,7 @@ NVIDIA_SMI_TIMEOUT_S = 10
 _MIB = 1 << 20
 
 
-@dataclass(frozen=True)
+@value_type
 class SmiGpu:
     """One line of the ``nvidia-smi`` query."""
 
@@ -57,6 +60,20 @@ class SmiGpu:
     uuid: str | None
     memory_bytes: int | None
     driver: str | None = None
+
+    def __init__(
+        self,
+        index: int,
+        name: str,
+        uuid: str | None,
+        memory_bytes: int | None,
+        driver: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "uuid", uuid)
+        object.__setattr__(self, "memory_bytes", memory_bytes)
+        object.__setattr__(self, "driver", driver)
 
 
 def _optional(text: str) -> str | None:
@@ -180,6 +197,8 @@ def detection_from_smi(text: str, library: Any) -> Detection:
 
 def run_nvidia_smi(executable: str) -> tuple[str | None, str]:
     """Run the query: (its output, "") or (None, why it failed)."""
+    import subprocess  # only where there is an nvidia-smi to run (issue 9: the first call)
+
     try:
         proc = subprocess.run(
             [executable, *NVIDIA_SMI_COMMAND[1:]],
@@ -199,10 +218,42 @@ def run_nvidia_smi(executable: str) -> tuple[str | None, str]:
     return proc.stdout, ""
 
 
+def _which(command: str) -> str | None:
+    """The path of ``command`` on ``PATH``, as :func:`shutil.which` gives it.
+
+    On POSIX the search is written out, as ``shutil.which`` makes it: ``PATH`` (unset: the
+    system's ``CS_PATH``, else :data:`os.defpath`; empty: nothing found), each directory once,
+    an empty entry meaning the current directory; the first entry that is executable
+    (``os.access`` with ``X_OK``) and not a directory.  Elsewhere (Windows: ``PATHEXT``, the
+    current directory first) ``shutil.which`` itself is asked.
+    """
+    if os.name != "posix" or os.path.dirname(command):
+        import shutil
+
+        return shutil.which(command)
+    path = os.environ.get("PATH")
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH")
+        except (AttributeError, ValueError):
+            path = os.defpath
+    if not path:
+        return None
+    seen: set[str] = set()
+    for directory in path.split(os.pathsep):
+        if directory in seen:
+            continue
+        seen.add(directory)
+        candidate = os.path.join(directory, command)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
 def detect(library: Any) -> Detection:
     """The NVIDIA GPUs of this host.  Never raises: an empty detection says why there is none."""
     try:
-        executable = shutil.which("nvidia-smi")
+        executable = _which("nvidia-smi")
         if executable is None:
             return Detection((), "nvidia-smi not found: no NVIDIA driver on this host")
         output, why = run_nvidia_smi(executable)

@@ -6,13 +6,17 @@
   discovery, and leave every unusual environment to importlib.metadata.
 * Requirement specifiers of plain release numbers are checked without ``packaging``.
 * A warm first call imports neither importlib.metadata, packaging, the YAML reader, PyYAML nor
-  jsonschema.
+  jsonschema; nor archspec (the host CPU's identification is kept in the cache directory:
+  tests/test_host.py), shutil (``nvidia-smi`` is looked up on ``PATH`` as ``shutil.which``
+  does) or difflib (only messages need it).
+* The catalogue of builtin ops is declared with one advance of the dispatch generation.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import logging
 import os
 import re
 import shutil
@@ -26,8 +30,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from prism_core import nvidia_smi
 from prism_core._description.requirements import _PLAIN_SPECIFIER, Requirement
-from prism_core._errors import RequirementError
+from prism_core._errors import RequirementError, debug
 from prism_core._knowledge import plugins
 
 from .conftest import put_distribution_on_path
@@ -251,8 +256,9 @@ def test_a_requirement_with_a_plain_specifier_imports_no_packaging() -> None:
 
 def test_a_warm_first_call_imports_no_metadata_reader(tmp_path: Path) -> None:
     """With every installed plugin autoloaded and the caches warm, the first call reads the
-    plugins, the device library and the tuning fingerprint without importlib.metadata (and
-    its e-mail parser), packaging, the YAML reader, PyYAML or jsonschema."""
+    plugins, the device library, the host CPU and the tuning fingerprint without
+    importlib.metadata (and its e-mail parser), packaging, the YAML reader, PyYAML, jsonschema,
+    archspec, shutil or difflib."""
     env = {k: v for k, v in os.environ.items() if k != "PRISM_DISABLE_PLUGIN_AUTOLOAD"}
     env["PRISM_CACHE_DIR"] = str(tmp_path)
     heavy = [
@@ -262,7 +268,12 @@ def test_a_warm_first_call_imports_no_metadata_reader(tmp_path: Path) -> None:
         "prism_core._description.yaml_loader",
         "yaml",
         "jsonschema",
+        "archspec",
+        "shutil",
+        "difflib",
     ]
+    if nvidia_smi._which("nvidia-smi") is None:
+        heavy.append("subprocess")  # imported to run nvidia-smi where there is one
     code = (
         "import sys, json; import numpy as np; import prism_core as p; "
         "a = np.ones((4, 4)); assert (p.matmul(a, a) == a @ a).all(); "
@@ -277,3 +288,85 @@ def test_a_warm_first_call_imports_no_metadata_reader(tmp_path: Path) -> None:
         for _ in range(2)
     ]
     assert runs[1] == []
+
+
+# -- nvidia-smi is looked up as shutil.which looks it up ----------------------------------------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="elsewhere shutil.which itself is asked")
+def test_the_path_search_is_shutil_which(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real files and directories on PATH: a directory and a file that is not executable are
+    passed over, empty entries mean the working directory, an empty PATH finds nothing, an
+    unset one searches the system's default, a name with a directory is checked as given."""
+    plain, runnable, folder, here = (tmp_path / n for n in ("plain", "runnable", "folder", "here"))
+    for directory in (plain, runnable, folder, here):
+        directory.mkdir()
+    (plain / "tool").write_text("#!/bin/sh\n")  # not executable
+    (runnable / "tool").write_text("#!/bin/sh\n")
+    (runnable / "tool").chmod(0o755)
+    (folder / "tool").mkdir()  # a directory named like the command
+    (here / "tool").write_text("#!/bin/sh\n")
+    (here / "tool").chmod(0o755)
+    monkeypatch.chdir(here)
+    paths = [
+        f"{plain}:{folder}:{runnable}",
+        f"{folder}:{plain}",
+        f"{plain}::{runnable}",
+        f"{runnable}:{runnable}",
+        ":",
+        "",
+        str(tmp_path / "missing"),
+    ]
+    for path in paths:
+        monkeypatch.setenv("PATH", path)
+        for command in ("tool", "sh", "no-such-tool", f"{runnable}/tool", "./tool"):
+            assert nvidia_smi._which(command) == shutil.which(command), (path, command)
+    monkeypatch.delenv("PATH")
+    assert nvidia_smi._which("sh") == shutil.which("sh")
+    assert nvidia_smi._which("sh") is not None
+
+
+# -- the catalogue ------------------------------------------------------------------------------
+
+
+def test_the_catalogue_is_declared_with_one_bump() -> None:
+    """Declaring the 58 builtin ops advances the dispatch generation once, not once per op, and
+    leaves every op keyed as a bump leaves it."""
+    code = (
+        "import json; import prism_core._dispatch.ops; "
+        "from prism_core._dispatch import registry; "
+        "from prism_core._dispatch.catalogue import SPECS; "
+        "before = registry.generation(); registry._declare_catalogue(); "
+        "print(json.dumps([before, registry.generation(), len(SPECS), len(registry.table()), "
+        "sorted({op._keying[0] for op in registry.table().values()})]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    before, after, specs, ops, keyings = json.loads(out.stdout)
+    assert after == before + 1
+    assert ops == specs
+    assert keyings == [0]  # no variant yet: nothing beyond the scope and the argument types
+
+
+# -- debug records without importing logging ----------------------------------------------------
+
+
+def test_debug_records_reach_the_prism_core_logger(caplog: pytest.LogCaptureFixture) -> None:
+    """Where logging is imported (here, by pytest), records go to the ``prism_core`` logger as
+    before: discovery's, for one."""
+    from prism_core._knowledge.plugins import reload_plugins
+
+    with caplog.at_level(logging.DEBUG, logger="prism_core"):
+        debug("plugin %s: %s", "lab", "a problem")
+        reload_plugins()
+    said = [r.getMessage() for r in caplog.records if r.name == "prism_core"]
+    assert said[0] == "plugin lab: a problem"
+    assert any(m.startswith("loaded plugin numpy") for m in said[1:]), said
+
+
+def test_debug_imports_no_logging() -> None:
+    code = (
+        "import sys; from prism_core._errors import debug; debug('%s', 1); "
+        "print('logging' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

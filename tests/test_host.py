@@ -9,15 +9,19 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from prism_core._description.library import DeviceLibrary, SearchEntry
 from prism_core._errors import PrismError
+from prism_core._knowledge import host
 from prism_core._knowledge.host import (
     CpuInfo,
     CpuMatch,
@@ -34,6 +38,7 @@ from prism_core._knowledge.host import (
 )
 
 from .conftest import HARDWARE
+from .test_tuning import _as_unprivileged_user
 
 
 def flags(text: str) -> list[str]:
@@ -611,3 +616,227 @@ def test_a_gpu_two_plugins_report_is_present_once(
         ("GPU-bbbb", "same-gpu-one"),
         ("GPU-cccc", "same-gpu-two"),
     ]
+
+
+# -- the CPU's identification, kept in the cache directory (issue 9) ---------------------------
+#
+# Real files in the test's own cache directory (conftest's PRISM_CACHE_DIR), the real
+# /proc/cpuinfo and the real archspec; a CPU this host is not is an entry kept under the key of
+# a /proc/cpuinfo this host does not have.
+
+LINUX_CPUINFO = pytest.mark.skipif(
+    host._first_processor() is None, reason="no readable /proc/cpuinfo: nothing is cached"
+)
+
+
+def _cache_file() -> Path:
+    return Path(os.environ["PRISM_CACHE_DIR"]) / host.CPU_CACHE_FILE
+
+
+def _entry(key: str, name: str) -> str:
+    """A cache file whose entry, kept under ``key``, says the CPU is called ``name``."""
+    cpu = {"name": name, "vendor": "Lab", "family": "x86_64", "features": ["sse2", "lab_flag"]}
+    return json.dumps({"format": 1, "key": key, "cpu": cpu})
+
+
+def _archspecs_answer() -> CpuInfo:
+    return host._detect_cpu()
+
+
+@LINUX_CPUINFO
+def test_the_first_detection_keeps_archspecs_answer() -> None:
+    pytest.importorskip("archspec.cpu")
+    assert not _cache_file().exists()
+    found = host._identify_cpu()
+    assert found == _archspecs_answer()
+    kept = json.loads(_cache_file().read_text())
+    where = host._cpu_cache()
+    assert where is not None and kept["key"] == where[1]
+    assert kept["cpu"] == {
+        "name": found.name,
+        "vendor": found.vendor,
+        "family": found.family,
+        "features": sorted(found.features),
+    }
+    assert not list(_cache_file().parent.glob("*.tmp"))
+
+
+@LINUX_CPUINFO
+def test_a_kept_identification_is_used() -> None:
+    """An entry under this host's key is the answer: archspec is not asked (its answer would
+    not be called ``lab-cpu``); the brand and the CPU count are read afresh."""
+    where = host._cpu_cache()
+    assert where is not None
+    _cache_file().write_text(_entry(where[1], "lab-cpu"))
+    found = host._identify_cpu()
+    assert (found.name, found.vendor, found.family) == ("lab-cpu", "Lab", "x86_64")
+    assert found.features == frozenset({"sse2", "lab_flag"})
+    assert found.source == "archspec" and found.note == ""
+    assert found.logical_cpus == os.cpu_count()
+    assert found.brand == host._brand()
+
+
+@LINUX_CPUINFO
+@pytest.mark.timeout(120)
+def test_a_warm_process_does_not_import_archspec() -> None:
+    """Two fresh interpreters: the first asks archspec and keeps its answer, the second takes
+    it from the cache directory without importing archspec (or subprocess, which it imports)."""
+    pytest.importorskip("archspec.cpu")
+    code = (
+        "import json, sys; from prism_core._knowledge.host import detect_cpu; "
+        "info = detect_cpu().as_dict(); "
+        "print(json.dumps([info, 'archspec' in sys.modules, 'subprocess' in sys.modules]))"
+    )
+    runs = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for _ in range(2)
+    ]
+    assert runs[0][0] == runs[1][0]  # the same identification, brand and count included
+    assert runs[0][1] is True
+    assert runs[1][1:] == [False, False]
+
+
+@LINUX_CPUINFO
+def test_another_cpuinfo_is_a_miss(tmp_path: Path) -> None:
+    """An entry kept for a /proc/cpuinfo that differs from this host's (another CPU, one flag
+    fewer: a new kernel or microcode) is not used; archspec is asked and its answer replaces
+    the entry."""
+    block = host._first_processor()
+    assert block is not None
+    other = block.replace(b"sse2", b"sse2_gone", 1) if b"sse2" in block else block + b"\nx: 1"
+    other_key = host._cpu_cache_key(other)
+    where = host._cpu_cache()
+    assert where is not None and other_key is not None and other_key != where[1]
+    _cache_file().write_text(_entry(other_key, "another-cpu"))
+    found = host._identify_cpu()
+    assert found.name != "another-cpu"
+    assert found == _archspecs_answer()
+    assert json.loads(_cache_file().read_text())["key"] == where[1]
+
+
+def test_the_clock_lines_are_not_part_of_the_key(tmp_path: Path) -> None:
+    """``cpu MHz`` changes from one read to the next where the clock scales: two reads that
+    differ only there give one key; any other byte of the first block gives another; the
+    blocks of the other processors are not read."""
+    first = (
+        "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Lab CPU\n"
+        "cpu MHz\t\t: {mhz}\nflags\t\t: fpu sse sse2 avx2\n\n"
+        "processor\t: 1\ncpu MHz\t\t: {mhz}\n{more}\n"
+    )
+    reads = {}
+    for name, mhz, more in (
+        ("one", "2400.000", ""),
+        ("two", "3187.553", "flags\t\t: fpu"),
+        ("three", "2400.000", ""),
+    ):
+        path = tmp_path / name
+        text = first.format(mhz=mhz, more=more)
+        if name == "three":
+            text = text.replace("avx2", "avx512f")
+        path.write_text(text)
+        reads[name] = host._first_processor(str(path))
+    assert reads["one"] == reads["two"]
+    assert reads["one"] is not None and b"MHz" not in reads["one"]
+    assert b"avx2" in reads["one"] and b"processor\t: 1" not in reads["one"]
+    assert host._cpu_cache_key(reads["one"]) == host._cpu_cache_key(reads["two"])
+    assert reads["three"] is not None
+    assert host._cpu_cache_key(reads["one"]) != host._cpu_cache_key(reads["three"])
+    assert host._first_processor(str(tmp_path / "missing")) is None
+
+
+@LINUX_CPUINFO
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "{not json",
+        "",
+        "[1, 2]",
+        '{"format": 2, "key": "KEY", "cpu": {}}',
+        '{"format": 1, "key": "KEY"}',
+        '{"format": 1, "key": "KEY", "cpu": {"name": "x", "vendor": "y", "family": "z"}}',
+        '{"format": 1, "key": "KEY", "cpu": '
+        '{"name": "x", "vendor": "y", "family": "z", "features": "sse2"}}',
+        '{"format": 1, "key": "KEY", "cpu": '
+        '{"name": 1, "vendor": "y", "family": "z", "features": []}}',
+    ],
+    ids=[
+        "not-json",
+        "empty",
+        "a-list",
+        "another-format",
+        "no-cpu",
+        "no-features",
+        "features-not-a-list",
+        "name-not-text",
+    ],
+)
+def test_a_damaged_file_is_replaced(damage: str) -> None:
+    where = host._cpu_cache()
+    assert where is not None
+    _cache_file().write_text(damage.replace("KEY", where[1]))
+    assert host._identify_cpu() == _archspecs_answer()
+    assert json.loads(_cache_file().read_text())["key"] == where[1]  # rewritten whole
+
+
+@LINUX_CPUINFO
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("PRISM_NO_CACHE", "1"),
+        ("ARCHSPEC_CPU_DIR", "/nonexistent"),
+        ("ARCHSPEC_EXTENSION_CPU_DIR", "/x"),
+    ],
+)
+def test_no_cache_where_it_would_not_be_right(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
+) -> None:
+    """PRISM_NO_CACHE turns it off; archspec's database replaced or extended through its
+    variables is not covered by the key, so the cache is neither read nor written."""
+    where = host._cpu_cache()
+    assert where is not None
+    _cache_file().write_text(_entry(where[1], "lab-cpu"))
+    before = _cache_file().read_bytes()
+    monkeypatch.setenv(variable, value)
+    assert host._cpu_cache() is None
+    if variable == "PRISM_NO_CACHE":
+        assert host._identify_cpu() == _archspecs_answer()
+        assert _cache_file().read_bytes() == before
+
+
+@pytest.fixture
+def read_only_dir() -> Iterator[Path]:
+    """A directory nobody can write to that every user can read (pytest's tmp_path is private
+    to its owner, and root writes anywhere: the test drops to another user)."""
+    top = Path(tempfile.mkdtemp(prefix="prism-host-"))
+    top.chmod(0o755)
+    directory = top / "cache"
+    directory.mkdir(mode=0o555)
+    directory.chmod(0o555)
+    yield directory
+    directory.chmod(0o755)
+    shutil.rmtree(top)
+
+
+@LINUX_CPUINFO
+@pytest.mark.timeout(60)
+def test_a_read_only_cache_directory_is_not_an_error(
+    read_only_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the cache directory cannot be written, archspec answers and nothing is kept."""
+    pytest.importorskip("archspec.cpu")  # imported before the unprivileged child forks
+    directory = read_only_dir
+    monkeypatch.setenv("PRISM_CACHE_DIR", str(directory))
+    expected = _archspecs_answer().as_dict()
+
+    def identify() -> dict[str, Any]:
+        where = host._cpu_cache()
+        return {"keyed": where is not None, "found": host._identify_cpu().as_dict()}
+
+    seen = _as_unprivileged_user(identify)
+    assert seen["keyed"]  # the cache was tried, not left out for another reason
+    assert seen["found"] == expected
+    assert list(directory.iterdir()) == []

@@ -29,13 +29,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import logging
 import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from prism_core._errors import debug
 from prism_core._version import __version__
 
 __all__ = [
@@ -45,8 +45,6 @@ __all__ = [
     "digest",
     "validation_code_digest",
 ]
-
-logger = logging.getLogger("prism_core")
 
 _FILE = "device-files-v2.json"
 #: Entries kept besides those of the files loaded in the run that writes the cache.
@@ -90,7 +88,7 @@ class ValidationCache:
     def __init__(self, directory: Path | None, schema_bytes: bytes) -> None:
         code = validation_code_digest()
         if code is None:
-            logger.debug("validation cache disabled: the source of %s is missing", _PACKAGE)
+            debug("validation cache disabled: the source of %s is missing", _PACKAGE)
             directory = None
         self.directory = directory
         self.key = f"{__version__}:{digest(schema_bytes)[:16]}:{code}"
@@ -126,7 +124,7 @@ class ValidationCache:
         except FileNotFoundError:
             return self._entries
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            logger.debug("ignoring damaged validation cache %s: %s", path, exc)
+            debug("ignoring damaged validation cache %s: %s", path, exc)
             return self._entries
         self._entries = entries
         return self._entries
@@ -141,7 +139,7 @@ class ValidationCache:
             return None
         document = _checked(entry, key, data)
         if document is None:
-            logger.debug("dropping a validation-cache entry that does not check out: %s", key)
+            debug("dropping a validation-cache entry that does not check out: %s", key)
             del entries[key]
             self._dirty = True
             self.dropped += 1
@@ -189,7 +187,7 @@ class ValidationCache:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         except OSError as exc:
-            logger.debug("could not write validation cache %s: %s", path, exc)
+            debug("could not write validation cache %s: %s", path, exc)
             return
         self._entries = ordered
         self._dirty = False

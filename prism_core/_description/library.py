@@ -14,13 +14,12 @@ entry* is an error that names both files.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import stat
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +32,12 @@ from prism_core._errors import (
     PrismWarning,
     Problem,
     UnknownDeviceError,
+    debug,
     did_you_mean,
     display_path,
 )
 from prism_core._events import DEVICES, announce
+from prism_core._values import value_type
 
 __all__ = [
     "DeviceFile",
@@ -51,7 +52,6 @@ __all__ = [
     "validate_paths",
 ]
 
-logger = logging.getLogger("prism_core")
 
 #: Keys a description does not inherit from its parents.
 NOT_INHERITED = frozenset(
@@ -75,7 +75,7 @@ MAX_INHERITANCE_DEPTH = 64
 SUFFIXES = (".yaml", ".yml")
 
 
-@dataclass(frozen=True)
+@value_type
 class SearchEntry:
     """One entry of the search path: a directory (searched recursively) or a single file."""
 
@@ -85,6 +85,11 @@ class SearchEntry:
     origin: str  # "builtin", "plugin:<name>", "user", "command line"
     #: An explicit list of files, for an entry made of files named on a command line.
     files: tuple[Path, ...] | None = None
+
+    def __init__(self, path: Path, origin: str, files: tuple[Path, ...] | None = None) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "files", files)
 
 
 class DeviceFile:
@@ -468,7 +473,7 @@ class DeviceLibrary:
             try:
                 directory: Path | None = cache_dir()
             except Exception as exc:  # platformdirs missing or a broken environment
-                logger.debug("validation cache disabled: %s", exc)
+                debug("validation cache disabled: %s", exc)
                 directory = None
             self.cache = ValidationCache(directory, device_schema_bytes())
         self._load()
@@ -516,7 +521,7 @@ class DeviceLibrary:
             in_entry[dtype] = path
             previous = self.files.get(dtype)
             if previous is not None:
-                logger.debug("%s overrides %s for %s", path, previous.path, dtype)
+                debug("%s overrides %s for %s", path, previous.path, dtype)
                 self._overridden.setdefault(dtype, []).append(previous.path)
             self.files[dtype] = dev
 
@@ -837,7 +842,7 @@ def get_device(device_type: str) -> DeviceDescription:
     return default_library().get(device_type)
 
 
-@dataclass
+@value_type(frozen=False)
 class FileReport:
     """What validation found for one file."""
 
@@ -846,6 +851,13 @@ class FileReport:
     path: Path
     device_type: str | None = None
     problems: list[Problem] = field(default_factory=list)
+
+    def __init__(
+        self, path: Path, device_type: str | None = None, problems: list[Problem] | None = None
+    ) -> None:
+        self.path = path
+        self.device_type = device_type
+        self.problems = [] if problems is None else problems
 
     @property
     def valid(self) -> bool:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
+
+from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Availability", "Backend", "DetectedDevice", "Detection"]
 
 
-@dataclass(frozen=True)
+@value_type
 class Availability:
     """Whether a backend can run on this host, and why not when it cannot."""
 
@@ -30,11 +31,16 @@ class Availability:
 
     __module__ = "prism_core"
 
+    def __init__(self, available: bool, reason: str = "", version: str | None = None) -> None:
+        object.__setattr__(self, "available", available)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "version", version)
+
     def __bool__(self) -> bool:
         return self.available
 
 
-@dataclass(frozen=True)
+@value_type
 class DetectedDevice:
     """A device a plugin found on this host; ``device_type`` names its description.
 
@@ -56,8 +62,26 @@ class DetectedDevice:
 
     __module__ = "prism_core"
 
+    def __init__(
+        self,
+        device_type: str,
+        index: int = 0,
+        name: str = "",
+        uuid: str | None = None,
+        memory_bytes: int | None = None,
+        partition_mode: str | None = None,
+        driver: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "device_type", device_type)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "uuid", uuid)
+        object.__setattr__(self, "memory_bytes", memory_bytes)
+        object.__setattr__(self, "partition_mode", partition_mode)
+        object.__setattr__(self, "driver", driver)
 
-@dataclass(frozen=True)
+
+@value_type
 class Detection:
     """What a plugin's ``prism_detect_devices`` found: devices, or the reason there are none."""
 
@@ -65,6 +89,10 @@ class Detection:
     reason: str = ""
 
     __module__ = "prism_core"
+
+    def __init__(self, devices: Sequence[DetectedDevice] = (), reason: str = "") -> None:
+        object.__setattr__(self, "devices", devices)
+        object.__setattr__(self, "reason", reason)
 
 
 class Backend(abc.ABC):

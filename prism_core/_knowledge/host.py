@@ -8,25 +8,36 @@ Zen 4 chip but not an EPYC 9654.  BLAS thread pools are inspected and limited wi
 never through environment variables.
 
 archspec, threadpoolctl and numpy are imported inside the functions that use them, so that
-``import prism_core`` stays fast.
+``import prism_core`` stays fast.  A fresh process does not import archspec at all where the
+cache directory already holds this CPU's identification (``host-cpu.json``): importing it and
+matching every microarchitecture it knows cost 10-15 ms of the first call (issue 9).  The entry
+is keyed by the bytes archspec reads (the first processor's block of ``/proc/cpuinfo``, its
+clock lines left out), archspec's version and Prism's, so that another CPU, another archspec or
+another Prism asks archspec again; see :func:`detect_cpu`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
+import json
 import os
 import platform
 import re
 import sys
+import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError
+from prism_core._values import value_type
+from prism_core._version import __version__
 
 if TYPE_CHECKING:
     from prism_core._description.library import DeviceLibrary
@@ -89,7 +100,7 @@ def normalize_family(machine: str) -> str:
 # -- the CPU --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type
 class CpuInfo:
     """What is known about the host CPU.
 
@@ -112,6 +123,26 @@ class CpuInfo:
     source: str = "archspec"
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        name: str,
+        vendor: str,
+        family: str,
+        features: frozenset[str],
+        brand: str = "",
+        logical_cpus: int | None = None,
+        note: str = "",
+        source: str = "archspec",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "vendor", vendor)
+        object.__setattr__(self, "family", family)
+        object.__setattr__(self, "features", features)
+        object.__setattr__(self, "brand", brand)
+        object.__setattr__(self, "logical_cpus", logical_cpus)
+        object.__setattr__(self, "note", note)
+        object.__setattr__(self, "source", source)
 
     def has(self, *flags: str) -> bool:
         """Whether the host reports every one of ``flags``."""
@@ -181,10 +212,12 @@ def detect_cpu() -> CpuInfo:
     """Detect the host CPU with archspec; never raises.  Detected once per process.
 
     Without archspec, or when it fails, the result comes from :func:`platform.machine` with no
-    features, and ``note`` says why.
+    features, and ``note`` says why.  archspec's answer is kept in the cache directory
+    (``host-cpu.json``), and a later process whose CPU, archspec and Prism are the same takes
+    it from there without importing archspec (:func:`_identify_cpu`).
     """
     if not _detected:
-        _detected.append(_detect_cpu())
+        _detected.append(_identify_cpu())
     return _detected[0]
 
 
@@ -232,10 +265,168 @@ def _detect_cpu() -> CpuInfo:
         )
 
 
+# -- the CPU's identification, kept across processes (issue 9) --------------------------------
+#
+# archspec reads the first processor's block of /proc/cpuinfo and matches it against every
+# microarchitecture of its database; its answer changes only with those bytes, the machine
+# (``platform.machine``), the database (archspec's version, or ARCHSPEC_CPU_DIR and
+# ARCHSPEC_EXTENSION_CPU_DIR), and what this module keeps of it (Prism's version).  The key is
+# a digest of them all.  The brand is read afresh (cheap), the number of logical CPUs too (CPUs
+# go online and offline).  Anything wrong with the file (missing, damaged, of another
+# key, unwritable directory) means archspec is asked, as without the cache; nothing of it is
+# ever an error.
+
+#: The file in the cache directory (``PRISM_CACHE_DIR``) that keeps the identification.
+CPU_CACHE_FILE = "host-cpu.json"
+#: The layout of that file; another layout is a miss.
+_CPU_CACHE_FORMAT = 1
+#: The /proc file archspec reads on Linux.
+_CPUINFO = "/proc/cpuinfo"
+#: archspec's variables that replace or extend its database: with one set, its answer depends
+#: on files the key does not cover, so the cache is neither read nor written.
+_ARCHSPEC_VARIABLES = ("ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR")
+
+
+def _first_processor(path: str = _CPUINFO) -> bytes | None:
+    """The lines of ``path``'s first processor block, as archspec reads them (up to the first
+    line without a colon), without the ``cpu MHz`` lines, which change from one read to the
+    next on hosts that scale their clock and which archspec does not use; ``None`` where the
+    file cannot be read (not Linux)."""
+    data = b""
+    try:
+        with open(path, "rb") as fh:
+            # One read gives the first block whole (the kernel writes a processor's block at
+            # once); read on only where it did not.
+            while b"\n\n" not in data and len(data) < (1 << 20):
+                chunk = fh.read(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        return None
+    kept: list[bytes] = []
+    for line in data.split(b"\n"):
+        if b":" not in line:
+            if kept:
+                break
+            continue
+        if not line.startswith(b"cpu MHz"):
+            kept.append(line)
+    return b"\n".join(kept) if kept else None
+
+
+def _cpu_cache_key(block: bytes) -> str | None:
+    """The digest the identification of a CPU whose /proc/cpuinfo starts with ``block`` is kept
+    under, or ``None`` where it must not be kept (archspec's database replaced, archspec not
+    installed as a distribution whose version can be read)."""
+    if any(os.environ.get(name) for name in _ARCHSPEC_VARIABLES):
+        return None
+    from prism_core._knowledge.plugins import distribution_version
+
+    archspec_version = distribution_version("archspec")
+    if archspec_version is None:
+        return None
+    head = [_CPU_CACHE_FORMAT, __version__, archspec_version, platform.system(), platform.machine()]
+    digest = hashlib.sha256(json.dumps(head).encode())
+    digest.update(b"\0")
+    digest.update(block)
+    return digest.hexdigest()
+
+
+def _cpu_cache() -> tuple[str, str] | None:
+    """(path of the cache file, key of this host's entry), or ``None`` where no cache is used:
+    ``PRISM_NO_CACHE``, no /proc/cpuinfo, no key (:func:`_cpu_cache_key`), no cache directory."""
+    if not cache_enabled():
+        return None
+    block = _first_processor()
+    if block is None:
+        return None
+    key = _cpu_cache_key(block)
+    if key is None:
+        return None
+    return os.path.join(cache_dir(), CPU_CACHE_FILE), key
+
+
+def _read_cpu_cache(path: str, key: str) -> CpuInfo | None:
+    """The identification kept in ``path`` under ``key``, or ``None`` (no file, another key, a
+    damaged or foreign file)."""
+    try:
+        with open(path, "rb") as fh:
+            document = json.loads(fh.read(1 << 20))
+        if document.get("format") != _CPU_CACHE_FORMAT or document.get("key") != key:
+            return None
+        cpu = document["cpu"]
+        name, vendor, family = cpu["name"], cpu["vendor"], cpu["family"]
+        features = cpu["features"]
+        texts = [name, vendor, family, *features]
+        if not all(isinstance(t, str) for t in texts) or not isinstance(features, list):
+            return None
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return CpuInfo(
+        name=name,
+        vendor=vendor,
+        family=family,
+        features=frozenset(features),
+        brand=_brand(),
+        logical_cpus=os.cpu_count(),
+    )
+
+
+def _write_cpu_cache(path: str, key: str, cpu: CpuInfo) -> None:
+    """Keep ``cpu`` in ``path`` under ``key``: written beside it and moved into place, so that a
+    reader sees a whole file or none; silently not where the directory cannot be written."""
+    document = {
+        "format": _CPU_CACHE_FORMAT,
+        "key": key,
+        "cpu": {
+            "name": cpu.name,
+            "vendor": cpu.vendor,
+            "family": cpu.family,
+            "features": sorted(cpu.features),
+        },
+    }
+    tmp = f"{path}.{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(document, fh)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError:
+        pass  # a read-only or full cache directory: the next process asks archspec again
+
+
+def _identify_cpu() -> CpuInfo:
+    """The host CPU from the cache directory when its entry is this host's, else from archspec
+    (:func:`_detect_cpu`), kept there for the next process when archspec answered in full."""
+    try:
+        where = _cpu_cache()
+    except Exception:  # a broken platformdirs or metadata: the cache is an optimisation only
+        where = None
+    if where is not None:
+        cached = _read_cpu_cache(*where)
+        if cached is not None:
+            return cached
+    info = _detect_cpu()
+    if where is not None and info.source == "archspec" and not info.note:
+        _write_cpu_cache(*where, info)
+    return info
+
+
 # -- matching against the library -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+#: The default of ``CpuMatch.missing_features``: read-only, so one serves every match.
+_NOTHING_MISSING: Mapping[str, frozenset[str]] = MappingProxyType({})
+
+
+@value_type
 class CpuMatch:
     """The CPU description a host matches, and why the other CPU descriptions did not.
 
@@ -262,6 +453,20 @@ class CpuMatch:
     fallback: bool = False
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        description: DeviceDescription | None,
+        reasons: tuple[str, ...] = (),
+        missing_features: Mapping[str, frozenset[str]] = _NOTHING_MISSING,
+        candidates: tuple[str, ...] = (),
+        fallback: bool = False,
+    ) -> None:
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "reasons", reasons)
+        object.__setattr__(self, "missing_features", missing_features)
+        object.__setattr__(self, "candidates", candidates)
+        object.__setattr__(self, "fallback", fallback)
 
     @property
     def device_type(self) -> str | None:
@@ -384,7 +589,7 @@ def match_cpu(cpu: CpuInfo, library: DeviceLibrary | None = None) -> CpuMatch:
 # -- device instances -------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type
 class DeviceInstance:
     """One device present on this host (or simulated), with the description it matches.
 
@@ -413,6 +618,30 @@ class DeviceInstance:
     driver: str | None = None
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        description: DeviceDescription,
+        index: int,
+        name: str,
+        uuid: str | None,
+        memory_bytes: int | None,
+        source: str,
+        simulated: bool = False,
+        package: str | None = None,
+        partition: int | None = None,
+        driver: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "description", description)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "uuid", uuid)
+        object.__setattr__(self, "memory_bytes", memory_bytes)
+        object.__setattr__(self, "source", source)
+        object.__setattr__(self, "simulated", simulated)
+        object.__setattr__(self, "package", package)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "driver", driver)
 
     @property
     def device_type(self) -> str:
@@ -582,7 +811,7 @@ def software_devices(
     return (_default_library(library).get(part.device_type),) * part.count
 
 
-@dataclass(frozen=True)
+@value_type
 class PresentDevices:
     """The devices present on this host, and for each plugin that found none, why not."""
 
@@ -590,6 +819,10 @@ class PresentDevices:
     notes: Mapping[str, str]
 
     __module__ = "prism_core"
+
+    def __init__(self, devices: tuple[DeviceInstance, ...], notes: Mapping[str, str]) -> None:
+        object.__setattr__(self, "devices", devices)
+        object.__setattr__(self, "notes", notes)
 
 
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
@@ -728,7 +961,7 @@ def blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
 # -- the report -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type
 class HostReport:
     """Everything :func:`describe_host` found: for ``prism doctor`` and bug reports."""
 
@@ -740,6 +973,22 @@ class HostReport:
     python: str = ""
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        cpu: CpuInfo,
+        match: CpuMatch,
+        blas: tuple[Mapping[str, Any], ...] = (),
+        memory_bytes: int | None = None,
+        system: str = "",
+        python: str = "",
+    ) -> None:
+        object.__setattr__(self, "cpu", cpu)
+        object.__setattr__(self, "match", match)
+        object.__setattr__(self, "blas", blas)
+        object.__setattr__(self, "memory_bytes", memory_bytes)
+        object.__setattr__(self, "system", system)
+        object.__setattr__(self, "python", python)
 
     @property
     def description(self) -> DeviceDescription | None:

@@ -10,14 +10,12 @@ Discovery happens once, on first use (``import prism_core`` imports no plugin).
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import logging
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import partial
 from os import PathLike
 from pathlib import Path
@@ -25,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from prism_core._config import PluginSettings
 from prism_core._description.library import add_search_path_provider
-from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
+from prism_core._errors import PrismError, PrismWarning, debug, did_you_mean, user_stacklevel
 from prism_core._events import PLUGINS, announce
 from prism_core._knowledge.backend import Backend, Detection
+from prism_core._values import value_type
 
 if TYPE_CHECKING:
     import pluggy
@@ -45,7 +44,6 @@ __all__ = [
     "reload_plugins",
 ]
 
-logger = logging.getLogger("prism_core")
 
 ENTRY_POINT_GROUP = "prism.plugins"
 #: Builtin plugins, registered by name through the same hooks; they cannot be disabled.
@@ -70,7 +68,7 @@ class PluginError(PrismError, RuntimeError):
         self.record = record
 
 
-@dataclass
+@value_type(frozen=False)
 class PluginRecord:
     """What discovery did with one plugin, and what the plugin contributed."""
 
@@ -92,6 +90,38 @@ class PluginRecord:
     problems: list[str] = field(default_factory=list)
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        name: str,
+        origin: str,
+        target: str,
+        distribution: str | None = None,
+        version: str | None = None,
+        status: str = "pending",
+        reason: str = "",
+        requested: bool = False,
+        info: dict[str, Any] | None = None,
+        hardware_dirs: list[Path] | None = None,
+        backends: list[str] | None = None,
+        variants: list[Any] | None = None,
+        hooks: list[str] | None = None,
+        problems: list[str] | None = None,
+    ) -> None:
+        self.name = name
+        self.origin = origin
+        self.target = target
+        self.distribution = distribution
+        self.version = version
+        self.status = status
+        self.reason = reason
+        self.requested = requested
+        self.info = {} if info is None else info
+        self.hardware_dirs = [] if hardware_dirs is None else hardware_dirs
+        self.backends = [] if backends is None else backends
+        self.variants = [] if variants is None else variants
+        self.hooks = [] if hooks is None else hooks
+        self.problems = [] if problems is None else problems
 
     @property
     def label(self) -> str:
@@ -234,6 +264,8 @@ class PluginSet:
         for name in settings.allow:
             if name not in found and name not in BUILTIN_PLUGINS:
                 known = sorted(found)
+                import difflib  # for the message only (issue 9)
+
                 hint = difflib.get_close_matches(name, known, n=1)
                 raise PluginError(
                     f"plugin {name!r} named in PRISM_PLUGINS is not installed"
@@ -290,6 +322,8 @@ class PluginSet:
             known = [*_DISCOVERY_HOOKS, "prism_detect_devices"]
             parts = []
             for hook in unknown:
+                import difflib  # for the message only (issue 9)
+
                 hint = difflib.get_close_matches(hook, known, n=1)
                 parts.append(f"{hook!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
             record.status = "failed"
@@ -336,7 +370,7 @@ class PluginSet:
             self.backends[backend.name] = backend
             record.backends.append(backend.name)
         record.status = "loaded"
-        logger.debug("loaded plugin %s: %s", record.label, ", ".join(record.hooks))
+        debug("loaded plugin %s: %s", record.label, ", ".join(record.hooks))
 
     def _call(self, plugin: Any, hook: str, kwargs: dict[str, Any]) -> Any:
         """Call one plugin's implementation of ``hook`` (``None`` if it has none)."""
@@ -360,7 +394,7 @@ class PluginSet:
 
     def _fail(self, record: PluginRecord, key: str | None = None) -> None:
         self.records[key or record.name] = record
-        logger.debug("plugin %s failed: %s", record.label, record.reason)
+        debug("plugin %s failed: %s", record.label, record.reason)
         if self.settings.strict or record.requested or record.origin == "builtin":
             why = (
                 "strict mode is on (PRISM_STRICT_PLUGINS)"
@@ -435,7 +469,7 @@ class PluginSet:
                         f"backends: {', '.join(sorted(self.backends))}"
                     )
             for problem in record.problems:
-                logger.debug("plugin %s: %s", record.label, problem)
+                debug("plugin %s: %s", record.label, problem)
             if record.problems and (self.settings.strict or record.requested):
                 record.status = "failed"
                 record.reason = "; ".join(record.problems)
@@ -464,6 +498,8 @@ class PluginSet:
         if found is not None:
             return self.backends[found]
         known = [*self.backends, *(a for b in self.backends.values() for a in b.aliases)]
+        import difflib  # for the message only (issue 9)
+
         hint = difflib.get_close_matches(name, known, n=1)
         raise PluginError(
             f"no backend named {name!r}"

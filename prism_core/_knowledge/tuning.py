@@ -53,7 +53,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -61,6 +61,7 @@ from typing import Any
 from prism_core import _events
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._errors import PrismWarning, user_stacklevel
+from prism_core._values import value_type
 from prism_core._version import __version__
 
 __all__ = [
@@ -155,7 +156,7 @@ def _shapes(value: Any) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-@dataclass(frozen=True)
+@value_type
 class TuningEntry:
     """One measured choice: for ``op`` on ``device`` in ``dtype`` at size ``bucket``, among the
     variants ``variants``, ``winner`` is the one to call.
@@ -186,6 +187,33 @@ class TuningEntry:
     measured_at: float
 
     __module__ = "prism_core"
+
+    def __init__(
+        self,
+        op: str,
+        device: str,
+        dtype: str,
+        bucket: int,
+        variants: tuple[str, ...],
+        times: Mapping[str, float],
+        winner: str,
+        decided: str,
+        shapes: tuple[tuple[int, ...], ...],
+        repeats: int,
+        measured_at: float,
+    ) -> None:
+        object.__setattr__(self, "op", op)
+        object.__setattr__(self, "device", device)
+        object.__setattr__(self, "dtype", dtype)
+        object.__setattr__(self, "bucket", bucket)
+        object.__setattr__(self, "variants", variants)
+        object.__setattr__(self, "times", times)
+        object.__setattr__(self, "winner", winner)
+        object.__setattr__(self, "decided", decided)
+        object.__setattr__(self, "shapes", shapes)
+        object.__setattr__(self, "repeats", repeats)
+        object.__setattr__(self, "measured_at", measured_at)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         _text(self.op, "op")
@@ -387,7 +415,7 @@ def _digest_of(components: Mapping[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-@dataclass(frozen=True)
+@value_type
 class Fingerprint:
     """What the measurements of a host depend on: ``components`` (name -> value, both text),
     and ``digest``, a short SHA-256 of them (sorted) that names the host's tuning file.
@@ -400,6 +428,11 @@ class Fingerprint:
     digest: str
 
     __module__ = "prism_core"
+
+    def __init__(self, components: Mapping[str, str], digest: str) -> None:
+        object.__setattr__(self, "components", components)
+        object.__setattr__(self, "digest", digest)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         if not isinstance(self.components, Mapping) or not all(

@@ -192,8 +192,8 @@ def test_nvidia_smi_that_hangs(
         assert kwargs["timeout"] == 10
         raise subprocess.TimeoutExpired(args[0], kwargs["timeout"])
 
-    monkeypatch.setattr(detect_module.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
-    monkeypatch.setattr(detect_module.subprocess, "run", hang)
+    monkeypatch.setattr(detect_module, "_which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(subprocess, "run", hang)
     assert detect(library) == prism_core.Detection((), "nvidia-smi did not answer within 10 s")
 
 
@@ -202,7 +202,7 @@ def test_detection_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
         def list(self, **kwargs: Any) -> Any:
             raise RuntimeError("the library broke")
 
-    monkeypatch.setattr(detect_module.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(detect_module, "_which", lambda name: "/usr/bin/nvidia-smi")
     monkeypatch.setattr(detect_module, "run_nvidia_smi", lambda exe: (SMI_OUTPUT, ""))
     found = detect(Broken())
     assert found.devices == ()
