@@ -21,13 +21,15 @@ The way of a call (the op's function, made in ``ops.py``)::
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import operator
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from prism_core import _events as events
 from prism_core._dispatch.registry import (
@@ -49,6 +51,7 @@ if TYPE_CHECKING:
     from prism_core._dispatch.scope import Scope
     from prism_core._knowledge.backend import Backend
     from prism_core._knowledge.variant import Variant
+    from prism_core._pipeline.report import PipelinePlan
 
 __all__ = [
     "ArraySpec",
@@ -366,6 +369,43 @@ _lock = threading.Lock()
 #: What dispatch learnt about this host, with the ``_events`` generation it is valid for.
 _availability: dict[str, tuple[int, Any]] = {}
 _present: list[tuple[int, list[DeviceDescription]]] = []
+
+
+#: Hooks that the pipeline layer (``prism_core._pipeline``) puts in force in a context; dispatch
+#: never imports it, and reads them only off the hot path (a cache miss, a failure):
+#:
+#: ``PLANNING``: while a pipeline is planned (``explain``), called as ``hook(op, args, kwargs)``
+#: by a call that has no cached plan, instead of running it; returns what stands for the result
+#: (``ArraySpec``).  Planning puts in force scopes no plan is keyed by, so every call misses.
+#:
+#: ``LENIENT``: while a stage with a preferred placement runs in automatic mode, called as
+#: ``hook(op, args, kwargs, error)`` when the placement in scope cannot run a call (no variant
+#: there: ``DispatchError``; its variant failed: ``BackendError``); returns the result of the
+#: call run elsewhere, or raises ``error``.
+PLANNING: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.ContextVar(
+    "prism_planning", default=None
+)
+LENIENT: contextvars.ContextVar[Callable[..., Any] | None] = contextvars.ContextVar(
+    "prism_lenient", default=None
+)
+#: The list :func:`fallback_recording` appends to in this context (``None``: nothing records).
+_FALLBACK_SINK: contextvars.ContextVar[list[FallbackRecord] | None] = contextvars.ContextVar(
+    "prism_fallback_recording", default=None
+)
+
+
+@contextlib.contextmanager
+def fallback_recording() -> Iterator[list[FallbackRecord]]:
+    """Record the fallbacks that happen in this context: yields a list to which each fallback
+    appends a :class:`FallbackRecord` of its own (``count`` 1), beside the process-wide
+    records of :func:`fallbacks`.  The innermost recording gets them."""
+    sink: list[FallbackRecord] = []
+    token = _FALLBACK_SINK.set(sink)
+    try:
+        yield sink
+    finally:
+        with contextlib.suppress(ValueError):  # ended in another context: not ours to reset
+            _FALLBACK_SINK.reset(token)
 
 
 def fallbacks() -> list[FallbackRecord]:
@@ -911,14 +951,18 @@ def _moves(
         foreign = [a for a in items if not _is_native(backend, a)]
         if not foreign:
             continue
-        move = movement.mover(backend, device, ps.owner, reference=_reference_backend(op, ps))
+        move = movement.mover(
+            backend, device, ps.owner, reference=_reference_backend(op, ps), op=op.name, position=i
+        )
         converters.append((i, movement.each(move) if _is_sequence(op, i, value) else move))
         sentences.extend(movement.describe(i, a, ps.owner(a), backend, device) for a in foreign)
     if not converters:
         return _NO_MOVES
     result = None
     if home is not None and home is not backend:
-        result = movement.bring_back(backend, home, _reference_backend(op, ps))
+        result = movement.bring_back(
+            backend, home, _reference_backend(op, ps), op=op.name, device=device
+        )
         sentences.append(f"result: {backend.name} -> {home.name} (the arguments' backend)")
     return Moves(tuple(converters), tuple(sentences), result)
 
@@ -1046,7 +1090,11 @@ def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
 
 def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A call without a cached plan: build one, then run it (tuning it first when tuning on
-    first use is on and nothing was measured for it)."""
+    first use is on and nothing was measured for it).  While a pipeline is planned, the
+    planner answers instead (``PLANNING``)."""
+    planning = PLANNING.get()
+    if planning is not None:
+        return planning(op, args, kwargs)
     key, plan = plan_for(op, key, args)
     hook = _first_use[0]
     if hook is not None and plan.untuned and hook(op, key, args, kwargs):
@@ -1080,7 +1128,13 @@ def failed(
     record it, then go on with the next candidate (automatic mode) or raise."""
     variant = plan.first
     assert variant is not None  # fn is set together with first
-    current = _record_failure(op, key, plan, variant, exc)
+    try:
+        current = _record_failure(op, key, plan, variant, exc)
+    except BackendError as error:
+        lenient = LENIENT.get()
+        if lenient is None:
+            raise
+        return lenient(op, args, kwargs, error)
     return run_checked(op, key, current, args, kwargs, (variant.name,), [], exc)
 
 
@@ -1097,8 +1151,28 @@ def run_checked(
     """Run the call on the best candidate that accepts it: per-call checks, moves, fallback.
 
     Each variant runs at most once per call (``tried``); a failure is blamed on the variant
-    that raised and on no other (issue 7, items 1 and 2).
+    that raised and on no other (issue 7, items 1 and 2).  Where the scope cannot run the call
+    and a lenient stage is in force (``LENIENT``), the stage decides what runs it.
     """
+    try:
+        return _run_checked(op, key, plan, args, kwargs, tried, reasons, error)
+    except (BackendError, DispatchError) as exc:
+        lenient = LENIENT.get()
+        if lenient is None:
+            raise
+        return lenient(op, args, kwargs, exc)
+
+
+def _run_checked(
+    op: Op,
+    key: Any,
+    plan: Plan,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    tried: Sequence[str],
+    reasons: list[str] | None,
+    error: Exception | None,
+) -> Any:
     done = set(tried)
     declined = list(reasons or ())
     while True:
@@ -1197,6 +1271,9 @@ def _record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Excepti
             record.count += 1
         first = (op.name, name) not in _warned
         _warned.add((op.name, name))
+    sink = _FALLBACK_SINK.get()
+    if sink is not None:
+        sink.append(FallbackRecord(op.name, name, f"{type(exc).__name__}: {exc}", nxt))
     if first:
         said = (
             str(exc)
@@ -1373,11 +1450,26 @@ def _signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def explain(op: Any, *args: Any, **kwargs: Any) -> Decision:
+class _PlansItself(Protocol):
+    """What plans itself when explained: a ``@prism_core.pipeline`` function."""
+
+    def __prism_explain__(self, *args: Any, **kwargs: Any) -> PipelinePlan: ...
+
+
+@overload
+def explain(op: _PlansItself, *args: Any, **kwargs: Any) -> PipelinePlan: ...
+@overload
+def explain(op: Any, *args: Any, **kwargs: Any) -> Decision: ...
+def explain(op: Any, *args: Any, **kwargs: Any) -> Decision | PipelinePlan:
     """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it.
 
-    Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).
+    Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).  An object
+    that plans itself (a ``@prism_core.pipeline`` function: ``__prism_explain__``) gives its
+    own plan.
     """
+    planner = getattr(op, "__prism_explain__", None)
+    if planner is not None:
+        return planner(*args, **kwargs)  # type: ignore[no-any-return]
     the_op = as_op(op)
     if not current_scope().simulated:
         # A decision shows every backend's availability (a call asks only as far as it needs:

@@ -12,19 +12,123 @@ dispatcher moves its arrays with the functions made here, once per plan:
 
 In automatic mode the result goes back to the arguments' backend (:func:`bring_back`): NumPy
 in, NumPy out.
+
+Moves can be recorded (:func:`recording`, which pipelines use to say what each stage moved):
+inside a recording, every argument a mover moves and every result brought back appends a
+:class:`MoveRecord`.  Outside one, the only cost is one context-variable read per *moved*
+argument; plans that move nothing have no mover at all, so their calls do not change.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
     from prism_core._knowledge.backend import Backend
 
-__all__ = ["bring_back", "describe", "each", "mover", "nbytes"]
+__all__ = [
+    "COPIED",
+    "UNVERIFIED",
+    "ZERO_COPY",
+    "MoveRecord",
+    "bring_back",
+    "describe",
+    "each",
+    "mover",
+    "nbytes",
+    "recording",
+]
+
+#: How a recorded move went (:attr:`MoveRecord.how`).
+ZERO_COPY = "DLPack (zero copy)"
+COPIED = "copied"
+UNVERIFIED = "moved (whether it was copied cannot be told from the arrays)"
+
+
+@dataclass(frozen=True)
+class MoveRecord:
+    """One array that dispatch moved while a :func:`recording` was active.
+
+    ``position`` is the argument's position in the op call, or ``None`` for a result brought
+    back to the arguments' backend.  ``source`` is the backend that owned the array (``None``:
+    no loaded backend owns it), ``backend`` and ``device`` where it went.  ``how`` is
+    :data:`ZERO_COPY` when the moved array shares the original's memory (their data addresses
+    are equal), :data:`COPIED` when it does not (or when it crossed between host and device
+    memory), :data:`UNVERIFIED` when neither array says where its data is.  ``seconds`` is the
+    estimated cost: ``0.0`` for a zero copy, the size over the device's host link for a copy
+    between host and a described GPU, ``None`` when not known.
+    """
+
+    op: str
+    position: int | None
+    what: str
+    nbytes: int | None
+    source: str | None
+    backend: str
+    device: str | None
+    how: str
+    seconds: float | None = None
+
+    __module__ = "prism_core"
+
+    @property
+    def argument(self) -> str:
+        """``"argument 0"`` or ``"result"``."""
+        return "result" if self.position is None else f"argument {self.position}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "argument": self.argument,
+            "position": self.position,
+            "what": self.what,
+            "nbytes": self.nbytes,
+            "source": self.source,
+            "backend": self.backend,
+            "device": self.device,
+            "how": self.how,
+            "seconds": self.seconds,
+        }
+
+    def describe(self) -> str:
+        """One line: ``matmul argument 0: numpy.ndarray float64[512x512] (2.1 MB) numpy ->
+        torch on generic.x86-64-v4: DLPack (zero copy)``."""
+        size = "" if self.nbytes is None else f" ({_size_text(self.nbytes)})"
+        came = f" {self.source}" if self.source else ""
+        where = self.backend + (f" on {self.device}" if self.device else "")
+        cost = "" if not self.seconds else f", ~{_time_text(self.seconds)}"
+        return f"{self.op} {self.argument}: {self.what}{size}{came} -> {where}: {self.how}{cost}"
+
+
+#: The list the active :func:`recording` appends to; ``None``: nothing records.
+_RECORDING: contextvars.ContextVar[list[MoveRecord] | None] = contextvars.ContextVar(
+    "prism_move_recording", default=None
+)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list[MoveRecord]]:
+    """Record the moves dispatch makes in this context: yields the list that each moved
+    argument and each result brought back appends a :class:`MoveRecord` to.
+
+    The innermost recording gets the records (a pipeline's stage records its own moves, the
+    pipeline those made between stages).  Threads and tasks started in a copy of this context
+    (``contextvars.copy_context()``, ``asyncio.create_task``) append to the same list.
+    """
+    sink: list[MoveRecord] = []
+    token = _RECORDING.set(sink)
+    try:
+        yield sink
+    finally:
+        with contextlib.suppress(ValueError):  # ended in another context: not ours to reset
+            _RECORDING.reset(token)
+
 
 #: DLPack device types whose memory the host CPU reads directly (kDLCPU, kDLCUDAHost,
 #: kDLROCMHost, kDLCUDAManaged).
@@ -37,8 +141,11 @@ def mover(
     owner: Callable[[Any], Backend | None],
     *,
     reference: Backend | None,
+    op: str = "",
+    position: int = 0,
 ) -> Callable[[Any], Any]:
-    """A function moving one argument to ``backend`` on ``device`` (native values pass)."""
+    """A function moving one argument (argument ``position`` of ``op``, for the record) to
+    ``backend`` on ``device`` (native values pass)."""
     if backend is reference:
 
         def to_host(value: Any) -> Any:
@@ -46,17 +153,101 @@ def mover(
                 return value
             source = owner(value)
             if source is not None and source is not backend:
-                return source.to_numpy(value)
-            return backend.to_device(value, device)
+                out = source.to_numpy(value)
+            else:
+                out = backend.to_device(value, device)
+            sink = _RECORDING.get()
+            if sink is not None:
+                sink.append(_record(op, position, value, out, source, backend, None, None))
+            return out
 
         return to_host
 
     def move(value: Any) -> Any:
         if backend.is_native(value):
             return value
-        return backend.to_device(value, device)
+        out = backend.to_device(value, device)
+        sink = _RECORDING.get()
+        if sink is not None:
+            sink.append(_record(op, position, value, out, owner(value), backend, device, device))
+        return out
 
     return move
+
+
+def _record(
+    op: str,
+    position: int | None,
+    before: Any,
+    after: Any,
+    source: Backend | None,
+    backend: Backend,
+    device: DeviceDescription | None,
+    link: DeviceDescription | None,
+) -> MoveRecord:
+    """The record of moving ``before`` (to ``after``); ``link`` is the non-host device whose
+    host link a copy crossed, if any."""
+    size = nbytes(before)
+    a, b = _address(before), _address(after)
+    on_device = link is not None and link.kind not in (None, "cpu")
+    if a is not None and b is not None:
+        how = ZERO_COPY if a == b else COPIED
+    else:
+        # Between host memory and a GPU's there is no zero copy (a simulated GPU's arrays are
+        # recorded as a real one's would be); elsewhere the arrays do not tell.
+        how = COPIED if on_device else UNVERIFIED
+    seconds: float | None = None
+    if how == ZERO_COPY:
+        seconds = 0.0
+    elif how == COPIED and on_device and size is not None:
+        assert link is not None
+        bandwidth = (link.data.get("host_link") or {}).get("bandwidth_gbps")
+        if bandwidth:
+            seconds = size / (bandwidth / 2 * 1e9)
+    return MoveRecord(
+        op,
+        position,
+        _what(before),
+        size,
+        source.name if source is not None else None,
+        backend.name,
+        device.device_type if device is not None else None,
+        how,
+        seconds,
+    )
+
+
+def _address(value: Any) -> int | None:
+    """Where an array's data starts, when it says (NumPy's array interface, CUDA's, torch's
+    ``data_ptr()``); ``None`` otherwise."""
+    for attr in ("__array_interface__", "__cuda_array_interface__"):
+        interface = getattr(value, attr, None)
+        if isinstance(interface, dict):
+            data = interface.get("data")
+            if isinstance(data, tuple) and data and isinstance(data[0], int):
+                return data[0]
+    data_ptr = getattr(value, "data_ptr", None)
+    if callable(data_ptr):
+        try:
+            address = data_ptr()
+        except Exception:  # a tensor without storage (meta, sparse): not known
+            return None
+        return address if isinstance(address, int) else None
+    return None
+
+
+def _what(value: Any) -> str:
+    kind = f"{type(value).__module__}.{type(value).__name__}"
+    dtype = getattr(value, "dtype", None)
+    shape = getattr(value, "shape", None)
+    if dtype is None or shape is None:
+        return kind
+    try:
+        dims = "x".join(str(int(s)) for s in shape)
+    except (TypeError, ValueError):
+        return kind
+    name = getattr(dtype, "name", None) or str(dtype).removeprefix("torch.")
+    return f"{kind} {name}[{dims}]"
 
 
 def each(move: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -68,10 +259,17 @@ def each(move: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return move_items
 
 
-def bring_back(runner: Backend, home: Backend, reference: Backend | None) -> Callable[[Any], Any]:
-    """A function taking a result of ``runner`` to ``home``'s arrays, item by item in tuples
-    (named tuples keep their type).  To the reference backend, 0-d results become NumPy
-    scalars, as NumPy's reductions give them."""
+def bring_back(
+    runner: Backend,
+    home: Backend,
+    reference: Backend | None,
+    *,
+    op: str = "",
+    device: DeviceDescription | None = None,
+) -> Callable[[Any], Any]:
+    """A function taking a result of ``runner`` (on ``device``, for the record) to ``home``'s
+    arrays, item by item in tuples (named tuples keep their type).  To the reference backend,
+    0-d results become NumPy scalars, as NumPy's reductions give them."""
     to_host = home is reference
 
     def back(result: Any) -> Any:
@@ -86,8 +284,13 @@ def bring_back(runner: Backend, home: Backend, reference: Backend | None) -> Cal
             return result
         if to_host:
             out = runner.to_numpy(result)
-            return out[()] if getattr(out, "ndim", 1) == 0 else out
-        return home.from_dlpack(result)
+            out = out[()] if getattr(out, "ndim", 1) == 0 else out
+        else:
+            out = home.from_dlpack(result)
+        sink = _RECORDING.get()
+        if sink is not None:
+            sink.append(_record(op, None, result, out, runner, home, None, device))
+        return out
 
     return back
 
