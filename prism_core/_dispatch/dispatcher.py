@@ -680,6 +680,16 @@ def _build(
         plan.ranked, more = _verified(plan.ranked)
         plan.rejected = plan.rejected + more
     _finish(op, key, plan)
+    if scope.split is not None:
+        # The scope splits this op (prism_core._pipeline.split hands it over as an object with
+        # runner_for): every call runs the split, whose parts run in scopes without it.  The
+        # decision above stays what explain shows; plans of scopes without a split are as
+        # they were (the scope is in the plan key).
+        runner = scope.split.runner_for(op)
+        if runner is not None:
+            plan.fn = plan.first = plan.checked = plan.check = None
+            plan.call = runner
+            plan.untuned = False
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug(
             "dispatch %s in %r: %s (rejected: %s)",

@@ -43,7 +43,16 @@ class Scope:
     """An interned combination of device, simulation, backend, preference and strictness."""
 
     __module__ = "prism_core"
-    __slots__ = ("__weakref__", "backend", "device", "execution", "prefer", "simulated", "strict")
+    __slots__ = (
+        "__weakref__",
+        "backend",
+        "device",
+        "execution",
+        "prefer",
+        "simulated",
+        "split",
+        "strict",
+    )
 
     device: DeviceDescription | None
     simulated: bool
@@ -52,6 +61,11 @@ class Scope:
     strict: bool
     #: The ``ExecutionPolicy`` in force (``execution_policy()``), or ``None``: speed.
     execution: Any
+    #: What this scope splits (``prism_core.splitting()``, an ``ExecutionStrategy``), or
+    #: ``None``.  Dispatch sees only an object with ``runner_for(op)`` (the function to run
+    #: instead of the op's variants, or ``None``), ``describe()`` and ``as_dict()``: the split
+    #: engine is a layer above (``prism_core._pipeline.split``).
+    split: Any
 
     def __init__(self, *args: Any) -> None:
         raise TypeError("scopes are made with prism_core.device(), use_backend() and policy()")
@@ -65,8 +79,9 @@ class Scope:
         prefer: str,
         strict: bool,
         execution: Any = None,
+        split: Any = None,
     ) -> Scope:
-        key = (_fingerprint(device), simulated, backend, prefer, strict, execution)
+        key = (_fingerprint(device), simulated, backend, prefer, strict, execution, split)
         with _lock:
             scope = _interned.get(key)
             if scope is None:
@@ -77,6 +92,7 @@ class Scope:
                 scope.prefer = prefer
                 scope.strict = strict
                 scope.execution = execution
+                scope.split = split
                 _interned[key] = scope
         return scope
 
@@ -88,6 +104,7 @@ class Scope:
             "prefer": self.prefer,
             "strict": self.strict,
             "execution": self.execution,
+            "split": self.split,
         }
         fields.update(changes)
         return Scope._make(**fields)
@@ -106,6 +123,7 @@ class Scope:
             "strict": self.strict,
             "automatic": self.automatic,
             "execution_policy": None if self.execution is None else self.execution.as_dict(),
+            "split": None if self.split is None else self.split.as_dict(),
         }
 
     def __repr__(self) -> str:
@@ -122,6 +140,8 @@ class Scope:
             parts.append("strict")
         if self.execution is not None:
             parts.append(f"policy={self.execution.describe()!r}")
+        if self.split is not None:
+            parts.append(f"split={self.split.describe()!r}")
         return f"<Scope {' '.join(parts) or 'automatic'}>"
 
 
