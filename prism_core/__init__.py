@@ -56,6 +56,7 @@ if TYPE_CHECKING:
         reset_fallbacks,
     )
     from prism_core._dispatch.generators import scoped
+    from prism_core._dispatch.movement import MoveRecord
     from prism_core._dispatch.ops import (
         Op,
         OperationError,
@@ -144,6 +145,17 @@ if TYPE_CHECKING:
         Work,
         declare_work,
     )
+    from prism_core._pipeline.pipeline import Pipeline, pipeline
+    from prism_core._pipeline.report import (
+        PipelineError,
+        PipelinePlan,
+        PipelineReport,
+        PipelineRun,
+        PlannedCall,
+        PlannedStage,
+        StageFallback,
+        StageReport,
+    )
     from prism_core._pipeline.split import (
         PartRecord,
         SplitError,
@@ -157,6 +169,7 @@ if TYPE_CHECKING:
         split_rules,
         splitting,
     )
+    from prism_core._pipeline.stage import Stage, StageRun, stage
     from prism_core._tuning.planner import (
         PlanResult,
         plan,
@@ -272,6 +285,20 @@ _LAZY = {
     "set_autotune": "_tuning.tuner",
     "tune": "_tuning.tuner",
     "Basis": "_dispatch.dispatcher",
+    "MoveRecord": "_dispatch.movement",
+    "Pipeline": "_pipeline.pipeline",
+    "pipeline": "_pipeline.pipeline",
+    "PipelineError": "_pipeline.report",
+    "PipelinePlan": "_pipeline.report",
+    "PipelineReport": "_pipeline.report",
+    "PipelineRun": "_pipeline.report",
+    "PlannedCall": "_pipeline.report",
+    "PlannedStage": "_pipeline.report",
+    "StageFallback": "_pipeline.report",
+    "StageReport": "_pipeline.report",
+    "Stage": "_pipeline.stage",
+    "StageRun": "_pipeline.stage",
+    "stage": "_pipeline.stage",
     "PartRecord": "_pipeline.split",
     "SplitError": "_pipeline.split",
     "SplitRecord": "_pipeline.split",
@@ -335,6 +362,7 @@ __all__ = [
     "Measurement",
     "MemoryLevel",
     "ModelError",
+    "MoveRecord",
     "Op",
     "OperationError",
     "PartRecord",
@@ -342,7 +370,14 @@ __all__ = [
     "PerformanceModel",
     "PerformanceRow",
     "PerformanceTable",
+    "Pipeline",
+    "PipelineError",
+    "PipelinePlan",
+    "PipelineReport",
+    "PipelineRun",
     "PlanResult",
+    "PlannedCall",
+    "PlannedStage",
     "PluginError",
     "PluginRecord",
     "PluginSet",
@@ -364,6 +399,10 @@ __all__ = [
     "SplitRule",
     "SplitSpec",
     "SplitTarget",
+    "Stage",
+    "StageFallback",
+    "StageReport",
+    "StageRun",
     "TuneCase",
     "TuneReport",
     "TuningCacheWarning",
@@ -418,6 +457,7 @@ __all__ = [
     "load_device_file",
     "match_detected_device",
     "operation",
+    "pipeline",
     "plan",
     "plugins",
     "policy",
@@ -434,6 +474,7 @@ __all__ = [
     "split_recording",
     "split_rules",
     "splitting",
+    "stage",
     "to_device",
     "to_dlpack",
     "tune",

@@ -67,7 +67,10 @@ class MoveRecord:
 
     op: str
     position: int | None
-    what: str
+    #: The array's type (``"numpy.ndarray"``), shape and dtype name, when it has them.
+    kind: str
+    shape: tuple[int, ...] | None
+    dtype: str | None
     nbytes: int | None
     source: str | None
     backend: str
@@ -76,6 +79,13 @@ class MoveRecord:
     seconds: float | None = None
 
     __module__ = "prism_core"
+
+    @property
+    def what(self) -> str:
+        """``"numpy.ndarray float64[512x512]"``."""
+        if self.shape is None or self.dtype is None:
+            return self.kind
+        return f"{self.kind} {self.dtype}[{'x'.join(map(str, self.shape))}]"
 
     @property
     def argument(self) -> str:
@@ -88,6 +98,8 @@ class MoveRecord:
             "argument": self.argument,
             "position": self.position,
             "what": self.what,
+            "shape": None if self.shape is None else list(self.shape),
+            "dtype": self.dtype,
             "nbytes": self.nbytes,
             "source": self.source,
             "backend": self.backend,
@@ -188,6 +200,7 @@ def _record(
     """The record of moving ``before`` (to ``after``); ``link`` is the non-host device whose
     host link a copy crossed, if any."""
     size = nbytes(before)
+    kind, shape, dtype = _what(before)
     a, b = _address(before), _address(after)
     on_device = link is not None and link.kind not in (None, "cpu")
     if a is not None and b is not None:
@@ -207,7 +220,9 @@ def _record(
     return MoveRecord(
         op,
         position,
-        _what(before),
+        kind,
+        shape,
+        dtype,
         size,
         source.name if source is not None else None,
         backend.name,
@@ -218,14 +233,9 @@ def _record(
 
 
 def _address(value: Any) -> int | None:
-    """Where an array's data starts, when it says (NumPy's array interface, CUDA's, torch's
-    ``data_ptr()``); ``None`` otherwise."""
-    for attr in ("__array_interface__", "__cuda_array_interface__"):
-        interface = getattr(value, attr, None)
-        if isinstance(interface, dict):
-            data = interface.get("data")
-            if isinstance(data, tuple) and data and isinstance(data[0], int):
-                return data[0]
+    """Where an array's data starts, when it says (torch's ``data_ptr()``, CUDA's array
+    interface, NumPy's); ``None`` otherwise.  Asked in that order: asking a tensor for an array
+    interface it lacks costs an exception."""
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr):
         try:
@@ -233,21 +243,39 @@ def _address(value: Any) -> int | None:
         except Exception:  # a tensor without storage (meta, sparse): not known
             return None
         return address if isinstance(address, int) else None
+    for attr in ("__cuda_array_interface__", "__array_interface__"):
+        interface = getattr(value, attr, None)
+        if isinstance(interface, dict):
+            data = interface.get("data")
+            if isinstance(data, tuple) and data and isinstance(data[0], int):
+                return data[0]
     return None
 
 
-def _what(value: Any) -> str:
-    kind = f"{type(value).__module__}.{type(value).__name__}"
+#: Names of array types and dtypes, made once each (a record is made per moved argument).
+_TYPE_NAMES: dict[type, str] = {}
+_DTYPE_NAMES: dict[Any, str] = {}
+
+
+def _what(value: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
+    """The array's type name, shape and dtype name, as a record keeps them."""
+    cls = type(value)
+    kind = _TYPE_NAMES.get(cls)
+    if kind is None:
+        kind = _TYPE_NAMES[cls] = f"{cls.__module__}.{cls.__name__}"
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     if dtype is None or shape is None:
-        return kind
+        return kind, None, None
     try:
-        dims = "x".join(str(int(s)) for s in shape)
-    except (TypeError, ValueError):
-        return kind
-    name = getattr(dtype, "name", None) or str(dtype).removeprefix("torch.")
-    return f"{kind} {name}[{dims}]"
+        dims = tuple(int(s) for s in shape)
+        name = _DTYPE_NAMES.get(dtype)
+    except (TypeError, ValueError):  # an unhashable dtype, a symbolic shape
+        return kind, None, None
+    if name is None:
+        name = getattr(dtype, "name", None) or str(dtype).removeprefix("torch.")
+        _DTYPE_NAMES[dtype] = name
+    return kind, dims, name
 
 
 def each(move: Callable[[Any], Any]) -> Callable[[Any], Any]:
