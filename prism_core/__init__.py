@@ -170,6 +170,7 @@ if TYPE_CHECKING:
         splitting,
     )
     from prism_core._pipeline.stage import Stage, StageRun, stage
+    from prism_core._pipeline.strategy import Assignment, ExecutionStrategy, Executor
     from prism_core._tuning.planner import (
         PlanResult,
         plan,
@@ -310,6 +311,9 @@ _LAZY = {
     "split_recording": "_pipeline.split",
     "split_rules": "_pipeline.split",
     "splitting": "_pipeline.split",
+    "Assignment": "_pipeline.strategy",
+    "ExecutionStrategy": "_pipeline.strategy",
+    "Executor": "_pipeline.strategy",
     "DeviceDescription": "_description.device",
     "Feature": "_description.device",
     "MemoryLevel": "_description.device",
@@ -336,6 +340,7 @@ _LAZY = {
 
 __all__ = [
     "ArraySpec",
+    "Assignment",
     "Availability",
     "Backend",
     "BackendError",
@@ -354,6 +359,8 @@ __all__ = [
     "DeviceNotPresentError",
     "DispatchError",
     "ExecutionPolicy",
+    "ExecutionStrategy",
+    "Executor",
     "FallbackRecord",
     "FallbackWarning",
     "Feature",

@@ -167,8 +167,9 @@ def test_the_split_equals_the_unsplit_result(
 def test_fewer_items_than_targets_and_an_empty_axis(torch_backend: None) -> None:
     r = rng_arrays()
     a, b = r(2, 3), r(3, 4)
-    got, record = prism.split("matmul", a, b, targets=["numpy", "torch", "numpy"],
-                              return_record=True)
+    got, record = prism.split(
+        "matmul", a, b, targets=["numpy", "torch", "numpy"], return_record=True
+    )
     np.testing.assert_allclose(got, a @ b)
     assert sorted(p.size for p in record.parts) == [0, 1, 1]
     assert sum(p.seconds is None for p in record.parts) == 1
@@ -189,7 +190,7 @@ def test_parts_run_in_threads_of_their_own_on_their_backends(torch_backend: None
     np.testing.assert_allclose(got, a @ b)
     (record,) = records
     # The first part runs in the calling thread, the other in a worker thread of its own.
-    assert [p.thread for p in record.parts][0] == threading.current_thread().name
+    assert record.parts[0].thread == threading.current_thread().name
     assert str(record.parts[1].thread).startswith("prism-split-")
     assert [p.backend for p in record.parts] == ["numpy", "torch"]
     assert [p.variant for p in record.parts] == ["numpy.matmul", "torch.matmul"]
@@ -218,8 +219,13 @@ def test_a_simulated_device_runs_on_the_reference_and_says_so() -> None:
     r = rng_arrays()
     a, b = r(40, 8), r(8, 3)
     got, record = prism.split(
-        "matmul", a, b, targets=["numpy", "nvidia.h100-pcie"], ratio=[0.25, 0.75],
-        simulate=True, return_record=True,
+        "matmul",
+        a,
+        b,
+        targets=["numpy", "nvidia.h100-pcie"],
+        ratio=[0.25, 0.75],
+        simulate=True,
+        return_record=True,
     )
     np.testing.assert_allclose(got, a @ b)
     gpu = record.parts[1]
@@ -251,7 +257,12 @@ def test_auto_gives_the_faster_device_the_larger_share() -> None:
     r = rng_arrays()
     a, b = r(2048, 256), r(256, 256)
     _, record = prism.split(
-        "matmul", a, b, targets=["numpy", "nvidia.h100-pcie"], ratio="auto", simulate=True,
+        "matmul",
+        a,
+        b,
+        targets=["numpy", "nvidia.h100-pcie"],
+        ratio="auto",
+        simulate=True,
         return_record=True,
     )
     assert record.ratio_source == "modelled"
@@ -265,15 +276,26 @@ def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None
     host = prism.present_devices().devices[0].description.device_type
     variants = ("numpy.matmul", "torch.matmul")
     entry = prism.TuningEntry(
-        op="matmul", device=host, dtype="fp64", bucket=tuning.bucket_of(2 * 64 * 64),
-        variants=variants, times={"numpy.matmul": 3e-3, "torch.matmul": 1e-3},
-        winner="torch.matmul", decided="measured", shapes=((64, 64), (64, 64)), repeats=5,
+        op="matmul",
+        device=host,
+        dtype="fp64",
+        bucket=tuning.bucket_of(2 * 64 * 64),
+        variants=variants,
+        times={"numpy.matmul": 3e-3, "torch.matmul": 1e-3},
+        winner="torch.matmul",
+        decided="measured",
+        shapes=((64, 64), (64, 64)),
+        repeats=5,
         measured_at=time.time(),
     )
     tuning.default_store().record([entry])
     r = rng_arrays()
     _, record = prism.split(
-        "matmul", r(100, 64), r(64, 64), targets=["numpy", "torch"], ratio="auto",
+        "matmul",
+        r(100, 64),
+        r(64, 64),
+        targets=["numpy", "torch"],
+        ratio="auto",
         return_record=True,
     )
     assert record.ratio_source == "tuned"
@@ -352,8 +374,25 @@ def test_a_failing_part_is_named_and_the_others_are_awaited() -> None:
     assert "part 1 ([3:6] of axis 0) on numpy failed" in str(error)
     assert isinstance(error.__cause__, np.linalg.LinAlgError)
     assert error.part is not None and (error.part.start, error.part.stop) == (3, 6)
-    # The split left nothing running: its threads are idle again.
-    assert split_module._WORKERS.idle >= 2
+
+
+@pytest.mark.timeout(60)
+def test_a_failure_waits_for_the_parts_still_running() -> None:
+    name = unique("fails_fast")
+    finished: list[str] = []
+
+    @prism.operation(name=name, array_args=(0,))
+    def fails_fast(x: Any) -> Any:
+        if x[0] < 0:
+            raise ValueError("a negative read")  # the caller's own part fails at once
+        time.sleep(0.3)  # the other part is still running when it does
+        finished.append("slow part")
+        return x
+
+    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    with pytest.raises(SplitError, match=r"part 0 \(\[0:2\] of axis 0\) on numpy failed"):
+        prism.split(name, np.array([-1.0, 1.0, 2.0, 3.0]), targets=["numpy", "numpy"])
+    assert finished == ["slow part"]  # awaited before the error was raised: nothing runs on
 
 
 @pytest.mark.timeout(30)
@@ -401,7 +440,7 @@ def test_many_splits_from_many_threads_at_once(torch_backend: None) -> None:
     for t in threads:
         t.join(60)
     assert not errors, errors
-    assert counts == {i: 5 for i in range(6)}  # each thread's recording has its own splits
+    assert counts == dict.fromkeys(range(6), 5)  # each thread's recording has its own splits
 
 
 @pytest.mark.timeout(60)
@@ -429,8 +468,9 @@ def test_a_splitting_scope_splits_the_ops_with_rules(torch_backend: None) -> Non
 
 def test_a_scope_that_names_its_ops_is_strict() -> None:
     v = np.ones(3)
-    with prism.splitting(["numpy", "numpy"], ops=["matmul"]), pytest.raises(
-        ValueError, match="matmul cannot be split along axis 0"
+    with (
+        prism.splitting(["numpy", "numpy"], ops=["matmul"]),
+        pytest.raises(ValueError, match="matmul cannot be split along axis 0"),
     ):
         prism.matmul(v, v)
     with pytest.raises(ValueError, match="'cumulative_sum' has no split rule"):
