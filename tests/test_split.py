@@ -380,12 +380,15 @@ def test_a_failing_part_is_named_and_the_others_are_awaited() -> None:
 def test_a_failure_waits_for_the_parts_still_running() -> None:
     name = unique("fails_fast")
     finished: list[str] = []
+    running = threading.Event()
 
     @prism.operation(name=name, array_args=(0,))
     def fails_fast(x: Any) -> Any:
         if x[0] < 0:
-            raise ValueError("a negative read")  # the caller's own part fails at once
-        time.sleep(0.3)  # the other part is still running when it does
+            running.wait(10)  # (a part not started yet would be cancelled instead)
+            raise ValueError("a negative read")  # the caller's own part fails...
+        running.set()
+        time.sleep(0.3)  # ...while the other part is running
         finished.append("slow part")
         return x
 

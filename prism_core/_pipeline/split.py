@@ -2,8 +2,8 @@
 
 ``prism.split("matmul", a, b, targets=["numpy", "torch"], ratio=[0.3, 0.7])`` cuts the call
 into parts along one axis, runs each part on its target (a backend, a device, a present or a
-simulated one) concurrently in a thread pool, and gathers the parts, in order, into the result
-the unsplit call gives, as the caller's array type.  The same engine serves scopes:
+simulated one) at the same time, each in a thread of its own, and gathers the parts, in order,
+into the result the unsplit call gives, as the caller's array type.  The same engine serves scopes:
 ``with prism.splitting([...]):`` puts a :class:`SplitSpec` in the scope (``Scope.split``), and
 dispatch, building the plan of an op the spec covers, makes the plan run the split
 (``SplitSpec.runner_for``).  ``ExecutionStrategy`` (``strategy.py``) builds such specs for the
@@ -27,14 +27,20 @@ weighted mean, the maximum or the minimum).  There are five kinds of rules:
 
 Why threads: the parts' work is in native code (BLAS, FFT libraries, torch's kernels) that
 releases the GIL, so parts on different backends run at once; processes would copy the data.
-Each part runs in a copy of the caller's context with its target's scope and *without* the
-split, so that a part never splits again.  CPU frameworks bring their own thread pools: parts
-that run on the host at once share its cores (``share_threads``: each gets threads in
-proportion to its size, torch through ``torch.set_num_threads`` in the part's thread, and
-libraries with one count per process, OpenBLAS's, for as long as any split needs them; without
-it, two pools of two threads on two cores wait for each other at every barrier), and a part's
-thread releases its own OpenMP pool when done, which the thread-pool coordinator
-(``_knowledge/threads.py``) cannot do from another thread.
+The first part runs in the calling thread, which would otherwise only wait; each other one gets
+a thread of its own (:class:`_Workers`: idle threads are kept for the next split, and a split
+never waits for a thread another split holds, so splits from many threads cannot starve each
+other).  Each part runs in a copy of the caller's context with its target's scope and *without*
+the split, so that a part never splits again.  CPU frameworks bring their own thread pools:
+parts that run on the host at once share its cores (``share_threads``: each gets threads in
+proportion to its size, torch through ``torch.set_num_threads`` in the part's thread, an OpenMP
+runtime through its per-thread setting, and libraries with one count per process, OpenBLAS's,
+for as long as any split needs them; without it, two pools of two threads on two cores wait
+for each other at every barrier).  The parts' calls go through dispatch, so the thread-pool
+coordinator (``_knowledge/threads.py``) sees each backend entered, and it never releases a pool
+another thread may be inside.  We tried releasing a part thread's own OpenMP pool after each
+part (the coordinator can only release the pools of the thread it runs in): re-creating the
+team cost 85 to 115 us at the next part, more than the idle spin it saved.
 
 Every split makes a :class:`SplitRecord` (per part: target, backend, device, simulated or not,
 index range, ratio, time and thread; the gather's time; the total), which ``return_record=True``
@@ -1046,8 +1052,7 @@ def _modules_of(backend: str) -> tuple[str, ...]:
 @contextlib.contextmanager
 def _thread_share(backend: str | None, count: int | None) -> Iterator[None]:
     """In the part's thread: its backend limited to ``count`` threads (``None``: untouched)
-    while the part runs; afterwards this thread's OpenMP pools of the backend are released
-    (the coordinator releases only the pools of the thread it runs in)."""
+    while the part runs, and its counts put back afterwards."""
     modules = _modules_of(backend) if backend else ()
     undo: list[Callable[[], None]] = []
     try:
@@ -1174,6 +1179,8 @@ _WORKERS = _Workers(keep=max(8, 4 * _cores()))
 
 @dataclass
 class _Job:
+    """One part of a split call: what it runs, where, and (filled in by the run) what ran it."""
+
     index: int
     target: SplitTarget
     scope: Scope
@@ -1271,7 +1278,7 @@ def _run_parts(
     """Run the parts at once: the first in the calling thread (which would otherwise only
     wait: one hand-over fewer), each other one in a worker thread of its own.  Each runs in a
     copy of the caller's context."""
-    started = time.monotonic()
+    deadline = None if timeout is None else time.monotonic() + timeout
     futures = [
         worker.submit(
             functools.partial(contextvars.copy_context().run, _run_job, op, job, home, reference)
@@ -1283,62 +1290,71 @@ def _run_parts(
         own.set_result(contextvars.copy_context().run(_run_job, op, jobs[0], home, reference))
     except Exception as exc:
         own.set_exception(exc)
-    left = None if timeout is None else max(timeout - (time.monotonic() - started), 0.0)
-    return _wait(op, jobs, [own, *futures], left, timeout, layout, ratios)
+    return _wait(op, jobs, [own, *futures], deadline, timeout, layout, ratios)
+
+
+def _left(deadline: float | None) -> float | None:
+    return None if deadline is None else max(deadline - time.monotonic(), 0.0)
 
 
 def _wait(
     op: Op,
     jobs: list[_Job],
     futures: list[Future[Any]],
-    left: float | None,
+    deadline: float | None,
     timeout: float | None,
     layout: _Layout,
     ratios: Sequence[float],
 ) -> list[Any]:
-    """The parts' results in order, or :class:`SplitError` for the first that failed (by
-    index) or for those still running after ``left`` seconds (of ``timeout``)."""
-    done, pending = wait(futures, timeout=left, return_when=FIRST_EXCEPTION)
+    """The parts' results in order, or :class:`SplitError`: for the first part that failed (by
+    index), or for the parts not finished by ``deadline`` (``timeout`` seconds after the
+    start).  Parts not started are cancelled; parts running are waited for (within the
+    deadline), so that nothing of the call runs on behind a failure."""
+    done, pending = wait(futures, timeout=_left(deadline), return_when=FIRST_EXCEPTION)
     failed = [
         (job, fut.exception())
         for job, fut in zip(jobs, futures, strict=True)
         if fut in done and fut.exception() is not None
     ]
-    if failed or pending:
-        for fut in pending:
-            fut.cancel()
-        # What started runs to its end (native code cannot be interrupted): wait for it, within
-        # the timeout, so that nothing of this call is left running behind the error.
-        still = [f for f in pending if not f.cancelled()]
-        if still and not failed:
-            late = [j for j, f in zip(jobs, futures, strict=True) if f in still]
-            first = late[0]
-            names = ", ".join(f"part {j.index} on {j.target.label}" for j in late)
-            raise SplitError(
-                f"{op.name}: {names} did not finish within timeout={timeout:g} s; the result is "
-                "discarded (the parts run on to their end, native code cannot be interrupted)",
-                _part_record(first, layout, ratios[first.index]),
-            )
-        if still:
-            wait(still, timeout=left)
-        failed = [
-            (job, fut.exception())
-            for job, fut in zip(jobs, futures, strict=True)
-            if fut.done() and not fut.cancelled() and fut.exception() is not None
-        ]
-        job, exc = failed[0]
-        assert exc is not None
-        others = "".join(
-            f"; part {j.index} on {j.target.label} failed too ({type(e).__name__}: {e})"
-            for j, e in failed[1:]
+    if not failed and not pending:
+        return [f.result() for f in futures]
+    for fut in pending:
+        fut.cancel()
+    if not failed:  # the deadline passed
+        late = [j for j, f in zip(jobs, futures, strict=True) if f in pending]
+        running = [j for j, f in zip(jobs, futures, strict=True) if f in pending and f.running()]
+        first = late[0]
+        names = ", ".join(f"part {j.index} on {j.target.label}" for j in late)
+        how = (
+            "the result is discarded (the parts running run on to their end in their threads: "
+            "native code cannot be interrupted)"
+            if running
+            else "the parts not started were cancelled"
         )
-        cancelled = sum(f.cancelled() for f in futures)
         raise SplitError(
-            f"{_part_text(op, job, layout)} failed: {type(exc).__name__}: {exc}{others}"
-            + (f" ({cancelled} part(s) not started were cancelled)" if cancelled else ""),
-            _part_record(job, layout, ratios[job.index]),
-        ) from exc
-    return [f.result() for f in futures]
+            f"{op.name}: {names} did not finish within timeout={timeout:g} s; {how}",
+            _part_record(first, layout, ratios[first.index]),
+        )
+    still = [f for f in pending if not f.cancelled()]
+    if still:
+        wait(still, timeout=_left(deadline))
+    failed = [
+        (job, fut.exception())
+        for job, fut in zip(jobs, futures, strict=True)
+        if fut.done() and not fut.cancelled() and fut.exception() is not None
+    ]
+    job, exc = failed[0]
+    assert exc is not None
+    others = "".join(
+        f"; part {j.index} on {j.target.label} failed too ({type(e).__name__}: {e})"
+        for j, e in failed[1:]
+    )
+    cancelled = sum(f.cancelled() for f in futures)
+    raise SplitError(
+        f"{_part_text(op, job, layout)} failed: {type(exc).__name__}: {exc}{others}"
+        + (f" ({cancelled} part(s) not started were cancelled)" if cancelled else ""),
+        _part_record(job, layout, ratios[job.index]),
+    ) from exc
 
 
 def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
