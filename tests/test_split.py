@@ -419,6 +419,25 @@ def test_a_part_beyond_the_timeout_is_an_error_not_a_hang() -> None:
     np.testing.assert_array_equal(prism.split(name, np.ones(4), targets=["numpy", "numpy"]), 2)
 
 
+@pytest.mark.timeout(30)
+def test_a_timeout_shorter_than_any_part_is_a_split_error() -> None:
+    # Whether the other part had started (it runs on) or not (it is cancelled), the caller
+    # gets a SplitError naming it.
+    name = unique("second_half_slow")
+
+    @prism.operation(name=name, array_args=(0,))
+    def second_half_slow(x: Any) -> Any:
+        if x[0] > 0:
+            time.sleep(0.05)
+        return x
+
+    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    x = np.array([0.0, 0.0, 1.0, 1.0])
+    for _ in range(10):
+        with pytest.raises(SplitError, match=r"part 1 on numpy did not finish within"):
+            prism.split(name, x, targets=["numpy", "numpy"], timeout=1e-9)
+
+
 @pytest.mark.timeout(120)
 def test_many_splits_from_many_threads_at_once(torch_backend: None) -> None:
     errors: list[BaseException] = []
