@@ -16,7 +16,9 @@ script prints the minimum over children of each configuration, and the differenc
 
 Usage::
 
-    python benchmarks/bench_size_keys.py [--before REV] [--children N] [--output PREFIX]  (writes PREFIX.json and PREFIX.md)
+    python benchmarks/bench_size_keys.py [--before REV] [--children N] [--output PREFIX]
+
+``--output PREFIX`` writes PREFIX.json and PREFIX.md.
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ What it learnt from the planners that do this well:
 Measuring on a noisy, shared machine (the machines this is developed on have 2 cores):
 
 * every variant warms up (imports, plans, caches, thread pools) for a tenth of the budget (at
-  most 50 ms, at least one call), then runs once more to size its sample: a sample is a batch of calls lasting about ``sample_s``, so that a
-  1 µs call is timed over many calls and a 50 ms one over one;
+  most 50 ms, at least one call), then runs once more to size its sample: a sample is a batch
+  of calls lasting about ``sample_s``, so that a 1 µs call is timed over many calls and a
+  50 ms one over one;
 * rounds are interleaved (every variant once per round, in an order shuffled per round), so
   that a drift of the machine (another process, a frequency change) hits every variant alike;
 * the statistic is the minimum over rounds of the per-call time in a sample (noise only ever
