@@ -11,10 +11,14 @@ How it knows the cluster.  When it connects, it registers :class:`PrismWorkerPlu
 worker, present and future, describes itself) and subscribes to the plugin's event topic.  It
 reads the workers' descriptions with one ``client.run`` and keeps that *view*; routes computed
 from it are cached by (op, requirement, data types), so that routing a task costs a dictionary
-lookup.  The view is read again when a worker announces a change (it advertised, or withdrew),
-when it is older than ``refresh_interval`` seconds (a worker that died announces nothing), and
-before any ``NoWorkerError``: a task fails only against a fresh view, after waiting up to
-``advert_timeout`` seconds for live workers that have not advertised yet.
+lookup.  The view is read again when the cluster announces a change (a worker advertised or
+withdrew, joined or left: the scheduler announces those through :class:`PrismSchedulerPlugin`,
+dead workers included), and before any ``NoWorkerError``: a task fails only against a fresh
+view, after waiting up to ``advert_timeout`` seconds for live workers that have not advertised
+yet.  Where the scheduler cannot announce (Prism is not installed there), the view is also read
+again when older than ``refresh_interval``.  Reading is never done on a timer otherwise: it asks
+every worker (``client.run``), and a busy worker answers only between tasks (a read took 240 ms
+under the benchmark's load, benchmarks/bench_distributed.py).
 
 Placement is Dask's: a routed task is submitted with ``workers=[the qualifying workers]`` and
 ``allow_other_workers=False``, so Dask's scheduler balances it among them as usual (StarPU's
@@ -29,18 +33,19 @@ import contextlib
 import dataclasses
 import json
 import logging
+import math
 import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from distributed import Client, Future
 
 from prism_core._description.requirements import Requirement
 from prism_core._errors import PrismError, RequirementError
 from prism_core.distributed.advert import WorkerDescription
-from prism_core.distributed.routing import ClusterView, NoWorkerError, Route, route
+from prism_core.distributed.routing import ClusterView, NoWorkerError, Placement, Route, route
 from prism_core.distributed.scheduler import PrismSchedulerPlugin
 from prism_core.distributed.task import PrismCall
 from prism_core.distributed.worker import (
@@ -57,6 +62,8 @@ __all__ = ["PrismClient", "connect"]
 
 logger = logging.getLogger("prism_core")
 
+#: How often the view is read where the scheduler does not announce workers leaving (s).
+_UNANNOUNCED_REFRESH = 2.0
 #: Dask's own arguments of ``submit`` and ``map`` that a routed task's route sets.
 _ROUTED = ("workers", "allow_other_workers")
 
@@ -124,6 +131,28 @@ def _unsubscribe(prism_client: PrismClient) -> None:
                     untyped.unsubscribe_topic(TOPIC)
 
 
+class _Routed(NamedTuple):
+    """A route with what submitting by it takes, computed once per cached route."""
+
+    route: Route
+    #: The PrismCall's placement: one for every worker, or one per worker where they differ.
+    placement: Placement | dict[str, Placement] | None
+    #: Dask's arguments: ``workers=``/``allow_other_workers=``, or none where every worker
+    #: qualifies in automatic mode (a plain Dask task).
+    placed: dict[str, Any]
+
+    @classmethod
+    def of(cls, found: Route) -> _Routed:
+        uniform = found.uniform
+        placement = uniform if uniform is not None else dict(found.accepted)
+        placed: dict[str, Any] = (
+            {}
+            if found.everywhere
+            else {"workers": list(found.workers), "allow_other_workers": False}
+        )
+        return cls(found, placement, placed)
+
+
 def _register_scheduler_plugin(client: Client) -> bool:
     """Register :class:`PrismSchedulerPlugin` (kept where one is); whether it is there."""
     try:
@@ -153,7 +182,8 @@ class PrismClient:
     :param advert_timeout: how long a task that no advertised worker can run waits for live
         workers that have not advertised yet, before it fails (seconds).
     :param refresh_interval: the longest the client routes by a view of the cluster before it
-        reads the workers' descriptions again (seconds; announcements refresh it sooner).
+        reads the workers' descriptions again, in seconds.  ``None`` (default): only when the
+        cluster announces a change, where the scheduler announces workers leaving; else 2 s.
     """
 
     __module__ = "prism_core.distributed"
@@ -165,7 +195,7 @@ class PrismClient:
         simulate: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
         register: bool = True,
         advert_timeout: float = 10.0,
-        refresh_interval: float = 2.0,
+        refresh_interval: float | None = None,
     ) -> None:
         if not isinstance(client, Client):
             raise TypeError(
@@ -182,18 +212,27 @@ class PrismClient:
         self.cluster: Any = None
         self._owns_client = False
         self.advert_timeout = _seconds(advert_timeout, "advert_timeout")
-        self.refresh_interval = _seconds(refresh_interval, "refresh_interval")
+        interval = (
+            None if refresh_interval is None else _seconds(refresh_interval, "refresh_interval")
+        )
         self._lock = threading.RLock()
         self._view: ClusterView | None = None
         self._read_at = 0.0
         self._stale = False
-        self._routes: dict[Any, Route] = {}
+        self._routes: dict[Any, _Routed] = {}
         self._requirements: dict[str, Requirement] = {}
+        self._ops: dict[str, tuple[int, Op]] = {}
         self._closed = False
         plugin = PrismWorkerPlugin(simulate)  # checks `simulate` before anything happens
         _subscribe(self)
         #: Whether the scheduler announces workers leaving (PrismSchedulerPlugin is there).
         self.announces_departures = _register_scheduler_plugin(client)
+        #: Seconds after which the view is read again even without an announcement.
+        self.refresh_interval = (
+            interval
+            if interval is not None
+            else (math.inf if self.announces_departures else _UNANNOUNCED_REFRESH)
+        )
         if register:
             try:
                 client.register_plugin(plugin, name=PLUGIN_NAME)
@@ -260,33 +299,37 @@ class PrismClient:
 
     # -- routing ------------------------------------------------------------------------------
 
-    def _requirement(self, requires: Any) -> Requirement | None:
+    def _requirement(self, requires: Any) -> tuple[str | None, Requirement | None]:
+        """The requirement of ``requires=`` and the text it is cached by (``None``, ``None``
+        for no requirement); parsed once per distinct mapping."""
         if requires is None:
-            return None
+            return None, None
         if isinstance(requires, Requirement):
-            return requires if requires.clauses else None
-        if not isinstance(requires, Mapping):
+            mapping: Mapping[str, Any] = requires.mapping
+        elif isinstance(requires, Mapping):
+            mapping = requires
+        else:
             raise RequirementError(
                 "requires= takes a requirement mapping such as {'vendor': 'nvidia', "
                 f"'tensor_cores': '>=4'}} (or None); got {_describe(requires)}"
             )
-        if not requires:
-            return None
-        key = json.dumps(requires, sort_keys=True, default=repr)
+        if not mapping:
+            return None, None
+        key = json.dumps(mapping, sort_keys=True, default=repr)
         found = self._requirements.get(key)
         if found is None:
             try:
-                found = Requirement(requires)
+                found = requires if isinstance(requires, Requirement) else Requirement(mapping)
             except RequirementError as exc:
-                raise RequirementError(f"requires={dict(requires)!r}: {exc}") from None
+                raise RequirementError(f"requires={dict(mapping)!r}: {exc}") from None
             if len(self._requirements) > 1024:  # requirements built on the fly: bounded
                 self._requirements.clear()
             self._requirements[key] = found
-        return found
+        return key, found
 
     def _op(self, op: Any) -> Op:
         from prism_core._dispatch.ops import get_op
-        from prism_core._dispatch.registry import Op
+        from prism_core._dispatch.registry import Op, generation
 
         if isinstance(op, Op):
             return op
@@ -294,30 +337,38 @@ class PrismClient:
         if isinstance(inner, Op):  # the function users call: prism.matmul
             return inner
         if isinstance(op, str):
-            return get_op(op)  # OperationError with close matches
+            # Looked up once per name and dispatch generation (ops declared or reloaded since
+            # move it on): run_op is called once per task.
+            now = generation()
+            cached = self._ops.get(op)
+            if cached is not None and cached[0] == now:
+                return cached[1]
+            found = get_op(op)  # OperationError with close matches
+            self._ops[op] = (now, found)
+            return found
         raise TypeError(
             "op must be an op name such as 'linalg.svd', an op, or the function users call for "
             f"one (prism.matmul); got {_describe(op)}"
         )
 
     def _route(
-        self, requirement: Requirement | None, op: Op | None, dtypes: tuple[str, ...] = ()
-    ) -> Route:
-        """The route of a task; raises :class:`NoWorkerError` when no worker can run it."""
-        key = (
-            None if op is None else op.name,
-            None if requirement is None else requirement,
-            dtypes,
-        )
+        self,
+        requirement: tuple[str | None, Requirement | None],
+        op: Op | None,
+        dtypes: tuple[str, ...] = (),
+    ) -> _Routed:
+        """The route of a task with what submitting by it needs; raises :class:`NoWorkerError`
+        when no worker can run it.  Cached by (op, requirement text, data types) until the view
+        of the cluster changes: routing a task is then one dictionary lookup."""
+        key = (None if op is None else op.name, requirement[0], dtypes)
         with self._lock:  # a route is cached only against the view it was computed from
             view = self.view()
             found = self._routes.get(key)
             if found is None:
-                found = route(view, requirement, op, dtypes)
-                self._routes[key] = found
-        if found.ok:
+                found = self._routes[key] = _Routed.of(route(view, requirement[1], op, dtypes))
+        if found.route.ok:
             return found
-        return self._settle(key, requirement, op, dtypes)
+        return self._settle(key, requirement[1], op, dtypes)
 
     def _settle(
         self,
@@ -325,7 +376,7 @@ class PrismClient:
         requirement: Requirement | None,
         op: Op | None,
         dtypes: tuple[str, ...],
-    ) -> Route:
+    ) -> _Routed:
         """No worker could run the task by the cached view: read the cluster again (a worker
         may have joined), and while live workers have not advertised, wait for them up to
         ``advert_timeout``; then route or fail."""
@@ -340,9 +391,10 @@ class PrismClient:
             waited = time.monotonic() - start
         if not found.ok:
             raise NoWorkerError(found, waited)
+        routed = _Routed.of(found)
         with self._lock:
-            self._routes[key] = found
-        return found
+            self._routes[key] = routed
+        return routed
 
     def explain(
         self, requires: Mapping[str, Any] | None = None, *, op: Any = None, refresh: bool = False
@@ -350,7 +402,7 @@ class PrismClient:
         """Which workers a task asking for ``requires`` and/or ``op`` would go to, the device
         it would run under on each, and why every other worker would not take it.  Never
         raises for "no worker" (the route says so: ``not route.ok``)."""
-        requirement = self._requirement(requires)
+        requirement = self._requirement(requires)[1]
         the_op = None if op is None else self._op(op)
         return route(self.view(refresh), requirement, the_op)
 
@@ -363,13 +415,9 @@ class PrismClient:
         such tasks run without Prism's device scope.  Raises :class:`NoWorkerError`."""
         requirement = self._requirement(requires)
         the_op = None if op is None else self._op(op)
-        return self._placed(self._route(requirement, the_op) if (requirement or the_op) else None)
-
-    @staticmethod
-    def _placed(found: Route | None) -> dict[str, Any]:
-        if found is None or found.everywhere:
+        if requirement[1] is None and the_op is None:
             return {}
-        return {"workers": list(found.workers), "allow_other_workers": False}
+        return dict(self._route(requirement, the_op).placed)
 
     @staticmethod
     def _check_dask_arguments(kwargs: Mapping[str, Any], requirement: Any, op: Any) -> None:
@@ -383,18 +431,19 @@ class PrismClient:
                 "directly (prism_client.client.submit) to place a task by hand"
             )
 
+    @staticmethod
     def _call(
-        self, fn: Callable[..., Any] | None, op: Op | None, found: Route | None, report: bool
+        fn: Callable[..., Any] | None, op: Op | None, routed: _Routed | None, report: bool
     ) -> tuple[PrismCall, dict[str, Any]]:
-        if found is None:
-            placement = None
-        else:
-            uniform = found.uniform
-            placement = uniform if uniform is not None else dict(found.accepted)
+        if routed is None:
+            return PrismCall(fn, report=bool(report)), {}
         call = PrismCall(
-            fn, op=None if op is None else op.name, placement=placement, report=bool(report)
+            fn,
+            op=None if op is None else op.name,
+            placement=routed.placement,
+            report=bool(report),
         )
-        return call, self._placed(found)
+        return call, routed.placed
 
     # -- tasks --------------------------------------------------------------------------------
 
@@ -418,10 +467,10 @@ class PrismClient:
         if not callable(fn):
             raise TypeError(f"submit(fn, ...): fn must be callable, got {_describe(fn)}")
         requirement = self._requirement(requires)
-        self._check_dask_arguments(kwargs, requirement, None)
-        if requirement is None and not report:
+        self._check_dask_arguments(kwargs, requirement[1], None)
+        if requirement[1] is None and not report:
             return self.client.submit(fn, *args, **kwargs)
-        found = None if requirement is None else self._route(requirement, None)
+        found = None if requirement[1] is None else self._route(requirement, None)
         call, placed = self._call(fn, None, found, report)
         return self.client.submit(call, *args, **placed, **kwargs)
 
@@ -438,15 +487,20 @@ class PrismClient:
         if not callable(fn):
             raise TypeError(f"map(fn, ...): fn must be callable, got {_describe(fn)}")
         requirement = self._requirement(requires)
-        self._check_dask_arguments(kwargs, requirement, None)
+        self._check_dask_arguments(kwargs, requirement[1], None)
         columns = [list(it) for it in iterables]
-        if requirement is None and not report:
+        if requirement[1] is None and not report:
             return list(self.client.map(fn, *columns, **kwargs))
-        found = None if requirement is None else self._route(requirement, None)
+        found = None if requirement[1] is None else self._route(requirement, None)
         call, placed = self._call(fn, None, found, report)
         return list(self.client.map(call, *columns, **placed, **kwargs))
 
-    def _op_route(self, op: Op, requirement: Requirement | None, args: Sequence[Any]) -> Route:
+    def _op_route(
+        self,
+        op: Op,
+        requirement: tuple[str | None, Requirement | None],
+        args: Sequence[Any],
+    ) -> _Routed:
         dtypes: tuple[str, ...] = ()
         if any(v.dtype_support for v in op.variants):
             dtypes = _dtypes(op, args)
@@ -473,7 +527,7 @@ class PrismClient:
         """
         the_op = self._op(op)
         requirement = self._requirement(requires)
-        self._check_dask_arguments(kwargs, requirement, the_op)
+        self._check_dask_arguments(kwargs, requirement[1], the_op)
         found = self._op_route(the_op, requirement, args)
         call, placed = self._call(None, the_op, found, report)
         return self.client.submit(call, *args, **placed, **kwargs)
@@ -490,7 +544,7 @@ class PrismClient:
         taken for the arguments of the first task)."""
         the_op = self._op(op)
         requirement = self._requirement(requires)
-        self._check_dask_arguments(kwargs, requirement, the_op)
+        self._check_dask_arguments(kwargs, requirement[1], the_op)
         columns = [list(it) for it in iterables]
         first = [col[0] for col in columns if col]
         found = self._op_route(the_op, requirement, first)
@@ -562,7 +616,7 @@ def connect(
     *,
     simulate: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
     advert_timeout: float = 10.0,
-    refresh_interval: float = 2.0,
+    refresh_interval: float | None = None,
     **options: Any,
 ) -> PrismClient:
     """A :class:`PrismClient` on a Dask cluster.

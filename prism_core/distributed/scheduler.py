@@ -4,12 +4,12 @@ A :class:`~prism_core.distributed.PrismClient` routes by a cached view of the wo
 that closes announces it from its plugin's teardown, but one that dies (killed, out of memory,
 its machine gone) says nothing; the scheduler notices, and :class:`PrismSchedulerPlugin` tells
 the clients on the ``prism-workers`` event topic, so that they read the cluster again before
-routing another task, instead of after ``refresh_interval``.
+routing another task.
 
 The client registers it when it connects; that needs Prism importable on the scheduler too.
 Where it is not, the registration fails, the client says so in its log and relies on the
-workers' own announcements and on ``refresh_interval``.  A scheduler can also load it itself:
-``dask scheduler --preload prism_core.distributed.preload``.
+workers' own announcements and on reading the cluster every ``refresh_interval`` (2 s).  A
+scheduler can also load it itself: ``dask scheduler --preload prism_core.distributed.preload``.
 """
 
 from __future__ import annotations
