@@ -9,6 +9,7 @@ reads from workers (tests/test_distributed.py does that with a real cluster).
 from __future__ import annotations
 
 import json
+import pickle
 import subprocess
 import sys
 
@@ -32,6 +33,8 @@ from prism_core.distributed import (
 )
 from prism_core.distributed.advert import describe_worker
 from prism_core.distributed.routing import route
+
+pytestmark = pytest.mark.timeout(60)
 
 CPU = "tcp://10.0.0.1:4000"
 GPU = "tcp://10.0.0.2:4000"
@@ -156,6 +159,9 @@ def test_no_qualifying_worker_gives_every_workers_reasons(view: ClusterView) -> 
     assert "nvidia.h100-pcie (simulated): vendor is 'nvidia', required 'amd'" in text
     assert "Dask would wait for such a worker forever" in text
     assert isinstance(error, LookupError) and error.route is found
+    # It travels pickled (raised in a task that submits tasks) with its route and message.
+    again = pickle.loads(pickle.dumps(error))
+    assert str(again) == text and again.route == found
 
 
 def test_a_cluster_without_workers_says_so() -> None:

@@ -103,7 +103,7 @@ class Route:
     op: str | None
     accepted: Mapping[str, Placement]
     rejected: Mapping[str, tuple[str, ...]]
-    names: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    names: Mapping[str, str] = field(default_factory=dict)
 
     __module__ = "prism_core.distributed"
 
@@ -213,6 +213,10 @@ class NoWorkerError(PrismError, LookupError):
                 ]
             )
         super().__init__(message)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its route (its message is made from it), not from the message.
+        return (type(self), (self.route, self.waited))
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0])
@@ -340,12 +344,13 @@ def route(
                 why.append("advertises no device")
             why.extend(f"note: {n}" for n in worker.notes)
             rejected[address] = tuple(why)
-    names = {a: w.name for a, w in view.workers.items()}
+    # Plain dicts, not read-only views: a route travels pickled inside a NoWorkerError (raised
+    # in a task that submits tasks), and mapping proxies cannot be pickled.
     return Route(
         scheduler=view.scheduler,
-        requires=None if requirement is None else MappingProxyType(dict(requirement.mapping)),
+        requires=None if requirement is None else dict(requirement.mapping),
         op=None if op is None else op.name,
-        accepted=MappingProxyType(accepted),
-        rejected=MappingProxyType(rejected),
-        names=MappingProxyType(names),
+        accepted=accepted,
+        rejected=rejected,
+        names={a: w.name for a, w in view.workers.items()},
     )

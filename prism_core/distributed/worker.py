@@ -34,7 +34,7 @@ from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from prism_core import _config
-from prism_core.distributed.advert import RESOURCE_PREFIX, describe_worker
+from prism_core.distributed.advert import describe_worker
 
 if TYPE_CHECKING:
     from distributed import Worker
@@ -160,8 +160,3 @@ def worker_description(dask_worker: Worker) -> dict[str, Any] | None:
     if not isinstance(plugin, PrismWorkerPlugin):
         return None
     return plugin.description
-
-
-def prism_resources(resources: Mapping[str, float]) -> dict[str, float]:
-    """The Prism resources among a worker's Dask ``resources`` (those named ``prism:...``)."""
-    return {k: v for k, v in resources.items() if k.startswith(RESOURCE_PREFIX) and v}
