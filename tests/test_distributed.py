@@ -308,6 +308,8 @@ def test_restrictions_place_plain_dask_tasks(cluster: Cluster, pc: PrismClient) 
 def test_bad_input_is_refused_on_the_client_naming_what_is_wrong(pc: PrismClient) -> None:
     with pytest.raises(RequirementError, match=r"requires=\{'vendor': 3\}: .*'vendor'"):
         pc.submit(sum, [1], requires={"vendor": 3})
+    with pytest.raises(RequirementError, match=r"requires=\{'kind': 'gpu', 3: 'x'\}: .*strings"):
+        pc.submit(sum, [1], requires={"kind": "gpu", 3: "x"})
     with pytest.raises(RequirementError, match="requires= takes a requirement mapping"):
         pc.submit(sum, [1], requires="gpu")  # type: ignore[arg-type]
     with pytest.raises(OperationError, match="matmull"):

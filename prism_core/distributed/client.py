@@ -315,7 +315,10 @@ class PrismClient:
             )
         if not mapping:
             return None, None
-        key = json.dumps(mapping, sort_keys=True, default=repr)
+        try:
+            key = json.dumps(mapping, sort_keys=True, default=repr)
+        except (TypeError, ValueError):  # keys json cannot sort: Requirement says what is wrong
+            key = repr(mapping)
         found = self._requirements.get(key)
         if found is None:
             try:
