@@ -20,8 +20,10 @@ touches them alike:
 
 ``--baseline DIR`` adds the first three cases again with ``DIR`` first on ``PYTHONPATH`` (a
 ``prism_core`` of another version, with its ``hardware/`` and ``schemas/`` beside it), for a
-before/after comparison within one run.  ``--breakdown`` adds separate runs that time the
-first call's steps one by one, in the order the call takes them.
+before/after comparison within one run.  Each case is then also compared with its baseline
+round by round: the median of the per-round ratios (this tree / baseline), which the machine's
+load, shared by the two samples of a round, touches least.  ``--breakdown`` adds separate runs
+that time the first call's steps one by one, in the order the call takes them.
 
 Usage::
 
@@ -289,6 +291,7 @@ def main() -> int:
         "baseline": (args.baseline_label or str(args.baseline)) if args.baseline else None,
         "tuning_entries": tuned_count,
         "cases": {name: _stats(s) for name, s in samples.items()},
+        "ratios_to_baseline": _ratios(samples),
         "first_call_imports": {
             tree: {"new_modules": n, "watched": watched} for tree, (n, watched) in modules.items()
         },
@@ -303,6 +306,23 @@ def main() -> int:
     return 0
 
 
+def _ratios(samples: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    """For each case with a baseline: the median, lowest and highest of the per-round ratios
+    (this tree / baseline; the two samples of a round ran one after the other)."""
+    out = {}
+    for name, mine in samples.items():
+        theirs = samples.get(f"baseline: {name}")
+        if theirs is None:
+            continue
+        ratios = [a / b for a, b in zip(mine, theirs, strict=True)]
+        out[name] = {
+            "median": round(statistics.median(ratios), 3),
+            "lowest": round(min(ratios), 3),
+            "highest": round(max(ratios), 3),
+        }
+    return out
+
+
 def _markdown(results: dict[str, Any]) -> str:
     m = results["machine"]
     lines = [
@@ -315,6 +335,11 @@ def _markdown(results: dict[str, Any]) -> str:
     ]
     for name, s in results["cases"].items():
         lines.append(f"| {name} | {s['median_ms']} ms | {s['min_ms']} ms |")
+    if results.get("ratios_to_baseline"):
+        lines += ["", "| case | this tree / baseline, per round: median | lowest | highest |"]
+        lines.append("|---|---|---|---|")
+        for name, r in results["ratios_to_baseline"].items():
+            lines.append(f"| {name} | {r['median']} | {r['lowest']} | {r['highest']} |")
     lines += ["", "## What the first call imports", "", "| tree | modules added | watched |"]
     lines.append("|---|---|---|")
     for tree, found in results["first_call_imports"].items():
