@@ -38,6 +38,39 @@ from prism_core._knowledge import plugins
 from .conftest import put_distribution_on_path
 
 
+def _standard_find_distributions(*args: Any, **kwargs: Any) -> Any:
+    """``PathFinder.find_distributions`` as the standard library defines it."""
+    return importlib.metadata.MetadataPathFinder.find_distributions(*args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _plain_meta_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts from the standard library's own distribution discovery, as a process
+    that imported nothing else has it.  Another test in the same process may have imported Dask,
+    which imports the ``importlib_metadata`` backport; that appends its ``MetadataPathFinder`` to
+    ``sys.meta_path`` and deletes ``PathFinder.find_distributions``.  The reader then leaves
+    everything to importlib.metadata, as it must (tested below), and there would be nothing of
+    its own to compare; the standard state is restored for the test."""
+    from importlib.machinery import PathFinder
+
+    if getattr(PathFinder, "find_distributions", None) is None:
+        monkeypatch.setattr(
+            PathFinder,
+            "find_distributions",
+            staticmethod(_standard_find_distributions),
+            raising=False,
+        )
+    monkeypatch.setattr(
+        sys,
+        "meta_path",
+        [
+            finder
+            for finder in sys.meta_path
+            if finder is PathFinder or getattr(finder, "find_distributions", None) is None
+        ],
+    )
+
+
 def _ours(group: str) -> list[tuple[Any, ...]]:
     found = plugins._installed()
     assert found is not None, "this environment should be read without importlib.metadata"
