@@ -268,13 +268,13 @@ def _detect_cpu() -> CpuInfo:
 # -- the CPU's identification, kept across processes (issue 9) --------------------------------
 #
 # archspec reads the first processor's block of /proc/cpuinfo and matches it against every
-# microarchitecture of its database; its answer changes only with those bytes, the machine
-# (``platform.machine``), the database (archspec's version, or ARCHSPEC_CPU_DIR and
-# ARCHSPEC_EXTENSION_CPU_DIR), and what this module keeps of it (Prism's version).  The key is
-# a digest of them all.  The brand is read afresh (cheap), the number of logical CPUs too (CPUs
-# go online and offline).  Anything wrong with the file (missing, damaged, of another
-# key, unwritable directory) means archspec is asked, as without the cache; nothing of it is
-# ever an error.
+# microarchitecture of its database; its answer changes only with those bytes, the system and
+# machine (``platform.system``, ``platform.machine``), the database (archspec's version, or
+# ARCHSPEC_CPU_DIR and ARCHSPEC_EXTENSION_CPU_DIR), and what this module keeps of it (Prism's
+# version).  The key is a digest of them all.  The brand is read afresh (cheap), and so is the
+# number of logical CPUs (CPUs go online and offline).  Anything wrong with the file (missing,
+# damaged, of another key, an unwritable directory) means archspec is asked, as without the
+# cache; nothing of it is ever an error.
 
 #: The file in the cache directory (``PRISM_CACHE_DIR``) that keeps the identification.
 CPU_CACHE_FILE = "host-cpu.json"
