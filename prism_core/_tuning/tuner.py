@@ -28,8 +28,8 @@ Measuring on a noisy, shared machine (the machines this is developed on have 2 c
   ``threshold`` (5 %) in the median of the paired rounds (its time over the declared first's,
   round by round: a drift of the machine cancels out of each pair), faster at the minimum, and
   faster in more paired rounds than chance explains (a one-sided sign test at ``alpha``, 5 %:
-  5 of 5 rounds, 9 of 10, 15 of 20, 18 of 25, 32 of 50).  Otherwise the declared order stands, so that a choice
-  changes only when the gap is real;
+  5 of 5 rounds, 9 of 10, 15 of 20, 18 of 25, 32 of 50).  Otherwise the declared order
+  stands, so that a choice changes only when the gap is real;
 * a case left undecided although its minimum shows a gap (the machine was noisy while it was
   measured) is measured once more, the two variants in question only, for the same budget, and
   decided on all its rounds (benchmarks/bench_tuner_stability.py measures how often repeated
