@@ -103,6 +103,16 @@ def test_mixed_inputs_go_to_the_non_numpy_backend(wrapped: None) -> None:
     assert move.startswith("argument 1: numpy.ndarray float64[200] (1.6 kB) from numpy -> wrapped")
 
 
+def test_explain_from_cache_describes_the_arguments_it_was_given(wrapped: None) -> None:
+    # The plan is cached by argument types; its moves were worked out for the first call's
+    # arrays.  Explaining other sizes must describe those sizes, not the first call's.
+    prism.add(Wrapped(np.arange(200.0)), np.arange(200.0))
+    decision = prism.explain("add", Wrapped(np.arange(5000.0)), np.arange(5000.0))
+    assert decision.from_cache
+    (move,) = decision.data_movement
+    assert move.startswith("argument 1: numpy.ndarray float64[5000] (40.0 kB) from numpy -> wrapped")
+
+
 def test_a_result_made_elsewhere_comes_back_to_the_arguments_backend(wrapped: None) -> None:
     # Too small for wrapped.add: NumPy runs it on the moved data, and the result goes back.
     wa = Wrapped(np.arange(3.0))

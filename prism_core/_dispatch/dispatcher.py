@@ -1532,7 +1532,12 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision | PipelinePlan:
         # stands in for it moves on the host.
         movement = _moves(the_op, chosen[2], chosen[1], args, None).sentences
     elif chosen is not None:
-        movement = plan.moves.get(chosen[0].name, _NO_MOVES).sentences
+        # The plan's sentences describe the arguments of the call that built it: say what these
+        # arguments cost (same types, so the same moves), and how the result goes back.
+        cached = plan.moves.get(chosen[0].name, _NO_MOVES).sentences
+        movement = _moves(the_op, chosen[2], chosen[1], args, None).sentences + tuple(
+            line for line in cached if line.startswith("result: ")
+        )
     elif plan.simulated:
         movement = plan.moves.get("", _NO_MOVES).sentences
     if plan.simulated and plan.reference is not None:
