@@ -451,6 +451,7 @@ __all__ = [
     "float16",
     "float32",
     "float64",
+    "genomics",
     "get_backend",
     "get_device",
     "get_op",
@@ -494,7 +495,7 @@ __all__ = [
 ]
 
 
-_NAMESPACES = ("linalg", "fft", "random")
+_NAMESPACES = ("linalg", "fft", "random", "genomics")
 #: Subpackages of optional extras (`prism.distributed`: pip install prism-core[distributed]),
 #: imported on first access like the namespaces, but kept out of __all__ so that
 #: `from prism_core import *` never imports Dask.

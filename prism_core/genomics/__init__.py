@@ -1,0 +1,95 @@
+"""``prism.genomics``: local sequence alignment (Smith-Waterman) on whatever hardware is there.
+
+One call aligns; Prism picks the implementation::
+
+    import prism_core as prism
+
+    hit = prism.genomics.align("ACGTTGCA", "TTACGTAGCATT", traceback=True)
+    hit.score, hit.cigar, hit.aligned_query
+
+The alignment itself is two dispatched ops, ``genomics.sw_align`` (one pair) and
+``genomics.sw_align_batch`` (one query against many targets), declared with their NumPy
+references by the builtin ``genomics`` plugin (``_ops.py``); plugins add faster variants
+(parasail's SIMD kernels, Numba, a GPU batch kernel) with requirements on the device.  The
+front end (``align``, ``align_batch``, ``align_many``, ``SequenceAligner``) encodes letters,
+reads FASTA/FASTQ files as streams, and calls the ops.
+
+Names are loaded on first access, as ``prism_core``'s are: importing this package imports
+neither NumPy nor any aligner library, and no variant's library (parasail, numba, torch,
+Biopython) is imported before a variant of it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from prism_core.genomics._ops import (
+        TRACEBACK_LIMIT,
+        AlignmentError,
+        sw_align,
+        sw_align_batch,
+    )
+    from prism_core.genomics.result import AlignmentResult, BatchResult
+    from prism_core.genomics.scoring import (
+        BLOSUM62,
+        DNA,
+        DNAFULL,
+        PROTEIN,
+        Alphabet,
+        Scoring,
+        SequenceError,
+        encode,
+        get_scoring,
+    )
+
+#: Public name -> the module that defines it.
+_LAZY = {
+    "AlignmentError": "_ops",
+    "TRACEBACK_LIMIT": "_ops",
+    "sw_align": "_ops",
+    "sw_align_batch": "_ops",
+    "AlignmentResult": "result",
+    "BatchResult": "result",
+    "Alphabet": "scoring",
+    "BLOSUM62": "scoring",
+    "DNA": "scoring",
+    "DNAFULL": "scoring",
+    "PROTEIN": "scoring",
+    "Scoring": "scoring",
+    "SequenceError": "scoring",
+    "encode": "scoring",
+    "get_scoring": "scoring",
+}
+
+__all__ = [
+    "BLOSUM62",
+    "DNA",
+    "DNAFULL",
+    "PROTEIN",
+    "TRACEBACK_LIMIT",
+    "AlignmentError",
+    "AlignmentResult",
+    "Alphabet",
+    "BatchResult",
+    "Scoring",
+    "SequenceError",
+    "encode",
+    "get_scoring",
+    "sw_align",
+    "sw_align_batch",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
