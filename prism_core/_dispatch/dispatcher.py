@@ -479,6 +479,15 @@ def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
     return out
 
 
+def tuning_dtype(dtypes: Sequence[str]) -> str | None:
+    """What tuned times are keyed by: the arrays' one dtype; for arrays of several dtypes (an
+    alignment's uint8 codes, int64 offsets and int32 matrix, issue 11) their dtypes in argument
+    order joined by commas; ``None`` without arrays."""
+    if not dtypes:
+        return None
+    return dtypes[0] if len(set(dtypes)) == 1 else ",".join(dtypes)
+
+
 def _array_positions(op: Op, args: Sequence[Any]) -> tuple[int, ...]:
     """Which positional arguments of this call are arrays (``Op.array_args``, else by duck)."""
     if op.array_args is None:
@@ -739,14 +748,18 @@ def _by_measurement(
         return ranked, _PRIORITY
     if len(ranked) < 2 and policy is None:
         return ranked, _PRIORITY
-    kinds = set(dtypes)
-    if len(kinds) != 1:
-        return ranked, Basis(note="no tuned times: the arrays have mixed or no dtypes")
+    dtype = tuning_dtype(dtypes)
+    if dtype is None:
+        return ranked, Basis(note="no tuned times: the arrays have no dtypes")
+    # Mixed dtypes have tuned times (keyed by their signature), but neither a performance
+    # model nor an execution policy to predict with: those keep the declared order.
+    mixed = len(set(dtypes)) > 1
+    if mixed and policy is not None:
+        return ranked, Basis(note="no tuned times: the arrays have mixed dtypes")
     from prism_core._dispatch.registry import _tuned
     from prism_core._knowledge.tuning import records
 
     tuned = _tuned[0] if _tuned[0] is not None else records()
-    dtype = kinds.pop()
     device_types = {d.device_type for _, d, _ in ranked if d is not None}
     devices = "+".join(sorted(device_types))
     names = tuple(sorted(v.name for v, _, _ in ranked))
@@ -768,7 +781,7 @@ def _by_measurement(
     if policy is not None:
         return _by_policy(op, policy, ranked, args, dtype, moves, entry, where, tuned)
     if entry is None:
-        if len(device_types) > 1:
+        if len(device_types) > 1 and not mixed:
             modelled = _by_model(op, ranked, args, dtype, moves, tuned)
             if modelled is not None:
                 return modelled
@@ -1405,14 +1418,14 @@ def candidates(op: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = Non
                 ),
             )
         )
-    dtypes = set(_array_dtypes(the_op, args))
+    dtype = tuning_dtype(_array_dtypes(the_op, args))
     return Candidates(
         the_op.name,
         tuple(runners),
         tuple(skipped),
         "+".join(sorted({d.device_type for _, d, _ in plan.ranked if d is not None})),
         tuple(sorted(v.name for v, _, _ in plan.ranked)),
-        dtypes.pop() if len(dtypes) == 1 else None,
+        dtype,
         sum(_elements(a) for a in _array_args(the_op, args)).bit_length(),
     )
 

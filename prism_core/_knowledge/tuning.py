@@ -401,9 +401,13 @@ class TuningRecords:
 
 
 def _winners_vary(entries: Iterable[TuningEntry]) -> bool:
-    winners: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
+    # A tie keeps the declared order and a measured gap reorders by time: the same winner at
+    # two sizes can stand for two orders (issue 11: a threaded batch variant that declines
+    # small batches was the declared first of the large ones, measured slower there), so a
+    # tie and a measurement differ as two winners do.
+    winners: dict[tuple[str, str, tuple[str, ...]], set[tuple[str, str]]] = {}
     for e in entries:
-        winners.setdefault((e.device, e.dtype, e.variants), set()).add(e.winner)
+        winners.setdefault((e.device, e.dtype, e.variants), set()).add((e.winner, e.decided))
     return any(len(w) > 1 for w in winners.values())
 
 
