@@ -1,0 +1,120 @@
+"""The functions of the ``parasail`` variants: Prism's op signatures over
+``prism_plugin_parasail.kernels``, returning Prism's result types.
+
+``genomics.sw_align`` variants receive ``(query, target, matrix, gap_open, gap_extend,
+traceback)`` and return an ``AlignmentResult`` with the score and the end positions (their
+``can_run`` declines ``traceback=True``; called directly with it, they raise ``ValueError``).
+``genomics.sw_align_batch`` variants receive ``(query, targets, offsets, matrix, gap_open,
+gap_extend)`` and return a ``BatchResult``.  The ``.threads`` batch functions split the
+targets over every CPU this process may run on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from prism_core.genomics.result import AlignmentResult, BatchResult
+
+from . import kernels
+
+__all__ = [
+    "sw_align_avx2",
+    "sw_align_batch_avx2",
+    "sw_align_batch_avx2_threads",
+    "sw_align_batch_neon",
+    "sw_align_batch_neon_threads",
+    "sw_align_batch_sse41",
+    "sw_align_batch_sse41_threads",
+    "sw_align_neon",
+    "sw_align_sse41",
+]
+
+
+def _pair(
+    isa: str,
+    query: Any,
+    target: Any,
+    matrix: Any,
+    gap_open: int,
+    gap_extend: int,
+    traceback: bool = False,
+) -> AlignmentResult:
+    if traceback:
+        raise ValueError(
+            "traceback: parasail's variants give the score and end positions only; the "
+            "reference (or use_backend('numpy')) traces back"
+        )
+    score, query_end, target_end = kernels.align(
+        isa, np.asarray(query), np.asarray(target), np.asarray(matrix), gap_open, gap_extend
+    )
+    return AlignmentResult(score=score, query_end=query_end, target_end=target_end)
+
+
+def _batch(
+    isa: str,
+    threads: int,
+    query: Any,
+    targets: Any,
+    offsets: Any,
+    matrix: Any,
+    gap_open: int,
+    gap_extend: int,
+) -> BatchResult:
+    scores, query_ends, target_ends = kernels.align_batch(
+        isa,
+        np.asarray(query),
+        np.asarray(targets),
+        np.asarray(offsets),
+        np.asarray(matrix),
+        gap_open,
+        gap_extend,
+        threads=threads,
+    )
+    return BatchResult(scores=scores, query_ends=query_ends, target_ends=target_ends)
+
+
+def sw_align_avx2(*args: Any) -> AlignmentResult:
+    """``genomics.sw_align`` on parasail's AVX2 kernels (256-bit vectors)."""
+    return _pair("avx2", *args)
+
+
+def sw_align_sse41(*args: Any) -> AlignmentResult:
+    """``genomics.sw_align`` on parasail's SSE4.1 kernels (128-bit vectors)."""
+    return _pair("sse41", *args)
+
+
+def sw_align_neon(*args: Any) -> AlignmentResult:
+    """``genomics.sw_align`` on parasail's NEON kernels (128-bit vectors)."""
+    return _pair("neon", *args)
+
+
+def sw_align_batch_avx2(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's AVX2 kernels, one thread."""
+    return _batch("avx2", 1, *args)
+
+
+def sw_align_batch_sse41(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's SSE4.1 kernels, one thread."""
+    return _batch("sse41", 1, *args)
+
+
+def sw_align_batch_neon(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's NEON kernels, one thread."""
+    return _batch("neon", 1, *args)
+
+
+def sw_align_batch_avx2_threads(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's AVX2 kernels, on every usable CPU."""
+    return _batch("avx2", kernels.batch_threads(), *args)
+
+
+def sw_align_batch_sse41_threads(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's SSE4.1 kernels, on every usable CPU."""
+    return _batch("sse41", kernels.batch_threads(), *args)
+
+
+def sw_align_batch_neon_threads(*args: Any) -> BatchResult:
+    """``genomics.sw_align_batch`` on parasail's NEON kernels, on every usable CPU."""
+    return _batch("neon", kernels.batch_threads(), *args)

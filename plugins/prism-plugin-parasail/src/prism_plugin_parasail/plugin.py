@@ -1,0 +1,54 @@
+"""The hook implementations of the ``parasail`` plugin (entry point ``parasail`` in
+``prism.plugins``).
+
+Every hook is cheap: importing this module imports neither parasail nor NumPy, nor does any
+hook (the backend imports parasail in ``availability()``; the variants name their functions as
+``"prism_plugin_parasail.ops:sw_align_avx2"``, imported when dispatch first chooses one).  The
+plugin ships no device descriptions and detects no devices: it computes on the host CPU, which
+Prism describes itself, and its variants read that description's CPU flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import prism_core
+
+from .backend import MIN_PARASAIL, ParasailBackend
+
+if TYPE_CHECKING:
+    from prism_core import Backend, Variant
+
+__all__ = ["genomics_ops", "prism_backends", "prism_plugin_info", "prism_variants"]
+
+
+@prism_core.hookimpl
+def prism_plugin_info() -> Mapping[str, Any]:
+    return {
+        "description": "parasail on the host CPU: Smith-Waterman per instruction set "
+        "(AVX2, SSE4.1, NEON), batches on every core",
+        "url": "https://github.com/jeffdaily/parasail-python",
+        "requires": [f"parasail>={MIN_PARASAIL}"],
+    }
+
+
+@prism_core.hookimpl
+def prism_backends() -> Sequence[Backend]:
+    return [ParasailBackend()]
+
+
+def genomics_ops() -> set[str]:
+    """The genomics ops the installed prism-core declares (none before issue 11, whose builtin
+    ``genomics`` plugin declares them at discovery, before any entry point loads): a variant of
+    an op that does not exist would fail the whole plugin."""
+    return {op for op in prism_core.all_ops() if op.startswith("genomics.")}
+
+
+@prism_core.hookimpl
+def prism_variants() -> Sequence[Variant]:
+    """``genomics.sw_align`` and ``genomics.sw_align_batch`` per instruction set; see
+    ``prism_plugin_parasail.variants``."""
+    from .variants import variants
+
+    return variants(genomics_ops())
