@@ -1,0 +1,21 @@
+"""Prism plugin for Smith-Waterman local alignment on the host CPU with Numba.
+
+* ``prism_plugin_numba.plugin``: the hook implementations (entry point ``numba`` in the group
+  ``prism.plugins``);
+* ``prism_plugin_numba.backend``: :class:`~prism_plugin_numba.backend.NumbaBackend`, the
+  ``numba`` backend (NumPy arrays on the host CPU; Numba is imported only when it is used);
+* ``prism_plugin_numba.variants``: the variants of ``genomics.sw_align`` and
+  ``genomics.sw_align_batch`` and their per-call checks;
+* ``prism_plugin_numba.kernels``: the JIT-compiled Gotoh kernels (compiled once, cached on
+  disk) and the batch threads;
+* ``prism_plugin_numba.ops``: the variants' functions, returning Prism's result types.
+
+Importing this package, or any module of it but ``kernels`` and ``ops``, imports neither Numba
+nor NumPy.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]
