@@ -47,7 +47,8 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
     by_name = {v.name: v for v in record.variants}
     ops = builtin_ops()
     expected = {f"torch.{op}" for op in ops} | {f"torch.cuda.{op}" for op in ops}
-    assert set(by_name) == expected | {"torch.cuda.tensor_core_matmul"}
+    gpu_only = {"torch.cuda.tensor_core_matmul", "torch.cuda.genomics.sw_align_batch"}
+    assert set(by_name) == expected | gpu_only
     for op in ops:
         cpu, gpu = by_name[f"torch.{op}"], by_name[f"torch.cuda.{op}"]
         assert (cpu.op, gpu.op) == (op, op)
@@ -59,6 +60,13 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
     tensor_core = by_name["torch.cuda.tensor_core_matmul"]
     assert tensor_core.requirement.mapping == {"vendor": "nvidia", "tensor_cores": ">=3"}
     assert tensor_core.dtype_support and tensor_core.priority == 20
+    aligner = by_name["torch.cuda.genomics.sw_align_batch"]  # issue 11
+    assert aligner.op == "genomics.sw_align_batch"
+    assert aligner.requirement.mapping == {
+        "vendor": "nvidia",
+        "kind": "gpu",
+        "compute_capability": ">=7.5",
+    }
     assert by_name["torch.matmul"].fn == "prism_plugin_torch.ops:matmul"
     assert by_name["torch.cuda.matmul"].fn == "prism_plugin_torch.cuda_ops:matmul"
     for v in record.variants:

@@ -13,6 +13,9 @@ Two variants of every op of Prism's catalogue, both on the ``torch`` backend:
   where CUDA is there; it declines data in host memory, which ``torch.<op>`` computes where it
   is, so data never moves unasked.
 
+And ``torch.cuda.genomics.sw_align_batch`` (``prism_plugin_torch.genomics``), the
+Smith-Waterman batch kernel on NVIDIA GPUs, where the installed prism-core declares the op.
+
 And ``torch.cuda.tensor_core_matmul`` (``requires={"vendor": "nvidia", "tensor_cores": ">=3"}``,
 ``dtype_support=True``, priority 20): the same cuBLAS product as ``torch.cuda.matmul``, chosen
 where the device description says a feature accelerates matmul in the call's dtype, so that
@@ -247,4 +250,7 @@ def variants(ops: Collection[str] | None = None) -> list[Variant]:
                 name="torch.cuda.tensor_core_matmul",
             )
         )
+    from .genomics import variants as genomics_variants  # issue 11: the GPU batch aligner
+
+    out.extend(genomics_variants(ops))
     return out
