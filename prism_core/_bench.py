@@ -12,6 +12,13 @@ Two phases per case, both interleaved (``prism_core._tuning.tuner.measure``):
    winner is stored when its gap is significant, else the declared order stands;
 2. checking: ``prism.<op>(*args)`` in automatic mode (the tuned plan), the oracle's variant
    and NumPy's, again interleaved, so that the ratios compare times taken together.
+
+``prism bench genomics.align`` (issue 11) does the same for the two Smith-Waterman ops, over
+sequence lengths (``genomics.sw_align``: a query of n letters against a target of 10 n) and
+batch sizes (``genomics.sw_align_batch``: n letters against a batch of targets of n), random
+DNA scored 2/-3 with gaps 5/2; the work measure is cell updates (``n x m``), and the rows give
+GCUPS besides the times.  These ops are benchmarked only when named: their arrays' types are
+fixed, so ``--dtypes`` does not apply to them.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import math
 import platform
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prism_core._dispatch.dispatcher import Runner, candidates
@@ -28,7 +35,16 @@ from prism_core._dispatch.ops import get_op
 from prism_core._errors import PrismError
 from prism_core._tuning.tuner import TuneCase, example_arguments, measure, tune_case
 
-__all__ = ["FULL", "QUICK", "BenchReport", "BenchRow", "run_bench"]
+__all__ = [
+    "FULL",
+    "GENOMICS_FULL",
+    "GENOMICS_QUICK",
+    "GROUPS",
+    "QUICK",
+    "BenchReport",
+    "BenchRow",
+    "run_bench",
+]
 
 #: Sizes ``n`` per op (example_arguments: n x n matrices, vectors of n).
 QUICK: dict[str, list[int]] = {
@@ -46,6 +62,23 @@ FULL: dict[str, list[int]] = {
     "add": [2**10, 2**14, 2**18, 2**22],
 }
 DTYPES = ("float32", "float64")
+#: The alignment ops' sizes: ``(n, batch)``, the query's length and, for the batch op, the
+#: number of targets (``None`` for one pair: a target of ``10 n``).  1000 is the issue's
+#: 1,000 x 10,000 alignment.
+GENOMICS_QUICK: dict[str, list[tuple[int, int | None]]] = {
+    "genomics.sw_align": [(100, None), (1000, None)],
+    "genomics.sw_align_batch": [(100, 64), (1000, 64)],
+}
+GENOMICS_FULL: dict[str, list[tuple[int, int | None]]] = {
+    "genomics.sw_align": [(30, None), (100, None), (300, None), (1000, None), (3000, None)],
+    "genomics.sw_align_batch": [(100, 16), (100, 1024), (1000, 16), (1000, 256)],
+}
+#: Names that stand for several ops (``prism bench genomics.align``).
+GROUPS: dict[str, tuple[str, ...]] = {
+    "genomics.align": ("genomics.sw_align", "genomics.sw_align_batch"),
+}
+#: The label of the alignment ops' rows in the dtype column (their arrays' types are fixed).
+_ALIGN_LABEL = "dna"
 
 
 class BenchError(PrismError, ValueError):
@@ -68,6 +101,22 @@ class BenchRow:
     prism_s: float | None
     oracle_s: float | None
     numpy_s: float | None
+    #: Targets in the batch (``genomics.sw_align_batch``), else ``None``.
+    batch: int | None = None
+    #: Cell updates of one call (the alignment ops' work measure), else ``None``.
+    cells: int | None = None
+
+    @property
+    def label(self) -> str:
+        """The size as the table shows it: ``n``, or ``n x batch``."""
+        return str(self.n) if self.batch is None else f"{self.n} x {self.batch}"
+
+    @property
+    def gcups(self) -> float | None:
+        """Prism's giga cell updates per second (alignment ops), else ``None``."""
+        if self.cells is None or not self.prism_s:
+            return None
+        return self.cells / self.prism_s / 1e9
 
     @property
     def vs_oracle(self) -> float | None:
@@ -97,6 +146,11 @@ class BenchRow:
             "numpy_s": self.numpy_s,
             "prism_vs_oracle": self.vs_oracle,
             "prism_vs_numpy": self.vs_numpy,
+            **(
+                {"batch": self.batch, "cells": self.cells, "prism_gcups": self.gcups}
+                if self.cells is not None
+                else {}
+            ),
         }
 
 
@@ -187,11 +241,13 @@ def run_bench(
     from prism_core._knowledge.tuning import TuningStore, reload
 
     sizes = QUICK if quick else FULL
-    chosen = list(sizes) if not ops else list(ops)
-    unknown = [o for o in chosen if o not in sizes]
+    aligning = GENOMICS_QUICK if quick else GENOMICS_FULL
+    chosen = list(sizes) if not ops else [o for g in ops for o in GROUPS.get(g, (g,))]
+    unknown = [o for o in chosen if o not in sizes and o not in aligning]
     if unknown:
         raise BenchError(
-            f"--ops: {', '.join(unknown)} not benchmarked; choose among {', '.join(sizes)}"
+            f"--ops: {', '.join(unknown)} not benchmarked; choose among "
+            f"{', '.join([*sizes, *GROUPS, *aligning])}"
         )
     for d in dtypes:
         if d not in DTYPES:
@@ -199,16 +255,22 @@ def run_bench(
     per_case = budget_s if budget_s is not None else (0.25 if quick else 1.0)
     began = time.perf_counter()
     report = BenchReport(_host(), quick=quick)
-    plan = [(op, dtype, n) for op in chosen for dtype in dtypes for n in sizes[op]]
+    plan: list[tuple[str, str, int, int | None]] = []
+    for op in dict.fromkeys(chosen):
+        if op in aligning:
+            plan.extend((op, _ALIGN_LABEL, n, batch) for n, batch in aligning[op])
+        else:
+            plan.extend((op, dtype, n, None) for dtype in dtypes for n in sizes[op])
     total = 2 * len(plan)
-    tuned: list[tuple[str, str, int, tuple[Any, ...], TuneCase]] = []
+    tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase]] = []
     entries = []
-    for i, (op, dtype, n) in enumerate(plan):
+    for i, (op, dtype, n, batch) in enumerate(plan):
         if progress is not None:
-            progress(i, total, f"tuning {op} {dtype} n={n}")
-        args = example_arguments(op, n, dtype)
+            size = f"n={n}" if batch is None else f"n={n} batch={batch}"
+            progress(i, total, f"tuning {op} {dtype} {size}")
+        args = example_arguments(op, n, dtype, batch=batch)
         case, entry = tune_case(op, args, budget_s=per_case)
-        tuned.append((op, dtype, n, args, case))
+        tuned.append((op, dtype, n, batch, args, case))
         if entry is not None:
             entries.append(entry)
     calibration = _calibration(tuned, report.problems)
@@ -220,18 +282,28 @@ def run_bench(
         report.store_path = str(the_store.path)
         report.problems.extend(the_store.problems)
         reload()
-    for j, (op, dtype, n, args, case) in enumerate(tuned):
+    for j, (op, dtype, n, batch, args, case) in enumerate(tuned):
         if progress is not None:
             progress(len(plan) + j, total, f"checking {op} {dtype} n={n}")
-        report.rows.append(_check(op, dtype, n, args, case, per_case, explain))
+        row = _check(op, dtype, n, args, case, per_case, explain)
+        if op in aligning:
+            row = replace(row, batch=batch, cells=_cells(op, args))
+        report.rows.append(row)
     if progress is not None:
         progress(total, total, "done")
     report.seconds = time.perf_counter() - began
     return report
 
 
+def _cells(op: str, args: tuple[Any, ...]) -> int:
+    """Cell updates of one call of an alignment op: the query's length times the target's
+    (for a batch, times all targets' letters)."""
+    return int(args[0].shape[0]) * int(args[1].shape[0])
+
+
 def _calibration(
-    tuned: Sequence[tuple[str, str, int, tuple[Any, ...], TuneCase]], problems: list[str]
+    tuned: Sequence[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase]],
+    problems: list[str],
 ) -> dict[str, Any]:
     """The performance model calibrated to the fastest time of each case (StarPU-style: per
     device type and op, an efficiency and an overhead), as data for the tuning cache; the
@@ -239,12 +311,15 @@ def _calibration(
     from prism_core._knowledge.model import ModelError, PerformanceModel
 
     measurements = []
-    for op, dtype, _n, _args, case in tuned:
+    for op, dtype, _n, _batch, _args, case in tuned:
         timed = [m for m in case.measurements if m.error is None and m.device is not None]
         if not timed:
             continue
         best = min(timed, key=lambda m: m.seconds)
-        measurements.append((op, case.shapes, dtype, best.device, best.seconds))
+        # The alignment ops compute in integers: their work (cell updates) is rated at the
+        # device's int32 throughput.
+        kind = "int32" if op.startswith("genomics.") else dtype
+        measurements.append((op, case.shapes, kind, best.device, best.seconds))
     if not measurements:
         return {}
     try:
@@ -336,7 +411,7 @@ def render(report: BenchReport) -> list[list[str]]:
             [
                 r.op,
                 r.dtype,
-                str(r.n),
+                r.label,
                 r.oracle or "-",
                 _t(r.oracle_s),
                 r.picks or "-",

@@ -542,7 +542,8 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(
                 "--plot needs matplotlib: pip install 'prism-core[plot]' (or matplotlib)"
             ) from None
-    ops = _csv(args.ops, "--ops")
+    # Ops by position (`prism bench genomics.align`) or with --ops, or both.
+    ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
     progress, bar = _progress(err, not args.json)
     try:
@@ -725,9 +726,18 @@ def build_parser() -> argparse.ArgumentParser:
         "against the fastest and against NumPy alone.  Quick by default (under a minute on 2 "
         "cores).",
     )
+    p.add_argument(
+        "op",
+        nargs="*",
+        metavar="OP",
+        help="ops to benchmark, as --ops; genomics.align: the Smith-Waterman ops over sequence "
+        "lengths and batch sizes",
+    )
     p.add_argument("--full", action="store_true", help="more sizes, longer measurements")
     p.add_argument(
-        "--ops", help="comma-separated ops (default: matmul,fft.fft,linalg.svd,linalg.solve,add)"
+        "--ops",
+        help="comma-separated ops (default: matmul,fft.fft,linalg.svd,linalg.solve,add; also "
+        "genomics.align, genomics.sw_align, genomics.sw_align_batch)",
     )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float32,float64)")
     p.add_argument("--budget", type=float, help="seconds of measuring per case")

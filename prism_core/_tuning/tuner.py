@@ -68,7 +68,11 @@ EXAMPLES: dict[str, str] = {
     "linalg.svd": "an (n, n) matrix",
     "linalg.solve": "(n, n) and a vector of n, well conditioned",
     "add": "two vectors of n",
+    "genomics.sw_align": "a DNA query of n letters against a target of 10 n",
+    "genomics.sw_align_batch": "a DNA query of n letters against a batch of targets of n",
 }
+#: Targets in an example batch of ``genomics.sw_align_batch`` unless ``batch=`` says otherwise.
+GENOMICS_BATCH = 64
 
 
 class TuningError(PrismError, ValueError):
@@ -362,8 +366,15 @@ def _merged(first: Measurement, more: Measurement) -> Measurement:
 # -- example arguments ------------------------------------------------------------------------
 
 
-def example_arguments(op: str, n: int, dtype: str = "float64") -> tuple[Any, ...]:
-    """NumPy arguments of size ``n`` for one of the ops in :data:`EXAMPLES`."""
+def example_arguments(
+    op: str, n: int, dtype: str = "float64", *, batch: int | None = None
+) -> tuple[Any, ...]:
+    """NumPy arguments of size ``n`` for one of the ops in :data:`EXAMPLES`.
+
+    For the alignment ops ``n`` is the query's length and ``dtype`` is not used (their
+    arrays' types are fixed: uint8 codes, int32 matrix); ``batch`` is the number of targets of
+    ``genomics.sw_align_batch`` (:data:`GENOMICS_BATCH` by default).
+    """
     import numpy as np
 
     if op not in EXAMPLES:
@@ -374,6 +385,8 @@ def example_arguments(op: str, n: int, dtype: str = "float64") -> tuple[Any, ...
         )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TuningError(f"sizes: each size must be a positive integer; got {n!r}")
+    if op.startswith("genomics."):
+        return _alignment_arguments(op, n, GENOMICS_BATCH if batch is None else batch)
     rng = np.random.default_rng(n)
     try:
         kind = np.dtype(dtype)
@@ -392,6 +405,26 @@ def example_arguments(op: str, n: int, dtype: str = "float64") -> tuple[Any, ...
     if op == "linalg.svd":
         return (a,)
     return (a, rng.standard_normal((n, n)).astype(kind))
+
+
+def _alignment_arguments(op: str, n: int, batch: int) -> tuple[Any, ...]:
+    """Random DNA (codes of A, C, G, T) scored 2/-3 with gaps 5/2, the alignment ops'
+    defaults: one target of ``10 n`` letters, or ``batch`` targets of ``n`` packed."""
+    import numpy as np
+
+    from prism_core.genomics.scoring import Scoring
+
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise TuningError(f"batch: expected a positive number of targets; got {batch!r}")
+    rng = np.random.default_rng(n)
+    scoring = Scoring.match_mismatch()
+    query = rng.integers(0, 4, n, dtype=np.uint8)
+    if op == "genomics.sw_align":
+        target = rng.integers(0, 4, 10 * n, dtype=np.uint8)
+        return (query, target, scoring.matrix, scoring.gap_open, scoring.gap_extend, False)
+    targets = rng.integers(0, 4, n * batch, dtype=np.uint8)
+    offsets = np.arange(0, n * batch + 1, n, dtype=np.int64)
+    return (query, targets, offsets, scoring.matrix, scoring.gap_open, scoring.gap_extend)
 
 
 # -- tuning -----------------------------------------------------------------------------------
