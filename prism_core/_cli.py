@@ -595,6 +595,15 @@ def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def cmd_genomics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core.genomics._command import CommandLineError, run
+
+    try:
+        return run(args, out, err)
+    except CommandLineError as exc:
+        raise UsageError(str(exc)) from None
+
+
 # -- parser -----------------------------------------------------------------------------------
 
 
@@ -753,6 +762,18 @@ def build_parser() -> argparse.ArgumentParser:
         "e.g. for an editor: prism schema > device.schema.json",
     )
     p.set_defaults(func=cmd_schema)
+
+    from prism_core.genomics._command import add_arguments as add_genomics_arguments
+
+    p = sub.add_parser(
+        "genomics",
+        help="sequence alignment: prism genomics align QUERY.fa TARGETS.fa (docs/genomics.md)",
+        description="Genomics on Prism's dispatch. `prism genomics align QUERY TARGETS` aligns "
+        "every query with every target (Smith-Waterman, affine gaps) on the best variant for "
+        "this hardware and lists the best hits.",
+    )
+    add_genomics_arguments(p, _Parser)
+    p.set_defaults(func=cmd_genomics)
     return parser
 
 

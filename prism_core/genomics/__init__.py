@@ -25,13 +25,23 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from prism_core.genomics._align import align, align_batch, align_many, search
     from prism_core.genomics._ops import (
         TRACEBACK_LIMIT,
         AlignmentError,
         sw_align,
         sw_align_batch,
     )
-    from prism_core.genomics.result import AlignmentResult, BatchResult
+    from prism_core.genomics.aligner import SequenceAligner
+    from prism_core.genomics.io import (
+        Record,
+        SequenceFileError,
+        SequenceReader,
+        read_fasta,
+        read_fastq,
+        read_sequences,
+    )
+    from prism_core.genomics.result import AlignmentResult, BatchResult, Hit
     from prism_core.genomics.scoring import (
         BLOSUM62,
         DNA,
@@ -46,12 +56,24 @@ if TYPE_CHECKING:
 
 #: Public name -> the module that defines it.
 _LAZY = {
+    "align": "_align",
+    "align_batch": "_align",
+    "align_many": "_align",
+    "search": "_align",
     "AlignmentError": "_ops",
     "TRACEBACK_LIMIT": "_ops",
     "sw_align": "_ops",
     "sw_align_batch": "_ops",
     "AlignmentResult": "result",
     "BatchResult": "result",
+    "Hit": "result",
+    "SequenceAligner": "aligner",
+    "Record": "io",
+    "SequenceFileError": "io",
+    "SequenceReader": "io",
+    "read_fasta": "io",
+    "read_fastq": "io",
+    "read_sequences": "io",
     "Alphabet": "scoring",
     "BLOSUM62": "scoring",
     "DNA": "scoring",
@@ -73,10 +95,22 @@ __all__ = [
     "AlignmentResult",
     "Alphabet",
     "BatchResult",
+    "Hit",
+    "Record",
     "Scoring",
+    "SequenceAligner",
     "SequenceError",
+    "SequenceFileError",
+    "SequenceReader",
+    "align",
+    "align_batch",
+    "align_many",
     "encode",
     "get_scoring",
+    "read_fasta",
+    "read_fastq",
+    "read_sequences",
+    "search",
     "sw_align",
     "sw_align_batch",
 ]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     Ints = npt.NDArray[np.int64]
 
-__all__ = ["AlignmentResult", "BatchResult", "cigar_ops", "render"]
+__all__ = ["AlignmentResult", "BatchResult", "Hit", "cigar_ops", "render"]
 
 _CIGAR = re.compile(r"(\d+)([MID])")
 
@@ -211,4 +211,36 @@ class BatchResult:
             "scores": self.scores.tolist(),
             "query_ends": self.query_ends.tolist(),
             "target_ends": self.target_ends.tolist(),
+        }
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One query's alignment with one target, named: what searches and
+    :class:`~prism_core.genomics.SequenceAligner` return.  ``query``/``target`` are the record
+    names (``"queries[2]"``, ``"targets[7]"`` for sequences given without one; ``target`` is
+    ``None`` and ``target_index`` -1 when nothing aligned), ``target_index`` the target's
+    position in its file or list, ``result`` the :class:`AlignmentResult`."""
+
+    query: str
+    target: str | None
+    target_index: int
+    result: AlignmentResult
+
+    __module__ = "prism_core.genomics"
+
+    @property
+    def score(self) -> int:
+        return self.result.score
+
+    @property
+    def cigar(self) -> str | None:
+        return self.result.cigar
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "target": self.target,
+            "target_index": self.target_index,
+            **self.result.as_dict(),
         }

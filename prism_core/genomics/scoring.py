@@ -232,7 +232,7 @@ def encode(
             position = int(np.argmax(bad))
             byte = raw[position]
             letter = chr(byte)
-            shown = repr(letter) if 32 < byte < 127 else f"byte 0x{byte:02x}"
+            shown = repr(letter) if 32 <= byte < 127 else f"byte 0x{byte:02x}"
             raise SequenceError(
                 f"{_where(what, record)}: {shown} at position {position} is not a letter of the "
                 f"{alphabet.name} alphabet {alphabet.letters!r} (lowercase is folded to upper "

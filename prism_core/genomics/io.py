@@ -1,0 +1,434 @@
+"""FASTA and FASTQ files, read as streams of records.
+
+A reader goes through its file one line at a time and holds one record at a time, never the
+file: a search through a genome's worth of reads needs the memory of the longest record, not
+of the file.  ``.gz``, ``.bz2`` and ``.xz`` files are decompressed as they are read (by their
+extension).
+
+Malformed input is an error that says where, as a person fixing the file needs it: the file,
+the line, the record (its name, or the line its header is on) and what is wrong
+(:class:`SequenceFileError`, a ``ValueError``)::
+
+    reads.fq: record 'read7' at line 31: the quality line has 98 characters, the sequence 100
+
+What the readers accept:
+
+* FASTA: a header line ``>name description`` then any number of sequence lines (none: an empty
+  sequence); blank lines anywhere; sequence lines of letters, ``*`` (a stop) and ``-``/``.``
+  (gaps, which alignment refuses later with the record named).  Whitespace at the ends of a
+  line is dropped (``\\r\\n`` line ends included).
+* FASTQ: four lines per record -- ``@name description``, the sequence, ``+`` (optionally
+  followed by the name again), the quality (as many characters as the sequence, from ``!`` to
+  ``~``); blank lines between records.  Multi-line FASTQ (sequences wrapped over lines) is not
+  accepted: it is rare, and ambiguous where a quality line starts with ``@``.
+
+Letters are not checked against an alphabet here: encoding does that
+(:func:`prism_core.genomics.encode`), naming the record and the position.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Generator, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from prism_core._errors import PrismError, display_path
+
+__all__ = [
+    "FASTA_SUFFIXES",
+    "FASTQ_SUFFIXES",
+    "Record",
+    "SequenceFileError",
+    "SequenceReader",
+    "read_fasta",
+    "read_fastq",
+    "read_sequences",
+]
+
+FASTA_SUFFIXES = (".fa", ".fasta", ".fna", ".ffn", ".faa", ".frn", ".fas", ".mpfa", ".seq")
+FASTQ_SUFFIXES = (".fq", ".fastq")
+_COMPRESSED = (".gz", ".bz2", ".xz")
+_SEQUENCE_LINE = re.compile(rb"[A-Za-z*\-.]*")
+
+
+class SequenceFileError(PrismError, ValueError):
+    """A FASTA or FASTQ file that cannot be read: malformed (``line`` and ``record`` say
+    where), missing, or not a sequence file."""
+
+    __module__ = "prism_core.genomics"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        record: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.record = record
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record: ``name`` (the header's first word), ``description`` (the rest of the
+    header), ``sequence`` (the letters as written, case kept), ``quality`` (FASTQ only, else
+    ``None``) and ``line``, the line its header is on (1-based)."""
+
+    name: str
+    description: str
+    sequence: str
+    quality: str | None = None
+    line: int = 0
+
+    __module__ = "prism_core.genomics"
+
+    def __len__(self) -> int:
+        return len(self.sequence)
+
+
+def _format_of(path: str) -> str | None:
+    name = path.lower()
+    for suffix in _COMPRESSED:
+        name = name.removesuffix(suffix)
+    if name.endswith(FASTQ_SUFFIXES):
+        return "fastq"
+    if name.endswith(FASTA_SUFFIXES):
+        return "fasta"
+    return None
+
+
+def _open(path: str) -> Any:
+    """A binary file object for ``path``, decompressing by its extension."""
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        import gzip
+
+        return gzip.open(path, "rb")
+    if lower.endswith(".bz2"):
+        import bz2
+
+        return bz2.open(path, "rb")
+    if lower.endswith(".xz"):
+        import lzma
+
+        return lzma.open(path, "rb")
+    return open(path, "rb")  # closed by the reader
+
+
+class SequenceReader(Iterable[Record]):
+    """The records of a FASTA or FASTQ file, read one line at a time (iterate over it once).
+
+    ``bytes_read`` counts the (decompressed) bytes consumed so far and ``size`` is the size of
+    an uncompressed file (``None`` otherwise): together, a progress bar.  Use it in a ``with``
+    block, or iterate to the end, to close the file.
+
+    :param source: a path, or a file object open for reading (text or binary).
+    :param format: ``"fasta"``, ``"fastq"`` or ``None``: from the extension (``.fa``,
+        ``.fasta``, ``.fq``, ``.fastq``, ... before an optional ``.gz``/``.bz2``/``.xz``), else
+        from the first character of the file (``>`` or ``@``).
+    """
+
+    __module__ = "prism_core.genomics"
+
+    def __init__(self, source: str | os.PathLike[str] | IO[Any], format: str | None = None) -> None:
+        if format not in (None, "fasta", "fastq"):
+            raise ValueError(f"format must be 'fasta', 'fastq' or None (guess), got {format!r}")
+        self.size: int | None = None
+        self.bytes_read = 0
+        self._owned = False
+        if isinstance(source, (str, os.PathLike)):
+            path = os.fspath(source)
+            self.path = path
+            self.display = display_path(path)
+            if os.path.isdir(path):
+                raise SequenceFileError(f"{self.display}: is a directory, not a sequence file")
+            try:
+                self._file: IO[Any] = _open(path)
+            except FileNotFoundError:
+                raise SequenceFileError(f"{self.display}: no such file", path=path) from None
+            except OSError as exc:
+                raise SequenceFileError(
+                    f"{self.display}: cannot be read: {exc.strerror or exc}", path=path
+                ) from None
+            self._owned = True
+            if not path.lower().endswith(_COMPRESSED):
+                self.size = os.path.getsize(path)
+            self.format = format or _format_of(path)
+        else:
+            if not hasattr(source, "readline"):
+                raise TypeError(
+                    "source must be a path or a file object open for reading, got "
+                    f"{type(source).__name__}"
+                )
+            self._file = source
+            name = getattr(source, "name", None)
+            self.path = name if isinstance(name, str) else "<stream>"
+            self.display = display_path(self.path) if isinstance(name, str) else "<stream>"
+            self.format = format
+        self._records: Iterator[Record] | None = None
+
+    # -- lines -------------------------------------------------------------------------------
+    def _lines(self) -> Generator[tuple[int, bytes], None, None]:
+        """(line number, the line without its end), decompressed; errors of the file located."""
+        number = 0
+        file = self._file
+        try:
+            for raw in file:
+                number += 1
+                if isinstance(raw, str):  # a file object opened in text mode
+                    try:
+                        line = raw.encode("ascii")
+                    except UnicodeEncodeError as exc:
+                        raise self._error(
+                            number,
+                            None,
+                            f"{raw[exc.start]!r} at column {exc.start + 1} is not ASCII "
+                            "(sequence files are ASCII text)",
+                        ) from None
+                else:
+                    line = raw
+                self.bytes_read += len(line)
+                yield number, line.rstrip(b"\r\n")
+        except (OSError, EOFError) as exc:  # a truncated or corrupt compressed file
+            raise SequenceFileError(
+                f"{self.display}: cannot be read after line {number}: {exc}",
+                path=self.path,
+                line=number,
+            ) from None
+        finally:
+            self.close()
+
+    def _error(self, line: int, record: str | None, what: str) -> SequenceFileError:
+        where = f"record {record!r} at line {line}" if record else f"line {line}"
+        return SequenceFileError(
+            f"{self.display}: {where}: {what}", path=self.path, line=line, record=record
+        )
+
+    def _text(self, number: int, line: bytes, record: str | None) -> str:
+        try:
+            return line.decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise self._error(
+                number,
+                record,
+                f"byte 0x{line[exc.start]:02x} at column {exc.start + 1} is not ASCII (sequence "
+                "files are ASCII text)",
+            ) from None
+
+    # -- records ------------------------------------------------------------------------------
+    def __iter__(self) -> Iterator[Record]:
+        if self._records is None:
+            self._records = self._read()
+        return self._records
+
+    def __enter__(self) -> SequenceReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owned:
+            self._file.close()
+
+    def __del__(self) -> None:
+        # A reader dropped before its end (``next(iter(reader))``) closes the file it opened,
+        # as the file object itself would, but without a ResourceWarning.
+        if getattr(self, "_owned", False):
+            self._file.close()
+
+    def _read(self) -> Iterator[Record]:
+        lines = self._lines()
+        try:
+            yield from self._parse(lines)
+        finally:
+            lines.close()  # closes the file on an error or an early stop, not only at the end
+
+    def _parse(self, lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
+        fmt = self.format
+        first: tuple[int, bytes] | None = None
+        if fmt is None:  # guess from the first line that is not blank
+            for number, line in lines:
+                if line.strip():
+                    first = (number, line)
+                    break
+            if first is None:
+                return
+            start = first[1][:1]
+            if start == b">":
+                fmt = "fasta"
+            elif start == b"@":
+                fmt = "fastq"
+            else:
+                raise self._error(
+                    first[0],
+                    None,
+                    f"{self._text(first[0], first[1][:20], None)!r} does not start a FASTA "
+                    "('>') or FASTQ ('@') record",
+                )
+            self.format = fmt
+        if fmt == "fasta":
+            yield from self._fasta(lines, first)
+        else:
+            yield from self._fastq(lines, first)
+
+    def _header(self, number: int, line: bytes, marker: str) -> tuple[str, str]:
+        words = self._text(number, line, None)[1:].split(None, 1)
+        name = words[0] if words else ""
+        description = words[1].strip() if len(words) > 1 else ""
+        if not name:
+            raise self._error(
+                number,
+                None,
+                f"a header without a name ({marker!r} must be followed by the record's name)",
+            )
+        return name, description
+
+    def _fasta(
+        self, lines: Iterator[tuple[int, bytes]], first: tuple[int, bytes] | None
+    ) -> Iterator[Record]:
+        name: str | None = None
+        description = ""
+        header_line = 0
+        chunks: list[bytes] = []
+
+        def stream() -> Iterator[tuple[int, bytes]]:
+            if first is not None:
+                yield first
+            yield from lines
+
+        for number, raw in stream():
+            line = raw.strip()
+            if not line:
+                continue
+            if line[:1] == b">":
+                if name is not None:
+                    yield Record(name, description, b"".join(chunks).decode(), None, header_line)
+                name, description = self._header(number, line, ">")
+                header_line, chunks = number, []
+                continue
+            if name is None:
+                shown = self._text(number, line[:20], None)
+                raise self._error(
+                    number,
+                    None,
+                    f"{shown!r} comes before the first header; a FASTA file starts with a "
+                    "'>name' line",
+                )
+            match = _SEQUENCE_LINE.match(line)
+            assert match is not None
+            if match.end() != len(line):
+                bad = line[match.end()]
+                shown = repr(chr(bad)) if 32 <= bad < 127 else f"byte 0x{bad:02x}"
+                raise self._error(
+                    number,
+                    name,
+                    f"{shown} at column {match.end() + 1} is not a sequence letter (letters, "
+                    "'*', '-' and '.')",
+                )
+            chunks.append(line)
+        if name is not None:
+            yield Record(name, description, b"".join(chunks).decode(), None, header_line)
+
+    def _fastq(
+        self, lines: Iterator[tuple[int, bytes]], first: tuple[int, bytes] | None
+    ) -> Iterator[Record]:
+        def stream() -> Iterator[tuple[int, bytes]]:
+            if first is not None:
+                yield first
+            yield from lines
+
+        it = stream()
+        for number, raw in it:
+            header = raw.strip()
+            if not header:
+                continue
+            if header[:1] != b"@":
+                shown = self._text(number, header[:20], None)
+                raise self._error(
+                    number,
+                    None,
+                    f"{shown!r} where a FASTQ record's '@name' line should be (a record is four "
+                    "lines: @name, sequence, +, quality; wrapped sequences are not supported)",
+                )
+            name, description = self._header(number, header, "@")
+            parts: list[tuple[int, bytes]] = []
+            for _ in range(3):
+                nxt = next(it, None)
+                if nxt is None:
+                    what = ("the sequence line", "the '+' line", "the quality line")[len(parts)]
+                    raise self._error(
+                        number, name, f"the file ends before {what} (a record is four lines)"
+                    )
+                parts.append((nxt[0], nxt[1].strip()))
+            (seq_no, seq), (plus_no, plus), (qual_no, qual) = parts
+            match = _SEQUENCE_LINE.match(seq)
+            assert match is not None
+            if match.end() != len(seq):
+                bad = seq[match.end()]
+                shown = repr(chr(bad)) if 32 <= bad < 127 else f"byte 0x{bad:02x}"
+                raise self._error(
+                    seq_no,
+                    name,
+                    f"{shown} at column {match.end() + 1} is not a sequence letter (letters, "
+                    "'*', '-' and '.')",
+                )
+            if plus[:1] != b"+":
+                raise self._error(
+                    plus_no,
+                    name,
+                    f"{self._text(plus_no, plus[:20], name)!r} where the '+' line should be "
+                    "(wrapped FASTQ sequences are not supported)",
+                )
+            repeated = self._text(plus_no, plus[1:], name).strip()
+            if repeated and repeated != name:
+                raise self._error(
+                    plus_no, name, f"the '+' line names {repeated!r}, not the record's {name!r}"
+                )
+            quality = self._text(qual_no, qual, name)
+            if len(quality) != len(seq):
+                raise self._error(
+                    qual_no,
+                    name,
+                    f"the quality line has {len(quality)} characters, the sequence {len(seq)}",
+                )
+            odd = next((i for i, c in enumerate(quality) if not "!" <= c <= "~"), None)
+            if odd is not None:
+                raise self._error(
+                    qual_no,
+                    name,
+                    f"{quality[odd]!r} at column {odd + 1} is not a quality character ('!' to '~')",
+                )
+            yield Record(name, description, seq.decode(), quality, number)
+
+
+def read_sequences(
+    source: str | os.PathLike[str] | IO[Any], format: str | None = None
+) -> SequenceReader:
+    """The records of a FASTA or FASTQ file (``format`` from the extension or the first
+    character when ``None``), streamed: see :class:`SequenceReader`."""
+    return SequenceReader(source, format)
+
+
+def read_fasta(source: str | os.PathLike[str] | IO[Any]) -> SequenceReader:
+    """The records of a FASTA file, streamed."""
+    return SequenceReader(source, "fasta")
+
+
+def read_fastq(source: str | os.PathLike[str] | IO[Any]) -> SequenceReader:
+    """The records of a FASTQ file, streamed."""
+    return SequenceReader(source, "fastq")
+
+
+def is_sequence_path(value: Any) -> bool:
+    """Whether ``value`` names a sequence file: a ``Path``, or a ``str`` with a FASTA/FASTQ
+    extension (a bare string of letters is a sequence, not a file name)."""
+    if isinstance(value, Path):
+        return True
+    return isinstance(value, str) and _format_of(value) is not None
