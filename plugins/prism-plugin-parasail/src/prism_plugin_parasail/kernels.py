@@ -51,6 +51,7 @@ variant, never at plugin discovery.
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import threading
 from collections import OrderedDict
@@ -179,13 +180,14 @@ def _kernels_of(isa: Isa) -> _Kernels:
     return found
 
 
+@functools.cache
 def isa_usable(name: str) -> bool:
     """Whether this CPU executes the instruction set ``name`` (parasail's own run-time check).
 
     Dispatch never chooses a variant whose CPU flag the device description lacks; this is the
     second line of defence, for a description that claims a flag the CPU does not have (a
     user's file, a virtual machine that hides AVX2): the kernel raises instead of dying of an
-    illegal instruction."""
+    illegal instruction.  Asked once per instruction set and process."""
     isa = ISAS[name]
     return bool(getattr(parasail, isa.check)())
 
@@ -202,7 +204,7 @@ def unsupported(gap_open: int, gap_extend: int) -> str | None:
 
 # -- matrices -----------------------------------------------------------------------------------
 
-_MATRICES: OrderedDict[tuple[int, bytes], Any] = OrderedDict()
+_MATRICES: OrderedDict[tuple[int, bytes], tuple[Any, int]] = OrderedDict()
 _MATRICES_KEPT = 32
 _matrices_lock = threading.Lock()
 
@@ -210,6 +212,11 @@ _matrices_lock = threading.Lock()
 def parasail_matrix(matrix: np.ndarray[Any, Any]) -> Any:
     """parasail's matrix for a ``k x k`` integer substitution matrix over the bytes ``1..k``
     (kept for the last 32 distinct matrices: building one sets ``k * k`` values one by one)."""
+    return _matrix(matrix)[0]
+
+
+def _matrix(matrix: np.ndarray[Any, Any]) -> tuple[Any, int]:
+    """:func:`parasail_matrix` and the C address of its ``parasail_matrix_t``."""
     values = np.ascontiguousarray(matrix, dtype=np.int32)
     k = int(values.shape[0])
     key = (k, values.tobytes())
@@ -224,11 +231,12 @@ def parasail_matrix(matrix: np.ndarray[Any, Any]) -> Any:
         for col in range(k):
             # Transposed: the vectorised kernels score a pair as matrix[target][query].
             made.set_value(row, col, int(values[col, row]))
+    entry = (made, _address(made))
     with _matrices_lock:
-        _MATRICES[key] = made
+        _MATRICES[key] = entry
         while len(_MATRICES) > _MATRICES_KEPT:
             _MATRICES.popitem(last=False)
-    return made
+    return entry
 
 
 def _check(name: str, codes: np.ndarray[Any, Any], k: int) -> None:
@@ -311,13 +319,11 @@ def align(
     kernels = _kernels_of(ISAS[isa_name])
     method = "striped" if gap_open > gap_extend else "scan"
     q, t = _shifted(query), _shifted(target)
-    pm = parasail_matrix(matrix)
-    address = _address(pm)
+    _pm, address = _matrix(matrix)  # _pm keeps the matrix alive while parasail reads it
+    o, e = int(gap_open), int(gap_extend)
     for lane in _LANES:
         fn = kernels.pair[method, lane]
-        score, qe, te, saturated = _read(
-            fn(q.ctypes.data, n, t.ctypes.data, m, int(gap_open), int(gap_extend), address)
-        )
+        score, qe, te, saturated = _read(fn(q.ctypes.data, n, t.ctypes.data, m, o, e, address))
         if not saturated:
             return _ends(score, qe, te)
     raise OverflowError("parasail: the score saturated even 64-bit lanes")
@@ -473,8 +479,8 @@ def align_batch(
         return scores, query_ends, target_ends
     kernels = _kernels_of(ISAS[isa_name])
     method = "striped" if gap_open > gap_extend else "scan"
-    pm = parasail_matrix(matrix)
-    work = _BatchWork(kernels, _shifted(query), _address(pm))
+    _pm, address = _matrix(matrix)  # _pm keeps the matrix alive while parasail reads it
+    work = _BatchWork(kernels, _shifted(query), address)
     packed = _shifted(targets)
     base = int(packed.ctypes.data)
     out = (scores, query_ends, target_ends)

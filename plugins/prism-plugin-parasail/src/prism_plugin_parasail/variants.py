@@ -90,35 +90,34 @@ def usable_cpus() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], names: tuple[str, ...], name: str) -> Any:
-    i = names.index(name)
-    return args[i] if i < len(args) else kwargs.get(name)
+def _named(args: tuple[Any, ...], kwargs: dict[str, Any], names: tuple[str, ...]) -> list[Any]:
+    """The call's arguments in the op's order (``None`` where not given)."""
+    if not kwargs and len(args) == len(names):
+        return list(args)  # the common case, checked on every call: no lookups
+    return [args[i] if i < len(args) else kwargs.get(name) for i, name in enumerate(names)]
 
 
 def _common(
-    args: tuple[Any, ...], kwargs: dict[str, Any], names: tuple[str, ...], seqs: tuple[str, ...]
+    seqs: tuple[tuple[str, Any], ...], matrix: Any, gap_open: Any, gap_extend: Any
 ) -> str | None:
-    """The reasons shared by both ops, or ``None``."""
-    for name in seqs:
-        seq = _arg(args, kwargs, names, name)
+    """The reasons shared by both ops, or ``None``.  Cheap: it runs before every call (uint8
+    is NumPy's type character ``B``; ``str(dtype)`` would cost microseconds)."""
+    for name, seq in seqs:
         dtype = getattr(seq, "dtype", None)
-        if dtype is None or str(dtype) != "uint8" or len(getattr(seq, "shape", ())) != 1:
+        if getattr(dtype, "char", None) != "B" or len(getattr(seq, "shape", ())) != 1:
             return f"{name}: parasail aligns 1-D uint8 codes, not {dtype} {type(seq).__name__}"
-    matrix = _arg(args, kwargs, names, "matrix")
-    shape = tuple(getattr(matrix, "shape", ()))
+    shape = getattr(matrix, "shape", ())
     if len(shape) != 2 or shape[0] != shape[1] or not 1 <= shape[0] <= 255:
         return f"matrix: parasail takes a square matrix of 1 to 255 letters, not shape {shape}"
-    gap_open = _arg(args, kwargs, names, "gap_open")
-    gap_extend = _arg(args, kwargs, names, "gap_extend")
     if gap_open is None or gap_extend is None:
         return None  # explained from array specs alone (`prism explain OP --shape ...`)
     try:
-        if int(gap_open) < int(gap_extend):
+        if gap_open < gap_extend:
             return (
                 f"gap_extend ({gap_extend}) > gap_open ({gap_open}): parasail's vectorised "
                 "kernels are not exact there (parasail issue #64)"
             )
-    except (TypeError, ValueError):
+    except TypeError:
         return f"gap_open, gap_extend: integers expected, not {gap_open!r}, {gap_extend!r}"
     return None
 
@@ -126,25 +125,27 @@ def _common(
 def takes_pair(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of ``parasail.sw_align.<isa>``: uint8 codes, a matrix of at most 255
     letters, ``gap_open >= gap_extend``, no traceback."""
-    if _arg(args, kwargs, _PAIR, "traceback"):
+    query, target, matrix, gap_open, gap_extend, traceback = _named(args, kwargs, _PAIR)
+    if traceback:
         return "traceback: parasail's variants give the score and end positions only"
-    return _common(args, kwargs, _PAIR, ("query", "target")) or True
+    why = _common((("query", query), ("target", target)), matrix, gap_open, gap_extend)
+    return True if why is None else why
 
 
 def takes_batch(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of ``parasail.sw_align_batch.<isa>``: as :func:`takes_pair`."""
-    return _common(args, kwargs, _BATCH, ("query", "targets")) or True
+    query, targets, _, matrix, gap_open, gap_extend = _named(args, kwargs, _BATCH)
+    why = _common((("query", query), ("targets", targets)), matrix, gap_open, gap_extend)
+    return True if why is None else why
 
 
 def takes_threaded_batch(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of ``parasail.sw_align_batch.<isa>.threads``: as :func:`takes_batch`, for
     at least two targets and :data:`PARALLEL_MIN_CELLS` cell updates, on more than one CPU."""
-    why = _common(args, kwargs, _BATCH, ("query", "targets"))
+    query, targets, offsets, matrix, gap_open, gap_extend = _named(args, kwargs, _BATCH)
+    why = _common((("query", query), ("targets", targets)), matrix, gap_open, gap_extend)
     if why:
         return why
-    query = _arg(args, kwargs, _BATCH, "query")
-    targets = _arg(args, kwargs, _BATCH, "targets")
-    offsets = _arg(args, kwargs, _BATCH, "offsets")
     count = int(offsets.shape[0]) - 1 if len(getattr(offsets, "shape", ())) == 1 else 0
     cells = int(query.shape[0]) * int(targets.shape[0])
     if count < 2 or cells < PARALLEL_MIN_CELLS or cells < count * PARALLEL_MIN_CELLS_PER_TARGET:
