@@ -376,11 +376,13 @@ def _run_targets(
     gap_extend: int,
     out: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], np.ndarray[Any, Any]],
 ) -> None:
-    """Targets ``start..stop-1`` of a batch, results written into ``out``."""
+    """Targets ``start..stop-1`` of a batch, results written into ``out`` (once, at the end:
+    the loop holds the GIL between parasail calls, and the other threads wait for it)."""
     scores, query_ends, target_ends = out
     first = work.profile("sat").pointer
     kernel = work.kernels.profile[method, "sat"]
     bounds = offsets[start : stop + 1].tolist()  # Python ints: no NumPy scalar per target
+    hits: list[tuple[int, int, int, int]] = []
     for i, lo, hi in zip(range(start, stop), bounds[:-1], bounds[1:], strict=True):
         if hi == lo:
             continue  # score 0, ends -1: as the arrays were made
@@ -396,7 +398,11 @@ def _run_targets(
             else:
                 raise OverflowError("parasail: the score saturated even 64-bit lanes")
         if score > 0:
-            scores[i], query_ends[i], target_ends[i] = score, qe, te
+            hits.append((i, score, qe, te))
+    if hits:
+        index, got_scores, got_query_ends, got_target_ends = zip(*hits, strict=True)
+        at = list(index)
+        scores[at], query_ends[at], target_ends[at] = got_scores, got_query_ends, got_target_ends
 
 
 _pools: dict[int, ThreadPoolExecutor] = {}

@@ -106,7 +106,7 @@ def _common(
         dtype = getattr(seq, "dtype", None)
         if getattr(dtype, "char", None) != "B" or len(getattr(seq, "shape", ())) != 1:
             return f"{name}: parasail aligns 1-D uint8 codes, not {dtype} {type(seq).__name__}"
-    shape = getattr(matrix, "shape", ())
+    shape: tuple[int, ...] = tuple(getattr(matrix, "shape", ()))
     if len(shape) != 2 or shape[0] != shape[1] or not 1 <= shape[0] <= 255:
         return f"matrix: parasail takes a square matrix of 1 to 255 letters, not shape {shape}"
     if gap_open is None or gap_extend is None:
