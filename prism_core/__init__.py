@@ -502,7 +502,7 @@ _NAMESPACES = ("linalg", "fft", "random", "genomics")
 _EXTRAS = ("distributed",)
 #: Public submodules: `from . import hookspecs` asks this module for the name first, and must
 #: get an AttributeError (then the import system loads the submodule), never an op lookup.
-_SUBMODULES = frozenset({"hookspecs", "backend_kit", "nvidia_smi", "testing", "_builtin"})
+_SUBMODULES = frozenset({"hookspecs", "backend_kit", "nvidia_smi", "testing", "_builtin", "lint"})
 
 
 def __getattr__(name: str) -> Any:

@@ -604,6 +604,16 @@ def cmd_genomics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
 
 
+def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core.lint.cli import run
+    from prism_core.lint.config import LintConfigError
+
+    try:
+        return run(args, out, err)
+    except (LintConfigError, FileNotFoundError) as exc:
+        raise UsageError(str(exc)) from None
+
+
 # -- parser -----------------------------------------------------------------------------------
 
 
@@ -774,6 +784,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_genomics_arguments(p, _Parser)
     p.set_defaults(func=cmd_genomics)
+
+    from prism_core.lint.cli import add_arguments as add_lint_arguments
+
+    p = sub.add_parser(
+        "lint",
+        help="check Python code against the backend-purity guidelines (docs/lint.md)",
+        description="Read Python files (never run them) and report, as FILE:LINE:COL: CODE "
+        "message, what backend-agnostic code should not do: framework imports and calls, "
+        "conversions out of the backend, Python operators on Prism arrays, framework dtypes, "
+        "devices, random numbers and type checks. Configured by [tool.prism.lint] in the "
+        "nearest pyproject.toml; `# noqa: PRISM004` silences a line. Exit 0 when nothing is "
+        "found, 1 on findings, 2 on usage errors or files that do not parse.",
+    )
+    add_lint_arguments(p)
+    p.set_defaults(func=cmd_lint)
     return parser
 
 
