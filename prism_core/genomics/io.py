@@ -28,9 +28,10 @@ Letters are not checked against an alphabet here: encoding does that
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -52,6 +53,10 @@ FASTA_SUFFIXES = (".fa", ".fasta", ".fna", ".ffn", ".faa", ".frn", ".fas", ".mpf
 FASTQ_SUFFIXES = (".fq", ".fastq")
 _COMPRESSED = (".gz", ".bz2", ".xz")
 _SEQUENCE_LINE = re.compile(rb"[A-Za-z*\-.]*")
+#: What sequence lines may hold (deleted by ``bytes.translate``: what remains is wrong).
+_LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1)) + b"*-."
+#: What quality lines may hold: '!' to '~'.
+_QUALITY = bytes(range(33, 127))
 
 
 class SequenceFileError(PrismError, ValueError):
@@ -174,40 +179,38 @@ class SequenceReader(Iterable[Record]):
         self._records: Iterator[Record] | None = None
 
     # -- lines -------------------------------------------------------------------------------
-    def _lines(self) -> Generator[tuple[int, bytes], None, None]:
-        """(line number, the line without its end), decompressed; errors of the file located."""
-        number = 0
+    def _raw_lines(self) -> Iterator[bytes]:
+        """The file's lines as bytes, line ends kept: a binary file is iterated as it is (the
+        fast path), a text file's lines are encoded (a non-ASCII character is a located
+        error)."""
         file = self._file
-        try:
-            for raw in file:
-                number += 1
-                if isinstance(raw, str):  # a file object opened in text mode
-                    try:
-                        line = raw.encode("ascii")
-                    except UnicodeEncodeError as exc:
-                        raise self._error(
-                            number,
-                            None,
-                            f"{raw[exc.start]!r} at column {exc.start + 1} is not ASCII "
-                            "(sequence files are ASCII text)",
-                        ) from None
-                else:
-                    line = raw
-                self.bytes_read += len(line)
-                yield number, line.rstrip(b"\r\n")
-        except (OSError, EOFError) as exc:  # a truncated or corrupt compressed file
-            raise SequenceFileError(
-                f"{self.display}: cannot be read after line {number}: {exc}",
-                path=self.path,
-                line=number,
-            ) from None
-        finally:
-            self.close()
+        first = file.readline()
+        if not isinstance(first, str):
+            return itertools.chain((first,), file) if first else iter(())
+        return self._encoded(first, file)
+
+    def _encoded(self, first: str, file: Any) -> Iterator[bytes]:
+        for number, raw in enumerate(itertools.chain((first,), file), start=1):
+            try:
+                yield raw.encode("ascii")
+            except UnicodeEncodeError as exc:
+                raise self._error(
+                    number,
+                    None,
+                    f"{raw[exc.start]!r} at column {exc.start + 1} is not ASCII (sequence files "
+                    "are ASCII text)",
+                ) from None
 
     def _error(self, line: int, record: str | None, what: str) -> SequenceFileError:
         where = f"record {record!r} at line {line}" if record else f"line {line}"
         return SequenceFileError(
             f"{self.display}: {where}: {what}", path=self.path, line=line, record=record
+        )
+
+    def _unreadable(self, line: int, exc: BaseException) -> SequenceFileError:
+        # A truncated or corrupt compressed file, or a failing disk.
+        return SequenceFileError(
+            f"{self.display}: cannot be read after line {line}: {exc}", path=self.path, line=line
         )
 
     def _text(self, number: int, line: bytes, record: str | None) -> str:
@@ -220,6 +223,21 @@ class SequenceReader(Iterable[Record]):
                 f"byte 0x{line[exc.start]:02x} at column {exc.start + 1} is not ASCII (sequence "
                 "files are ASCII text)",
             ) from None
+
+    def _letters(self, number: int, line: bytes, record: str) -> SequenceFileError | None:
+        """The error for the first character of ``line`` that is not a sequence letter."""
+        if not line.translate(None, _LETTERS):
+            return None
+        match = _SEQUENCE_LINE.match(line)
+        assert match is not None
+        bad = line[match.end()]
+        shown = repr(chr(bad)) if 32 <= bad < 127 else f"byte 0x{bad:02x}"
+        return self._error(
+            number,
+            record,
+            f"{shown} at column {match.end() + 1} is not a sequence letter (letters, '*', '-' "
+            "and '.')",
+        )
 
     # -- records ------------------------------------------------------------------------------
     def __iter__(self) -> Iterator[Record]:
@@ -244,39 +262,48 @@ class SequenceReader(Iterable[Record]):
             self._file.close()
 
     def _read(self) -> Iterator[Record]:
-        lines = self._lines()
         try:
-            yield from self._parse(lines)
-        finally:
-            lines.close()  # closes the file on an error or an early stop, not only at the end
-
-    def _parse(self, lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
-        fmt = self.format
-        first: tuple[int, bytes] | None = None
-        if fmt is None:  # guess from the first line that is not blank
-            for number, line in lines:
-                if line.strip():
-                    first = (number, line)
-                    break
-            if first is None:
-                return
-            start = first[1][:1]
-            if start == b">":
-                fmt = "fasta"
-            elif start == b"@":
-                fmt = "fastq"
+            try:
+                lines = self._raw_lines()
+            except (OSError, EOFError) as exc:
+                raise self._unreadable(0, exc) from None
+            fmt = self.format
+            first: bytes | None = None
+            number = 0
+            if fmt is None:  # guess from the first line that is not blank
+                try:
+                    for raw in lines:
+                        number += 1
+                        self.bytes_read += len(raw)
+                        if raw.strip():
+                            first = raw
+                            break
+                except (OSError, EOFError) as exc:
+                    raise self._unreadable(number, exc) from None
+                if first is None:
+                    return
+                start = first.lstrip()[:1]
+                if start == b">":
+                    fmt = "fasta"
+                elif start == b"@":
+                    fmt = "fastq"
+                else:
+                    shown = self._text(number, first.strip()[:20], None)
+                    raise self._error(
+                        number,
+                        None,
+                        f"{shown!r} does not start a FASTA ('>') or FASTQ ('@') record",
+                    )
+                self.format = fmt
+                lines = itertools.chain((first,), lines)
+                self.bytes_read -= len(first)  # counted again as the parser reads it
+                number -= 1
+            if fmt == "fasta":
+                yield from self._fasta(lines, number)
             else:
-                raise self._error(
-                    first[0],
-                    None,
-                    f"{self._text(first[0], first[1][:20], None)!r} does not start a FASTA "
-                    "('>') or FASTQ ('@') record",
-                )
-            self.format = fmt
-        if fmt == "fasta":
-            yield from self._fasta(lines, first)
-        else:
-            yield from self._fastq(lines, first)
+                yield from self._fastq(lines, number)
+        finally:
+            self.close()  # on an error or an early stop too, not only at the end
 
     def _header(self, number: int, line: bytes, marker: str) -> tuple[str, str]:
         words = self._text(number, line, None)[1:].split(None, 1)
@@ -290,122 +317,126 @@ class SequenceReader(Iterable[Record]):
             )
         return name, description
 
-    def _fasta(
-        self, lines: Iterator[tuple[int, bytes]], first: tuple[int, bytes] | None
-    ) -> Iterator[Record]:
+    def _fasta(self, lines: Iterator[bytes], number: int) -> Iterator[Record]:
         name: str | None = None
         description = ""
         header_line = 0
         chunks: list[bytes] = []
+        where: list[int] = []  # the line of each chunk, for errors
+        size = 0
 
-        def stream() -> Iterator[tuple[int, bytes]]:
-            if first is not None:
-                yield first
-            yield from lines
+        def record() -> Record:
+            assert name is not None
+            sequence = b"".join(chunks)
+            if sequence.translate(None, _LETTERS):  # something that is not a letter: where?
+                for chunk, line in zip(chunks, where, strict=True):
+                    error = self._letters(line, chunk, name)
+                    if error is not None:
+                        raise error
+            return Record(name, description, sequence.decode(), None, header_line)
 
-        for number, raw in stream():
-            line = raw.strip()
-            if not line:
-                continue
-            if line[:1] == b">":
-                if name is not None:
-                    yield Record(name, description, b"".join(chunks).decode(), None, header_line)
-                name, description = self._header(number, line, ">")
-                header_line, chunks = number, []
-                continue
-            if name is None:
-                shown = self._text(number, line[:20], None)
-                raise self._error(
-                    number,
-                    None,
-                    f"{shown!r} comes before the first header; a FASTA file starts with a "
-                    "'>name' line",
-                )
-            match = _SEQUENCE_LINE.match(line)
-            assert match is not None
-            if match.end() != len(line):
-                bad = line[match.end()]
-                shown = repr(chr(bad)) if 32 <= bad < 127 else f"byte 0x{bad:02x}"
-                raise self._error(
-                    number,
-                    name,
-                    f"{shown} at column {match.end() + 1} is not a sequence letter (letters, "
-                    "'*', '-' and '.')",
-                )
-            chunks.append(line)
+        try:
+            for raw in lines:
+                number += 1
+                size += len(raw)
+                if raw[:1] == b">":
+                    if name is not None:
+                        self.bytes_read += size - len(raw)
+                        size = len(raw)
+                        yield record()
+                    name, description = self._header(number, raw.strip(), ">")
+                    header_line, chunks, where = number, [], []
+                    continue
+                line = raw.strip()
+                if not line:
+                    continue
+                if name is None:
+                    if line[:1] == b">":
+                        name, description = self._header(number, line, ">")
+                        header_line = number
+                        continue
+                    shown = self._text(number, line[:20], None)
+                    raise self._error(
+                        number,
+                        None,
+                        f"{shown!r} comes before the first header; a FASTA file starts with a "
+                        "'>name' line",
+                    )
+                chunks.append(line)
+                where.append(number)
+        except (OSError, EOFError) as exc:
+            raise self._unreadable(number, exc) from None
+        self.bytes_read += size
         if name is not None:
-            yield Record(name, description, b"".join(chunks).decode(), None, header_line)
+            yield record()
 
-    def _fastq(
-        self, lines: Iterator[tuple[int, bytes]], first: tuple[int, bytes] | None
-    ) -> Iterator[Record]:
-        def stream() -> Iterator[tuple[int, bytes]]:
-            if first is not None:
-                yield first
-            yield from lines
-
-        it = stream()
-        for number, raw in it:
-            header = raw.strip()
-            if not header:
-                continue
-            if header[:1] != b"@":
-                shown = self._text(number, header[:20], None)
-                raise self._error(
-                    number,
-                    None,
-                    f"{shown!r} where a FASTQ record's '@name' line should be (a record is four "
-                    "lines: @name, sequence, +, quality; wrapped sequences are not supported)",
-                )
-            name, description = self._header(number, header, "@")
-            parts: list[tuple[int, bytes]] = []
-            for _ in range(3):
-                nxt = next(it, None)
-                if nxt is None:
+    def _fastq(self, lines: Iterator[bytes], number: int) -> Iterator[Record]:
+        it = iter(lines)
+        parts: list[bytes] = []
+        try:
+            for raw in it:
+                number += 1
+                self.bytes_read += len(raw)
+                header = raw.strip()
+                if not header:
+                    continue
+                header_line = number
+                if header[:1] != b"@":
+                    shown = self._text(number, header[:20], None)
+                    raise self._error(
+                        number,
+                        None,
+                        f"{shown!r} where a FASTQ record's '@name' line should be (a record is "
+                        "four lines: @name, sequence, +, quality; wrapped sequences are not "
+                        "supported)",
+                    )
+                name, description = self._header(number, header, "@")
+                parts.clear()
+                for raw_part in itertools.islice(it, 3):
+                    number += 1
+                    self.bytes_read += len(raw_part)
+                    parts.append(raw_part.strip())
+                if len(parts) < 3:
                     what = ("the sequence line", "the '+' line", "the quality line")[len(parts)]
                     raise self._error(
-                        number, name, f"the file ends before {what} (a record is four lines)"
+                        header_line, name, f"the file ends before {what} (a record is four lines)"
                     )
-                parts.append((nxt[0], nxt[1].strip()))
-            (seq_no, seq), (plus_no, plus), (qual_no, qual) = parts
-            match = _SEQUENCE_LINE.match(seq)
-            assert match is not None
-            if match.end() != len(seq):
-                bad = seq[match.end()]
-                shown = repr(chr(bad)) if 32 <= bad < 127 else f"byte 0x{bad:02x}"
-                raise self._error(
-                    seq_no,
-                    name,
-                    f"{shown} at column {match.end() + 1} is not a sequence letter (letters, "
-                    "'*', '-' and '.')",
-                )
-            if plus[:1] != b"+":
-                raise self._error(
-                    plus_no,
-                    name,
-                    f"{self._text(plus_no, plus[:20], name)!r} where the '+' line should be "
-                    "(wrapped FASTQ sequences are not supported)",
-                )
-            repeated = self._text(plus_no, plus[1:], name).strip()
-            if repeated and repeated != name:
-                raise self._error(
-                    plus_no, name, f"the '+' line names {repeated!r}, not the record's {name!r}"
-                )
-            quality = self._text(qual_no, qual, name)
-            if len(quality) != len(seq):
-                raise self._error(
-                    qual_no,
-                    name,
-                    f"the quality line has {len(quality)} characters, the sequence {len(seq)}",
-                )
-            odd = next((i for i, c in enumerate(quality) if not "!" <= c <= "~"), None)
-            if odd is not None:
-                raise self._error(
-                    qual_no,
-                    name,
-                    f"{quality[odd]!r} at column {odd + 1} is not a quality character ('!' to '~')",
-                )
-            yield Record(name, description, seq.decode(), quality, number)
+                seq, plus, qual = parts
+                error = self._letters(header_line + 1, seq, name)
+                if error is not None:
+                    raise error
+                if plus[:1] != b"+":
+                    raise self._error(
+                        header_line + 2,
+                        name,
+                        f"{self._text(header_line + 2, plus[:20], name)!r} where the '+' line "
+                        "should be (wrapped FASTQ sequences are not supported)",
+                    )
+                if len(plus) > 1:
+                    repeated = self._text(header_line + 2, plus[1:], name).strip()
+                    if repeated and repeated != name:
+                        raise self._error(
+                            header_line + 2,
+                            name,
+                            f"the '+' line names {repeated!r}, not the record's {name!r}",
+                        )
+                if len(qual) != len(seq):
+                    raise self._error(
+                        header_line + 3,
+                        name,
+                        f"the quality line has {len(qual)} characters, the sequence {len(seq)}",
+                    )
+                if qual.translate(None, _QUALITY):
+                    odd = next(i for i, c in enumerate(qual) if not 33 <= c <= 126)
+                    shown = repr(chr(qual[odd])) if qual[odd] < 128 else f"byte 0x{qual[odd]:02x}"
+                    raise self._error(
+                        header_line + 3,
+                        name,
+                        f"{shown} at column {odd + 1} is not a quality character ('!' to '~')",
+                    )
+                yield Record(name, description, seq.decode(), qual.decode(), header_line)
+        except (OSError, EOFError) as exc:
+            raise self._unreadable(number, exc) from None
 
 
 def read_sequences(
