@@ -310,6 +310,8 @@ NOT_INFERRED = [
     ("other modules' functions", "import mylib\ny = mylib.exp(v) * 2"),
     ("comparisons and floor division", "x = prism.exp(v)\ny = x // 2\nz = x > 0"),
     ("a name bound by with/except", "with prism.device('cpu') as x:\n    y = x * 2"),
+    ("a name only ever augmented", "__doc__ += 'more'\n__doc__ *= 2"),
+    ("names bound only to each other", "def f():\n    a = b * 2\n    b = a + 1"),
 ]
 
 

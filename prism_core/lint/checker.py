@@ -24,8 +24,9 @@ turn correct code into different code:
 * a name of a function (or of module-level code) every binding of which, in that scope, is such
   a value: one assignment of anything else (``x = x.tolist()``, a loop variable) and the name is
   not an array anywhere in the scope.  The bindings are solved together, as the greatest set of
-  names consistent with all their bindings, so that ``x = prism.ones(3)`` then ``x = x * 2`` keeps
-  ``x`` an array;
+  names consistent with all their bindings among those grounded in a Prism op, so that
+  ``x = prism.ones(3)`` then ``x = x * 2`` keeps ``x`` an array, while ``__doc__ += text`` (the
+  first binding implicit) makes nothing one;
 * a name of an enclosing function (a closure), but not a module-level name read inside a
   function: anything can rebind a global before the function runs;
 * a parameter annotated with an array type: NumPy's ``ndarray`` and ``NDArray[...]``, torch's
@@ -769,13 +770,28 @@ class _Checker:
         return False
 
     def solve(self) -> None:
-        """The greatest set of (scope, name) whose every binding is an array, given the set."""
+        """The names that are Prism arrays: the greatest set of (scope, name) whose every
+        binding is an array given the set, among the names *grounded* in a Prism op.
+
+        Grounded first (a least fixpoint): a name one of whose bindings is an array given the
+        names grounded so far, starting from none; so ``x = prism.ones(3)`` grounds ``x``, and
+        ``x = x * 2`` then keeps it, but a name bound only by ``__doc__ += text`` (its first
+        binding implicit) or by ``a = b; b = a`` never is: nothing in it comes from Prism."""
         candidates: dict[tuple[int, str], tuple[_Scope, str]] = {}
         for scope in self.c.scopes:
             for name, bindings in scope.bindings.items():
                 if all(kind not in ("import", "opaque") for kind, _, _ in bindings):
                     candidates[(id(scope), name)] = (scope, name)
-        self._arrays = set(candidates)
+        self._arrays = set()
+        changed = True
+        while changed:
+            changed = False
+            for key, (scope, name) in candidates.items():
+                if key not in self._arrays and any(
+                    self.binding_is_array(b, name, scope) for b in scope.bindings[name]
+                ):
+                    self._arrays.add(key)
+                    changed = True
         changed = True
         while changed:
             changed = False
