@@ -94,7 +94,9 @@ def test_the_numpy_backend_passes(tmp_path: Path) -> None:
     passed = int(re.search(r"(\d+) passed", summary).group(1))  # type: ignore[union-attr]
     assert passed > 1000, summary
     assert "failed" not in summary
-    assert "1 skipped" in summary  # random numbers: the one thing not compared
+    # Not compared: random numbers, and the two alignment ops, whose arguments are encoded
+    # sequences rather than standard arrays (tests/test_genomics*.py check them).
+    assert "3 skipped" in summary
     assert "random numbers differ between backends" in proc.stdout
 
 
