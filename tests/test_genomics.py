@@ -507,7 +507,12 @@ def test_cli_json_and_traceback(files: Path) -> None:
     [
         (">t1\nACGT1C\n", 1, "bad.fa: record 't1' at line 2: '1' at column 5 is not a sequence"),
         ("ACGT\n>t1\nACGT\n", 1, "bad.fa: line 1: 'ACGT' comes before the first header"),
-        (">t1\nACGTJC\n", 1, "bad.fa: targets[0] (record 't1'): 'J' at position 4"),
+        (
+            ">t1\nACGTJC\n",
+            1,
+            "bad.fa: targets[0] (record 't1'): 'J' at position 4 is not a letter of the DNA "
+            "alphabet 'ACGTN' (lowercase is folded to upper case); pass --unknown N to align",
+        ),
     ],
 )
 def test_cli_errors_are_one_located_line(

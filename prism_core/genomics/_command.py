@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 from typing import Any, TextIO
 
 __all__ = ["CommandLineError", "add_arguments", "run"]
@@ -134,8 +135,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             except SequenceError as exc:
                 # The letter and the record are named; add the file they came from.
                 source = args.targets if str(exc).startswith("targets") else args.query
+                # The way out, as this command spells it.
+                message = re.sub(r"pass unknown='(.)'", r"pass --unknown \1", str(exc))
                 raise SequenceError(
-                    f"{display_path(source)}: {exc}",
+                    f"{display_path(source)}: {message}",
                     letter=exc.letter,
                     position=exc.position,
                     alphabet=exc.alphabet,
