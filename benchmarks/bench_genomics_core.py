@@ -68,8 +68,13 @@ def main() -> int:
     parser.add_argument("--output", default=None, help="write PREFIX.json and PREFIX.md")
     args = parser.parse_args()
 
+    import importlib
+
     import numpy as np
-    from Bio import Align, SeqIO
+
+    # Biopython ships no type information: its modules are Any here.
+    Align: Any = importlib.import_module("Bio.Align")
+    SeqIO: Any = importlib.import_module("Bio.SeqIO")
 
     from prism_core import genomics
     from prism_core.genomics._ops import sw_align_batch_reference, sw_align_reference
