@@ -654,9 +654,12 @@ def _build(
     backends = plugins().backends
     home = _home(op, args, reference)
     # Where data lives, it stays (docs/backends.md): a variant whose backend takes every array
-    # as it is ranks before one that must move them.  Without arrays (creation ops), automatic
-    # mode makes the reference backend's arrays.
-    has_arrays = bool(_array_args(op, args))
+    # as it is ranks before one that must move them.  Without arrays (creation ops; Python
+    # scalars only: `log(0.5)`), automatic mode makes the reference backend's arrays.
+    ps = plugins()
+    has_arrays = any(
+        isinstance(a, ArraySpec) or ps.owner(a) is not None for a in _array_args(op, args)
+    )
     ranking = []
     for rank, variant, dev, backend in accepted:
         own = _moves(op, backend, dev, args, None)
@@ -672,11 +675,15 @@ def _build(
     moves: dict[str, Moves] = {}
     for variant, dev, _backend in ranked:
         runner = reference if (scope.simulated and reference is not None) else variant
-        moves[variant.name] = _moves(op, backends.get(runner.backend), dev, args, back)
+        moves[variant.name] = _moves(
+            op, backends.get(runner.backend), dev, args, back, bring_back=not has_arrays
+        )
     if scope.simulated and reference is not None:
         # Nothing installed may run on the simulated device, or every candidate may decline
         # this call; simulation executes on the reference all the same (the decision says so).
-        moves[""] = _moves(op, backends.get(reference.backend), None, args, back)
+        moves[""] = _moves(
+            op, backends.get(reference.backend), None, args, back, bring_back=not has_arrays
+        )
     plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
     if measured:
         plan.ranked, plan.basis = _by_measurement(op, scope, ranked, args, dtypes, moves)
@@ -957,9 +964,15 @@ def _moves(
     device: DeviceDescription | None,
     args: Sequence[Any],
     home: Backend | None,
+    *,
+    bring_back: bool = False,
 ) -> Moves:
     """What must move for ``backend`` to take the call's arrays on ``device``, what that
-    costs, and how the result goes back to ``home`` (``None``: it stays the backend's)."""
+    costs, and how the result goes back to ``home`` (``None``: it stays the backend's).
+
+    A result comes back only where arguments moved, unless ``bring_back``: a call without
+    any backend's arrays (Python scalars only) runs elsewhere only as a fallback, and its
+    result is ``home``'s arrays all the same."""
     if backend is None:
         return _NO_MOVES
     from prism_core._dispatch import movement
@@ -979,7 +992,7 @@ def _moves(
         )
         converters.append((i, movement.each(move) if _is_sequence(op, i, value) else move))
         sentences.extend(movement.describe(i, a, ps.owner(a), backend, device) for a in foreign)
-    if not converters:
+    if not converters and not (bring_back and home is not None and home is not backend):
         return _NO_MOVES
     result = None
     if home is not None and home is not backend:

@@ -440,6 +440,17 @@ def test_automatic_mode_keeps_each_library_s_arrays() -> None:
     assert prism_core.explain("matmul", t, t.T).chosen == "torch.matmul"
 
 
+def test_python_scalars_alone_give_numpy_s_results_in_automatic_mode() -> None:
+    """No library's arrays in the call: as for creation ops, the reference backend's results
+    (torch, whose variant is as good on paper, returned tensors for ``log(0.5)``)."""
+    for out in (prism_core.log(0.5), prism_core.exp(2), prism_core.add(1.0, 2.0)):
+        assert isinstance(out, np.generic), type(out)
+    assert prism_core.explain("log", 0.5).chosen == "numpy.log"
+    assert isinstance(prism_core.add(torch.ones(2), 1.0), torch.Tensor)  # a tensor decides
+    with prism_core.use_backend("torch"):
+        assert isinstance(prism_core.log(0.5), torch.Tensor)  # named: its own arrays
+
+
 def test_random_normal_gives_numpy_s_numbers_for_a_seed() -> None:
     """One seed, the same numbers on every backend: torch draws with NumPy's generator."""
     expected = np.random.default_rng(42).normal(1.0, 2.0, size=(3, 5))
