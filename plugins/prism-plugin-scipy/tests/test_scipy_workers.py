@@ -121,6 +121,10 @@ def test_a_blas_thread_limit_limits_the_ffts() -> None:
     """A real threadpoolctl limit, as a user sets it at start-up."""
     import scipy.linalg  # noqa: F401 - SciPy's BLAS must be loaded for threadpoolctl to limit it
 
+    # Deciding once first loads what deciding loads (host detection discovers the plugins,
+    # and a plugin's library may bring a BLAS of its own): a BLAS loaded after the limit was
+    # set is not limited by it (under xdist, this test could be the first to load torch's).
+    workers.fft_workers()
     with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
         workers.reset_fft_workers()
         choice = workers.fft_workers()
