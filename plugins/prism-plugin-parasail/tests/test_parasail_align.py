@@ -254,7 +254,7 @@ def test_concurrent_callers_with_many_matrices_get_their_own_results() -> None:
 
 def test_bad_arguments_name_the_argument() -> None:
     m = DNA_SCORING.matrix
-    with pytest.raises(ValueError, match="target: code 7 is outside"):
+    with pytest.raises(ValueError, match="target: code 7 at position 1 is outside"):
         kernels.align(HERE[0], encode("ACGT"), np.array([0, 7], np.uint8), m, 5, 2)
     with pytest.raises(ValueError, match="matrix: expected a square"):
         kernels.align(HERE[0], encode("ACGT"), encode("ACGT"), np.zeros((5, 4), np.int32), 5, 2)

@@ -128,9 +128,9 @@ def _bind(name: str, argtypes: list[Any], restype: Any) -> Any:
 _free = _bind("parasail_result_free", [_ResultP], None)
 _profile_free = _bind("parasail_profile_free", [ctypes.c_void_p], None)
 _PAIR_ARGS = [
-    ctypes.c_void_p,
+    ctypes.c_char_p,
     ctypes.c_int,
-    ctypes.c_void_p,
+    ctypes.c_char_p,
     ctypes.c_int,
     ctypes.c_int,
     ctypes.c_int,
@@ -239,12 +239,26 @@ def _matrix(matrix: np.ndarray[Any, Any]) -> tuple[Any, int]:
     return entry
 
 
-def _check(name: str, codes: np.ndarray[Any, Any], k: int) -> None:
-    if codes.size and int(codes.max()) >= k:
+@functools.cache
+def _table(k: int) -> bytes:
+    """``bytes.translate`` table: code ``c < k`` to parasail's byte ``c + 1``, any other to 0."""
+    return bytes(c + 1 if c < k else 0 for c in range(256))
+
+
+def _to_parasail(name: str, codes: np.ndarray[Any, Any], k: int) -> bytes:
+    """The codes as parasail's bytes (``code + 1``), checked in one pass of C: a code outside
+    the matrix becomes byte 0, which ``in`` finds (``memchr``)."""
+    if codes.dtype.char != "B" or codes.ndim != 1:
+        raise TypeError(f"{name}: expected 1-D uint8 codes; got {codes.dtype} {codes.shape}")
+    raw = codes.tobytes()
+    out = raw.translate(_table(k))
+    if b"\0" in out:
+        at = out.index(b"\0")
         raise ValueError(
-            f"{name}: code {int(codes.max())} is outside the matrix's alphabet (codes 0 to "
-            f"{k - 1} for a {k} x {k} matrix)"
+            f"{name}: code {raw[at]} at position {at} is outside the matrix's alphabet (codes 0 "
+            f"to {k - 1} for a {k} x {k} matrix)"
         )
+    return out
 
 
 def _validate(matrix: np.ndarray[Any, Any], gap_open: int, gap_extend: int) -> int:
@@ -262,12 +276,6 @@ def _validate(matrix: np.ndarray[Any, Any], gap_open: int, gap_extend: int) -> i
     if why:
         raise ValueError(why)
     return int(matrix.shape[0])
-
-
-def _shifted(codes: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
-    """The codes as parasail's bytes (``code + 1``), contiguous."""
-    shifted: np.ndarray[Any, Any] = np.add(codes, 1, dtype=np.uint8)
-    return shifted
 
 
 def _address(matrix: Any) -> int:
@@ -311,19 +319,18 @@ def align(
             "is false), although the device description in scope lists it"
         )
     k = _validate(matrix, gap_open, gap_extend)
-    _check("query", query, k)
-    _check("target", target, k)
-    n, m = int(query.shape[0]), int(target.shape[0])
+    q = _to_parasail("query", query, k)
+    t = _to_parasail("target", target, k)
+    n, m = len(q), len(t)
     if n == 0 or m == 0:
         return 0, -1, -1
     kernels = _kernels_of(ISAS[isa_name])
     method = "striped" if gap_open > gap_extend else "scan"
-    q, t = _shifted(query), _shifted(target)
     _pm, address = _matrix(matrix)  # _pm keeps the matrix alive while parasail reads it
     o, e = int(gap_open), int(gap_extend)
     for lane in _LANES:
         fn = kernels.pair[method, lane]
-        score, qe, te, saturated = _read(fn(q.ctypes.data, n, t.ctypes.data, m, o, e, address))
+        score, qe, te, saturated = _read(fn(q, n, t, m, o, e, address))
         if not saturated:
             return _ends(score, qe, te)
     raise OverflowError("parasail: the score saturated even 64-bit lanes")
@@ -476,8 +483,8 @@ def align_batch(
             "offsets: expected non-decreasing positions (target i is "
             "targets[offsets[i]:offsets[i + 1]])"
         )
-    _check("query", query, k)
-    _check("targets", targets, k)
+    q = _to_parasail("query", query, k)
+    packed = np.frombuffer(_to_parasail("targets", targets, k), dtype=np.uint8)
     scores = np.zeros(count, dtype=np.int64)
     query_ends = np.full(count, -1, dtype=np.int64)
     target_ends = np.full(count, -1, dtype=np.int64)
@@ -486,8 +493,7 @@ def align_batch(
     kernels = _kernels_of(ISAS[isa_name])
     method = "striped" if gap_open > gap_extend else "scan"
     _pm, address = _matrix(matrix)  # _pm keeps the matrix alive while parasail reads it
-    work = _BatchWork(kernels, _shifted(query), address)
-    packed = _shifted(targets)
+    work = _BatchWork(kernels, np.frombuffer(q, dtype=np.uint8), address)
     base = int(packed.ctypes.data)
     out = (scores, query_ends, target_ends)
     threads = max(1, min(int(threads), count))
