@@ -425,6 +425,7 @@ __all__ = [
     "WorkloadPattern",
     "__version__",
     "all_ops",
+    "array_api",
     "autotune_settings",
     "backends",
     "bfloat16",
@@ -495,7 +496,7 @@ __all__ = [
 ]
 
 
-_NAMESPACES = ("linalg", "fft", "random", "genomics")
+_NAMESPACES = ("linalg", "fft", "random", "genomics", "array_api")
 #: Subpackages of optional extras (`prism.distributed`: pip install prism-core[distributed]),
 #: imported on first access like the namespaces, but kept out of __all__ so that
 #: `from prism_core import *` never imports Dask.

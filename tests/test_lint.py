@@ -877,11 +877,15 @@ THIRD_PARTY: list[tuple[int, str, str]] = [
     (234, "PRISM002", "sqrt() calls numpy.sqrt"),
     (234, "PRISM002", "log() calls numpy.log"),
     (238, "PRISM002", "exp() calls numpy.exp"),
+    (239, "PRISM002", "cos() calls numpy.cos"),  # cos, sin: Prism ops since issue 12
+    (240, "PRISM002", "sin() calls numpy.sin"),
     (418, "PRISM002", "np.exp() calls numpy.exp"),
+    (418, "PRISM002", "np.cos() calls numpy.cos"),
     (428, "PRISM002", "asarray() calls numpy.asarray"),
     (450, "PRISM002", "log() calls numpy.log"),
     (464, "PRISM002", "log() calls numpy.log"),
     (464, "PRISM002", "np.abs() calls numpy.abs"),
+    (568, "PRISM002", "cos() calls numpy.cos"),
     (675, "PRISM002", "zeros() calls numpy.zeros"),
 ]
 

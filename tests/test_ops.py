@@ -28,6 +28,7 @@ from prism_core._builtin import numpy_ops
 from prism_core._description import dtypes as _dtypes
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core._dispatch.ops import Op, all_ops, get_op
+from prism_core._knowledge.elementwise import ELEMENTWISE
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}
 
@@ -226,6 +227,8 @@ EXPECTED_ARRAY_ARGS: dict[str, tuple[int, ...] | None] = {
     "random.normal": (),
     "requires_grad": (0,),
     "detach": (0,),
+    # The standard's other elementwise functions, declared from their table (issue 12).
+    **{e.name: tuple(range(e.arity)) for e in ELEMENTWISE},
 }
 EXPECTED_ALIASES = {
     "vector_add": "add",
@@ -236,11 +239,12 @@ EXPECTED_ALIASES = {
     "convolution": "convolve",
     "cumsum": "cumulative_sum",
     "concatenate": "concat",
+    "pow": "power",
 }
 
 
 def test_catalogue_names() -> None:
-    assert len(CATALOGUE) == len(set(CATALOGUE)) == 58
+    assert len(CATALOGUE) == len(set(CATALOGUE)) == 58 + len(ELEMENTWISE)
     assert set(CATALOGUE) == set(EXPECTED_ARRAY_ARGS)
     declared = all_ops()
     for name in CATALOGUE:
@@ -325,7 +329,7 @@ def test_catalogue_and_variants_import_no_numpy() -> None:
         "print(json.dumps([len(c.CATALOGUE), n, 'numpy' in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == [58, 58, False]
+    assert json.loads(out.stdout) == [58 + len(ELEMENTWISE)] * 2 + [False]
 
 
 # -- dtype arguments -------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
+from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.variant import Variant
 
 if TYPE_CHECKING:
@@ -470,6 +471,8 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "random.normal": random_normal,
     "requires_grad": requires_grad,
     "detach": detach,
+    # The elementwise functions of the standard's table: NumPy's own ufuncs.
+    **{e.name: f"numpy:{e.numpy}" for e in ELEMENTWISE},
 }
 
 

@@ -5,7 +5,9 @@ implementations are variants contributed by plugins, the builtin NumPy one
 (``backends/numpy_ops.py``) included.  Names and semantics follow the Python Array API standard
 (https://data-apis.org/array-api/) where it has the operation, and NumPy where it does not
 (``dot``, ``einsum``, ``convolve``, ``random.normal``).  Importing this module is cheap: it
-imports no array library.
+imports no array library.  The elementwise functions of the standard that are alike (one or two
+operands, no keyword) are declared from a table, ``_knowledge/elementwise.py``, where the work
+each does is declared beside them.
 
 ``array_args`` lists the indices of the positional parameters that are arrays; an op whose
 positional arguments are not all arrays says so (``()`` for creation ops, ``None`` for ``einsum``
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
+
+from prism_core._knowledge.elementwise import ELEMENTWISE
 
 __all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec"]
 
@@ -156,6 +160,7 @@ _declare(
         api="pow",
     ),
     (0, 1),
+    aliases=("pow",),
 )
 _UNARY = """(x, /): {what}, elementwise, as the Array API's ``{api}``; {dtypes}"""
 _declare(
@@ -267,6 +272,36 @@ _declare(
     true elements) is not this op, and calling it so is a ``TypeError``.""",
     (0, 1, 2),
 )
+
+# The other elementwise functions of the Array API standard, declared from their table
+# (``_knowledge/elementwise.py``): one row each, documented by the phrases below.
+_KINDS = {
+    "numeric": "numeric dtypes (integer, real and complex floating point)",
+    "real": "real dtypes (integer and real floating point)",
+    "floating": "floating-point dtypes (real and complex); integers give floating-point results "
+    "on NumPy",
+    "real_floating": "real floating-point dtypes; integers give floating-point results on NumPy",
+    "integer": "integer dtypes",
+    "integer_or_boolean": "integer and bool dtypes",
+    "boolean": "bool (other dtypes are read as true where non-zero, as NumPy does)",
+    "all": "every dtype, bool included",
+}
+for _e in ELEMENTWISE:
+    _signature = "(x, /)" if _e.arity == 1 else "(x1, x2, /)"
+    _operands = (
+        ""
+        if _e.arity == 1
+        else " The operands broadcast against each other and promote as in ``add``; either may "
+        "be a Python scalar, which takes the other operand's dtype."
+    )
+    _result = " The result is bool." if _e.boolean_result else ""
+    _declare(
+        _e.name,
+        f"{_e.name}{_signature}: {_e.what}, elementwise, as the Array API's ``{_e.name}`` "
+        f"(NumPy's ``{_e.numpy}``); the standard defines it for {_KINDS[_e.kinds]}."
+        f"{_operands}{_result}",
+        tuple(range(_e.arity)),
+    )
 
 # -- reductions ------------------------------------------------------------------------------
 _REDUCTION = """(x, /, *, axis=None{extra}, keepdims=False): {what} of ``x`` over ``axis`` (an

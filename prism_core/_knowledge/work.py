@@ -11,7 +11,8 @@ says which count it uses.
 once, at the arguments' itemsize.  Caches, blocking and temporaries make real traffic larger;
 the model's calibration absorbs that (``docs/performance.md``, "The performance model").
 
-A pure module: it imports nothing of Prism, so that every layer above can ask it.
+A pure module: it imports nothing of Prism but the elementwise table (``elementwise.py``, pure
+data), so that every layer above can ask it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
+
+from prism_core._knowledge.elementwise import ELEMENTWISE
 
 __all__ = ["Work", "declare_work", "declared_ops", "has_work", "work_of"]
 
@@ -367,12 +370,13 @@ def _norm(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(2.0 * size * (4 if complex_input else 1), itemsize * (size + 1))
 
 
-def _elementwise(arity: int | tuple[int, ...]) -> _Builtin:
-    # One operation per output element; inputs read once, the output written once.
+def _elementwise(arity: int | tuple[int, ...], flops: float = 1.0) -> _Builtin:
+    # ``flops`` operations per output element (one for arithmetic; the table's count for the
+    # functions of ``elementwise.py``); inputs read once, the output written once.
     def work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
         _need("an elementwise op", shapes, arity)
         out = _size(_broadcast(shapes, "an elementwise op"))
-        return Work(float(out), itemsize * (sum(_size(s) for s in shapes) + out))
+        return Work(flops * out, itemsize * (sum(_size(s) for s in shapes) + out))
 
     return work
 
@@ -381,6 +385,8 @@ for _name in ("add", "subtract", "multiply", "divide", "power", "maximum", "mini
     _BUILTIN[_name] = _elementwise(2)
 for _name in ("square", "sqrt", "exp", "log", "abs", "real", "conj"):
     _BUILTIN[_name] = _elementwise(1)
+for _spec in ELEMENTWISE:  # the standard's other elementwise functions, declared as data
+    _BUILTIN[_spec.name] = _elementwise(_spec.arity, _spec.flops)
 _BUILTIN["clip"] = _elementwise((1, 2, 3))
 _BUILTIN["where"] = _elementwise(3)
 
@@ -479,6 +485,7 @@ ALIASES = {
     "cumsum": "cumulative_sum",
     "concatenate": "concat",
     "convolution": "convolve",
+    "pow": "power",
 }
 
 

@@ -46,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
+from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core.lint.codes import FRAMEWORKS
 
 __all__ = ["ARRAY_OPS", "LEAVING_OPS", "TUPLE_OPS", "Analysis", "Report", "check"]
@@ -63,6 +64,8 @@ ARRAY_OPS: frozenset[str] = frozenset(
         "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm",
         "fft.fft", "fft.ifft", "fft.rfft", "convolve", "random.normal",
         "requires_grad", "detach",
+        # The standard's other elementwise functions (their table: _knowledge/elementwise.py).
+        *(e.name for e in ELEMENTWISE),
     }
 )  # fmt: skip
 #: Prism ops returning a tuple of arrays: unpacking one gives arrays.

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism_core._knowledge.elementwise import ELEMENTWISE
+
 if TYPE_CHECKING:
     from prism_core import Backend, Variant
 
@@ -82,7 +84,24 @@ DTYPES: dict[str, tuple[str, ...]] = {
     # Gradient tracking is for inexact types (torch refuses it on integers); detach is for all.
     "requires_grad": _FLOATING,
     "detach": _ALL,
+    # The standard's other elementwise functions (issue 12), in the dtypes of the suite that
+    # the standard defines each for (logical functions in integers: NumPy reads them as bool).
+    **{
+        e.name: {
+            "numeric": _ALL,
+            "real": _REAL,
+            "floating": _FLOATING,
+            "real_floating": _FLOAT,
+        }.get(e.kinds, ("int64", "int32"))
+        for e in ELEMENTWISE
+    },
 }
+#: The table's functions whose inputs must lie in (-1, 1) (their real domain), or be positive.
+_UNIT_DOMAIN = frozenset({"acos", "asin", "atanh"})
+_POSITIVE_DOMAIN = frozenset({"acosh", "log1p", "log2", "log10", "reciprocal"})
+_POSITIVE_SECOND = frozenset(
+    {"floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift"}
+)
 
 
 @dataclass(frozen=True)
@@ -321,6 +340,18 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
             seconds = _vector_cases(_Maker(str(m.real)), positive=True)
             for y in seconds.values():
                 y *= 0.5
+        return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
+    table = {e.name: e for e in ELEMENTWISE}.get(op)
+    if table is not None and table.arity == 1:
+        positive = op in _UNIT_DOMAIN or op in _POSITIVE_DOMAIN
+        vectors = _vector_cases(m, positive=positive)
+        if op in _UNIT_DOMAIN:  # [1, 3) scaled into [0.3, 0.9)
+            for x in vectors.values():
+                x *= 0.3  # in place: the layouts stay what they are
+        return {s: ((x,), {}) for s, x in vectors.items()}
+    if table is not None:
+        firsts = _vector_cases(m)
+        seconds = _vector_cases(m, positive=op in _POSITIVE_SECOND)
         return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
     if op in ("maximum", "minimum"):
         firsts, seconds = _vector_cases(m), _vector_cases(m)

@@ -24,6 +24,7 @@ import pytest
 import prism_core
 import prism_core._description.library as _library
 import prism_core._knowledge.plugins as _plugins
+from prism_core._knowledge.elementwise import ELEMENTWISE
 
 #: The reason of every test that needs a GPU (followed by the backend's own reason).
 NEEDS_GPU = "needs an NVIDIA GPU with CUDA"
@@ -203,7 +204,22 @@ def _sample_calls() -> dict[str, Call]:
         "fft.ifft": ((z,), {}),
         "fft.rfft": ((v,), {"n": 4000}),
         "convolve": ((v, w[:64]), {"mode": "same"}),
+        # The standard's other elementwise functions (issue 12), in their domains.
+        **{e.name: _elementwise_call(e, rng) for e in ELEMENTWISE},
     }
+
+
+def _elementwise_call(e: Any, rng: Any) -> Call:
+    """A call of a function of the elementwise table: floats in (0.1, 0.9) (``acosh``: plus
+    one), small positive integers for the bitwise functions, bools for the logical ones."""
+    if e.kinds in ("integer", "integer_or_boolean"):
+        x, y = rng.integers(1, 8, 4096), rng.integers(1, 8, 4096)
+    elif e.kinds == "boolean":
+        x, y = rng.uniform(size=4096) > 0.5, rng.uniform(size=4096) > 0.5
+    else:
+        x, y = rng.uniform(0.1, 0.9, 4096), rng.uniform(0.1, 0.9, 4096)
+        x = x + 1 if e.name == "acosh" else x
+    return ((x,) if e.arity == 1 else (x, y)), {}
 
 
 SAMPLE_CALLS = _sample_calls()

@@ -17,6 +17,7 @@ from prism_plugin_torch.variants import FUNCTIONS
 from torch_testing import builtin_ops
 
 import prism_core
+from prism_core._knowledge.elementwise import ELEMENTWISE
 
 RNG = np.random.default_rng(8)
 
@@ -287,6 +288,38 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
     ("requires_grad", (A,), {}),
     ("detach", (A,), {}),
 ]
+
+
+def _elementwise_cases() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
+    """The standard's other elementwise functions (issue 12): each on float64 and float32
+    values in its domain, integers and complex numbers where the standard defines it for them,
+    and a Python scalar as the second operand."""
+    rng = np.random.default_rng(12)
+    unit = rng.uniform(0.1, 0.9, 12)
+    unit_c = unit + 0.25j * rng.uniform(0.1, 0.9, 12)
+    out: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+    for e in ELEMENTWISE:
+        if e.kinds in ("integer", "integer_or_boolean"):
+            firsts = [I32, I8] + ([BOOL] if e.kinds == "integer_or_boolean" else [])
+            second, scalar = IPOS.astype(np.int32), 2
+        elif e.kinds == "boolean":
+            firsts, second, scalar = [BOOL, I32], BOOL[::-1].copy(), True
+        else:
+            x = unit + 1 if e.name == "acosh" else unit
+            firsts = [x, x.astype(np.float32)]
+            if e.kinds in ("real", "numeric"):
+                firsts.append(IPOS)
+            if e.kinds in ("numeric", "floating"):
+                firsts.append(unit_c + 1 if e.name == "acosh" else unit_c)
+            second, scalar = unit[::-1].copy(), 0.5
+        for first in firsts:
+            out.append((e.name, (first,) if e.arity == 1 else (first, second), {}))
+        if e.arity == 2:
+            out.append((e.name, (firsts[0], scalar), {}))
+    return out
+
+
+CASES += _elementwise_cases()
 
 
 def _case_id(case: tuple[str, tuple[Any, ...], dict[str, Any]]) -> str:

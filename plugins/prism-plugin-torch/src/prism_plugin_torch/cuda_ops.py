@@ -116,3 +116,17 @@ convolve = on_gpu(ops.convolve)
 requires_grad = on_gpu(ops.requires_grad)
 detach = on_gpu(ops.detach)
 from_dlpack = on_gpu(ops.from_dlpack)
+
+#: The Array API's other elementwise functions (``ops.ELEMENTWISE``), on the GPU: found by the
+#: module's ``__getattr__`` (``round`` among them, which a global would make hide the builtin).
+ELEMENTWISE: dict[str, Callable[..., Any]] = {
+    op: on_gpu(fn) for op, fn in ops.ELEMENTWISE.items()
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The elementwise functions of :data:`ELEMENTWISE`, by their op's name."""
+    try:
+        return ELEMENTWISE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

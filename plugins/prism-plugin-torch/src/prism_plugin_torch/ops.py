@@ -1407,3 +1407,166 @@ def convolve(a: Any, v: Any, /, mode: str = "full") -> Any:
     if mode == "valid":
         return full_result[m - 1 : n]
     return full_result
+
+
+# -- the Array API's other elementwise functions ---------------------------------------------------
+# Prism declares them from a table (issue 12); here each is torch's function, computed as NumPy
+# computes it: a unary function in the dtype NumPy's gives (``sin`` of int64 in float64), a binary
+# one on its operands promoted by NumPy's rules (NEP 50's weak Python scalars), a comparison or
+# logical function on its operands promoted to their common dtype, with a bool result.  NumPy's
+# type resolution runs first, so that a dtype NumPy does not take is NumPy's ``TypeError``.
+
+#: op -> (NumPy's function, torch's function), by form.
+_UNARY_ELEMENTWISE: dict[str, tuple[str, str]] = {
+    "acos": ("arccos", "acos"),
+    "acosh": ("arccosh", "acosh"),
+    "asin": ("arcsin", "asin"),
+    "asinh": ("arcsinh", "asinh"),
+    "atan": ("arctan", "atan"),
+    "atanh": ("arctanh", "atanh"),
+    "cos": ("cos", "cos"),
+    "cosh": ("cosh", "cosh"),
+    "sin": ("sin", "sin"),
+    "sinh": ("sinh", "sinh"),
+    "tan": ("tan", "tan"),
+    "tanh": ("tanh", "tanh"),
+    "expm1": ("expm1", "expm1"),
+    "log1p": ("log1p", "log1p"),
+    "log2": ("log2", "log2"),
+    "log10": ("log10", "log10"),
+    "ceil": ("ceil", "ceil"),
+    "floor": ("floor", "floor"),
+    "trunc": ("trunc", "trunc"),
+    "round": ("round", "round"),  # complex: each part (below)
+    "negative": ("negative", "negative"),
+    "positive": ("positive", "clone"),
+    "reciprocal": ("reciprocal", "reciprocal"),
+    "bitwise_invert": ("invert", "bitwise_not"),
+}
+_PREDICATES: dict[str, tuple[str, str]] = {
+    "isfinite": ("isfinite", "isfinite"),
+    "isinf": ("isinf", "isinf"),
+    "isnan": ("isnan", "isnan"),
+    "signbit": ("signbit", "signbit"),
+    "logical_not": ("logical_not", "logical_not"),
+}
+_BINARY_ELEMENTWISE: dict[str, tuple[str, str]] = {
+    "atan2": ("arctan2", "atan2"),
+    "logaddexp": ("logaddexp", "logaddexp"),
+    "hypot": ("hypot", "hypot"),
+    "copysign": ("copysign", "copysign"),
+    "nextafter": ("nextafter", "nextafter"),
+    "floor_divide": ("floor_divide", "floor_divide"),
+    "remainder": ("remainder", "remainder"),
+    "bitwise_and": ("bitwise_and", "bitwise_and"),
+    "bitwise_or": ("bitwise_or", "bitwise_or"),
+    "bitwise_xor": ("bitwise_xor", "bitwise_xor"),
+    "bitwise_left_shift": ("left_shift", "bitwise_left_shift"),
+    "bitwise_right_shift": ("right_shift", "bitwise_right_shift"),
+}
+_COMPARISONS: dict[str, tuple[str, str]] = {
+    "equal": ("equal", "eq"),
+    "not_equal": ("not_equal", "ne"),
+    "greater": ("greater", "gt"),
+    "greater_equal": ("greater_equal", "ge"),
+    "less": ("less", "lt"),
+    "less_equal": ("less_equal", "le"),
+    "logical_and": ("logical_and", "logical_and"),
+    "logical_or": ("logical_or", "logical_or"),
+    "logical_xor": ("logical_xor", "logical_xor"),
+}
+
+
+def _unary_elementwise(np_name: str, torch_name: str) -> Callable[..., Any]:
+    np_fn, torch_fn = getattr(np, np_name), getattr(torch, torch_name)
+
+    def fn(x: Any, /) -> Any:
+        return torch_fn(_unary_input(np_fn, x))
+
+    return fn
+
+
+def _predicate(np_name: str, torch_name: str) -> Callable[..., Any]:
+    np_fn, torch_fn = getattr(np, np_name), getattr(torch, torch_name)
+
+    def fn(x: Any, /) -> Any:
+        t = to_tensor(x)
+        if t.dtype in _TO_NUMPY:
+            _numpy_result(np_fn, (_TO_NUMPY[t.dtype],))  # NumPy's TypeError for other dtypes
+        return torch_fn(t)
+
+    return fn
+
+
+def _pair(x1: Any, x2: Any, dt: torch.dtype) -> tuple[Any, Any]:
+    """Both operands as tensors of ``dt`` where their first tensor is, broadcast-checked."""
+    device = _device(x1, x2)
+    a, b = _tensor(x1, dt, device), _tensor(x2, dt, device)
+    kit.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    return a, b
+
+
+def _binary_elementwise(np_name: str, torch_name: str) -> Callable[..., Any]:
+    np_fn, torch_fn = getattr(np, np_name), getattr(torch, torch_name)
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        return torch_fn(*_pair(x1, x2, _promote(np_fn, x1, x2)))
+
+    return fn
+
+
+def _comparison(np_name: str, torch_name: str) -> Callable[..., Any]:
+    np_fn, torch_fn = getattr(np, np_name), getattr(torch, torch_name)
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        _promote(np_fn, x1, x2)  # NumPy's errors
+        return torch_fn(*_pair(x1, x2, _promote(np.maximum, x1, x2)))
+
+    return fn
+
+
+def round_(x: Any, /) -> Any:
+    """Rounded to the nearest integer, halves to even; a complex number part by part, as NumPy
+    rounds it (torch's ``round`` takes no complex tensor)."""
+    t = _unary_input(np.round, x)
+    if t.is_complex():
+        return torch.complex(torch.round(t.real), torch.round(t.imag))
+    return torch.round(t)
+
+
+def sign(x: Any, /) -> Any:
+    """-1, 0 or 1 (``x / |x|`` for complex ``x``); NaN stays NaN, as in NumPy (torch's ``sgn``
+    gives 0 for it)."""
+    t = _unary_input(np.sign, x)
+    if t.is_floating_point() or t.is_complex():
+        return torch.where(torch.isnan(t), t, torch.sgn(t))
+    return torch.sgn(t)
+
+
+def imag(x: Any, /) -> Any:
+    """The imaginary part (zeros of ``x``'s dtype for real input, as NumPy's ``imag``)."""
+    t = to_tensor(x)
+    return torch.imag(t) if t.is_complex() else torch.zeros_like(t)
+
+
+#: op -> its implementation, for the variants' ``"prism_plugin_torch.ops:<op>"`` (the module's
+#: ``__getattr__``; not module globals, where ``round`` would hide the builtin).
+ELEMENTWISE: dict[str, Callable[..., Any]] = {
+    **{op: _unary_elementwise(*names) for op, names in _UNARY_ELEMENTWISE.items()},
+    **{op: _predicate(*names) for op, names in _PREDICATES.items()},
+    **{op: _binary_elementwise(*names) for op, names in _BINARY_ELEMENTWISE.items()},
+    **{op: _comparison(*names) for op, names in _COMPARISONS.items()},
+    "imag": imag,
+    "round": round_,
+    "sign": sign,
+}
+for _op, _fn in ELEMENTWISE.items():
+    _fn.__name__ = _fn.__qualname__ = _op
+
+
+def __getattr__(name: str) -> Any:
+    """The elementwise functions of :data:`ELEMENTWISE`, by their op's name."""
+    try:
+        return ELEMENTWISE[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

@@ -118,6 +118,20 @@ FUNCTIONS: dict[str, str] = {
     "requires_grad": "requires_grad",
     "detach": "detach",
     "from_dlpack": "from_dlpack",
+    # The Array API's other elementwise functions (issue 12): ``ops.ELEMENTWISE``, by name.
+    **{
+        op: op
+        for op in (
+            "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "sin",
+            "sinh", "tan", "tanh", "expm1", "log1p", "log2", "log10", "logaddexp", "hypot",
+            "ceil", "floor", "trunc", "round", "sign", "signbit", "copysign", "nextafter",
+            "negative", "positive", "reciprocal", "imag", "floor_divide", "remainder",
+            "isfinite", "isinf", "isnan", "equal", "not_equal", "greater", "greater_equal",
+            "less", "less_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
+            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift",
+            "bitwise_right_shift",
+        )
+    },
 }
 
 

@@ -1,0 +1,198 @@
+"""`prism_core.array_api`: the Python Array API standard (2024.12) as Prism ops, so far.
+
+Every function here is a Prism op, dispatched like any (``prism explain sin``): on NumPy arrays
+NumPy computes it, on torch tensors (or under ``use_backend("torch")``) torch, on a GPU whatever
+plugin runs the op there; the arrays returned are the backend's own, with no wrapper.
+
+What exists in this increment (issue 12):
+
+* **every elementwise function** of the standard (``abs`` to ``trunc``, ``pow`` being Prism's
+  ``power``), the ones that are alike declared from a table (``_knowledge/elementwise.py``);
+* **the dtypes** Prism has: ``bool``, ``int8`` to ``int64``, ``uint8``, ``float32``,
+  ``float64``, ``complex64``, ``complex128`` (Prism's dtypes, which compare equal to NumPy's
+  and torch's; ``uint16``, ``uint32`` and ``uint64`` are not Prism dtypes yet, and are missing);
+* **the constants** ``e``, ``inf``, ``nan``, ``newaxis``, ``pi``;
+* ``__array_namespace_info__()`` with ``capabilities()``, ``default_device()``,
+  ``devices()`` (the devices Prism describes on this host), ``default_dtypes()`` and
+  ``dtypes()``.
+
+Still missing (later increments of issue 12): the creation functions but ``asarray``,
+``zeros``, ``ones``, ``full`` and ``from_dlpack`` (no ``arange``, ``linspace``, ``eye``,
+``*_like``, ``meshgrid``, ``tril``/``triu``); the data-type functions (``astype``,
+``can_cast``, ``finfo``, ``iinfo``, ``isdtype``, ``result_type``); indexing (``take``,
+``take_along_axis``); the manipulation functions but ``reshape``, ``moveaxis``,
+``expand_dims``, ``stack`` and ``concat`` (no ``permute_dims``, ``flip``, ``roll``,
+``squeeze``, ``broadcast_*``, ``tile``, ``repeat``, ``unstack``); searching (``nonzero``,
+``searchsorted``, ``count_nonzero``), set (``unique_*``), sorting (``argsort``) and the
+statistical functions but ``sum``, ``mean``, ``std``, ``min``, ``max`` and
+``cumulative_sum`` (no ``var``, ``prod``, ``cumulative_prod``, ``all``, ``any``, ``diff``);
+``matrix_transpose``, ``tensordot``, ``vecdot``; and most of the ``linalg`` and ``fft``
+extensions.  ``where``, ``clip``, ``argmax``, ``argmin``, ``sort``, ``matmul`` exist as
+Prism ops (``prism_core.where``, ...) and are exposed here too.
+
+Type promotion: the backend's.  NumPy's (NEP 50: no value-based casting, Python scalars take
+the array operand's dtype) agrees with the standard's promotion table wherever the table
+defines a result; where it does not (mixed kinds such as ``int32`` with ``float32``, or
+``int64`` with ``uint64``), Prism does what NumPy does rather than raise as ``array-api-strict``
+does (``docs/array-api.md``).
+
+Importing this module is cheap: the functions are looked up (and the ops made) when first used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from prism_core._description.dtypes import (
+    DType,
+    bool_,
+    complex64,
+    complex128,
+    float32,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    uint8,
+)
+from prism_core._knowledge.elementwise import STANDARD_ELEMENTWISE
+
+#: This namespace's function name -> the Prism op that is it.
+_OPS: dict[str, str] = {
+    **STANDARD_ELEMENTWISE,
+    **{
+        name: name
+        for name in (
+            "asarray", "zeros", "ones", "full", "from_dlpack", "where", "argmax", "argmin",
+            "sort", "sum", "mean", "std", "min", "max", "cumulative_sum", "reshape",
+            "moveaxis", "expand_dims", "stack", "concat", "matmul",
+        )
+    },
+}  # fmt: skip
+
+__all__ = [
+    "__array_api_version__",
+    "__array_namespace_info__",
+    "bool",
+    "complex64",
+    "complex128",
+    "e",
+    "float32",
+    "float64",
+    "inf",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "nan",
+    "newaxis",
+    "pi",
+    "uint8",
+    *_OPS,
+]
+
+#: The version of the standard this namespace follows.
+__array_api_version__ = "2024.12"
+
+bool = bool_
+e = math.e
+inf = math.inf
+nan = math.nan
+pi = math.pi
+newaxis = None
+
+_REAL_FLOATING = (float32, float64)
+_COMPLEX_FLOATING = (complex64, complex128)
+_SIGNED = (int8, int16, int32, int64)
+_UNSIGNED = (uint8,)
+#: The standard's dtype kinds -> the Prism dtypes of each.
+_KINDS: dict[str, tuple[DType, ...]] = {
+    "bool": (bool_,),
+    "signed integer": _SIGNED,
+    "unsigned integer": _UNSIGNED,
+    "integral": _SIGNED + _UNSIGNED,
+    "real floating": _REAL_FLOATING,
+    "complex floating": _COMPLEX_FLOATING,
+    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING + _COMPLEX_FLOATING,
+}
+
+
+class Info:
+    """What ``__array_namespace_info__()`` returns: the namespace's capabilities, devices and
+    dtypes, as the standard's inspection API describes them."""
+
+    __module__ = "prism_core.array_api"
+
+    def capabilities(self) -> dict[str, Any]:
+        """Boolean indexing and data-dependent shapes are the backend's (NumPy, torch and CuPy
+        have both); the dimensions are NumPy's limit."""
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 64}
+
+    def default_device(self) -> Any:
+        """The device of the current scope (``prism_core.device(...)``), else the host CPU
+        Prism describes."""
+        from prism_core._dispatch.scope import current_scope
+        from prism_core._knowledge.host import host_cpu_instance
+
+        device = current_scope().device
+        return host_cpu_instance() if device is None else device
+
+    def devices(self) -> list[Any]:
+        """The devices Prism describes on this host (``prism_core.present_devices()``): the
+        host CPU and each accelerator a plugin detected."""
+        from prism_core._knowledge.host import present_devices
+
+        return list(present_devices().devices)
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, DType]:
+        """The default dtypes (NumPy's on every device): float64, complex128 and int64."""
+        return {
+            "real floating": float64,
+            "complex floating": complex128,
+            "integral": int64,
+            "indexing": int64,
+        }
+
+    def dtypes(
+        self, *, device: Any = None, kind: str | tuple[str, ...] | None = None
+    ) -> dict[str, DType]:
+        """The dtypes of ``kind`` (a kind of the standard, a tuple of kinds, or ``None`` for
+        all), by name.  An unknown kind is a ``ValueError`` naming the kinds there are."""
+        kinds = ("bool", "numeric") if kind is None else (kind,) if isinstance(kind, str) else kind
+        found: dict[str, DType] = {}
+        for k in kinds:
+            if k not in _KINDS:
+                raise ValueError(
+                    f"dtypes: kind {k!r} is not a kind of the Array API; the kinds are "
+                    f"{', '.join(repr(n) for n in _KINDS)}"
+                )
+            for dt in _KINDS[k]:
+                found["bool" if dt is bool_ else dt.name] = dt
+        return found
+
+
+def __array_namespace_info__() -> Info:
+    """The inspection API of the standard: capabilities, devices and dtypes."""
+    return Info()
+
+
+def __getattr__(name: str) -> Any:
+    """The functions: each the Prism op of its name (``pow`` is ``power``), made on first use."""
+    op = _OPS.get(name)
+    if op is None:
+        raise AttributeError(
+            f"module 'prism_core.array_api' has no attribute {name!r}: this increment of the "
+            f"namespace has the elementwise functions, the dtypes and constants, and "
+            f"{', '.join(sorted(n for n in _OPS if n not in STANDARD_ELEMENTWISE))}"
+        )
+    from prism_core._dispatch.ops import get_op
+
+    value = get_op(op).function
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
