@@ -117,20 +117,26 @@ def test_this_hosts_workers_are_the_minimum_of_what_it_knows() -> None:
     )
 
 
+@pytest.mark.timeout(120)
 def test_a_blas_thread_limit_limits_the_ffts() -> None:
-    """A real threadpoolctl limit, as a user sets it at start-up."""
-    import scipy.linalg  # noqa: F401 - SciPy's BLAS must be loaded for threadpoolctl to limit it
+    """A real threadpoolctl limit, as a user sets it at start-up, in a process of its own: in
+    the test process, threads other tests left behind (thread pools released and restored by
+    dispatch) may set the BLAS thread count back while the limit is in force."""
+    import subprocess
+    import sys
 
-    # Deciding once first loads what deciding loads (host detection discovers the plugins,
-    # and a plugin's library may bring a BLAS of its own): a BLAS loaded after the limit was
-    # set is not limited by it (under xdist, this test could be the first to load torch's).
-    workers.fft_workers()
-    with threadpoolctl.threadpool_limits(limits=1, user_api="blas"):
-        workers.reset_fft_workers()
-        choice = workers.fft_workers()
-    assert choice.blas_threads == 1
-    assert choice.workers == 1
-    assert workers.workers_for(1000, 1000) == 1
+    code = (
+        "import scipy.linalg, threadpoolctl\n"
+        "from prism_plugin_scipy import workers\n"
+        "workers.fft_workers()  # load what deciding loads (a plugin may bring its own BLAS)\n"
+        "with threadpoolctl.threadpool_limits(limits=1, user_api='blas'):\n"
+        "    workers.reset_fft_workers()\n"
+        "    choice = workers.fft_workers()\n"
+        "    print(choice.blas_threads, choice.workers, workers.workers_for(1000, 1000))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1", "1", "1"]
 
 
 def test_per_call_workers() -> None:
