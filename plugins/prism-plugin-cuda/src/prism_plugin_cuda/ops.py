@@ -42,6 +42,7 @@ from typing import Any
 from prism_core.backend_kit import EighResult, EigResult, QRResult, SVDResult, linalg_error
 
 from .backend import cupy_dtype
+from .elementwise import ELEMENTWISE
 
 __all__ = [
     "PASSTHROUGH",
@@ -107,60 +108,9 @@ PASSTHROUGH: dict[str, str] = {
     "linalg_norm": "linalg.norm",
     "fft_fft": "fft.fft",
     "fft_ifft": "fft.ifft",
-    # The Array API's other elementwise functions (issue 12), under NumPy's names in CuPy.
-    "acos": "arccos",
-    "acosh": "arccosh",
-    "asin": "arcsin",
-    "asinh": "arcsinh",
-    "atan": "arctan",
-    "atan2": "arctan2",
-    "atanh": "arctanh",
-    "cos": "cos",
-    "cosh": "cosh",
-    "sin": "sin",
-    "sinh": "sinh",
-    "tan": "tan",
-    "tanh": "tanh",
-    "expm1": "expm1",
-    "log1p": "log1p",
-    "log2": "log2",
-    "log10": "log10",
-    "logaddexp": "logaddexp",
-    "hypot": "hypot",
-    "ceil": "ceil",
-    "floor": "floor",
-    "trunc": "trunc",
-    "round": "round",
-    "sign": "sign",
-    "signbit": "signbit",
-    "copysign": "copysign",
-    "nextafter": "nextafter",
-    "negative": "negative",
-    "positive": "positive",
-    "reciprocal": "reciprocal",
-    "imag": "imag",
-    "floor_divide": "floor_divide",
-    "remainder": "remainder",
-    "isfinite": "isfinite",
-    "isinf": "isinf",
-    "isnan": "isnan",
-    "equal": "equal",
-    "not_equal": "not_equal",
-    "greater": "greater",
-    "greater_equal": "greater_equal",
-    "less": "less",
-    "less_equal": "less_equal",
-    "logical_and": "logical_and",
-    "logical_or": "logical_or",
-    "logical_xor": "logical_xor",
-    "logical_not": "logical_not",
-    "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or",
-    "bitwise_xor": "bitwise_xor",
-    "bitwise_invert": "invert",
-    "bitwise_left_shift": "left_shift",
-    "bitwise_right_shift": "right_shift",
 }
+# The Array API's other elementwise functions (issue 12), under NumPy's names in CuPy.
+PASSTHROUGH.update(ELEMENTWISE)
 
 _COPY_MESSAGE = "Unable to avoid copy while creating an array as requested."  # NumPy's words
 

@@ -32,6 +32,8 @@ import prism_core
 from prism_core import Variant
 from prism_core.backend_kit import dtype_name, size_check
 
+from .elementwise import ELEMENTWISE
+
 __all__ = [
     "FUNCTIONS",
     "GPU_REQUIRES",
@@ -152,60 +154,9 @@ FUNCTIONS: dict[str, str] = {
     "fft.ifft": "fft_ifft",
     "fft.rfft": "fft_rfft",
     "convolve": "convolve",
-    # The Array API's other elementwise functions (issue 12): CuPy's own, passed through.
-    "acos": "acos",
-    "acosh": "acosh",
-    "asin": "asin",
-    "asinh": "asinh",
-    "atan": "atan",
-    "atan2": "atan2",
-    "atanh": "atanh",
-    "cos": "cos",
-    "cosh": "cosh",
-    "sin": "sin",
-    "sinh": "sinh",
-    "tan": "tan",
-    "tanh": "tanh",
-    "expm1": "expm1",
-    "log1p": "log1p",
-    "log2": "log2",
-    "log10": "log10",
-    "logaddexp": "logaddexp",
-    "hypot": "hypot",
-    "ceil": "ceil",
-    "floor": "floor",
-    "trunc": "trunc",
-    "round": "round",
-    "sign": "sign",
-    "signbit": "signbit",
-    "copysign": "copysign",
-    "nextafter": "nextafter",
-    "negative": "negative",
-    "positive": "positive",
-    "reciprocal": "reciprocal",
-    "imag": "imag",
-    "floor_divide": "floor_divide",
-    "remainder": "remainder",
-    "isfinite": "isfinite",
-    "isinf": "isinf",
-    "isnan": "isnan",
-    "equal": "equal",
-    "not_equal": "not_equal",
-    "greater": "greater",
-    "greater_equal": "greater_equal",
-    "less": "less",
-    "less_equal": "less_equal",
-    "logical_and": "logical_and",
-    "logical_or": "logical_or",
-    "logical_xor": "logical_xor",
-    "logical_not": "logical_not",
-    "bitwise_and": "bitwise_and",
-    "bitwise_or": "bitwise_or",
-    "bitwise_xor": "bitwise_xor",
-    "bitwise_invert": "bitwise_invert",
-    "bitwise_left_shift": "bitwise_left_shift",
-    "bitwise_right_shift": "bitwise_right_shift",
 }
+# The Array API's other elementwise functions (issue 12): ``ops`` passes CuPy's own through.
+FUNCTIONS.update({op: op for op in ELEMENTWISE})
 
 
 def on_gpu(value: Any) -> bool:
