@@ -40,6 +40,9 @@ if TYPE_CHECKING:
         int32,
         int64,
         uint8,
+        uint16,
+        uint32,
+        uint64,
     )
     from prism_core._description.requirements import Requirement, RequirementMatch
     from prism_core._description.schema import device_schema
@@ -216,6 +219,9 @@ _LAZY = {
     "int32": "_description.dtypes",
     "int64": "_description.dtypes",
     "uint8": "_description.dtypes",
+    "uint16": "_description.dtypes",
+    "uint32": "_description.dtypes",
+    "uint64": "_description.dtypes",
     "Op": "_dispatch.ops",
     "OperationError": "_dispatch.ops",
     "Variant": "_knowledge.variant",
@@ -488,6 +494,9 @@ __all__ = [
     "to_dlpack",
     "tune",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
     "use_backend",
     "use_numpy_backend",
     "validate_paths",

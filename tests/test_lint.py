@@ -232,7 +232,7 @@ def test_framework_dtypes_map_to_prisms() -> None:
     assert framework_dtype("torch.float") == (True, "float32")  # torch's float is 32-bit
     assert framework_dtype("torch.long") == (True, "int64")
     assert framework_dtype("numpy.double") == (True, "float64")
-    assert framework_dtype("numpy.uint16") == (True, None)  # Prism has none
+    assert framework_dtype("numpy.longdouble") == (True, None)  # Prism has none
     assert framework_dtype("numpy.dtype") == (True, "dtype")
     assert framework_dtype("numpy.ndarray") == (False, None)
     from prism_core.lint.checker import _NUMPY_DTYPES, _TORCH_DTYPES
@@ -505,7 +505,7 @@ def test_dtypes() -> None:
         d = np.float32(1.5)
         e = prism.ones(2, dtype=float32)
         f = np.dtype("float32")
-        g = prism.zeros(3, dtype=np.uint16)
+        g = prism.zeros(3, dtype=np.longdouble)
         h = x.dtype == np.int64
     """
     findings = lint_source(
@@ -518,12 +518,12 @@ def test_dtypes() -> None:
         (8, 5, False),  # a scalar constructor
         (9, 25, True),
         (10, 5, False),
-        (11, 26, False),  # Prism has no uint16
+        (11, 26, False),  # Prism has no longdouble
         (12, 16, False),
     ]
     assert findings[0].message == "np.float32 is NumPy's data type: use prism.float32"
     assert findings[2].message == "torch.bfloat16 is torch's data type: use prism.bfloat16"
-    assert "Prism has no uint16" in findings[6].message
+    assert "Prism has no longdouble" in findings[6].message
 
 
 def test_device_placement() -> None:

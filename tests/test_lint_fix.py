@@ -164,13 +164,13 @@ def test_dtypes_of_prism_ops_become_prisms() -> None:
         a = prism.zeros(3, dtype=np.float32)
         b = prism.asarray(x, dtype=torch.bfloat16)
         c = np.zeros(3, dtype=np.float32)
-        d = prism.zeros(3, dtype=np.uint16)
+        d = prism.zeros(3, dtype=np.longdouble)
     """
     assert fixed(source).splitlines()[3:] == [
         "a = prism.zeros(3, dtype=prism.float32)",
         "b = prism.asarray(x, dtype=prism.bfloat16)",
         "c = np.zeros(3, dtype=np.float32)",
-        "d = prism.zeros(3, dtype=np.uint16)",
+        "d = prism.zeros(3, dtype=np.longdouble)",
     ]
 
 

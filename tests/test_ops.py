@@ -29,6 +29,7 @@ from prism_core._description import dtypes as _dtypes
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core._dispatch.ops import Op, all_ops, get_op
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}
 
@@ -229,6 +230,7 @@ EXPECTED_ARRAY_ARGS: dict[str, tuple[int, ...] | None] = {
     "detach": (0,),
     # The standard's other elementwise functions, declared from their table (issue 12).
     **{e.name: tuple(range(e.arity)) for e in ELEMENTWISE},
+    **{row.name: row.array_args for row in TABLE_OPS},
 }
 EXPECTED_ALIASES = {
     "vector_add": "add",
@@ -244,7 +246,7 @@ EXPECTED_ALIASES = {
 
 
 def test_catalogue_names() -> None:
-    assert len(CATALOGUE) == len(set(CATALOGUE)) == 58 + len(ELEMENTWISE)
+    assert len(CATALOGUE) == len(set(CATALOGUE)) == 58 + len(ELEMENTWISE) + len(TABLE_OPS)
     assert set(CATALOGUE) == set(EXPECTED_ARRAY_ARGS)
     declared = all_ops()
     for name in CATALOGUE:
@@ -329,7 +331,7 @@ def test_catalogue_and_variants_import_no_numpy() -> None:
         "print(json.dumps([len(c.CATALOGUE), n, 'numpy' in sys.modules]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert json.loads(out.stdout) == [58 + len(ELEMENTWISE)] * 2 + [False]
+    assert json.loads(out.stdout) == [58 + len(ELEMENTWISE) + len(TABLE_OPS)] * 2 + [False]
 
 
 # -- dtype arguments -------------------------------------------------------------------------

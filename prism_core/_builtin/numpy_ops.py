@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 from prism_core._knowledge.variant import Variant
 
 if TYPE_CHECKING:
@@ -473,6 +474,8 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "detach": detach,
     # The elementwise functions of the standard's table: NumPy's own ufuncs.
     **{e.name: f"numpy:{e.numpy}" for e in ELEMENTWISE},
+    # The standard's other families (issue 12): each row names its reference.
+    **{row.name: row.numpy for row in TABLE_OPS},
 }
 
 

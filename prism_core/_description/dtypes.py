@@ -28,6 +28,9 @@ __all__ = [
     "int32",
     "int64",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
 ]
 
 
@@ -40,6 +43,9 @@ _NUMPY_NAMES = {
     "int32": "int32",
     "int64": "int64",
     "uint8": "uint8",
+    "uint16": "uint16",
+    "uint32": "uint32",
+    "uint64": "uint64",
     "float16": "float16",
     "float32": "float32",
     "float64": "float64",
@@ -125,6 +131,9 @@ int16 = DType("int16", "int16", "i", 2)
 int32 = DType("int32", "int32", "i", 4)
 int64 = DType("int64", "int64", "i", 8)
 uint8 = DType("uint8", "uint8", "u", 1)
+uint16 = DType("uint16", "uint16", "u", 2)
+uint32 = DType("uint32", "uint32", "u", 4)
+uint64 = DType("uint64", "uint64", "u", 8)
 float16 = DType("float16", "fp16", "f", 2)
 bfloat16 = DType("bfloat16", "bf16", "f", 2)
 float32 = DType("float32", "fp32", "f", 4)
@@ -147,6 +156,9 @@ ALL: tuple[DType, ...] = (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
     float16,
     bfloat16,
     float32,

@@ -7,7 +7,8 @@ implementations are variants contributed by plugins, the builtin NumPy one
 (``dot``, ``einsum``, ``convolve``, ``random.normal``).  Importing this module is cheap: it
 imports no array library.  The elementwise functions of the standard that are alike (one or two
 operands, no keyword) are declared from a table, ``_knowledge/elementwise.py``, where the work
-each does is declared beside them.
+each does is declared beside them; the standard's other families from theirs
+(``_knowledge/families.py``).
 
 ``array_args`` lists the indices of the positional parameters that are arrays; an op whose
 positional arguments are not all arrays says so (``()`` for creation ops, ``None`` for ``einsum``
@@ -22,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 
 __all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec"]
 
@@ -644,6 +646,16 @@ _declare(
     Array API nor NumPy).  A backend without autograd, NumPy among them, returns ``x`` itself.""",
     (0,),
 )
+
+# -- the standard's other families, declared from their tables (issue 12) ---------------------
+for _row in TABLE_OPS:
+    _declare(
+        _row.name,
+        f"{_row.name}{_row.signature}: {_row.doc}",
+        _row.array_args,
+        _row.aliases,
+        sequences=_row.sequences,
+    )
 
 #: Every builtin op, in declaration order.
 SPECS: tuple[OpSpec, ...] = tuple(_SPECS)

@@ -94,6 +94,9 @@ FALLBACK_DTYPE = {
     "int16": "fp32",
     "int8": "fp32",
     "uint8": "fp32",
+    "uint16": "fp32",
+    "uint32": "fp32",
+    "uint64": "fp64",
     "bool": "fp32",
 }
 CPU_FALLBACK_DTYPE = {"fp16": "fp32", "bf16": "fp32"}

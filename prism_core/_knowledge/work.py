@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 
 __all__ = ["Work", "declare_work", "declared_ops", "has_work", "work_of"]
 
@@ -412,7 +413,7 @@ _BUILTIN["cumulative_sum"] = _reduction(1.0, keeps_shape=True)
 
 
 @_builtin("sort")
-def _sort(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+def _sort_work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # n log2 n comparisons per line along the last axis (the default axis=-1).
     _need("sort", shapes, 1)
     shape = shapes[0]
@@ -474,6 +475,40 @@ def _triu_indices(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(0.0, 2.0 * 8 * n * m / 2)
 
 
+def _scan(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # One operation per element, as many elements out (cumulative_prod, diff).
+    _need("a scan", shapes, 1)
+    size = _size(shapes[0])
+    return Work(float(size), 2.0 * itemsize * size)
+
+
+def _table_work(row: Any) -> _Builtin | None:
+    """The work of an op of the family tables (``families.py``), by its row's ``work`` kind;
+    ``None`` for ``own`` (declared above with ``@_builtin``)."""
+    if row.work == "elementwise":
+        n = len(row.array_args or ())
+        return _elementwise(n if n else (1, 2, 3))
+    return {
+        "view": _view,
+        "copy": _copy,
+        "create": _create,
+        "reduction": _reduction(1.0),
+        "scan": _scan,
+        "sort": _sort_work,
+    }.get(row.work)
+
+
+for _row in TABLE_OPS:
+    _found = _table_work(_row)
+    if _found is not None:
+        _BUILTIN[_row.name] = _found
+    elif _row.name not in _BUILTIN:
+        raise ValueError(
+            f"op table row {_row.name!r} says work='own' but work.py declares no work for it "
+            "(an @_builtin function)"
+        )
+
+
 #: The catalogue's aliases (prism_core._dispatch.catalogue.ALIASES, which this layer may not
 #: import): a test checks that the two agree.
 ALIASES = {
@@ -486,6 +521,7 @@ ALIASES = {
     "concatenate": "concat",
     "convolution": "convolve",
     "pow": "power",
+    **{alias: row.name for row in TABLE_OPS for alias in row.aliases},
 }
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 from prism_core.lint.codes import FRAMEWORKS
 
 __all__ = ["ARRAY_OPS", "LEAVING_OPS", "TUPLE_OPS", "Analysis", "Report", "check"]
@@ -66,12 +67,17 @@ ARRAY_OPS: frozenset[str] = frozenset(
         "requires_grad", "detach",
         # The standard's other elementwise functions (their table: _knowledge/elementwise.py).
         *(e.name for e in ELEMENTWISE),
+        # The standard's other families (their tables: _knowledge/families.py).
+        *(row.name for row in TABLE_OPS if row.result == "array"),
     }
 )  # fmt: skip
 #: Prism ops returning a tuple of arrays: unpacking one gives arrays.
 TUPLE_OPS: frozenset[str] = frozenset(
-    {"linalg.svd", "linalg.eig", "linalg.eigh", "linalg.qr", "triu_indices"}
-)
+    {
+        "linalg.svd", "linalg.eig", "linalg.eigh", "linalg.qr", "triu_indices",
+        *(row.name for row in TABLE_OPS if row.result == "tuple"),
+    }
+)  # fmt: skip
 #: Prism ops whose result is no longer Prism's: ``to_numpy`` is the way out to NumPy.
 LEAVING_OPS: frozenset[str] = frozenset({"to_numpy"})
 
@@ -167,11 +173,11 @@ _COMMON_DTYPES = {
     n: n
     for n in (
         "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
-        "int8", "int16", "int32", "int64", "uint8", "bool_",
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
         "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
     )
 }  # fmt: skip
-_NO_PRISM_DTYPE = ("uint16", "uint32", "uint64", "intp", "uintp", "longdouble", "float128",
+_NO_PRISM_DTYPE = ("intp", "uintp", "longdouble", "float128",
                    "clongdouble", "complex256", "complex32", "int_", "uint")  # fmt: skip
 #: Framework dtype names -> Prism's (None: Prism has none).
 _NUMPY_DTYPES: Mapping[str, str | None] = {

@@ -225,6 +225,23 @@ def _elementwise_call(e: Any, rng: Any) -> Call:
 SAMPLE_CALLS = _sample_calls()
 
 
+def _family_calls() -> dict[str, Call]:
+    """The Array API families declared as tables (issue 12): each op's ``standard`` case of the
+    conformance suite (large enough to pass the GPU's size check)."""
+    from prism_core._knowledge.families import TABLE_OPS
+    from prism_core.testing import input_cases
+
+    calls: dict[str, Call] = {}
+    for row in TABLE_OPS:
+        case = input_cases(row.name).get("standard")
+        if case is not None:
+            calls[row.name] = case
+    return calls
+
+
+SAMPLE_CALLS.update({op: call for op, call in _family_calls().items() if op not in SAMPLE_CALLS})
+
+
 @pytest.fixture
 def sample_call() -> Callable[[str], Call]:
     """``sample_call(op)``: ``(args, kwargs)`` of a call of ``op`` on NumPy arrays."""

@@ -43,6 +43,7 @@ from prism_core.backend_kit import EighResult, EigResult, QRResult, SVDResult, l
 
 from .backend import cupy_dtype
 from .elementwise import ELEMENTWISE
+from .families import FAMILY_FUNCTIONS, attribute
 
 __all__ = [
     "PASSTHROUGH",
@@ -111,15 +112,31 @@ PASSTHROUGH: dict[str, str] = {
 }
 # The Array API's other elementwise functions (issue 12), under NumPy's names in CuPy.
 PASSTHROUGH.update(ELEMENTWISE)
+# The Array API's other families (issue 12): CuPy's own functions where ``families.py`` names
+# one; :data:`WRAPPED` the functions of this plugin's family modules.
+PASSTHROUGH.update(
+    {attribute(op): target for op, target in FAMILY_FUNCTIONS.items() if ":" not in target}
+)
+#: Attribute of this module -> ``"module:function"`` of a family module of this plugin.
+WRAPPED: dict[str, str] = {
+    attribute(op): target for op, target in FAMILY_FUNCTIONS.items() if ":" in target
+}
 
 _COPY_MESSAGE = "Unable to avoid copy while creating an array as requested."  # NumPy's words
 
 
 def __getattr__(name: str) -> Any:
-    """The pass-through ops: CuPy's own functions, looked up when first asked for."""
+    """The pass-through ops: CuPy's own functions, looked up when first asked for; and the
+    family modules' functions (:data:`WRAPPED`)."""
     target = PASSTHROUGH.get(name)
     if target is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        wrapped = WRAPPED.get(name)
+        if wrapped is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        import importlib
+
+        module, _, function = wrapped.partition(":")
+        return getattr(importlib.import_module(module), function)
     import cupy
 
     obj: Any = cupy

@@ -33,6 +33,7 @@ from prism_core import Variant
 from prism_core.backend_kit import dtype_name, size_check
 
 from .elementwise import ELEMENTWISE
+from .families import FAMILY_FUNCTIONS, FAMILY_NO_CAN_RUN, attribute
 
 __all__ = [
     "FUNCTIONS",
@@ -157,6 +158,8 @@ FUNCTIONS: dict[str, str] = {
 }
 # The Array API's other elementwise functions (issue 12): ``ops`` passes CuPy's own through.
 FUNCTIONS.update({op: op for op in ELEMENTWISE})
+# The Array API's other families (issue 12): ``families.py``, by the op's attribute in ``ops``.
+FUNCTIONS.update({op: attribute(op) for op in FAMILY_FUNCTIONS})
 
 
 def on_gpu(value: Any) -> bool:
@@ -222,7 +225,7 @@ def can_run_linalg(*args: Any, **kwargs: Any) -> bool | str:
 
 
 def _can_run(op: str) -> Callable[..., bool | str] | None:
-    if op in NO_CAN_RUN:
+    if op in NO_CAN_RUN or op in FAMILY_NO_CAN_RUN:
         return None
     if op == "matmul":
         return can_run_matmul

@@ -224,7 +224,11 @@ def variants() -> list[Variant]:
             name=f"scipy.{op}",
         )
 
+    from . import fft_functions, linalg_functions  # the Array API's other functions (issue 12)
+
     return [
+        *linalg_functions.variants(),
+        *fft_functions.variants(),
         on_cpu("matmul", "matmul", takes_matmul, PRIORITY_NAMED),
         on_cpu("linalg.solve", "linalg_solve", takes_solve),
         on_cpu("linalg.inv", "linalg_inv", takes_matrix),

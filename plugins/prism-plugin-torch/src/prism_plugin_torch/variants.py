@@ -1,7 +1,8 @@
 """The variants the ``torch`` plugin contributes (its ``prism_variants`` hook), and their
 per-call checks.
 
-Two variants of every op of Prism's catalogue, both on the ``torch`` backend:
+Two variants of every op of Prism's catalogue (of the Array API families declared as tables in
+prism-core, those ``families.py`` lists), both on the ``torch`` backend:
 
 * ``torch.<op>`` (``requires={"kind": "cpu"}``, priority 0) runs ``prism_plugin_torch.ops`` on
   the host CPU; its ``can_run`` declines tensors that live on a GPU, whose op is
@@ -122,13 +123,57 @@ FUNCTIONS: dict[str, str] = {
     **{
         op: op
         for op in (
-            "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cos", "cosh", "sin",
-            "sinh", "tan", "tanh", "expm1", "log1p", "log2", "log10", "logaddexp", "hypot",
-            "ceil", "floor", "trunc", "round", "sign", "signbit", "copysign", "nextafter",
-            "negative", "positive", "reciprocal", "imag", "floor_divide", "remainder",
-            "isfinite", "isinf", "isnan", "equal", "not_equal", "greater", "greater_equal",
-            "less", "less_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_invert", "bitwise_left_shift",
+            "acos",
+            "acosh",
+            "asin",
+            "asinh",
+            "atan",
+            "atan2",
+            "atanh",
+            "cos",
+            "cosh",
+            "sin",
+            "sinh",
+            "tan",
+            "tanh",
+            "expm1",
+            "log1p",
+            "log2",
+            "log10",
+            "logaddexp",
+            "hypot",
+            "ceil",
+            "floor",
+            "trunc",
+            "round",
+            "sign",
+            "signbit",
+            "copysign",
+            "nextafter",
+            "negative",
+            "positive",
+            "reciprocal",
+            "imag",
+            "floor_divide",
+            "remainder",
+            "isfinite",
+            "isinf",
+            "isnan",
+            "equal",
+            "not_equal",
+            "greater",
+            "greater_equal",
+            "less",
+            "less_equal",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+            "logical_not",
+            "bitwise_and",
+            "bitwise_or",
+            "bitwise_xor",
+            "bitwise_invert",
+            "bitwise_left_shift",
             "bitwise_right_shift",
         )
     },
@@ -244,6 +289,34 @@ def variants(ops: Collection[str] | None = None) -> list[Variant]:
             Variant(
                 op,
                 f"prism_plugin_torch.cuda_ops:{function}",
+                backend="torch",
+                requires=gpu_requires,
+                priority=CUDA_PRIORITY,
+                can_run=gpu_check(op),
+                name=f"torch.cuda.{op}",
+            )
+        )
+    from .families import FAMILY_FUNCTIONS  # the Array API's other families (issue 12)
+
+    for op, target in FAMILY_FUNCTIONS.items():
+        if ops is not None and op not in ops:
+            continue
+        module, _, attribute = target.partition(":")
+        out.append(
+            Variant(
+                op,
+                f"prism_plugin_torch.{module}:{attribute}",
+                backend="torch",
+                requires=cpu_requires,
+                priority=CPU_PRIORITY,
+                can_run=host_check(op),
+                name=f"torch.{op}",
+            )
+        )
+        out.append(
+            Variant(
+                op,
+                f"prism_plugin_torch.{module}:gpu.{attribute}",
                 backend="torch",
                 requires=gpu_requires,
                 priority=CUDA_PRIORITY,

@@ -56,8 +56,12 @@ from prism_core._description.dtypes import (
     int32,
     int64,
     uint8,
+    uint16,
+    uint32,
+    uint64,
 )
 from prism_core._knowledge.elementwise import STANDARD_ELEMENTWISE
+from prism_core._knowledge.families import TABLE_OPS
 
 #: This namespace's function name -> the Prism op that is it.
 _OPS: dict[str, str] = {
@@ -70,7 +74,23 @@ _OPS: dict[str, str] = {
             "moveaxis", "expand_dims", "stack", "concat", "matmul",
         )
     },
+    # The families declared as tables (issue 12); the extensions' are in ``linalg`` and ``fft``.
+    **{row.name: row.name for row in TABLE_OPS if row.standard and "." not in row.name},
 }  # fmt: skip
+
+#: This namespace's functions that are not ops (they take dtypes or shapes, not arrays):
+#: name -> ``"module:attribute"``.
+_PLAIN: dict[str, str] = {
+    "can_cast": "prism_core._description.promotion:can_cast",
+    "result_type": "prism_core._description.promotion:result_type",
+    "isdtype": "prism_core._description.promotion:isdtype",
+    "finfo": "prism_core._description.dtype_info:finfo",
+    "iinfo": "prism_core._description.dtype_info:iinfo",
+    "broadcast_shapes": "prism_core._description.broadcasting:broadcast_shapes",
+}
+
+#: The extensions, submodules of this package.
+_EXTENSIONS = ("linalg", "fft")
 
 __all__ = [
     "__array_api_version__",
@@ -90,7 +110,13 @@ __all__ = [
     "newaxis",
     "pi",
     "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "fft",
+    "linalg",
     *_OPS,
+    *_PLAIN,
 ]
 
 #: The version of the standard this namespace follows.
@@ -106,7 +132,7 @@ newaxis = None
 _REAL_FLOATING = (float32, float64)
 _COMPLEX_FLOATING = (complex64, complex128)
 _SIGNED = (int8, int16, int32, int64)
-_UNSIGNED = (uint8,)
+_UNSIGNED = (uint8, uint16, uint32, uint64)
 #: The standard's dtype kinds -> the Prism dtypes of each.
 _KINDS: dict[str, tuple[DType, ...]] = {
     "bool": (bool_,),
@@ -179,17 +205,28 @@ def __array_namespace_info__() -> Info:
 
 
 def __getattr__(name: str) -> Any:
-    """The functions: each the Prism op of its name (``pow`` is ``power``), made on first use."""
-    op = _OPS.get(name)
-    if op is None:
-        raise AttributeError(
-            f"module 'prism_core.array_api' has no attribute {name!r}: this increment of the "
-            f"namespace has the elementwise functions, the dtypes and constants, and "
-            f"{', '.join(sorted(n for n in _OPS if n not in STANDARD_ELEMENTWISE))}"
-        )
-    from prism_core._dispatch.ops import get_op
+    """The functions: each the Prism op of its name (``pow`` is ``power``), made on first use;
+    the functions of dtypes and shapes (``result_type``, ``finfo``, ``broadcast_shapes``, ...);
+    and the extensions ``linalg`` and ``fft``."""
+    import importlib
 
-    value = get_op(op).function
+    op = _OPS.get(name)
+    value: Any
+    if op is not None:
+        from prism_core._dispatch.ops import get_op
+
+        value = get_op(op).function
+    elif name in _PLAIN:
+        module, _, attribute = _PLAIN[name].partition(":")
+        value = getattr(importlib.import_module(module), attribute)
+    elif name in _EXTENSIONS:
+        value = importlib.import_module(f"{__name__}.{name}")
+    else:
+        raise AttributeError(
+            f"module 'prism_core.array_api' has no attribute {name!r}: it has the functions, "
+            "dtypes and constants of the Array API standard 2024.12 (dir(prism_core.array_api) "
+            "lists them)"
+        )
     globals()[name] = value
     return value
 
