@@ -1,5 +1,6 @@
-"""What a cached Prism call adds to the library call, op by op: the new elementwise ops of the
-Array API increment (issue 12) beside matmul and a reduction.
+"""What a cached Prism call adds to the library call, op by op: the new ops of the Array API
+(issue 12: the elementwise functions, and one op of each family declared as a table) beside
+matmul, a reduction and the creation op ``zeros`` from before.
 
 For each op, in one process, alternating: ``prism_core.<op>(...)`` (the decision cached) and
 the NumPy function it runs, on 4-element float64 arrays (4x4 for matmul), ``--number`` calls
@@ -41,6 +42,15 @@ def cases() -> dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any
         "sin (elementwise, new)": (prism.sin, np.sin, (v,)),
         "atan2 (elementwise, new)": (prism.atan2, np.arctan2, (v, v)),
         "isnan (elementwise, new)": (prism.isnan, np.isnan, (v,)),
+        # The families declared as tables (issue 12, second increment), against NumPy's own
+        # function (what the NumPy reference calls, or the closest NumPy has).
+        "zeros (creation, before issue 12)": (prism.zeros, np.zeros, (4,)),
+        "arange (creation, new)": (prism.arange, np.arange, (4,)),
+        "flip (manipulation, new)": (prism.flip, np.flip, (v,)),
+        "argsort (sorting, new)": (prism.argsort, np.argsort, (v,)),
+        "prod (statistics, new)": (prism.prod, np.prod, (v,)),
+        "linalg.det (linalg, new)": (prism.linalg.det, np.linalg.det, (m + 10 * np.eye(4),)),
+        "fft.fftshift (fft, new)": (prism.fft.fftshift, np.fft.fftshift, (v,)),
     }
 
 

@@ -1,12 +1,19 @@
-"""Regenerate the table of elementwise functions in docs/array-api.md from Prism's catalogue.
+"""Regenerate the tables of functions in docs/array-api.md from Prism's catalogue.
 
 Usage: python docs/gen_array_api.py [--check]
 
-The generated part sits between the markers ``<!-- functions:start -->`` and
-``<!-- functions:end -->``: one row per elementwise function of the Array API standard, with the
-Prism op that is it, its operands, the dtypes the standard defines it for, its NumPy function and
-its work per element, read from ``prism_core._knowledge.elementwise`` and the catalogue.  With
-``--check`` nothing is written; the exit status is 1 when the page is out of date
+Two generated parts:
+
+* between ``<!-- functions:start -->`` and ``<!-- functions:end -->``, one row per elementwise
+  function of the Array API standard, with the Prism op that is it, its operands, the dtypes the
+  standard defines it for, its NumPy function and its work per element, read from
+  ``prism_core._knowledge.elementwise`` and the catalogue;
+* between ``<!-- families:start -->`` and ``<!-- families:end -->``, a table per family declared
+  as a table (``prism_core._knowledge.families``): each function's signature, what it returns,
+  its work and its NumPy reference, and the backends with a variant of it (read from the
+  installed plugins: the bundled ones must be installed, as the test extra does).
+
+With ``--check`` nothing is written; the exit status is 1 when the page is out of date
 (tests/test_array_api_docs.py runs this check).
 """
 
@@ -17,6 +24,29 @@ from pathlib import Path
 
 DOC = Path(__file__).resolve().parent / "array-api.md"
 START, END = "<!-- functions:start -->", "<!-- functions:end -->"
+FAMILIES_START, FAMILIES_END = "<!-- families:start -->", "<!-- families:end -->"
+#: The families' headings, by their name in ``families.FAMILIES``.
+HEADINGS = {
+    "creation": "Creation and data-type functions",
+    "manipulation": "Manipulation and indexing functions",
+    "searching": "Searching, set and sorting functions",
+    "statistics": "Statistical and utility functions",
+    "linalg": "Linear algebra (main namespace and the `linalg` extension)",
+    "fft": "The `fft` extension",
+}
+#: What the work kinds mean, for the tables' legend (``optable.WORK_KINDS``).
+WORK_WORDS = {
+    "view": "view",
+    "copy": "copy",
+    "create": "create",
+    "reduction": "reduction",
+    "scan": "scan",
+    "sort": "n log n",
+    "elementwise": "elementwise",
+    "own": "own count",
+}
+#: Backends in the order the tables list them.
+BACKENDS = ("numpy", "scipy", "torch", "cuda")
 #: The functions declared before the table: operands, dtypes, NumPy function, flops per element.
 _OLDER = {
     "abs": ("x", "numeric", "abs", 1.0),
@@ -65,10 +95,44 @@ def render() -> str:
     return "\n".join(parts)
 
 
+def render_families() -> str:
+    import prism_core
+    from prism_core._knowledge.families import FAMILIES
+
+    # The bundled plugins, whatever the environment says of autoloading (the test suite's
+    # turns it off): the tables are of what they provide.
+    prism_core.reload_plugins(prism_core.PluginSettings(allow=BACKENDS[1:]))
+    parts = [FAMILIES_START]
+    total = 0
+    for family, rows in FAMILIES.items():
+        parts += [
+            "",
+            f"### {HEADINGS[family]}",
+            "",
+            "| function | returns | work | NumPy reference | backends |",
+            "|---|---|---|---|---|",
+        ]
+        for row in rows:
+            backends = {v.backend for v in prism_core.get_op(row.name).variants}
+            have = ", ".join(b for b in BACKENDS if b in backends)
+            module, _, attribute = row.numpy.partition(":")
+            numpy = f"`{module}.{attribute}`" if module == "numpy" else "Prism's"
+            name = f"`{row.name}{row.signature}`"
+            parts.append(f"| {name} | {row.result} | {WORK_WORDS[row.work]} | {numpy} | {have} |")
+        total += len(rows)
+    parts += ["", f"{total} functions in these tables.", "", FAMILIES_END]
+    return "\n".join(parts)
+
+
+def _between(text: str, start: str, end: str, new: str) -> str:
+    head, _, rest = text.partition(start)
+    _, _, tail = rest.partition(end)
+    return head + new + tail
+
+
 def updated(text: str) -> str:
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    return head + render() + tail
+    text = _between(text, START, END, render())
+    return _between(text, FAMILIES_START, FAMILIES_END, render_families())
 
 
 def main() -> int:

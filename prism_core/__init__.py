@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from typing import Any
 
     from prism_core._config import PluginSettings
+    from prism_core._description.broadcasting import broadcast_shapes
     from prism_core._description.device import DeviceDescription, Feature, MemoryLevel, Partition
+    from prism_core._description.dtype_info import finfo, iinfo
     from prism_core._description.dtypes import (
         DType,
         bfloat16,
@@ -44,6 +46,7 @@ if TYPE_CHECKING:
         uint32,
         uint64,
     )
+    from prism_core._description.promotion import can_cast, isdtype, result_type
     from prism_core._description.requirements import Requirement, RequirementMatch
     from prism_core._description.schema import device_schema
     from prism_core._dispatch.dispatcher import (
@@ -202,6 +205,13 @@ _LAZY = {
     "fallbacks": "_dispatch.dispatcher",
     "reset_fallbacks": "_dispatch.dispatcher",
     "DType": "_description.dtypes",
+    # The Array API's data-type and shape functions (not ops: they take dtypes and shapes).
+    "broadcast_shapes": "_description.broadcasting",
+    "can_cast": "_description.promotion",
+    "finfo": "_description.dtype_info",
+    "iinfo": "_description.dtype_info",
+    "isdtype": "_description.promotion",
+    "result_type": "_description.promotion",
     "bfloat16": "_description.dtypes",
     "bool_": "_description.dtypes",
     "complex64": "_description.dtypes",
@@ -436,6 +446,8 @@ __all__ = [
     "backends",
     "bfloat16",
     "bool_",
+    "broadcast_shapes",
+    "can_cast",
     "complex64",
     "complex128",
     "current_scope",
@@ -451,6 +463,7 @@ __all__ = [
     "explain",
     "fallbacks",
     "fft",
+    "finfo",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",
@@ -463,10 +476,12 @@ __all__ = [
     "get_device",
     "get_op",
     "hookimpl",
+    "iinfo",
     "int8",
     "int16",
     "int32",
     "int64",
+    "isdtype",
     "kernel",
     "linalg",
     "load_device_file",
@@ -481,6 +496,7 @@ __all__ = [
     "reload_devices",
     "reload_plugins",
     "reset_fallbacks",
+    "result_type",
     "scoped",
     "set_autotune",
     "set_backend",

@@ -9,7 +9,11 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
   ``ValueError`` on every backend and never looks like a backend failure to dispatch;
 * ``can_run`` factories (:func:`size_check`);
 * the result tuples of the decompositions, with NumPy's field names (:class:`SVDResult`, ...);
-* :func:`dtype_name`, Prism's name for any framework's dtype.
+* the result tuples of the ``unique_*`` functions, with the standard's (and NumPy 2's) field
+  names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
+* :func:`dtype_name`, Prism's name for any framework's dtype;
+* :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
+  :func:`host_only`, the check of the backends that create in host memory only.
 
 The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
 backends"): variants are named lazily (``"prism_plugin_torch.ops:matmul"``), the backend imports
@@ -30,11 +34,17 @@ __all__ = [
     "EighResult",
     "QRResult",
     "SVDResult",
+    "SlogdetResult",
+    "UniqueAllResult",
+    "UniqueCountsResult",
+    "UniqueInverseResult",
     "broadcast_shapes",
     "dtype_name",
     "first_line",
+    "host_only",
     "import_framework",
     "linalg_error",
+    "requested_device",
     "shape_of",
     "size_check",
 ]
@@ -67,6 +77,37 @@ class QRResult(NamedTuple):
 
     Q: Any
     R: Any
+
+
+class SlogdetResult(NamedTuple):
+    """``linalg.slogdet``'s result, named as NumPy's: ``(sign, logabsdet)``."""
+
+    sign: Any
+    logabsdet: Any
+
+
+class UniqueAllResult(NamedTuple):
+    """``unique_all``'s result, named as the Array API's (and NumPy 2's):
+    ``(values, indices, inverse_indices, counts)``."""
+
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+class UniqueCountsResult(NamedTuple):
+    """``unique_counts``'s result, named as the Array API's: ``(values, counts)``."""
+
+    values: Any
+    counts: Any
+
+
+class UniqueInverseResult(NamedTuple):
+    """``unique_inverse``'s result, named as the Array API's: ``(values, inverse_indices)``."""
+
+    values: Any
+    inverse_indices: Any
 
 
 def first_line(exc: BaseException) -> str:
@@ -168,3 +209,44 @@ def size_check(
 
     can_run.__qualname__ = can_run.__name__ = f"size_check({min_elements})"
     return can_run
+
+
+#: The devices a host-memory backend (NumPy, SciPy) creates on, for its error messages.
+_HOST_DEVICES = (
+    "None, 'cpu' or Prism's description of a CPU "
+    "(prism_core.array_api.__array_namespace_info__().default_device())"
+)
+
+
+def requested_device(device: Any) -> tuple[str, Any]:
+    """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks
+    of a backend: ``("default", None)`` for ``None`` (the backend's own default);
+    ``("cpu", None)`` for ``"cpu"`` and for Prism's description of a CPU (a
+    :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription` of kind
+    ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
+    instance's ``index`` says which; a description alone means the first); and
+    ``("native", device)`` for anything else: a backend's own device object or name
+    (``torch.device("cuda:1")``, ``"cuda"``), which the backend reads itself.
+
+    Dispatch has already chosen the backend by then (a ``device=`` naming an accelerator runs the
+    call as ``prism_core.device(...)`` would); the variant only has to honour it."""
+    if device is None:
+        return "default", None
+    if isinstance(device, str) and device == "cpu":
+        return "cpu", None
+    description = getattr(device, "description", device)
+    kind = getattr(description, "kind", None)
+    if kind is not None and hasattr(description, "device_type"):
+        return ("cpu", None) if kind == "cpu" else ("gpu", device)
+    return "native", device
+
+
+def host_only(op: str, device: Any) -> None:
+    """Raise ``ValueError`` unless ``device`` (a creation function's ``device=``) names host
+    memory, where NumPy and SciPy create arrays; the message names the op, the device and what
+    is accepted."""
+    if requested_device(device)[0] not in ("default", "cpu"):
+        raise ValueError(
+            f"{op}: device={device!r} is not where this backend creates arrays (host memory); "
+            f"it takes {_HOST_DEVICES}"
+        )

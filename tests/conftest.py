@@ -8,9 +8,11 @@ import sys
 import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import prism_core
 import prism_core._description.library as library
 import prism_core._knowledge.plugins as plugins
 import prism_core._knowledge.tuning as tuning
@@ -123,3 +125,26 @@ def make_venv(
     if not python.exists():
         pytest.skip(f"`python -m venv` made no interpreter at {python}")
     return python
+
+
+def load_bundled_plugin(name: str) -> Any:
+    """Load the installed plugin ``name`` (one of :data:`BUNDLED_PLUGINS`) through its entry
+    point, the only one (the suite's environment loads no plugin by itself), or skip the test
+    saying it is not installed; the caller reloads the plugins afterwards
+    (``prism_core.reload_plugins()``).  Returns the plugin set."""
+    ps = prism_core.reload_plugins(prism_core.PluginSettings(allow=(name,)))
+    record = ps.records.get(name)
+    if record is None or record.status != "loaded":
+        prism_core.reload_plugins()
+        pytest.skip(f"prism-plugin-{name} is not installed and loadable in this environment")
+    return ps
+
+
+@pytest.fixture
+def torch_plugin() -> Iterator[Any]:
+    """torch, with the installed torch plugin loaded through its entry point (skips where
+    either is missing); the plugins are reloaded after the test."""
+    torch = pytest.importorskip("torch", reason="the torch backend's variants need torch")
+    load_bundled_plugin("torch")
+    yield torch
+    prism_core.reload_plugins()

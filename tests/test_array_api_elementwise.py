@@ -16,7 +16,6 @@ NumPy does (``docs/array-api.md``); such an example checks only that Prism gives
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -121,7 +120,9 @@ def _elements(
             return st.integers(info.min + 1, info.max)
         return st.integers(info.min, info.max)
     if dtype.kind == "c":
-        part = st.floats(-20, 20, width=32 if dtype == np.complex64 else 64)
+        # No subnormal parts: torch's complex log1p of 4.7e-202+2.2e-311j is NaN (torch 2.13);
+        # docs/array-api.md lists the differences of torch left out here.
+        part = st.floats(-20, 20, width=32 if dtype == np.complex64 else 64, allow_subnormal=False)
         return st.builds(complex, part, part)
     if dtype.kind == "f":
         width = 32 if dtype == np.float32 else 64
@@ -209,19 +210,6 @@ def test_on_numpy_as_the_standard(name: str) -> None:
     check()
 
 
-@pytest.fixture
-def torch_plugin() -> Iterator[Any]:
-    """The installed torch plugin, loaded through its entry point (the suite's environment
-    loads no plugin by itself)."""
-    torch = pytest.importorskip("torch", reason="the torch backend's variants need torch")
-    ps = prism_core.reload_plugins(prism_core.PluginSettings(allow=("torch",)))
-    if ps.records.get("torch") is None or ps.records["torch"].status != "loaded":
-        prism_core.reload_plugins()
-        pytest.skip("prism-plugin-torch is not installed in this environment")
-    yield torch
-    prism_core.reload_plugins()
-
-
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_on_torch_as_the_standard(name: str, torch_plugin: Any) -> None:
     torch = torch_plugin
@@ -265,5 +253,5 @@ def test_the_namespace() -> None:
     assert info.default_device() in info.devices()
     with pytest.raises(ValueError, match="'floats' is not a kind of the Array API"):
         info.dtypes(kind="floats")
-    with pytest.raises(AttributeError, match="no attribute 'linspace'"):
-        _ = xp.linspace
+    with pytest.raises(AttributeError, match="no attribute 'linspcae': it has the functions"):
+        _ = xp.linspcae

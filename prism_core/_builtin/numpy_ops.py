@@ -30,6 +30,7 @@ from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.families import TABLE_OPS
 from prism_core._knowledge.variant import Variant
+from prism_core.backend_kit import host_only
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,7 +39,6 @@ __all__ = ["numpy_dtype", "variants"]
 
 BFLOAT16_MESSAGE = "numpy has no bfloat16; use float32 or a backend that has it"
 _COPY_MESSAGE = "Unable to avoid copy while creating an array as requested."
-Norm = Literal["backward", "ortho", "forward"]
 ConvolveMode = Literal["full", "same", "valid"]
 QRMode = Literal["reduced", "complete"]
 
@@ -67,9 +67,13 @@ def numpy_dtype(value: Any) -> np.dtype[Any] | None:
 
 
 # -- creation and conversion -----------------------------------------------------------------
-def asarray(obj: Any, /, *, dtype: Any = None, copy: bool | None = None) -> Any:
+def asarray(
+    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+) -> Any:
     import numpy as np
 
+    if device is not None:
+        host_only("asarray", device)
     dt = numpy_dtype(dtype)
     if copy is None:
         return np.asarray(obj, dtype=dt)
@@ -83,20 +87,29 @@ def asarray(obj: Any, /, *, dtype: Any = None, copy: bool | None = None) -> Any:
     return result  # pragma: no cover
 
 
-def zeros(shape: Any, *, dtype: Any = None) -> Any:
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import numpy as np
+
+    if device is not None:
+        host_only("zeros", device)
 
     return np.zeros(shape, dtype=numpy_dtype(dtype))
 
 
-def ones(shape: Any, *, dtype: Any = None) -> Any:
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import numpy as np
+
+    if device is not None:
+        host_only("ones", device)
 
     return np.ones(shape, dtype=numpy_dtype(dtype))
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import numpy as np
+
+    if device is not None:
+        host_only("full", device)
 
     return np.full(shape, fill_value, dtype=numpy_dtype(dtype))
 
@@ -350,26 +363,6 @@ def linalg_matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -
     return np.linalg.norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)  # what NumPy 2 does
 
 
-# -- Fourier transforms ----------------------------------------------------------------------
-def fft_fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Any:
-    import numpy as np
-
-    return np.fft.fft(x, n=n, axis=axis, norm=norm)
-
-
-def fft_ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Any:
-    import numpy as np
-
-    return np.fft.ifft(x, n=n, axis=axis, norm=norm)
-
-
-def fft_rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Any:
-    import numpy as np
-
-    return np.fft.rfft(x, n=n, axis=axis, norm=norm)
-
-
-# -- signal processing and random numbers ----------------------------------------------------
 def convolve(a: Any, v: Any, /, mode: ConvolveMode = "full") -> Any:
     import numpy as np
 
@@ -465,9 +458,10 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "linalg.norm": "numpy.linalg:norm",
     "linalg.vector_norm": linalg_vector_norm,
     "linalg.matrix_norm": linalg_matrix_norm,
-    "fft.fft": fft_fft,
-    "fft.ifft": fft_ifft,
-    "fft.rfft": fft_rfft,
+    # NumPy's own functions on NumPy 2 (single precision stays single); cast back on NumPy 1.
+    "fft.fft": "prism_core._builtin.numpy_fft:fft",
+    "fft.ifft": "prism_core._builtin.numpy_fft:ifft",
+    "fft.rfft": "prism_core._builtin.numpy_fft:rfft",
     "convolve": convolve,
     "random.normal": random_normal,
     "requires_grad": requires_grad,

@@ -67,31 +67,37 @@ def _declare(
 # -- creation and conversion -----------------------------------------------------------------
 _declare(
     "asarray",
-    """asarray(obj, /, *, dtype=None, copy=None): convert ``obj`` (an array, a Python scalar or
-    a nested sequence) to an array, as the Array API's ``asarray``.  ``dtype`` is a Prism dtype,
-    a backend dtype or a name (``None`` infers it from ``obj``); ``copy=True`` always copies,
-    ``copy=False`` never does (raising ``ValueError`` when a copy is needed), ``None`` copies
-    only when needed.  ``obj`` counts as an array argument only when it is one (it has a
-    ``dtype``): lists and scalars are data, not arrays to convert.""",
+    """asarray(obj, /, *, dtype=None, device=None, copy=None): convert ``obj`` (an array, a Python
+    scalar or a nested sequence) to an array, as the Array API's ``asarray``. ``dtype`` is a
+    Prism dtype, a backend dtype or a name (``None`` infers it from ``obj``); ``copy=True``
+    always copies, ``copy=False`` never does (raising ``ValueError`` when a copy is needed),
+    ``None`` copies only when needed. ``obj`` counts as an array argument only when it is one
+    (it has a ``dtype``): lists and scalars are data, not arrays to convert. ``device`` as in
+    ``zeros``.""",
     None,
 )
 _declare(
     "zeros",
-    """zeros(shape, *, dtype=None): a new array of ``shape`` (an int or a tuple of ints) filled
-    with zeros, as the Array API's ``zeros``; ``dtype`` defaults to float64.""",
+    """zeros(shape, *, dtype=None, device=None): a new array of ``shape`` (an int or a tuple of
+    ints) filled with zeros, as the Array API's ``zeros``; ``dtype`` defaults to float64.
+    ``device`` is where: ``None`` (the backend's default), ``"cpu"``, a backend's own device, or
+    Prism's description of a device (a GPU's runs the call as ``prism_core.device(...)`` of it
+    would).""",
     (),
 )
 _declare(
     "ones",
-    """ones(shape, *, dtype=None): a new array of ``shape`` (an int or a tuple of ints) filled
-    with ones, as the Array API's ``ones``; ``dtype`` defaults to float64.""",
+    """ones(shape, *, dtype=None, device=None): a new array of ``shape`` (an int or a tuple of
+    ints) filled with ones, as the Array API's ``ones``; ``dtype`` defaults to float64;
+    ``device`` as in ``zeros``.""",
     (),
 )
 _declare(
     "full",
-    """full(shape, fill_value, *, dtype=None): a new array of ``shape`` filled with
+    """full(shape, fill_value, *, dtype=None, device=None): a new array of ``shape`` filled with
     ``fill_value``, as the Array API's ``full``; without ``dtype`` the type is inferred from
-    ``fill_value`` (bool, the default integer, float64 or complex128).""",
+    ``fill_value`` (bool, the default integer, float64 or complex128); ``device`` as in
+    ``zeros``.""",
     (),
 )
 _declare(

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
+from prism_core._description.device import DeviceDescription
 from prism_core._dispatch import registry
 from prism_core._dispatch.dispatcher import (
     CALLER_ERRORS,
@@ -34,6 +35,7 @@ from prism_core._dispatch.registry import (
     remove_variants,
 )
 from prism_core._dispatch.scope import SCOPE
+from prism_core._dispatch.scope import device as device_scope
 from prism_core._knowledge.threads import POOLS
 from prism_core._knowledge.variant import CanRun, Variant
 
@@ -228,6 +230,8 @@ def _make_function(op: Op) -> OpFunction:
                 return plan.call(*args, **kwargs)
             return call_slow(op, key, args, kwargs)
 
+    if op.array_args == () or op.name == "asarray":  # the ops that create (asarray from lists)
+        function = _creating(function)
     leaf = op.name.rpartition(".")[2]
     function.__name__ = function.__qualname__ = leaf
     function.__doc__ = op.__doc__
@@ -238,6 +242,35 @@ def _make_function(op: Op) -> OpFunction:
     function.variant = op.variant  # type: ignore[attr-defined]
     function.explain = partial(explain, op)  # type: ignore[attr-defined]
     return function  # type: ignore[return-value]
+
+
+def _creating(dispatch: Callable[..., Any]) -> Callable[..., Any]:
+    """A creation op's function (an op without array arguments: ``zeros``, ``arange``): a call
+    whose ``device=`` is Prism's description of a device other than a CPU (a
+    :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription`) runs as it
+    would under ``prism_core.device(...)`` of that device, so that a backend driving it creates
+    the array there; every other call (no ``device``, ``"cpu"``, a backend's own device object)
+    is dispatched as it is, and the variant chosen honours ``device`` or names what it
+    accepts.  A simulated device's call is planned there and computed, as every simulated
+    call is, by the reference backend in host memory (without the ``device`` it cannot
+    honour)."""
+
+    def function(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            where = kwargs.get("device")
+            if where is not None and not isinstance(where, str):
+                description = getattr(where, "description", where)
+                if isinstance(description, DeviceDescription) and description.kind != "cpu":
+                    if getattr(where, "simulated", False) is True:
+                        # Planned there, computed by the reference backend in host memory.
+                        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+                        with device_scope(description, simulate=True):
+                            return dispatch(*args, **kwargs)
+                    with device_scope(description):
+                        return dispatch(*args, **kwargs)
+        return dispatch(*args, **kwargs)
+
+    return function
 
 
 @overload

@@ -5,6 +5,10 @@
 One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field
 means and who reads it).  A pure module: it imports nothing of Prism but ``optable`` and no array
 library.
+
+The data-type functions that take dtypes rather than arrays (``result_type``, ``can_cast``,
+``isdtype``, ``finfo``, ``iinfo``) are no ops: they are plain functions of
+``prism_core._description.promotion`` and ``dtype_info``.
 """
 
 from __future__ import annotations
@@ -13,4 +17,160 @@ from prism_core._knowledge.optable import TableOp
 
 __all__ = ["ROWS"]
 
-ROWS: tuple[TableOp, ...] = ()
+#: Where the NumPy references that are not NumPy's own functions are.
+_NP = "prism_core._builtin.numpy_creation"
+#: What every creation function says of ``device=``.
+_DEVICE = (
+    "``device`` is where (the Array API's): ``None`` (the backend's default), ``'cpu'``, a "
+    "backend's own device, "
+    "or Prism's description of a device; a backend that cannot create there raises "
+    "``ValueError`` naming the device and what it accepts."
+)
+#: What the ``*_like`` functions share.
+_LIKE = (
+    "of ``x``'s shape, in ``dtype`` (``x``'s when ``None``), in a new array of ``x``'s "
+    "backend, on ``x``'s device unless ``device`` says otherwise.  " + _DEVICE
+)
+
+ROWS: tuple[TableOp, ...] = (
+    # -- creating arrays from numbers: no array argument --------------------------------------
+    TableOp(
+        "arange",
+        "(start, /, stop=None, step=1, *, dtype=None, device=None)",
+        "evenly spaced values in the half-open interval ``[start, stop)`` (``[0, start)`` "
+        "without ``stop``), ``ceil((stop - start) / step)`` of them, as a 1-D array.  Without "
+        "``dtype``, int64 when ``start``, ``stop`` and ``step`` are all integers, else float64 "
+        "(the standard's defaults, on every platform; NumPy 1's was the C long).  With an "
+        "integer ``dtype`` and a fractional bound or step, the values are computed in float64 "
+        "and truncated (NumPy computes the step in the integer type).  ``step=0`` is a "
+        "``ValueError`` naming ``step``.  " + _DEVICE,
+        (),
+        "create",
+        "array",
+        f"{_NP}:arange",
+    ),
+    TableOp(
+        "linspace",
+        "(start, stop, /, num, *, dtype=None, device=None, endpoint=True)",
+        "``num`` evenly spaced numbers from ``start`` to ``stop`` (included when ``endpoint``), "
+        "as a 1-D array.  Without ``dtype``, complex128 when ``start`` or ``stop`` is complex, "
+        "else float64.  With an integer ``dtype`` (the standard leaves it to the library) the "
+        "values are computed in float64 and rounded towards minus infinity, as NumPy 2 does "
+        "(NumPy 1 truncated).  A negative ``num`` is a ``ValueError`` naming ``num``.  " + _DEVICE,
+        (),
+        "create",
+        "array",
+        f"{_NP}:linspace",
+    ),
+    TableOp(
+        "eye",
+        "(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)",
+        "an ``n_rows`` x ``n_cols`` (``n_rows`` x ``n_rows`` without ``n_cols``) array with "
+        "ones on the ``k``-th diagonal (``k > 0`` above the main one, ``k < 0`` below) and "
+        "zeros elsewhere; float64 without ``dtype``.  " + _DEVICE,
+        (),
+        "create",
+        "array",
+        f"{_NP}:eye",
+    ),
+    TableOp(
+        "empty",
+        "(shape, *, dtype=None, device=None)",
+        "a new array of ``shape`` (an int or a tuple of ints) whose values are not set (what "
+        "the memory held: read none before writing it); float64 without ``dtype``.  " + _DEVICE,
+        (),
+        "create",
+        "array",
+        f"{_NP}:empty",
+    ),
+    # -- creating arrays like another: its shape, dtype and device ----------------------------
+    TableOp(
+        "empty_like",
+        "(x, /, *, dtype=None, device=None)",
+        "an array whose values are not set, " + _LIKE,
+        (0,),
+        "create",
+        "array",
+        f"{_NP}:empty_like",
+    ),
+    TableOp(
+        "zeros_like",
+        "(x, /, *, dtype=None, device=None)",
+        "zeros " + _LIKE,
+        (0,),
+        "create",
+        "array",
+        f"{_NP}:zeros_like",
+    ),
+    TableOp(
+        "ones_like",
+        "(x, /, *, dtype=None, device=None)",
+        "ones " + _LIKE,
+        (0,),
+        "create",
+        "array",
+        f"{_NP}:ones_like",
+    ),
+    TableOp(
+        "full_like",
+        "(x, /, fill_value, *, dtype=None, device=None)",
+        "``fill_value`` (a Python bool, int, float or complex; anything else is a "
+        "``TypeError`` naming ``fill_value``) " + _LIKE,
+        (0,),
+        "create",
+        "array",
+        f"{_NP}:full_like",
+    ),
+    # -- from arrays ----------------------------------------------------------------------------
+    TableOp(
+        "meshgrid",
+        "(*arrays, indexing='xy')",
+        "coordinate matrices from 1-D coordinate vectors: for N ``arrays`` of sizes ``n1..nN``, "
+        "a list of N arrays of shape ``(n2, n1, n3, ..., nN)`` (``indexing='xy'``, Cartesian) or "
+        "``(n1, ..., nN)`` (``'ij'``, matrix), as the standard says (a list; NumPy 2 gives a "
+        "tuple).  The arrays must share one dtype (``ValueError`` otherwise, as in "
+        "``array-api-strict``: NumPy would promote); an ``indexing`` other than ``'xy'`` or "
+        "``'ij'`` is a ``ValueError`` naming ``indexing``.",
+        None,
+        "copy",
+        "tuple",
+        f"{_NP}:meshgrid",
+    ),
+    TableOp(
+        "tril",
+        "(x, /, *, k=0)",
+        "``x`` (of shape ``(..., M, N)``) with the elements above its ``k``-th diagonal zeroed, "
+        "for each matrix of a stack.  ``x`` must have two dimensions or more: a 1-D ``x`` is a "
+        "``ValueError`` naming ``x`` (NumPy would take it for the rows of a square matrix).",
+        (0,),
+        "copy",
+        "array",
+        f"{_NP}:tril",
+    ),
+    TableOp(
+        "triu",
+        "(x, /, *, k=0)",
+        "``x`` (of shape ``(..., M, N)``) with the elements below its ``k``-th diagonal zeroed, "
+        "for each matrix of a stack.  ``x`` must have two dimensions or more: a 1-D ``x`` is a "
+        "``ValueError`` naming ``x`` (NumPy would take it for the rows of a square matrix).",
+        (0,),
+        "copy",
+        "array",
+        f"{_NP}:triu",
+    ),
+    # -- the data-type function that takes an array -------------------------------------------
+    TableOp(
+        "astype",
+        "(x, dtype, /, *, copy=True, device=None)",
+        "``x`` converted to ``dtype`` (a Prism dtype, a backend's dtype or a name), as a new "
+        "array; with ``copy=False``, ``x`` itself when it has that dtype already (and is on "
+        "``device``).  A complex ``x`` to a real ``dtype`` is a ``TypeError``, as the standard "
+        "asks (NumPy would drop the imaginary parts: use ``real`` first); other casts are the "
+        "backend's (floats to integers truncate; out-of-range values are the backend's).  "
+        + _DEVICE,
+        (0,),
+        "copy",
+        "array",
+        f"{_NP}:astype",
+    ),
+)

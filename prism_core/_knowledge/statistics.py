@@ -12,4 +12,65 @@ from prism_core._knowledge.optable import TableOp
 
 __all__ = ["ROWS"]
 
-ROWS: tuple[TableOp, ...] = ()
+#: Prism's NumPy references of this family (``prism_core/_builtin/numpy_statistics.py``).
+_REF = "prism_core._builtin.numpy_statistics:"
+
+ROWS: tuple[TableOp, ...] = (
+    # -- reductions ------------------------------------------------------------------------------
+    TableOp(
+        "prod",
+        "(x, /, *, axis=None, dtype=None, keepdims=False)",
+        """the product of the elements of ``x`` over ``axis`` (an int, a tuple of ints, or
+        ``None`` for every axis; the product of nothing is 1).  With ``dtype=None`` the
+        standard's rule, which is NumPy's: signed integers (and bool) multiply in int64,
+        unsigned ones in uint64, floating-point types in their own type; ``dtype`` (a Prism
+        dtype, a backend dtype or a name) sets the type to multiply and return in.""",
+        (0,), "reduction", "array", _REF + "prod",
+    ),
+    TableOp(
+        "var",
+        "(x, /, *, axis=None, correction=0.0, keepdims=False)",
+        """the variance of the elements of ``x`` over ``axis``: the mean squared deviation from
+        the mean, divided by ``N - correction`` (``correction=1`` for the sample variance;
+        NumPy's ``ddof``), a real floating-point result (float64 for integers, float32 for
+        complex64).  ``N - correction <= 0`` gives inf or NaN, as NumPy (with its warning).""",
+        (0,), "reduction", "array", _REF + "var",
+    ),
+    TableOp(
+        "all",
+        "(x, /, *, axis=None, keepdims=False)",
+        """whether every element of ``x`` over ``axis`` is true (non-zero; NaN counts as
+        true): a bool array (0-d for every axis); ``True`` for an empty reduction.  NumPy's
+        ``all``, which is the Array API's.""",
+        (0,), "reduction", "array", "numpy:all",
+    ),
+    TableOp(
+        "any",
+        "(x, /, *, axis=None, keepdims=False)",
+        """whether any element of ``x`` over ``axis`` is true (non-zero; NaN counts as true):
+        a bool array (0-d for every axis); ``False`` for an empty reduction.  NumPy's ``any``,
+        which is the Array API's.""",
+        (0,), "reduction", "array", "numpy:any",
+    ),
+    # -- running products and differences -----------------------------------------------------
+    TableOp(
+        "cumulative_prod",
+        "(x, /, *, axis=None, dtype=None, include_initial=False)",
+        """the running product of ``x`` along ``axis`` (required unless ``x`` is 1-D, else a
+        ``ValueError``; a 0-d ``x`` is a vector of one element, as in NumPy 2.1), in the dtype
+        ``prod`` would use (small integers in int64 or uint64) unless ``dtype`` says;
+        ``include_initial=True`` puts the product of nothing (1) first.""",
+        (0,), "scan", "array", _REF + "cumulative_prod",
+    ),
+    TableOp(
+        "diff",
+        "(x, /, *, axis=-1, n=1, prepend=None, append=None)",
+        """the ``n``-th forward difference of ``x`` along ``axis``
+        (``out[i] = x[i + 1] - x[i]``, ``n`` times; ``n=0`` gives ``x``), after ``prepend`` and
+        ``append`` (arrays of ``x``'s shape but along ``axis``, or scalars) are joined to
+        ``x`` at either end; the axis shrinks by ``n``.  Of booleans it is ``!=`` (a bool
+        array); integers wrap around as NumPy's.  A 0-d ``x`` or a negative ``n`` is a
+        ``ValueError``, an ``n`` that is not an integer a ``TypeError``.""",
+        (0,), "scan", "array", _REF + "diff",
+    ),
+)  # fmt: skip

@@ -252,6 +252,36 @@ def _irfft(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(flops, _size(shape) * itemsize + lines * n * real_size)
 
 
+# The Array API's other transforms (issue 12; fft_functions.py).  ihfft is the conjugate of an
+# rfft: rfft's count.  hfft is an irfft of the conjugate, and irfftn the n-dimensional irfft:
+# a half spectrum of m values per line of the last axis in, n = 2 (m - 1) real values out, at
+# half the complex count, 2.5 N log2 N real flops for a real output of N values (over every
+# axis, as for fftn: the sum over the axes of the per-axis counts is N log2 N).  The shapes
+# are the input's: sizes given by ``s`` or ``n`` are not seen here.
+_BUILTIN["fft.ihfft"] = _fft(1, True)
+
+
+def _half_spectrum(op: str, every_axis: bool) -> _Builtin:
+    def work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+        _need(op, shapes, 1)
+        (shape,) = shapes
+        if not shape:
+            raise ValueError(f"{op} needs an array of 1 or more dimensions; got shape {shape}")
+        m = shape[-1]
+        n = 2 * (m - 1) if m > 1 else 1
+        lines = _size(shape[:-1])
+        # every axis: one transform of N = lines * n real values; else one of n per line.
+        flops = 2.5 * lines * n * _log2(lines * n if every_axis else n)
+        real_size = itemsize // 2 if complex_input else itemsize
+        return Work(flops, _size(shape) * itemsize + lines * n * real_size)
+
+    return work
+
+
+_BUILTIN["fft.hfft"] = _half_spectrum("fft.hfft", every_axis=False)
+_BUILTIN["fft.irfftn"] = _half_spectrum("fft.irfftn", every_axis=True)
+
+
 def _square(op: str, shapes: Shapes) -> tuple[int, int]:
     batch, m, n = _matrix(op, shapes[0])
     if m != n:
@@ -362,6 +392,125 @@ def _det(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return _linalg("linalg.det", shapes, itemsize, complex_input, batch * 2.0 / 3.0 * n**3, batch)
 
 
+@_builtin("linalg.slogdet")
+def _slogdet(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # LU: 2/3 n^3 (LAPACK's getrf), then a logarithm per diagonal element: two results each.
+    _need("linalg.slogdet", shapes, 1)
+    batch, n = _square("linalg.slogdet", shapes)
+    flops = batch * (2.0 / 3.0 * n**3)
+    return _linalg("linalg.slogdet", shapes, itemsize, complex_input, flops, 2 * batch)
+
+
+@_builtin("linalg.eigvalsh")
+def _eigvalsh(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # Symmetric QR algorithm without eigenvectors: about 4/3 n^3, the reduction to tridiagonal
+    # form (Golub & Van Loan, 4th ed., section 8.3.6); the QR steps on it are O(n^2).
+    _need("linalg.eigvalsh", shapes, 1)
+    batch, n = _square("linalg.eigvalsh", shapes)
+    flops = batch * 4.0 / 3.0 * n**3
+    return _linalg("linalg.eigvalsh", shapes, itemsize, complex_input, flops, batch * n)
+
+
+def _singular_values(op: str, shapes: Shapes) -> tuple[int, int, int, float]:
+    """(batch, max(m, n), min(m, n), flops of the singular values alone): Golub-Reinsch,
+    4 m n^2 - 4/3 n^3 for m >= n (Golub & Van Loan, 4th ed., Fig. 8.6.1)."""
+    _need(op, shapes, 1)
+    batch, m, n = _matrix(op, shapes[0])
+    m, n = max(m, n), min(m, n)
+    return batch, m, n, batch * max(4.0 * m * n * n - 4.0 / 3.0 * n**3, 0.0)
+
+
+@_builtin("linalg.svdvals")
+def _svdvals(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    batch, _, n, flops = _singular_values("linalg.svdvals", shapes)
+    return _linalg("linalg.svdvals", shapes, itemsize, complex_input, flops, batch * n)
+
+
+@_builtin("linalg.matrix_rank")
+def _matrix_rank(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # The singular values, then one comparison each (not counted); one int64 out per matrix.
+    batch, _, _, flops = _singular_values("linalg.matrix_rank", shapes)
+    return _linalg("linalg.matrix_rank", shapes, itemsize, complex_input, flops, batch)
+
+
+@_builtin("linalg.pinv")
+def _pinv(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # The thin SVD with U1 (m x n) and V: 14 m n^2 + 8 n^3 (Golub-Reinsch, Golub & Van Loan,
+    # 4th ed., Fig. 8.6.1; m >= n), then V diag(1/S) U1^H: 2 m n^2.  The result is n x m.
+    _need("linalg.pinv", shapes, 1)
+    batch, m, n = _matrix("linalg.pinv", shapes[0])
+    big, k = max(m, n), min(m, n)
+    flops = batch * (16.0 * big * k * k + 8.0 * k**3)
+    return _linalg("linalg.pinv", shapes, itemsize, complex_input, flops, batch * m * n)
+
+
+@_builtin("linalg.matrix_power")
+def _matrix_power(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # One matrix product, 2 n^3: the exponent is not an array argument, so the shapes do not
+    # say it (repeated squaring takes between log2 |n| and 2 log2 |n| products, and a negative
+    # power an inverse first).
+    _need("linalg.matrix_power", shapes, 1)
+    batch, n = _square("linalg.matrix_power", shapes)
+    flops = batch * 2.0 * n**3
+    return _linalg("linalg.matrix_power", shapes, itemsize, complex_input, flops, batch * n * n)
+
+
+@_builtin("linalg.trace")
+def _trace(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # An add per diagonal element (offset=0 assumed); only the diagonal is read.
+    _need("linalg.trace", shapes, 1)
+    batch, m, n = _matrix("linalg.trace", shapes[0])
+    k = batch * min(m, n)
+    return Work(float(k) * (2 if complex_input else 1), itemsize * (k + batch))
+
+
+@_builtin("linalg.outer")
+def _outer(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # A multiply per element of the (N, M) result.
+    _need("linalg.outer", shapes, 2)
+    n, m = _size(shapes[0]), _size(shapes[1])
+    return Work(float(n * m) * (4 if complex_input else 1), itemsize * (n + m + n * m))
+
+
+@_builtin("linalg.cross")
+def _cross(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # Two multiplies and a subtraction per element of the result (the broadcast shape).
+    _need("linalg.cross", shapes, 2)
+    out = _size(_broadcast(shapes, "linalg.cross"))
+    flops = 3.0 * out * (4 if complex_input else 1)
+    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out))
+
+
+@_builtin("vecdot")
+def _vecdot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # A multiply and an add per element of the broadcast operands, whichever axis is summed;
+    # one element out per vector (axis=-1 assumed: the keyword is not among the shapes).
+    _need("vecdot", shapes, 2)
+    full = _broadcast(shapes, "vecdot")
+    if not full:
+        raise ValueError(f"vecdot needs vectors (1 or more dimensions); got shapes {shapes}")
+    size = _size(full)
+    out = size // full[-1] if full[-1] else _size(full[:-1])
+    flops = 2.0 * size * (4 if complex_input else 1)
+    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out))
+
+
+@_builtin("tensordot")
+def _tensordot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # 2 M N K for an (M, K) by (K, N) contraction.  ``axes`` is a keyword the shapes do not
+    # show: the default 2 is assumed where x1's last two axes are x2's first two, else 1 where
+    # one is, else 0 (the outer product).
+    _need("tensordot", shapes, 2)
+    a, b = shapes
+    n_axes = next(
+        (n for n in (2, 1) if len(a) >= n and len(b) >= n and a[len(a) - n :] == b[:n]), 0
+    )
+    k = _size(a[len(a) - n_axes :])
+    m, n = _size(a[: len(a) - n_axes]), _size(b[n_axes:])
+    flops = 2.0 * m * n * k * (4 if complex_input else 1)
+    return Work(flops, itemsize * (_size(a) + _size(b) + m * n))
+
+
 @_builtin("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm")
 def _norm(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # A multiply and an add per element (the 2-norm and the Frobenius norm, the defaults); the
@@ -420,6 +569,15 @@ def _sort_work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     size = _size(shape)
     n = shape[-1] if shape else 1
     return Work(size * _log2(n), 2.0 * itemsize * size)
+
+
+@_builtin("searchsorted")
+def _searchsorted_work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # A binary search of the sorted x1 (n elements) per element of x2: log2(n + 1) comparisons
+    # each; both read once, one int64 index written per element of x2.
+    _need("searchsorted", shapes, 2)
+    n, m = _size(shapes[0]), _size(shapes[1])
+    return Work(m * _log2(n + 1), itemsize * (n + m) + 8.0 * m)
 
 
 @_builtin("convolve")

@@ -15,7 +15,6 @@ _OPS: dict[str, str] = {
         for row in TABLE_OPS
         if row.standard and row.name.startswith("fft.")
     },
-    **{name: name for name in ()},
     **{name: f"fft.{name}" for name in ("fft", "ifft", "rfft")},
 }
 

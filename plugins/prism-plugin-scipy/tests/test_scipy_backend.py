@@ -106,6 +106,17 @@ ALL_VARIANTS = {
     "scipy.fft.ifft",
     "scipy.fft.rfft",
     "scipy.convolve",
+    "scipy.linalg.det",
+    "scipy.linalg.eigvalsh",
+    "scipy.linalg.svdvals",
+    "scipy.linalg.pinv",
+    "scipy.fft.fftn",
+    "scipy.fft.ifftn",
+    "scipy.fft.rfftn",
+    "scipy.fft.irfftn",
+    "scipy.fft.irfft",
+    "scipy.fft.hfft",
+    "scipy.fft.ihfft",
 }
 
 

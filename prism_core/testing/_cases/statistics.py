@@ -1,20 +1,117 @@
-"""The conformance suite's inputs for the statistics family of the Array API (see ``__init__``)."""
+"""The conformance suite's inputs for the statistics family of the Array API (see ``__init__``):
+prod, var, cumulative_prod, all, any and diff."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import Case, _Maker
+from prism_core.testing._conformance import N1, N2, Case, _Maker, _matrix_cases, _vector_cases
 
 __all__ = ["DTYPES", "input_cases"]
 
+_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
+
 #: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {}
+DTYPES: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("prod", "var", "cumulative_prod", "diff"), _ALL),
+    # The logical reductions read booleans too.
+    **dict.fromkeys(("all", "any"), ("bool", *_ALL)),
+}
+
+
+def _near_one(cases: dict[str, Any], m: _Maker) -> dict[str, Any]:
+    """Products that neither overflow nor underflow: floating-point values moved into
+    [0.99, 1.01), in place (the layouts stay); integers (1 or 2) stay, and multiply modulo
+    2**64 alike on every backend."""
+    if m.dt.kind in "fc":
+        for x in cases.values():
+            x -= 2
+            x *= 0.01
+            x += 1
+    return cases
 
 
 def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
-    cases: dict[str, Any] = {}
+    if op in ("all", "any"):
+        # Booleans drawn, not converted from m's numbers (nearly all of which are non-zero);
+        # small integers are zero often, floating-point numbers seldom.
+        matrices = _matrix_cases(m)
+        if m.dt.kind == "b":
+            for x in matrices.values():
+                x[...] = m.rng.uniform(size=x.shape) < 0.97  # in place: the layouts stay
+        cases: dict[str, Case] = {s: ((x,), {}) for s, x in matrices.items()}
+        cases["standard"] = ((matrices["standard"],), {"axis": -1})  # a result per row
+        cases["odd"] = ((matrices["odd"],), {"axis": 0, "keepdims": True})
+        return cases
+    if op == "prod":
+        matrices = _near_one(_matrix_cases(m, positive=True), m)
+        cases = {s: ((x,), {}) for s, x in matrices.items()}
+        cases["odd"] = ((matrices["odd"],), {"axis": 1})
+        cases["strided"] = ((matrices["strided"],), {"axis": (0, 1), "keepdims": True})
+        return cases
+    if op == "var":  # the variance of nothing is NaN with a warning: no empty case
+        matrices = _matrix_cases(m)
+        cases = {s: ((x,), {}) for s, x in matrices.items() if s != "empty"}
+        cases["odd"] = ((matrices["odd"],), {"axis": 0, "correction": 1})
+        return cases
+    vectors = _vector_cases(m, positive=op == "cumulative_prod")
+    if op == "cumulative_prod":  # axis=None is for vectors only
+        vectors = _near_one(vectors, m)
+        return {
+            s: ((x,), {"axis": 1, "include_initial": True} if x.ndim > 1 else {})
+            for s, x in vectors.items()
+        }
+    cases = {s: ((x,), {}) for s, x in vectors.items()}  # diff
+    standard = vectors["standard"]
+    cases["standard"] = ((standard,), {"n": 2, "prepend": standard[:3], "append": standard[:1]})
+    cases["fortran"] = ((vectors["fortran"],), {"axis": 0})
     return cases
+
+
+def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+    """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
+    ``None`` for another family's op."""
+    if op not in DTYPES:
+        return None
+    a, cube = _near_one(
+        {"a": m(N2, N2, positive=True), "cube": m(4, 8, N2, positive=True)}, m
+    ).values()
+    if m.dt.kind == "b":  # booleans drawn: nearly all of m's numbers are true
+        a, cube = m.rng.uniform(size=a.shape) < 0.97, m.rng.uniform(size=cube.shape) < 0.97
+    reduction: dict[str, list[Case]] = {
+        "axis": [((a,), {"axis": 0}), ((cube,), {"axis": (0, 2)}), ((cube,), {"axis": -1})],
+        "keepdims": [((a,), {"keepdims": True}), ((cube,), {"axis": 1, "keepdims": True})],
+    }
+    if op in ("all", "any"):
+        return reduction
+    if op == "prod":
+        ints = _Maker("int32")(N2, N2)
+        return {
+            **reduction,
+            "dtype": [((ints,), {"axis": 0, "dtype": "float64"}), ((a,), {"dtype": m.dt})],
+        }
+    if op == "var":
+        return {
+            **reduction,
+            "correction": [((a,), {"correction": 1}), ((cube,), {"correction": 0.5})],
+        }
+    x = a.reshape(-1)
+    if op == "cumulative_prod":
+        return {
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": -1})],
+            "dtype": [((_Maker("int32")(N1),), {"dtype": "float64"}), ((x,), {"dtype": m.dt})],
+            "include_initial": [
+                ((x,), {"include_initial": True}),
+                ((a,), {"axis": 1, "include_initial": True}),
+            ],
+        }
+    # diff
+    return {
+        "axis": [((a,), {"axis": 0}), ((cube,), {"axis": 1})],
+        "n": [((x,), {"n": 2}), ((a,), {"n": 0}), ((x[:3],), {"n": 5})],
+        "prepend": [((x,), {"prepend": x[:5]}), ((a,), {"axis": 0, "prepend": a[:1]})],
+        "append": [((x,), {"append": x[-2:]}), ((a,), {"append": a[:, :3], "n": 2})],
+    }

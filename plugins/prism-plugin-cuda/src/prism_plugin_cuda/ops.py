@@ -36,10 +36,17 @@ NumPy).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from prism_core.backend_kit import EighResult, EigResult, QRResult, SVDResult, linalg_error
+from prism_core.backend_kit import (
+    EighResult,
+    EigResult,
+    QRResult,
+    SVDResult,
+    linalg_error,
+    requested_device,
+)
 
 from .backend import cupy_dtype
 from .elementwise import ELEMENTWISE
@@ -58,6 +65,7 @@ __all__ = [
     "fft_rfft",
     "from_dlpack",
     "full",
+    "gpu_device",
     "linalg_cholesky",
     "linalg_eig",
     "linalg_eigh",
@@ -172,39 +180,72 @@ def _linalg_errors(message: str) -> Iterator[None]:
 
 
 # -- creation and conversion -----------------------------------------------------------------
-def asarray(obj: Any, /, *, dtype: Any = None, copy: bool | None = None) -> Any:
+def gpu_device(op: str, device: Any) -> Any:
+    """A context manager making ``device`` (a creation function's ``device=``, read by
+    :func:`prism_core.backend_kit.requested_device`) CuPy's current device: ``None`` keeps the
+    current one, Prism's description of a GPU selects its ``index``, an int or a
+    ``cupy.cuda.Device`` selects that one.  Host memory (``"cpu"``, Prism's CPUs) is a
+    ``ValueError`` naming the op: CuPy creates arrays on GPUs only."""
+    what, value = requested_device(device)
+    if what == "default":
+        return nullcontext()
+    if what == "cpu":
+        raise ValueError(
+            f"{op}: device={device!r} is host memory; CuPy creates arrays on a GPU: give "
+            "None, a GPU index, a cupy.cuda.Device or Prism's description of an NVIDIA GPU"
+        )
+    import cupy
+
+    if what == "gpu":
+        return cupy.cuda.Device(getattr(value, "index", 0) or 0)
+    try:
+        return cupy.cuda.Device(value if isinstance(value, int) else value.id)
+    except (AttributeError, TypeError):
+        raise ValueError(
+            f"{op}: device={value!r} is not a device CuPy knows; it takes None, a GPU index, "
+            "a cupy.cuda.Device or Prism's description of an NVIDIA GPU"
+        ) from None
+
+
+def asarray(
+    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+) -> Any:
     """``obj`` as a CuPy array: ``copy=False`` only for a CuPy array of that dtype already (an
     array anywhere else must be copied to the GPU: NumPy's ``ValueError``)."""
     import cupy
 
     dt = cupy_dtype(dtype)
-    if copy is None:
-        return cupy.asarray(obj, dtype=dt)
-    if copy:
-        return cupy.array(obj, dtype=dt, copy=True)
+    with gpu_device("asarray", device):
+        if copy is None:
+            return cupy.asarray(obj, dtype=dt)
+        if copy:
+            return cupy.array(obj, dtype=dt, copy=True)
     if isinstance(obj, cupy.ndarray) and (dt is None or obj.dtype == dt):
         return obj
     raise ValueError(_COPY_MESSAGE)
 
 
-def zeros(shape: Any, *, dtype: Any = None) -> Any:
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import cupy
 
     dt = cupy_dtype(dtype)
-    return cupy.zeros(shape, dtype="float64" if dt is None else dt)
+    with gpu_device("zeros", device):
+        return cupy.zeros(shape, dtype="float64" if dt is None else dt)
 
 
-def ones(shape: Any, *, dtype: Any = None) -> Any:
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import cupy
 
     dt = cupy_dtype(dtype)
-    return cupy.ones(shape, dtype="float64" if dt is None else dt)
+    with gpu_device("ones", device):
+        return cupy.ones(shape, dtype="float64" if dt is None else dt)
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     import cupy
 
-    return cupy.full(shape, fill_value, dtype=cupy_dtype(dtype))
+    with gpu_device("full", device):
+        return cupy.full(shape, fill_value, dtype=cupy_dtype(dtype))
 
 
 def to_numpy(x: Any, /) -> Any:

@@ -75,7 +75,7 @@ NO_CAN_RUN = frozenset(
         "requires_grad",
         "detach",
     }
-)
+) | FAMILY_NO_CAN_RUN  # the creation ops of the Array API's families (issue 12)
 #: Ops whose variant takes only the data types cuSOLVER takes.
 _LINALG = frozenset(
     {
@@ -86,6 +86,14 @@ _LINALG = frozenset(
         "linalg.eigh",
         "linalg.qr",
         "linalg.cholesky",
+        # The Array API's (issue 12): factorisations in cuSOLVER too.
+        "linalg.det",
+        "linalg.slogdet",
+        "linalg.eigvalsh",
+        "linalg.svdvals",
+        "linalg.matrix_rank",
+        "linalg.pinv",
+        "linalg.matrix_power",
     }
 )
 #: DLPack device types of GPU memory (kDLCUDA, kDLCUDAManaged).
@@ -225,7 +233,7 @@ def can_run_linalg(*args: Any, **kwargs: Any) -> bool | str:
 
 
 def _can_run(op: str) -> Callable[..., bool | str] | None:
-    if op in NO_CAN_RUN or op in FAMILY_NO_CAN_RUN:
+    if op in NO_CAN_RUN:
         return None
     if op == "matmul":
         return can_run_matmul

@@ -13,17 +13,69 @@ from __future__ import annotations
 __all__ = ["FAMILY_FUNCTIONS"]
 
 #: Creation and data-type functions (``prism_plugin_torch.creation``).
-CREATION: dict[str, str] = {}
+CREATION: dict[str, str] = {
+    "arange": "creation:arange",
+    "linspace": "creation:linspace",
+    "eye": "creation:eye",
+    "empty": "creation:empty",
+    "empty_like": "creation:empty_like",
+    "zeros_like": "creation:zeros_like",
+    "ones_like": "creation:ones_like",
+    "full_like": "creation:full_like",
+    "meshgrid": "creation:meshgrid",
+    "tril": "creation:tril",
+    "triu": "creation:triu",
+    "astype": "creation:astype",
+}
 #: Manipulation and indexing functions (``prism_plugin_torch.manipulation``).
-MANIPULATION: dict[str, str] = {}
+MANIPULATION: dict[str, str] = {
+    op: f"manipulation:{op}"
+    for op in (
+        "broadcast_arrays", "broadcast_to", "flip", "permute_dims", "repeat", "roll", "squeeze",
+        "tile", "unstack", "take", "take_along_axis",
+    )
+}  # fmt: skip
 #: Searching, set and sorting functions (``prism_plugin_torch.searching``).
-SEARCHING: dict[str, str] = {}
+SEARCHING: dict[str, str] = {
+    "argsort": "searching:argsort",
+    "nonzero": "searching:nonzero",
+    "searchsorted": "searching:searchsorted",
+    "count_nonzero": "searching:count_nonzero",
+    "unique_all": "searching:unique_all",
+    "unique_counts": "searching:unique_counts",
+    "unique_inverse": "searching:unique_inverse",
+    "unique_values": "searching:unique_values",
+}
 #: Statistical and utility functions (``prism_plugin_torch.statistics``).
-STATISTICS: dict[str, str] = {}
+STATISTICS: dict[str, str] = {
+    "prod": "statistics:prod",
+    "var": "statistics:var",
+    "all": "statistics:all_",
+    "any": "statistics:any_",
+    "cumulative_prod": "statistics:cumulative_prod",
+    "diff": "statistics:diff",
+}
 #: Linear algebra functions and the ``linalg`` extension (``prism_plugin_torch.linalg``).
-LINALG: dict[str, str] = {}
+LINALG: dict[str, str] = {
+    "matrix_transpose": "linalg:matrix_transpose",
+    "tensordot": "linalg:tensordot",
+    "vecdot": "linalg:vecdot",
+    **{
+        f"linalg.{name}": f"linalg:{name}"
+        for name in (
+            "cross", "det", "diagonal", "eigvalsh", "matrix_power", "matrix_rank", "outer",
+            "pinv", "slogdet", "svdvals", "trace",
+        )
+    },
+}  # fmt: skip
 #: The ``fft`` extension (``prism_plugin_torch.fft``).
-FFT: dict[str, str] = {}
+FFT: dict[str, str] = {
+    f"fft.{name}": f"fft:{name}"
+    for name in (
+        "fftn", "ifftn", "rfftn", "irfftn", "irfft", "hfft", "ihfft",
+        "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+    )
+}  # fmt: skip
 
 #: Every family's ops: op -> ``"<module>:<attribute>"``.
 FAMILY_FUNCTIONS: dict[str, str] = {

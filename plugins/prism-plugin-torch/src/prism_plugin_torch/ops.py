@@ -106,6 +106,7 @@ __all__ = [
     "subtract",
     "sum_",
     "to_numpy",
+    "torch_device",
     "transpose",
     "triu_indices",
     "triu_indices_on",
@@ -353,12 +354,48 @@ def _shares_memory(a: Any, b: Any) -> bool:
     return bool(a.numel()) and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
 
 
+def torch_device(device: Any, default: torch.device) -> torch.device:
+    """The torch device a creation function's ``device=`` names (read by
+    :func:`prism_core.backend_kit.requested_device`): ``default`` for ``None``, the CPU for
+    ``"cpu"`` and Prism's CPUs, ``cuda:<index>`` for Prism's NVIDIA GPUs, and torch's reading
+    of anything else (``"cuda:1"``, a ``torch.device``).  Anything torch cannot read, or a GPU
+    of another vendor, is a ``ValueError`` naming it and what is accepted."""
+    what, value = kit.requested_device(device)
+    if what == "default":
+        return default
+    if what == "cpu":
+        return CPU
+    if what == "gpu":
+        description = getattr(value, "description", value)
+        if description.vendor != "nvidia":
+            raise ValueError(
+                f"device={description.device_type!r}: torch computes on NVIDIA GPUs (CUDA) "
+                f"here, not on {description.vendor or 'an unknown vendor'}'s"
+            )
+        return torch.device("cuda", getattr(value, "index", 0) or 0)
+    try:
+        return value if isinstance(value, torch.device) else torch.device(value)
+    except (TypeError, RuntimeError):
+        raise ValueError(
+            f"device={value!r} is not a device torch knows; it takes None, 'cpu', 'cuda', "
+            "'cuda:N', a torch.device, or Prism's description of a CPU or an NVIDIA GPU"
+        ) from None
+
+
 def asarray_on(
-    device: torch.device, obj: Any, /, *, dtype: Any = None, copy: bool | None = None
+    default: torch.device,
+    obj: Any,
+    /,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+    copy: bool | None = None,
 ) -> Any:
-    """``asarray`` making a tensor on ``device``: shares ``obj``'s memory where it can (a tensor
-    there already, a NumPy array on the CPU) and copies where it must, as ``copy`` allows
-    (``True``: always, ``False``: never, ``ValueError`` when it must)."""
+    """``asarray`` making a tensor on ``device`` (``default`` when not given): shares ``obj``'s
+    memory where it can (a tensor there already, a NumPy array on the CPU) and copies where it
+    must, as ``copy`` allows (``True``: always, ``False``: never, ``ValueError`` when it
+    must)."""
+    device = torch_device(device, default)
     wanted = torch_dtype(dtype)
     if isinstance(obj, torch.Tensor):
         source, borrowed = obj, True
@@ -388,30 +425,45 @@ def _memory_of(obj: Any) -> int | None:
     return None
 
 
-def asarray(obj: Any, /, *, dtype: Any = None, copy: bool | None = None) -> Any:
-    return asarray_on(CPU, obj, dtype=dtype, copy=copy)
+def asarray(
+    obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+) -> Any:
+    return asarray_on(CPU, obj, dtype=dtype, device=device, copy=copy)
 
 
-def zeros_on(device: torch.device, shape: Any, *, dtype: Any = None) -> Any:
-    return torch.zeros(_new_shape(shape), dtype=torch_dtype(dtype) or torch.float64, device=device)
+def zeros_on(
+    default: torch.device, shape: Any, *, dtype: Any = None, device: Any = None
+) -> Any:
+    return torch.zeros(
+        _new_shape(shape),
+        dtype=torch_dtype(dtype) or torch.float64,
+        device=torch_device(device, default),
+    )
 
 
-def zeros(shape: Any, *, dtype: Any = None) -> Any:
-    return zeros_on(CPU, shape, dtype=dtype)
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    return zeros_on(CPU, shape, dtype=dtype, device=device)
 
 
-def ones_on(device: torch.device, shape: Any, *, dtype: Any = None) -> Any:
-    return torch.ones(_new_shape(shape), dtype=torch_dtype(dtype) or torch.float64, device=device)
+def ones_on(default: torch.device, shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    return torch.ones(
+        _new_shape(shape),
+        dtype=torch_dtype(dtype) or torch.float64,
+        device=torch_device(device, default),
+    )
 
 
-def ones(shape: Any, *, dtype: Any = None) -> Any:
-    return ones_on(CPU, shape, dtype=dtype)
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    return ones_on(CPU, shape, dtype=dtype, device=device)
 
 
-def full_on(device: torch.device, shape: Any, fill_value: Any, *, dtype: Any = None) -> Any:
-    """``full`` on ``device``: without ``dtype``, the type is ``fill_value``'s as NumPy infers
-    it (bool, int64, float64, complex128, or an array's own); an array ``fill_value``
-    broadcasts, as in NumPy."""
+def full_on(
+    default: torch.device, shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None
+) -> Any:
+    """``full`` on ``device`` (``default`` when not given): without ``dtype``, the type is
+    ``fill_value``'s as NumPy infers it (bool, int64, float64, complex128, or an array's own);
+    an array ``fill_value`` broadcasts, as in NumPy."""
+    device = torch_device(device, default)
     dims = _new_shape(shape)
     wanted = torch_dtype(dtype)
     if type(fill_value) in _SCALARS:
@@ -425,8 +477,8 @@ def full_on(device: torch.device, shape: Any, fill_value: Any, *, dtype: Any = N
     return value.expand(dims).clone()
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None) -> Any:
-    return full_on(CPU, shape, fill_value, dtype=dtype)
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    return full_on(CPU, shape, fill_value, dtype=dtype, device=device)
 
 
 def to_numpy(x: Any, /) -> Any:
@@ -894,7 +946,7 @@ def transpose(x: Any, /, axes: Any = None) -> Any:
         normal.append(i % t.ndim)
     if len(set(normal)) != len(normal):
         raise ValueError("repeated axis in transpose")
-    return t.permute(*normal)
+    return t.permute(normal)  # a list: a 0-d tensor's is empty
 
 
 def _axis_list(value: Any, ndim: int, what: str) -> list[int]:
@@ -1258,6 +1310,14 @@ def _vector_norm(t: Any, ord: Any, dims: tuple[int, ...] | None, keepdims: bool)
     order = 2.0 if ord is None else float(ord)
     if math.isinf(order):
         _empty_reduction(t, dims, "maximum" if order > 0 else "minimum")
+    if order == 0 and t.is_complex():
+        # The count of nonzero elements: torch's own warns that it casts complex to real (and
+        # would count 0+1j as zero), so it is counted here, in the real type of the result.
+        real = torch.float32 if t.dtype == torch.complex64 else torch.float64
+        counted = (t != 0).sum(dim=dims, keepdim=bool(keepdims)) if dims else (t != 0).sum()
+        if dims is None and keepdims:
+            counted = counted.reshape((1,) * t.ndim)
+        return counted.to(real)
     return torch.linalg.vector_norm(t, ord=order, dim=dims, keepdim=bool(keepdims))
 
 
@@ -1353,6 +1413,10 @@ def _fft(fn: Callable[..., Any], x: Any, n: Any, axis: Any, norm: Any, real_inpu
     out = _numpy_result(_np_fft, (_TO_NUMPY[t.dtype],)) if t.dtype in _TO_NUMPY else torch.complex64
     wanted = out if t.is_complex() else _REAL_OF[out]
     t = t if t.dtype == wanted else t.to(wanted)
+    if t.numel() == 0:  # an empty batch: MKL and cuFFT refuse it; the result is empty too
+        shape = list(t.shape)
+        shape[ax] = points // 2 + 1 if real_input else points
+        return torch.zeros(shape, dtype=out, device=t.device)
     return fn(t, n=None if n is None else points, dim=ax, norm=norm)
 
 

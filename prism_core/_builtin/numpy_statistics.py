@@ -1,0 +1,91 @@
+"""The NumPy references of the Array API's statistical and utility functions (issue 12) where
+NumPy's own function is not the standard's: the rows of ``_knowledge/statistics.py`` name them
+(``all`` and ``any`` are NumPy's own).
+
+* ``prod`` takes Prism dtypes (``numpy_ops.numpy_dtype``); its default accumulation type is the
+  standard's, which is NumPy's (small signed integers in int64, unsigned in uint64).
+* ``var`` takes the standard's ``correction`` (NumPy's ``ddof``).
+* ``cumulative_prod`` is NumPy 2.1's, computed from ``cumprod`` on older NumPy as
+  ``numpy_ops.cumulative_sum`` is.
+* ``diff`` takes ``prepend=None`` and ``append=None`` as "nothing" (NumPy would join ``None``
+  to the array) and names ``n`` when it is not a non-negative integer.
+
+NumPy is imported inside the functions, never at module import (``numpy_ops.py`` says why).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from prism_core._builtin.numpy_ops import numpy_dtype
+
+__all__ = ["cumulative_prod", "diff", "prod", "var"]
+
+
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    import numpy as np
+
+    return np.prod(x, axis=axis, dtype=numpy_dtype(dtype), keepdims=keepdims)
+
+
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+    import numpy as np
+
+    return np.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+
+def cumulative_prod(
+    x: Any,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: Any = None,
+    include_initial: bool = False,
+) -> Any:
+    import numpy as np
+
+    dt = numpy_dtype(dtype)
+    if hasattr(np, "cumulative_prod"):  # NumPy >= 2.1
+        return np.cumulative_prod(x, axis=axis, dtype=dt, include_initial=include_initial)
+    return _cumulative_prod(np, x, axis, dt, include_initial)  # pragma: no cover
+
+
+def _cumulative_prod(np: Any, x: Any, axis: int | None, dt: Any, include_initial: bool) -> Any:
+    """``numpy.cumulative_prod`` for NumPy < 2.1, from ``cumprod``, with NumPy 2.1's errors."""
+    x = np.asarray(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError(
+                "For arrays which have more than one dimension ``axis`` argument is required."
+            )
+        x, axis = np.reshape(x, -1), 0  # a 0-d x is a vector of one element, as in NumPy 2.1
+    out = np.cumprod(x, axis=axis, dtype=dt)  # an axis out of range: NumPy's AxisError
+    if include_initial:
+        shape = list(out.shape)
+        shape[axis % out.ndim] = 1
+        out = np.concatenate([np.ones(shape, dtype=out.dtype), out], axis=axis)
+    return out
+
+
+def _check_n(n: Any) -> int:
+    """``diff``'s ``n`` as an int: ``TypeError`` for a non-integer, ``ValueError`` for a
+    negative one, each naming ``n``."""
+    try:
+        count = operator.index(n)
+    except TypeError:
+        raise TypeError(
+            f"diff: n must be an integer (how many times to difference), not {n!r}"
+        ) from None
+    if count < 0:
+        raise ValueError(f"diff: n must be 0 or more (how many times to difference), not {count}")
+    return count
+
+
+def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+    import numpy as np
+
+    ends = {"prepend": prepend} if prepend is not None else {}
+    if append is not None:
+        ends["append"] = append
+    return np.diff(x, n=_check_n(n), axis=axis, **ends)

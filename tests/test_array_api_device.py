@@ -1,0 +1,105 @@
+"""``device=`` of the creation functions (issue 12): where the standard's creation functions
+put their arrays, through Prism's dispatch.
+
+A ``device=`` naming Prism's description of an accelerator runs the call as
+``prism_core.device(...)`` of it would (absent here: the error says how to simulate it; a
+simulated instance plans there and runs on the reference backend); ``"cpu"`` and Prism's CPU
+create in host memory; anything a backend cannot create on is a ``ValueError`` naming the op,
+the device and what is accepted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import prism_core
+from prism_core import array_api as xp
+from prism_core._knowledge.devices import get_device
+
+CREATION = {
+    "zeros": ((3,), {}),
+    "ones": ((3,), {}),
+    "full": ((3, 2.0), {}),
+    "asarray": (([1.0, 2.0, 3.0],), {}),
+}
+
+
+def host_cpu() -> Any:
+    return xp.__array_namespace_info__().default_device()
+
+
+@pytest.mark.parametrize("name", sorted(CREATION))
+@pytest.mark.parametrize("where", ["cpu", "host-instance", "host-description"])
+def test_host_devices_create_numpy_arrays(name: str, where: str) -> None:
+    device = {
+        "cpu": "cpu",
+        "host-instance": host_cpu(),
+        "host-description": host_cpu().description,
+    }[where]
+    args, kwargs = CREATION[name]
+    out = getattr(prism_core, name)(*args, **kwargs, device=device)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, getattr(np, name)(*args, **kwargs))
+
+
+@pytest.mark.parametrize("name", sorted(CREATION))
+def test_an_absent_accelerator_is_named_with_the_way_to_simulate_it(name: str) -> None:
+    args, kwargs = CREATION[name]
+    with pytest.raises(prism_core.DeviceNotPresentError, match=r"nvidia\.h100-sxm.*simulate=True"):
+        getattr(prism_core, name)(*args, **kwargs, device=get_device("nvidia.h100-sxm"))
+
+
+def test_a_simulated_accelerator_plans_there_and_runs_on_the_reference(torch_plugin: Any) -> None:
+    """A simulated instance (``PRISM_SIMULATE_DEVICES`` makes them) runs the call in a
+    simulated scope of its device: the decision records the device, the reference computes."""
+    from prism_core import DeviceInstance
+
+    gpu = DeviceInstance(
+        description=get_device("nvidia.h100-sxm"),
+        index=0,
+        name="simulated H100",
+        uuid=None,
+        memory_bytes=80 << 30,
+        source="simulated",
+        simulated=True,
+        package=None,
+        partition=None,
+        driver=None,
+    )
+    from prism_core._dispatch.scope import current_scope
+
+    op = prism_core.get_op("zeros")
+    op._plans.clear()  # the plans cached by earlier calls: only this call's remain
+    out = prism_core.zeros((2, 2), device=gpu)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, np.zeros((2, 2)))
+    with prism_core.device("nvidia.h100-sxm", simulate=True):
+        simulated = current_scope()
+        decision = prism_core.zeros.explain((2, 2))
+    # The call was planned in the simulated scope of its device (its plan is cached under it) ...
+    assert [key[0] for key in op._plans] == [simulated]
+    # ... where a GPU variant is chosen and the reference computes.
+    assert decision.simulated and decision.scope["device"] == "nvidia.h100-sxm"
+    assert str(decision.chosen) == "torch.cuda.zeros"  # the torch plugin's GPU variant
+
+
+@pytest.mark.parametrize("device", ["cuda", "gpu:0", 3])
+def test_numpy_refuses_what_is_not_host_memory(device: Any) -> None:
+    with pytest.raises(ValueError, match=r"zeros: device=.* takes None, 'cpu' or Prism's"):
+        prism_core.zeros(3, device=device)
+
+
+def test_torch_creates_on_the_device_named(torch_plugin: Any) -> None:
+    torch = torch_plugin
+    with prism_core.use_backend("torch"):
+        on_host = prism_core.zeros(3, device=host_cpu())
+        by_name = prism_core.ones(3, device="cpu")
+        by_torch = prism_core.full(3, 1.5, device=torch.device("cpu"))
+        converted = prism_core.asarray([1, 2], device="cpu")
+        with pytest.raises(ValueError, match=r"device='nowhere' is not a device torch knows"):
+            prism_core.zeros(3, device="nowhere")
+    for out in (on_host, by_name, by_torch, converted):
+        assert isinstance(out, torch.Tensor) and out.device.type == "cpu"
