@@ -34,7 +34,7 @@ from prism_core._dispatch.registry import (
     register_op,
     remove_variants,
 )
-from prism_core._dispatch.scope import SCOPE
+from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._dispatch.scope import device as device_scope
 from prism_core._knowledge.threads import POOLS
 from prism_core._knowledge.variant import CanRun, Variant
@@ -199,8 +199,15 @@ def _make_function(op: Op) -> OpFunction:
             return call_slow(op, key, args, kwargs)
 
     else:
+        # The ops that create (no array argument; asarray from lists): a ``device=`` naming an
+        # accelerator runs the call in its scope (``_on_device``).
+        creating = op.array_args == () or op.name == "asarray"
 
         def function(*args: Any, **kwargs: Any) -> Any:
+            if creating and kwargs and kwargs.get("device") is not None:
+                moved = _on_device(function, args, kwargs)
+                if moved is not _HERE:
+                    return moved
             key = _key(op, token(), args)
             plan = get(key)
             if plan is not None:
@@ -230,8 +237,6 @@ def _make_function(op: Op) -> OpFunction:
                 return plan.call(*args, **kwargs)
             return call_slow(op, key, args, kwargs)
 
-    if op.array_args == () or op.name == "asarray":  # the ops that create (asarray from lists)
-        function = _creating(function)
     leaf = op.name.rpartition(".")[2]
     function.__name__ = function.__qualname__ = leaf
     function.__doc__ = op.__doc__
@@ -244,33 +249,33 @@ def _make_function(op: Op) -> OpFunction:
     return function  # type: ignore[return-value]
 
 
-def _creating(dispatch: Callable[..., Any]) -> Callable[..., Any]:
-    """A creation op's function (an op without array arguments: ``zeros``, ``arange``): a call
-    whose ``device=`` is Prism's description of a device other than a CPU (a
-    :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription`) runs as it
-    would under ``prism_core.device(...)`` of that device, so that a backend driving it creates
-    the array there; every other call (no ``device``, ``"cpu"``, a backend's own device object)
-    is dispatched as it is, and the variant chosen honours ``device`` or names what it
-    accepts.  A simulated device's call is planned there and computed, as every simulated
-    call is, by the reference backend in host memory (without the ``device`` it cannot
-    honour)."""
+#: What :func:`_on_device` returns for a call it leaves where it is.
+_HERE = object()
 
-    def function(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            where = kwargs.get("device")
-            if where is not None and not isinstance(where, str):
-                description = getattr(where, "description", where)
-                if isinstance(description, DeviceDescription) and description.kind != "cpu":
-                    if getattr(where, "simulated", False) is True:
-                        # Planned there, computed by the reference backend in host memory.
-                        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
-                        with device_scope(description, simulate=True):
-                            return dispatch(*args, **kwargs)
-                    with device_scope(description):
-                        return dispatch(*args, **kwargs)
-        return dispatch(*args, **kwargs)
 
-    return function
+def _on_device(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A creation op's call whose ``device=`` is Prism's description of a device other than a
+    CPU (a :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription`): run
+    as it would be under ``prism_core.device(...)`` of that device, so that a backend driving it
+    creates the array there.  Every other call (``"cpu"``, Prism's CPU, a backend's own device
+    object) is left where it is (:data:`_HERE`): the variant chosen honours ``device`` or names
+    what it accepts.  A simulated device's call is planned there and computed, as every
+    simulated call is, by the reference backend in host memory (without the ``device`` it
+    cannot honour)."""
+    where = kwargs["device"]
+    if isinstance(where, str):
+        return _HERE
+    description = getattr(where, "description", where)
+    if not isinstance(description, DeviceDescription) or description.kind == "cpu":
+        return _HERE
+    if current_scope().device is description:  # in its scope already: dispatch it there
+        return _HERE
+    if getattr(where, "simulated", False) is True:
+        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+        with device_scope(description, simulate=True):
+            return function(*args, **kwargs)
+    with device_scope(description):
+        return function(*args, **kwargs)
 
 
 @overload
