@@ -120,8 +120,11 @@ def to_numpy(x: Any, /) -> Any:
     return np.asarray(x)
 
 
-def from_dlpack(x: Any, /) -> Any:
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
     import numpy as np
+
+    if device is not None:
+        host_only("from_dlpack", device)
 
     if not hasattr(x, "__dlpack__"):
         # NumPy says AttributeError, which dispatch would take for a failing backend.
@@ -129,7 +132,8 @@ def from_dlpack(x: Any, /) -> Any:
             f"from_dlpack: x must be an array that supports DLPack (has __dlpack__, as NumPy, "
             f"torch and CuPy arrays do), not {type(x).__name__}; use asarray for other data"
         )
-    return np.from_dlpack(x)
+    out = np.from_dlpack(x)  # shares x's memory, or raises BufferError where it cannot
+    return out.copy() if copy else out
 
 
 # -- elementwise ops are NumPy's own functions (FUNCTIONS below) -----------------------

@@ -118,9 +118,10 @@ _declare(
 )
 _declare(
     "from_dlpack",
-    """from_dlpack(x, /): the backend's array for ``x``, an array of any library that speaks
-    DLPack (it has ``__dlpack__``), sharing ``x``'s memory where the devices allow (NumPy and
-    torch on the CPU do), as the Array API's ``from_dlpack``.  An ``x`` without ``__dlpack__``
+    """from_dlpack(x, /, *, device=None, copy=None): the backend's array for ``x``, an array of
+    any library that speaks DLPack (it has ``__dlpack__``), sharing ``x``'s memory where the
+    devices allow (NumPy and torch on the CPU do), as the Array API's ``from_dlpack``;
+    ``copy=True`` always copies, ``device`` as in ``zeros``.  An ``x`` without ``__dlpack__``
     (a list, a scalar) is a ``TypeError``; an ``x`` on a device the backend cannot read is the
     backend's error (NumPy's ``BufferError`` or ``RuntimeError`` for a GPU array).""",
     (0,),

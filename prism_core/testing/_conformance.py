@@ -484,6 +484,11 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
             "k": [((N2,), {"k": 1}), ((N2,), {"k": -3})],
             "m": [((N2,), {"m": 67}), ((N2,), {"k": 2, "m": 10})],
         }
+    if op == "from_dlpack":
+        return {
+            "copy": [((x,), {"copy": True}), ((x,), {"copy": None})],
+            "device": [((x,), {"device": None})],
+        }
     if op == "requires_grad":
         return {"flag": [((x,), {"flag": False}), ((x,), {"flag": True})]}
     if op == "clip":  # bounds by keyword are Python scalars: keywords are not moved

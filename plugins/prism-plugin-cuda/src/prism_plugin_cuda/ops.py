@@ -255,9 +255,10 @@ def to_numpy(x: Any, /) -> Any:
     return cupy.asnumpy(x)
 
 
-def from_dlpack(x: Any, /) -> Any:
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
     """``x`` as a CuPy array sharing its memory where it is on the GPU (a copy from the host);
-    an ``x`` without DLPack is a ``TypeError``, as on NumPy."""
+    an ``x`` without DLPack is a ``TypeError``, as on NumPy; ``copy=True`` always copies,
+    ``device`` as in ``zeros``."""
     import prism_core
 
     if not hasattr(x, "__dlpack__"):
@@ -265,7 +266,9 @@ def from_dlpack(x: Any, /) -> Any:
             f"from_dlpack: x must be an array that supports DLPack (has __dlpack__, as NumPy, "
             f"torch and CuPy arrays do), not {type(x).__name__}; use asarray for other data"
         )
-    return prism_core.plugins().backend("cuda").from_dlpack(x)
+    with gpu_device("from_dlpack", device):
+        out = prism_core.plugins().backend("cuda").from_dlpack(x)
+        return out.copy() if copy else out
 
 
 def requires_grad(x: Any, /, flag: bool = True) -> Any:

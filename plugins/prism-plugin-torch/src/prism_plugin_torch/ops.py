@@ -486,14 +486,23 @@ def to_numpy(x: Any, /) -> Any:
     return _BACKEND.to_numpy(x)
 
 
-def from_dlpack(x: Any, /) -> Any:
-    """A tensor sharing ``x``'s memory where the devices allow (NumPy arrays on the CPU)."""
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """A tensor sharing ``x``'s memory where the devices allow (NumPy arrays on the CPU);
+    ``device`` moves it there (``copy=False`` refuses the copy that takes), ``copy=True``
+    always copies."""
     if not hasattr(x, "__dlpack__"):
         raise TypeError(
             f"from_dlpack: x must be an array that supports DLPack (has __dlpack__, as NumPy, "
             f"torch and CuPy arrays do), not {type(x).__name__}; use asarray for other data"
         )
-    return _BACKEND.from_dlpack(x)
+    out = _BACKEND.from_dlpack(x)
+    if device is not None:
+        where = torch_device(device, out.device)
+        if where != out.device:
+            if copy is False:
+                raise ValueError(_COPY_MESSAGE)
+            return out.to(where)
+    return out.clone() if copy else out
 
 
 def requires_grad(x: Any, /, flag: bool = True) -> Any:
