@@ -36,16 +36,11 @@ from prism_core import array_api as xp  # noqa: E402
 from prism_core._description import dtype_info, promotion  # noqa: E402
 from prism_core._knowledge.creation import ROWS  # noqa: E402
 
+from .array_api_dtypes import COMPLEX, NOT_ON_TORCH, REAL_FLOATING, SIGNED, UNSIGNED  # noqa: E402
 from .conftest import load_bundled_plugin  # noqa: E402
 
-SIGNED = ("int8", "int16", "int32", "int64")
-UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-REAL_FLOATING = ("float32", "float64")
-COMPLEX = ("complex64", "complex128")
 #: The standard's dtypes, by name.
 STANDARD = ("bool", *SIGNED, *UNSIGNED, *REAL_FLOATING, *COMPLEX)
-#: torch has too few functions for these to be Prism dtypes on torch.
-NOT_ON_TORCH = {"uint16", "uint32", "uint64"}
 BACKENDS = ("numpy", "torch")
 #: The functions of this family that are ops, and those that take dtypes.
 OPS = tuple(row.name for row in ROWS)

@@ -34,10 +34,8 @@ import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
 from prism_core._knowledge.elementwise import ELEMENTWISE, STANDARD_ELEMENTWISE  # noqa: E402
 
-SIGNED = ("int8", "int16", "int32", "int64")
-UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-REAL_FLOATING = ("float32", "float64")
-COMPLEX = ("complex64", "complex128")
+from .array_api_dtypes import COMPLEX, NOT_ON_TORCH, REAL_FLOATING, SIGNED, UNSIGNED  # noqa: E402
+
 KINDS: dict[str, tuple[str, ...]] = {
     "all": ("bool", *SIGNED, *UNSIGNED, *REAL_FLOATING, *COMPLEX),
     "numeric": (*SIGNED, *UNSIGNED, *REAL_FLOATING, *COMPLEX),
@@ -77,8 +75,6 @@ INEXACT = {
     "tan", "tanh", "exp", "expm1", "log", "log1p", "log2", "log10", "logaddexp", "hypot",
     "sqrt", "divide", "pow", "reciprocal", "sign",
 }  # fmt: skip
-#: torch has too few functions for these to be Prism dtypes on torch.
-NOT_ON_TORCH = {"uint16", "uint32", "uint64"}
 SETTINGS = settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )

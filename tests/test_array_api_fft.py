@@ -39,12 +39,12 @@ from prism_core._knowledge.fft_functions import ROWS  # noqa: E402
 from prism_core.testing import _conformance  # noqa: E402 - before _cases (a cycle)
 from prism_core.testing._cases import fft as cases  # noqa: E402
 
+from .array_api_dtypes import COMPLEX  # noqa: E402
 from .conftest import load_bundled_plugin  # noqa: E402
 
 SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
-COMPLEX = ("complex64", "complex128")
 REAL = ("float32", "float64")
 #: The transforms, by form, with the dtypes the standard defines them for.
 ND: dict[str, tuple[str, ...]] = {

@@ -48,7 +48,6 @@ SETTINGS = settings(
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None
 )
 FLOATING = ("float32", "float64", "complex64", "complex128")
-REAL_FLOATING = ("float32", "float64")
 #: The integer dtypes drawn for the products (torch has too few functions for uint16..64).
 INTEGER = ("int8", "int16", "int32", "int64", "uint8")
 NUMERIC = (*INTEGER, *FLOATING)

@@ -38,6 +38,8 @@ from prism_core import array_api as xp  # noqa: E402
 from prism_core._description.broadcasting import broadcast_shapes  # noqa: E402
 from prism_core._knowledge.manipulation import ROWS  # noqa: E402
 
+from .array_api_dtypes import NOT_ON_TORCH  # noqa: E402
+
 #: The standard's manipulation and indexing functions: the family's rows, and the ops Prism
 #: declared before the tables.
 NEW = tuple(row.name for row in ROWS)
@@ -49,7 +51,6 @@ DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
     "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
-NOT_ON_TORCH = {"uint16", "uint32", "uint64"}
 INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 SETTINGS = settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow], database=None

@@ -36,15 +36,11 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
 
-SIGNED = ("int8", "int16", "int32", "int64")
-UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-REAL_FLOATING = ("float32", "float64")
-COMPLEX = ("complex64", "complex128")
+from .array_api_dtypes import COMPLEX, NOT_ON_TORCH, REAL_FLOATING, SIGNED, UNSIGNED  # noqa: E402
+
 REAL = (*SIGNED, *UNSIGNED, *REAL_FLOATING)
 NUMERIC = (*REAL, *COMPLEX)
 ALL = ("bool", *NUMERIC)
-#: torch has too few functions for these to be Prism dtypes on torch.
-NOT_ON_TORCH = {"uint16", "uint32", "uint64"}
 #: The family's functions (the standard's statistical and utility functions of 2024.12 that
 #: Prism did not have before).
 FAMILY = ("prod", "var", "cumulative_prod", "all", "any", "diff")
