@@ -202,13 +202,19 @@ def _make_function(op: Op) -> OpFunction:
         # The ops that create (no array argument; asarray from lists): a ``device=`` naming an
         # accelerator runs the call in its scope (``_on_device``).
         creating = op.array_args == () or op.name == "asarray"
+        # No array argument: the key is the scope (and the size bucket 0 where sizes matter),
+        # what ``_key`` would make, without calling it.
+        no_arrays = op.array_args == ()
 
         def function(*args: Any, **kwargs: Any) -> Any:
             if creating and kwargs and kwargs.get("device") is not None:
                 moved = _on_device(function, args, kwargs)
                 if moved is not _HERE:
                     return moved
-            key = _key(op, token(), args)
+            if no_arrays:
+                key: Any = (token(),) if keying[0] != 2 else (token(), 0)
+            else:
+                key = _key(op, token(), args)
             plan = get(key)
             if plan is not None:
                 fn = plan.fn
