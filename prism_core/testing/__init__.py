@@ -21,6 +21,9 @@ and result types.  Each check has a name (``acme.fft.fft-dtype-complex64``).  An
 backend is not a failure: its array checks are *skipped* with the backend's own reason, so the
 suite runs in CI without the hardware and for real on a machine that has it.
 
+A plugin's own test suite runs on the plugin as users get it, installed and alone, with the
+conftest :func:`isolated_plugin` makes.
+
 Names are loaded on first use, so that the pytest plugin costs nothing when it is not asked for.
 """
 
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
         keyword_cases,
         standard_inputs,
     )
+    from prism_core.testing._isolation import isolated_plugin
 
 __all__ = [
     "SHAPES",
@@ -49,12 +53,18 @@ __all__ = [
     "check_backend",
     "conformance_checks",
     "input_cases",
+    "isolated_plugin",
     "keyword_cases",
     "standard_inputs",
 ]
 
 
 def __getattr__(name: str) -> Any:
+    if name == "isolated_plugin":  # a plugin's own tests (not the conformance suite)
+        from prism_core.testing._isolation import isolated_plugin
+
+        globals()[name] = isolated_plugin
+        return isolated_plugin
     if name in __all__:
         from prism_core.testing import _conformance
 
