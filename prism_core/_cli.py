@@ -374,9 +374,10 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{option}: an empty {what}; give one such as {example}, or leave {option} out "
                 "for automatic selection"
             )
-    shapes = (
-        _parse_shapes(args.shape) if args.shape else [(2, 2)] * max(1, len(op.array_args or (0, 1)))
-    )
+    # By default a 2x2 array per array argument (two when the op does not say), and one shape,
+    # its own, for an op without array arguments (zeros, arange).
+    default = 2 if op.array_args is None else max(1, len(op.array_args))
+    shapes = _parse_shapes(args.shape) if args.shape else [(2, 2)] * default
     if op.array_args is not None:
         # An op without array arguments (zeros, random.normal) takes one shape: its own.
         takes = max(1, len(op.array_args))

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
@@ -31,6 +33,16 @@ def test_explain_on_this_host(tmp_path: Path) -> None:
     assert lines[0] == "matmul(float32[4x4], float32[4x4])"
     assert "chosen: numpy.matmul on numpy for " in proc.stdout
     assert "+ numpy.matmul [numpy, priority 0]" in proc.stdout
+
+
+@pytest.mark.parametrize("op", ["zeros", "arange", "fft.fftfreq"])
+def test_explain_an_op_without_array_arguments_by_default(tmp_path: Path, op: str) -> None:
+    """Without ``--shape`` an op that takes no array is explained with one shape, its own (it
+    was given two, the default of ops with two arrays, and refused them)."""
+    proc = prism(tmp_path, "explain", op)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == f"{op}(tuple)"
+    assert f"chosen: numpy.{op} on numpy for " in proc.stdout
 
 
 def test_explain_json_for_a_simulated_device(tmp_path: Path) -> None:
