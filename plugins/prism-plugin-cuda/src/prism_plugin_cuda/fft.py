@@ -3,7 +3,7 @@ Prism's NumPy references (issue 12; ``families.FFT`` names CuPy's own ``irfft`` 
 whose semantics are the standard's).
 
 * The n-dimensional transforms check ``s`` and ``axes`` by the standard's rules with the
-  references' own function (``prism_core._builtin.numpy_fft.transform_sizes``), then hand CuPy
+  references' own function (``prism_core.reference.transform_sizes``), then hand CuPy
   explicit sizes and axes: CuPy, like NumPy, would read ``s`` without ``axes`` as the last
   axes, knows no ``-1`` in ``s`` and transforms a repeated axis twice.
 * ``rfftn`` and ``ihfft`` refuse complex input (``TypeError``, as NumPy): CuPy would drop the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core._builtin import numpy_fft
+import prism_core.reference as ref
 
 from .backend import cupy_dtype
 
@@ -42,7 +42,7 @@ __all__ = [
 def _reference_dtype(name: str, dtype: Any) -> Any:
     import numpy as np
 
-    return getattr(numpy_fft, name)(np.zeros(2, dtype=dtype)).dtype
+    return ref.implementation(f"fft.{name}")(np.zeros(2, dtype=dtype)).dtype
 
 
 def _real_input(op: str, x: Any) -> None:
@@ -50,13 +50,13 @@ def _real_input(op: str, x: Any) -> None:
         raise TypeError(f"{op}: x must be real, not {x.dtype} (use fft.fftn for complex input)")
 
 
-def _nd(name: str, kind: numpy_fft.Kind, x: Any, s: Any, axes: Any, norm: Any) -> Any:
+def _nd(name: str, kind: ref.Kind, x: Any, s: Any, axes: Any, norm: Any) -> Any:
     import cupy
 
     op = f"fft.{name}"
     if kind == "real":
         _real_input(op, x)
-    sizes, found = numpy_fft.transform_sizes(op, x.shape, s, axes, kind)
+    sizes, found = ref.transform_sizes(op, x.shape, s, axes, kind)
     if not found or x.size == 0:  # nothing to transform, or an empty batch
         if norm not in (None, "backward", "ortho", "forward"):
             raise ValueError(
@@ -102,7 +102,7 @@ def fft_ihfft(x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward
 def _shift(op: str, x: Any, axes: Any, sign: int) -> Any:
     import cupy
 
-    found = numpy_fft.shift_axes(op, axes, x.ndim)
+    found = ref.shift_axes(op, axes, x.ndim)
     if not found:
         return x.copy()
     return cupy.roll(x, [sign * (x.shape[axis] // 2) for axis in found], found)
@@ -121,7 +121,7 @@ def _frequencies(op: str, name: str, n: Any, d: Any, dtype: Any, device: Any) ->
 
     from .ops import gpu_device
 
-    n, d = numpy_fft.frequency_args(op, n, d)
+    n, d = ref.frequency_args(op, n, d)
     dt = cupy_dtype(dtype)
     if dt is not None and dt.kind != "f":
         raise TypeError(

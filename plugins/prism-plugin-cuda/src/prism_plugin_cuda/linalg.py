@@ -21,8 +21,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from prism_core._builtin.numpy_linalg import negative_axis, tensordot_axes
 from prism_core.backend_kit import SlogdetResult
+from prism_core.reference import negative_axis, tensordot_axes
 
 from .backend import cupy_dtype
 from .ops import _linalg_errors, _on_device

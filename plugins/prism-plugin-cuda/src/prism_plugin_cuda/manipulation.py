@@ -3,7 +3,7 @@ function is not the standard's (issue 12); ``broadcast_to``, ``flip``, ``roll`` 
 are CuPy's, named in ``families.MANIPULATION``.
 
 Each is the NumPy reference's function computed with CuPy
-(``prism_core._builtin.numpy_manipulation``: ``take_in(cupy, ...)``), so the checks and errors
+(``prism_core.reference``: ``take_in(cupy, ...)``), so the checks and errors
 are the reference's.  Where CuPy differs: ``broadcast_arrays`` returns a list (a tuple here),
 ``repeat`` takes no array of counts (they are read to the host: a synchronisation), ``take``
 and ``take_along_axis`` wrap indices out of range (checked here first: a synchronisation, and
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import prism_core._builtin.numpy_manipulation as ref
+import prism_core.reference as ref
 
 __all__ = [
     "broadcast_arrays",

@@ -6,7 +6,7 @@ is (``ops.py``).  The shifts and frequencies are NumPy's own in SciPy too: no va
 Each variant takes what its ``can_run`` accepts, as ``fft.fft``'s does: a NumPy array of a type
 pocketfft computes in (float32, float64, complex64, complex128; real ones only for ``rfftn``
 and ``ihfft``).  The implementations check ``s`` and ``axes`` with the NumPy references' own
-function (``prism_core._builtin.numpy_fft.transform_sizes``: the standard's rules, the same
+function (``prism_core.reference.transform_sizes``: the standard's rules, the same
 errors) and hand anything else (a subclass, an unknown ``norm``, nothing to transform, an empty
 batch) to the reference, so the caller gets its result or its exception.  SciPy keeps single
 precision, as the standard does.
@@ -38,12 +38,12 @@ def _plain(x: Any, real: bool) -> bool:
 
 
 def _nd(name: str, kind: Any, x: Any, s: Any, axes: Any, norm: Any) -> Any:
-    from prism_core._builtin import numpy_fft
+    from prism_core.reference import implementation, transform_sizes
 
-    reference = getattr(numpy_fft, name)
+    reference = implementation(f"fft.{name}")
     if not _plain(x, real=kind == "real") or norm not in _NORMS:
         return reference(x, s=s, axes=axes, norm=norm)
-    sizes, found = numpy_fft.transform_sizes(f"fft.{name}", x.shape, s, axes, kind)
+    sizes, found = transform_sizes(f"fft.{name}", x.shape, s, axes, kind)
     if not found or x.size == 0:
         return reference(x, s=s, axes=axes, norm=norm)
     from scipy import fft
@@ -78,11 +78,11 @@ def _one(name: str, real: bool, x: Any, n: Any, axis: Any, norm: Any) -> Any:
     its ``workers``), the NumPy reference for anything else."""
     from scipy import fft
 
-    from prism_core._builtin import numpy_fft
+    from prism_core.reference import implementation
 
     from .ops import LAPACK_DTYPES, REAL_DTYPES, _transform
 
-    reference = getattr(numpy_fft, name)
+    reference = implementation(f"fft.{name}")
     dtypes = REAL_DTYPES if real else LAPACK_DTYPES
     return _transform(getattr(fft, name), reference, dtypes, x, n, axis, norm)
 

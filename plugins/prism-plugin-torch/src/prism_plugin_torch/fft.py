@@ -1,6 +1,7 @@
 """The ``torch`` backend's variants of the Array API's ``fft`` functions that prism-core declares
 as a table (issue 12; ``families.FFT``): ``torch.fft``'s transforms, shifts and frequencies with
-the semantics of Prism's NumPy references (``prism_core._builtin.numpy_fft``).
+the semantics of Prism's NumPy references (``prism_core._builtin.numpy_fft``; their rules
+through ``prism_core.reference``).
 
 * **Arguments** are checked as the references check them (``transform_sizes`` and
   ``frequency_args`` are theirs), before torch runs: the same calls are refused with the same
@@ -32,7 +33,7 @@ import numpy as np
 import torch
 
 import prism_core.backend_kit as kit
-from prism_core._builtin import numpy_fft
+import prism_core.reference as ref
 
 from . import ops
 from .backend import to_tensor, torch_dtype
@@ -68,7 +69,7 @@ def _norm(norm: Any) -> str:
 @functools.lru_cache(maxsize=256)
 def _reference_dtype(name: str, dt: np.dtype[Any]) -> torch.dtype:
     """The dtype Prism's NumPy reference of ``fft.<name>`` gives for input of ``dt``."""
-    return ops._torch_of(getattr(numpy_fft, name)(np.zeros(2, dtype=dt)).dtype)
+    return ops._torch_of(ref.implementation(f"fft.{name}")(np.zeros(2, dtype=dt)).dtype)
 
 
 def _result_dtype(name: str, t: Any, real_out: bool) -> torch.dtype:
@@ -132,7 +133,7 @@ def ihfft(x: Any, /, *, n: Any = None, axis: int = -1, norm: str = "backward") -
 
 # -- n-dimensional transforms ------------------------------------------------------------------
 def _nd(
-    name: str, fn: Callable[..., Any], kind: numpy_fft.Kind, x: Any, s: Any, axes: Any, norm: Any
+    name: str, fn: Callable[..., Any], kind: ref.Kind, x: Any, s: Any, axes: Any, norm: Any
 ) -> Any:
     t = to_tensor(x)
     op = f"fft.{name}"
@@ -140,7 +141,7 @@ def _nd(
         raise TypeError(
             f"{op}: x must be real, not {kit.dtype_name(t.dtype)} (use fft.fftn for complex input)"
         )
-    sizes, dims = numpy_fft.transform_sizes(op, tuple(t.shape), s, axes, kind)
+    sizes, dims = ref.transform_sizes(op, tuple(t.shape), s, axes, kind)
     mode = _norm(norm)
     dt = _result_dtype(name, t, real_out=kind == "half")
     t = _computed(t, dt, complex_in=kind == "half")
@@ -177,7 +178,7 @@ def _shift(op: str, x: Any, axes: Any, inverse: bool) -> Any:
     """``x`` rolled by half of each of ``axes`` (back, for ``inverse``), as NumPy's
     ``fftshift``/``ifftshift``: a repeated axis is rolled twice."""
     t = to_tensor(x)
-    dims = numpy_fft.shift_axes(op, axes, t.ndim)
+    dims = ref.shift_axes(op, axes, t.ndim)
     if not dims:
         return t.clone()
     shifts = [(-1 if inverse else 1) * (t.shape[dim] // 2) for dim in dims]
@@ -202,7 +203,7 @@ def _frequencies(
     dtype: Any,
     device: Any,
 ) -> Any:
-    n, d = numpy_fft.frequency_args(op, n, d)
+    n, d = ref.frequency_args(op, n, d)
     where = ops.torch_device(device, default)
     dt = torch_dtype(dtype)
     if dt is not None and not dt.is_floating_point:

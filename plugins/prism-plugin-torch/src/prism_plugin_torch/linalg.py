@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 import prism_core.backend_kit as kit
-from prism_core._builtin.numpy_linalg import negative_axis, tensordot_axes
 from prism_core.backend_kit import SlogdetResult
+from prism_core.reference import negative_axis, tensordot_axes
 
 from .backend import to_tensor, torch_dtype
 from .cuda_ops import on_gpu

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
-import prism_core._builtin.numpy_manipulation as ref
 import prism_core.backend_kit as kit
+import prism_core.reference as ref
 
 from . import ops
 from .backend import to_tensor

@@ -1,0 +1,99 @@
+"""The NumPy reference of Prism's ops, for backends that compute the same ops: its
+implementations and the standard's argument rules it checks.
+
+A backend computing an op of the Array API on its own arrays (torch, CuPy, SciPy) raises, for a
+caller's mistake, the exception the reference raises, in the same words: it calls the same
+checks.  And where it takes only some calls (SciPy: 2-D LAPACK matrices) it hands the others to
+the reference.  The bundled plugins do both through this module; so can a third-party backend.
+
+* :func:`implementation`: the NumPy reference of an op (``implementation("linalg.pinv")``).
+* The standard's rules on arguments, pure Python (no array library): ``fft`` sizes and axes
+  (:func:`transform_sizes`, :func:`frequency_args`, :func:`shift_axes`), ``linalg`` axes
+  (:func:`negative_axis`, :func:`tensordot_axes`), and the manipulation functions' axes,
+  indices and counts (:func:`squeeze_axes`, :func:`take_axis`, :func:`check_indices`,
+  :func:`check_bounds`, :func:`check_permutation`, :func:`check_repeats`,
+  :func:`check_repeat_counts`, :func:`repeat_count`, :func:`unstack_axis`,
+  :func:`take_along_axis_axis`).
+* Implementations generic over an array namespace ``xp`` that follows NumPy's names (NumPy's,
+  CuPy's): :func:`broadcast_arrays_in`, :func:`permute_dims_in`, :func:`repeat_in`,
+  :func:`squeeze_in`, :func:`take_in`, :func:`take_along_axis_in`, :func:`unstack_in`.
+
+Importing it imports no array library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from prism_core._builtin.numpy_fft import Kind, frequency_args, shift_axes, transform_sizes
+from prism_core._builtin.numpy_linalg import negative_axis, tensordot_axes
+from prism_core._builtin.numpy_manipulation import (
+    broadcast_arrays_in,
+    check_bounds,
+    check_indices,
+    check_permutation,
+    check_repeat_counts,
+    check_repeats,
+    permute_dims_in,
+    repeat_count,
+    repeat_in,
+    squeeze_axes,
+    squeeze_in,
+    take_along_axis_axis,
+    take_along_axis_in,
+    take_axis,
+    take_in,
+    unstack_axis,
+    unstack_in,
+)
+from prism_core._builtin.numpy_ops import FUNCTIONS
+
+__all__ = [
+    "Kind",
+    "broadcast_arrays_in",
+    "check_bounds",
+    "check_indices",
+    "check_permutation",
+    "check_repeat_counts",
+    "check_repeats",
+    "frequency_args",
+    "implementation",
+    "negative_axis",
+    "permute_dims_in",
+    "repeat_count",
+    "repeat_in",
+    "shift_axes",
+    "squeeze_axes",
+    "squeeze_in",
+    "take_along_axis_axis",
+    "take_along_axis_in",
+    "take_axis",
+    "take_in",
+    "tensordot_axes",
+    "transform_sizes",
+    "unstack_axis",
+    "unstack_in",
+]
+
+
+def implementation(op: str) -> Callable[..., Any]:
+    """The NumPy reference implementation of the builtin op ``op`` (``"linalg.pinv"``), the
+    function the ``numpy`` backend's variant runs; an unknown op is a ``KeyError`` naming it
+    and where the ops are listed."""
+    try:
+        target = FUNCTIONS[op]
+    except KeyError:
+        raise KeyError(
+            f"{op!r} is not a builtin op with a NumPy reference; prism_core.all_ops() lists "
+            "the ops"
+        ) from None
+    if callable(target):
+        return target
+    import importlib
+
+    module, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found  # type: ignore[no-any-return]
