@@ -268,46 +268,23 @@ def tensor_core_check() -> Callable[..., bool | str]:
 def variants(ops: Collection[str] | None = None) -> list[Variant]:
     """``torch.<op>`` and ``torch.cuda.<op>`` for every op of :data:`FUNCTIONS` (or of those
     among them in ``ops``), and ``torch.cuda.tensor_core_matmul``."""
-    cpu_requires = {"kind": "cpu"}
-    gpu_requires = {"vendor": "nvidia", "kind": "gpu"}
-    out: list[Variant] = []
-    for op, function in FUNCTIONS.items():
-        if ops is not None and op not in ops:
-            continue
-        out.append(
-            Variant(
-                op,
-                f"prism_plugin_torch.ops:{function}",
-                backend="torch",
-                requires=cpu_requires,
-                priority=CPU_PRIORITY,
-                can_run=host_check(op),
-                name=f"torch.{op}",
-            )
-        )
-        out.append(
-            Variant(
-                op,
-                f"prism_plugin_torch.cuda_ops:{function}",
-                backend="torch",
-                requires=gpu_requires,
-                priority=CUDA_PRIORITY,
-                can_run=gpu_check(op),
-                name=f"torch.cuda.{op}",
-            )
-        )
     from .families import FAMILY_FUNCTIONS  # the Array API's other families (issue 12)
 
+    # Op -> (host function, GPU function), both "module:attribute" under prism_plugin_torch.
+    targets = {op: (f"ops:{fn}", f"cuda_ops:{fn}") for op, fn in FUNCTIONS.items()}
     for op, target in FAMILY_FUNCTIONS.items():
+        module, _, attribute = target.partition(":")
+        targets[op] = (target, f"{module}:gpu.{attribute}")
+    out: list[Variant] = []
+    for op, (host, gpu) in targets.items():
         if ops is not None and op not in ops:
             continue
-        module, _, attribute = target.partition(":")
         out.append(
             Variant(
                 op,
-                f"prism_plugin_torch.{module}:{attribute}",
+                f"prism_plugin_torch.{host}",
                 backend="torch",
-                requires=cpu_requires,
+                requires={"kind": "cpu"},
                 priority=CPU_PRIORITY,
                 can_run=host_check(op),
                 name=f"torch.{op}",
@@ -316,9 +293,9 @@ def variants(ops: Collection[str] | None = None) -> list[Variant]:
         out.append(
             Variant(
                 op,
-                f"prism_plugin_torch.{module}:gpu.{attribute}",
+                f"prism_plugin_torch.{gpu}",
                 backend="torch",
-                requires=gpu_requires,
+                requires={"vendor": "nvidia", "kind": "gpu"},
                 priority=CUDA_PRIORITY,
                 can_run=gpu_check(op),
                 name=f"torch.cuda.{op}",
