@@ -3,7 +3,10 @@
 Importing this module is cheap and imports no array framework, so a plugin's hooks may use it
 at discovery.  It holds what every GPU or framework backend needs and would otherwise copy:
 
-* probing a framework without ever raising (:func:`import_framework`, :func:`first_line`);
+* probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
+  :func:`probe_library`);
+* :class:`HostLibraryBackend`, the base of backends that compute on NumPy arrays with a library
+  of their own (SciPy, parasail, Numba): availability and NumPy's array methods;
 * NumPy's words for the caller mistakes frameworks report differently
   (:func:`broadcast_shapes`, :func:`linalg_error`), so that a caller's mistake is the caller's
   ``ValueError`` on every backend and never looks like a backend failure to dispatch;
@@ -25,13 +28,17 @@ from __future__ import annotations
 
 import importlib
 import math
-from collections.abc import Callable, Sequence
-from types import ModuleType
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType, ModuleType
 from typing import Any, NamedTuple
+
+from prism_core._knowledge.backend import Availability, Backend
 
 __all__ = [
     "EigResult",
     "EighResult",
+    "HostLibraryBackend",
     "QRResult",
     "SVDResult",
     "SlogdetResult",
@@ -44,6 +51,7 @@ __all__ = [
     "host_only",
     "import_framework",
     "linalg_error",
+    "probe_library",
     "requested_device",
     "shape_of",
     "size_check",
@@ -250,3 +258,111 @@ def host_only(op: str, device: Any) -> None:
             f"{op}: device={device!r} is not where this backend creates arrays (host memory); "
             f"it takes {_HOST_DEVICES}"
         )
+
+
+def probe_library(name: str, minimum: str, distribution: str) -> Availability:
+    """Whether the library ``name`` imports here and is at least version ``minimum``; never
+    raises.  The reason says what to do: install it (``distribution``, the plugin, depends on
+    it), why an installed one cannot load (:func:`import_framework`), or upgrade it.  An
+    unreadable version is let through: the variants try."""
+    module, why = import_framework(name)
+    if module is None:
+        if why == "not installed":
+            return Availability(
+                False,
+                f"{name} is not installed (pip install '{name}>={minimum}', or reinstall "
+                f"{distribution}, which depends on it)",
+            )
+        return Availability(False, f"{name} {why}")
+    version = str(getattr(module, "__version__", ""))
+    try:
+        from packaging.version import InvalidVersion, Version
+
+        too_old = Version(version) < Version(minimum)
+    except (ImportError, InvalidVersion):
+        too_old = False
+    if too_old:
+        return Availability(
+            False,
+            f"{name} {version} is installed; the {name} backend needs {name}>={minimum} "
+            f"(pip install -U '{name}>={minimum}')",
+            version=version,
+        )
+    return Availability(True, version=version)
+
+
+#: What a host-library backend takes as it is besides NumPy's arrays.
+_SCALARS = (bool, int, float, complex)
+
+
+class HostLibraryBackend(Backend):
+    """A backend that computes on NumPy arrays in host memory with a library of its own
+    (SciPy, parasail, Numba): the library has no array type, so the backend owns nothing
+    (:meth:`owns` is ``False``: data never "belongs" to it), takes NumPy arrays and Python
+    scalars as they are (:meth:`is_native`), and its array methods are NumPy's.
+
+    A subclass names the library (``library``, the module), the oldest version its variants
+    are written for (``min_version``) and the distribution that depends on it
+    (``distribution``), and says what it adds (``capabilities``).  Creating one is cheap:
+    :meth:`availability` imports the library on first use (:func:`probe_library`) and keeps
+    the answer; the array methods import NumPy."""
+
+    drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
+    #: The library's module (``"scipy"``).
+    library: str = ""
+    #: The oldest version of it the variants are written for (``"1.10"``).
+    min_version: str = "0"
+    #: The distribution that depends on it (``"prism-plugin-scipy"``).
+    distribution: str = ""
+
+    def __init__(self) -> None:
+        # Creating the backend must be cheap: nothing is imported or probed here.
+        self._availability: Availability | None = None
+
+    def availability(self) -> Availability:
+        """Whether the library (at least ``min_version``) imports here; the reason says why
+        not.  Never raises."""
+        if self._availability is None:
+            self._availability = probe_library(self.library, self.min_version, self.distribution)
+        return self._availability
+
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        import numpy as np
+
+        return np.asarray(obj, dtype=dtype)
+
+    def to_numpy(self, array: Any) -> Any:
+        import numpy as np
+
+        return np.asarray(array)
+
+    def is_native(self, value: Any) -> bool:
+        """NumPy arrays (and NumPy's scalars) and Python scalars, taken as they are; other
+        arrays (torch tensors, ...) are moved by the dispatcher through :meth:`from_dlpack`.
+        Never imports NumPy: before NumPy is imported, no value can be a NumPy array."""
+        if isinstance(value, _SCALARS):
+            return True
+        np = sys.modules.get("numpy")
+        return np is not None and isinstance(value, (np.ndarray, np.generic))
+
+    def owns(self, value: Any) -> bool:
+        """Always ``False``: the library has no array type; NumPy arrays are the numpy
+        backend's."""
+        return False
+
+    def from_dlpack(self, obj: Any) -> Any:
+        """A NumPy array sharing memory with ``obj`` through DLPack where it can (host memory),
+        else a copy; objects without DLPack go through ``numpy.asarray``."""
+        import numpy as np
+
+        if hasattr(obj, "__dlpack__"):
+            try:
+                return np.from_dlpack(obj)
+            except BufferError:  # e.g. a tensor that requires grad, or a read-only export
+                pass
+        return np.asarray(obj)
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        import numpy as np
+
+        return np.empty(tuple(shape), dtype=dtype)
