@@ -38,7 +38,14 @@ from pathlib import Path
 
 from prism_core._values import value_type
 
-__all__ = ["ENVIRONMENT_VARIABLES", "cache_dir", "cache_enabled", "data_dir", "user_hardware_path"]
+__all__ = [
+    "ENVIRONMENT_VARIABLES",
+    "cache_dir",
+    "cache_enabled",
+    "data_dir",
+    "usable_cpus",
+    "user_hardware_path",
+]
 
 #: The environment variables Prism reads, with a sentence each (``prism doctor`` shows them).
 ENVIRONMENT_VARIABLES: dict[str, str] = {
@@ -174,3 +181,16 @@ class PluginSettings:
 def environment_in_effect() -> dict[str, str]:
     """The Prism environment variables that are set, with their values."""
     return {k: os.environ[k] for k in ENVIRONMENT_VARIABLES if k in os.environ}
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity (``os.sched_getaffinity``, which respects
+    a container's cpuset), else ``os.cpu_count()``; at least 1.  Logical CPUs: SMT siblings
+    count."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        try:
+            return max(1, len(affinity(0)))
+        except OSError:
+            pass
+    return max(1, os.cpu_count() or 1)

@@ -5,6 +5,8 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
 
 * probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
   :func:`probe_library`);
+* batches on the host's CPUs: :func:`usable_cpus`, :func:`thread_pool` (kept pools) and
+  :func:`balanced_chunks` (a packed batch cut into runs of about equal size);
 * :class:`HostLibraryBackend`, the base of backends that compute on NumPy arrays with a library
   of their own (SciPy, parasail, Numba): availability and NumPy's array methods;
 * NumPy's words for the caller mistakes frameworks report differently
@@ -29,10 +31,13 @@ from __future__ import annotations
 import importlib
 import math
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType, ModuleType
 from typing import Any, NamedTuple
 
+from prism_core._config import usable_cpus
 from prism_core._knowledge.backend import Availability, Backend
 
 __all__ = [
@@ -45,6 +50,7 @@ __all__ = [
     "UniqueAllResult",
     "UniqueCountsResult",
     "UniqueInverseResult",
+    "balanced_chunks",
     "broadcast_shapes",
     "dtype_name",
     "first_line",
@@ -55,6 +61,8 @@ __all__ = [
     "requested_device",
     "shape_of",
     "size_check",
+    "thread_pool",
+    "usable_cpus",
 ]
 
 
@@ -366,3 +374,40 @@ class HostLibraryBackend(Backend):
         import numpy as np
 
         return np.empty(tuple(shape), dtype=dtype)
+
+
+_pools: dict[tuple[str, int], ThreadPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def thread_pool(threads: int, name: str) -> ThreadPoolExecutor:
+    """A pool of exactly ``threads`` threads named ``prism-<name>``, made once per ``(name,
+    threads)`` and kept (starting threads per call would cost more than a small batch)."""
+    key = (name, threads)
+    pool = _pools.get(key)
+    if pool is None:
+        with _pools_lock:
+            pool = _pools.get(key)
+            if pool is None:
+                pool = ThreadPoolExecutor(threads, thread_name_prefix=f"prism-{name}")
+                _pools[key] = pool
+    return pool
+
+
+def balanced_chunks(offsets: Any, parts: int) -> list[tuple[int, int]]:
+    """A packed batch (item ``i`` is ``offsets[i]:offsets[i + 1]`` of one buffer) cut into
+    contiguous runs of items with about equal elements each, ``parts`` of them at most:
+    ``[(first, end), ...]`` item indices.  NumPy is imported when called."""
+    import itertools
+
+    import numpy as np
+
+    t = int(offsets.shape[0]) - 1
+    if parts <= 1 or t <= 1:
+        return [(0, t)]
+    total = int(offsets[-1] - offsets[0])
+    cuts = np.searchsorted(
+        offsets[1:] - offsets[0], np.linspace(0, total, parts + 1)[1:-1], side="left"
+    )
+    bounds = sorted({0, *(int(c) + 1 for c in cuts), t})
+    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]

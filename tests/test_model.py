@@ -196,7 +196,7 @@ def test_flops_per_cycle_follow_the_isa_level(
 
 
 def test_the_host_cpu_uses_its_own_cores_and_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(model_module, "_host_cores", lambda: 4)
+    monkeypatch.setattr(model_module, "usable_cpus", lambda: 4)
     monkeypatch.setattr(model_module, "_proc_cpu_mhz", lambda: 2000.0)
     host = PerformanceModel(host_device_type="generic.x86-64-v3")
     fig = host.figures("generic.x86-64-v3")

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import prism_core as prism
 from prism_core import SplitError, SplitRecord, SplitRule
+from prism_core._config import usable_cpus
 from prism_core._dispatch.dispatcher import _key
 from prism_core._pipeline import split as split_module
 
@@ -199,7 +200,7 @@ def test_parts_run_in_threads_of_their_own_on_their_backends(torch_backend: None
     # Two parts on the host at once share its cores: at least one thread each, all cores used.
     counts = [p.threads for p in record.parts]
     assert all(c is not None and c >= 1 for c in counts)
-    assert sum(c for c in counts if c) == max(split_module._cores(), 2)
+    assert sum(c for c in counts if c) == max(usable_cpus(), 2)
     json.dumps(record.as_dict())  # plain data
     assert "part 1: [32:64]" in record.describe()
 

@@ -26,13 +26,13 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import statistics
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, overload
 
+from prism_core._config import usable_cpus
 from prism_core._description.device import DeviceDescription
 from prism_core._description.dtypes import DType
 from prism_core._description.dtypes import dtype as to_dtype
@@ -566,19 +566,6 @@ def _proc_cpu_mhz() -> float | None:
     return best if best and best > 0 else None
 
 
-def _host_cores() -> int:
-    """The CPUs this process may run on (its affinity, which respects a container's cpuset), or
-    ``os.cpu_count()``.  Logical CPUs: SMT siblings count, so an SMT host's peak is overstated
-    (calibration corrects it)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        try:
-            return max(1, len(affinity(0)))
-        except OSError:
-            pass
-    return os.cpu_count() or 1
-
-
 def _vector_isa(description: DeviceDescription) -> str | None:
     """The row of :data:`FLOPS_PER_CYCLE` for a CPU description: from its ISA level, else from
     the CPU flags its detection lists."""
@@ -707,7 +694,8 @@ class PerformanceModel:
         is_host = kind == "cpu" and desc.device_type == self.host_device_type
         cores: int | None = desc.compute_units
         if cores is None and is_host:
-            cores = _host_cores()
+            # Logical CPUs: an SMT host's peak is overstated (calibration corrects it).
+            cores = usable_cpus()
             notes["compute_units"] = f"{cores} CPUs this process may use (host)"
 
         peaks: dict[str, float] = {}

@@ -55,7 +55,6 @@ import contextvars
 import dataclasses
 import functools
 import math
-import os
 import queue
 import sys
 import threading
@@ -65,6 +64,7 @@ from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism_core._config import usable_cpus
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, did_you_mean
@@ -970,13 +970,6 @@ def _publish(record: SplitRecord) -> None:
 _OWN_COUNT = {"torch": ("get_num_threads", "set_num_threads")}
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
 class _Libraries:
     """The native thread pools of each backend's modules, found with threadpoolctl, and the
     process-wide limits splits put on them.
@@ -1091,7 +1084,7 @@ def _shares(sizes: Sequence[int], on_host: Sequence[bool]) -> list[int | None]:
     out: list[int | None] = [None] * len(sizes)
     if len(host) < 2:
         return out
-    spare = max(_cores() - len(host), 0)
+    spare = max(usable_cpus() - len(host), 0)
     extra = _sizes(spare, [sizes[i] for i in host]) if spare else [0] * len(host)
     for i, more in zip(host, extra, strict=True):
         out[i] = 1 + more
@@ -1174,7 +1167,7 @@ class _Workers:
             return len(self._idle)
 
 
-_WORKERS = _Workers(keep=max(8, 4 * _cores()))
+_WORKERS = _Workers(keep=max(8, 4 * usable_cpus()))
 
 
 @dataclass

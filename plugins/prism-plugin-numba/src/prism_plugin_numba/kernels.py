@@ -34,16 +34,15 @@ This module imports Numba and NumPy; dispatch imports it when it first runs a Nu
 
 from __future__ import annotations
 
-import itertools
 import os
-import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 import numba
 import numpy as np
+
+from prism_core.backend_kit import balanced_chunks, thread_pool, usable_cpus
 
 __all__ = ["align", "align_batch", "batch_threads", "cache_location"]
 
@@ -205,39 +204,9 @@ def align(
     return (int(score), int(q), int(t)) if score > 0 else (0, -1, -1)
 
 
-_pools: dict[int, ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
-
-
 def batch_threads() -> int:
     """How many threads a batch uses at most: the CPUs this process may run on."""
-    from .variants import usable_cpus
-
     return usable_cpus()
-
-
-def _executor(threads: int) -> ThreadPoolExecutor:
-    pool = _pools.get(threads)
-    if pool is None:
-        with _pools_lock:
-            pool = _pools.get(threads)
-            if pool is None:
-                pool = ThreadPoolExecutor(threads, thread_name_prefix="prism-numba")
-                _pools[threads] = pool
-    return pool
-
-
-def _chunks(offsets: np.ndarray[Any, Any], parts: int) -> list[tuple[int, int]]:
-    """Contiguous runs of targets with about equal residues each (``parts`` of them at most)."""
-    t = int(offsets.shape[0]) - 1
-    if parts <= 1 or t <= 1:
-        return [(0, t)]
-    total = int(offsets[-1] - offsets[0])
-    cuts = np.searchsorted(
-        offsets[1:] - offsets[0], np.linspace(0, total, parts + 1)[1:-1], side="left"
-    )
-    bounds = sorted({0, *(int(c) + 1 for c in cuts), t})
-    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def align_batch(
@@ -284,7 +253,7 @@ def align_batch(
     if threads == 1:
         run((0, count))
     else:
-        for _ in _executor(threads).map(run, _chunks(offsets, 4 * threads)):
+        for _ in thread_pool(threads, "numba").map(run, balanced_chunks(offsets, 4 * threads)):
             pass
     zero = scores == 0
     query_ends[zero] = -1

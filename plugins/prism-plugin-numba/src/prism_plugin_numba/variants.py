@@ -22,11 +22,11 @@ Building this list imports neither Numba nor NumPy.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection
 from typing import Any
 
 from prism_core import Variant
+from prism_core.backend_kit import usable_cpus
 
 __all__ = [
     "PARALLEL_MIN_CELLS",
@@ -34,7 +34,6 @@ __all__ = [
     "takes_batch",
     "takes_pair",
     "takes_threaded_batch",
-    "usable_cpus",
     "variants",
 ]
 
@@ -47,17 +46,6 @@ PARALLEL_MIN_CELLS = 1 << 18
 _OPS = "prism_plugin_numba.ops"
 _PAIR = ("query", "target", "matrix", "gap_open", "gap_extend", "traceback")
 _BATCH = ("query", "targets", "offsets", "matrix", "gap_open", "gap_extend")
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``)."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        try:
-            return max(1, len(affinity(0)))
-        except OSError:
-            pass
-    return max(1, os.cpu_count() or 1)
 
 
 def _arg(args: tuple[Any, ...], kwargs: dict[str, Any], names: tuple[str, ...], name: str) -> Any:

@@ -52,16 +52,16 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import parasail  # type: ignore[import-untyped, unused-ignore]
+
+from prism_core.backend_kit import balanced_chunks, thread_pool, usable_cpus
 
 __all__ = [
     "ISAS",
@@ -412,41 +412,9 @@ def _run_targets(
         scores[at], query_ends[at], target_ends[at] = got_scores, got_query_ends, got_target_ends
 
 
-_pools: dict[int, ThreadPoolExecutor] = {}
-_pools_lock = threading.Lock()
-
-
 def batch_threads() -> int:
     """How many threads a batch uses at most: the CPUs this process may run on."""
-    from .variants import usable_cpus
-
     return usable_cpus()
-
-
-def _executor(threads: int) -> ThreadPoolExecutor:
-    """A pool of exactly ``threads`` threads, made once and kept (starting threads per call
-    would cost more than a small batch)."""
-    pool = _pools.get(threads)
-    if pool is None:
-        with _pools_lock:
-            pool = _pools.get(threads)
-            if pool is None:
-                pool = ThreadPoolExecutor(threads, thread_name_prefix="prism-parasail")
-                _pools[threads] = pool
-    return pool
-
-
-def _chunks(offsets: np.ndarray[Any, Any], parts: int) -> list[tuple[int, int]]:
-    """Contiguous runs of targets with about equal residues each (``parts`` of them at most)."""
-    t = int(offsets.shape[0]) - 1
-    if parts <= 1 or t <= 1:
-        return [(0, t)]
-    total = int(offsets[-1] - offsets[0])
-    cuts = np.searchsorted(
-        offsets[1:] - offsets[0], np.linspace(0, total, parts + 1)[1:-1], side="left"
-    )
-    bounds = sorted({0, *(int(c) + 1 for c in cuts), t})
-    return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
 def align_batch(
@@ -503,8 +471,8 @@ def align_batch(
     if threads == 1:
         run((0, count))
     else:
-        spans: Sequence[tuple[int, int]] = _chunks(offsets, 4 * threads)
-        for _ in _executor(threads).map(run, spans):
+        spans: Sequence[tuple[int, int]] = balanced_chunks(offsets, 4 * threads)
+        for _ in thread_pool(threads, "parasail").map(run, spans):
             pass
     del packed  # the threads are done with it: keep it alive until here
     return scores, query_ends, target_ends

@@ -34,11 +34,11 @@ Building this list imports neither parasail nor NumPy: the functions are named
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Collection
 from typing import Any
 
 from prism_core import Variant
+from prism_core.backend_kit import usable_cpus
 
 __all__ = [
     "ISA_REQUIREMENTS",
@@ -48,7 +48,6 @@ __all__ = [
     "takes_batch",
     "takes_pair",
     "takes_threaded_batch",
-    "usable_cpus",
     "variants",
 ]
 
@@ -76,18 +75,6 @@ PARALLEL_MIN_CELLS_PER_TARGET = 1 << 17
 _OPS = "prism_plugin_parasail.ops"
 _PAIR = ("query", "target", "matrix", "gap_open", "gap_extend", "traceback")
 _BATCH = ("query", "targets", "offsets", "matrix", "gap_open", "gap_extend")
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (``os.sched_getaffinity``, else ``os.cpu_count``): the
-    threads a batch uses."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        try:
-            return max(1, len(affinity(0)))
-        except OSError:
-            pass
-    return max(1, os.cpu_count() or 1)
 
 
 def _named(args: tuple[Any, ...], kwargs: dict[str, Any], names: tuple[str, ...]) -> list[Any]:
