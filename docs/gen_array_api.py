@@ -19,8 +19,9 @@ With ``--check`` nothing is written; the exit status is 1 when the page is out o
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from _generated import between, regenerate  # docs/_generated.py, beside this script
 
 DOC = Path(__file__).resolve().parent / "array-api.md"
 START, END = "<!-- functions:start -->", "<!-- functions:end -->"
@@ -124,27 +125,13 @@ def render_families() -> str:
     return "\n".join(parts)
 
 
-def _between(text: str, start: str, end: str, new: str) -> str:
-    head, _, rest = text.partition(start)
-    _, _, tail = rest.partition(end)
-    return head + new + tail
-
-
 def updated(text: str) -> str:
-    text = _between(text, START, END, render())
-    return _between(text, FAMILIES_START, FAMILIES_END, render_families())
+    text = between(text, START, END, render())
+    return between(text, FAMILIES_START, FAMILIES_END, render_families())
 
 
 def main() -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = updated(text)
-    if "--check" in sys.argv[1:]:
-        if new != text:
-            print(f"{DOC} is out of date: run python docs/gen_array_api.py")
-            return 1
-        return 0
-    DOC.write_text(new, encoding="utf-8")
-    return 0
+    return regenerate(DOC, updated, "gen_array_api.py")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ With ``--check`` nothing is written; the exit status is 1 when the page is out o
 from __future__ import annotations
 
 import inspect
-import sys
 from pathlib import Path
+
+from _generated import between, regenerate  # docs/_generated.py, beside this script
 
 DOC = Path(__file__).resolve().parent / "writing-a-plugin.md"
 START, END = "<!-- hooks:start -->", "<!-- hooks:end -->"
@@ -34,21 +35,11 @@ def render() -> str:
 
 
 def updated(text: str) -> str:
-    head, _, rest = text.partition(START)
-    _, _, tail = rest.partition(END)
-    return head + render() + tail
+    return between(text, START, END, render())
 
 
 def main() -> int:
-    text = DOC.read_text(encoding="utf-8")
-    new = updated(text)
-    if "--check" in sys.argv[1:]:
-        if new != text:
-            print(f"{DOC} is out of date: run python docs/gen_hook_reference.py")
-            return 1
-        return 0
-    DOC.write_text(new, encoding="utf-8")
-    return 0
+    return regenerate(DOC, updated, "gen_hook_reference.py")
 
 
 if __name__ == "__main__":
