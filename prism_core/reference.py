@@ -7,7 +7,8 @@ checks.  And where it takes only some calls (SciPy: 2-D LAPACK matrices) it hand
 the reference.  The bundled plugins do both through this module; so can a third-party backend.
 
 * :func:`implementation`: the NumPy reference of an op (``implementation("linalg.pinv")``).
-* The standard's rules on arguments, pure Python (no array library): ``fft`` sizes and axes
+* The standard's rules on arguments, pure Python (no array library): ``arange``'s bounds and
+  ``linspace``'s count (:func:`arange_bounds`, :func:`linspace_count`), ``fft`` sizes and axes
   (:func:`transform_sizes`, :func:`frequency_args`, :func:`shift_axes`), ``linalg`` axes
   (:func:`negative_axis`, :func:`tensordot_axes`), and the manipulation functions' axes,
   indices and counts (:func:`squeeze_axes`, :func:`take_axis`, :func:`check_indices`,
@@ -26,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from prism_core._builtin.numpy_creation import arange_bounds, linspace_count
 from prism_core._builtin.numpy_fft import Kind, frequency_args, shift_axes, transform_sizes
 from prism_core._builtin.numpy_linalg import negative_axis, tensordot_axes
 from prism_core._builtin.numpy_manipulation import (
@@ -51,6 +53,7 @@ from prism_core._builtin.numpy_ops import FUNCTIONS
 
 __all__ = [
     "Kind",
+    "arange_bounds",
     "broadcast_arrays_in",
     "check_bounds",
     "check_indices",
@@ -59,6 +62,7 @@ __all__ = [
     "check_repeats",
     "frequency_args",
     "implementation",
+    "linspace_count",
     "negative_axis",
     "permute_dims_in",
     "repeat_count",

@@ -45,6 +45,27 @@ def _integral(value: Any) -> bool:
     return True
 
 
+def arange_bounds(start: Any, stop: Any, step: Any) -> tuple[Any, Any, Any, bool]:
+    """``arange``'s arguments as the standard reads them: ``(start, stop, step, integral)``,
+    ``[0, start)`` without ``stop``, and whether all three are integers (the default dtype is
+    int64 then, float64 otherwise); ``step=0`` is a ``ValueError``.  Shared by the backends
+    (``prism_core.reference``)."""
+    if step == 0:
+        raise ValueError("arange: step must not be 0 (it is the distance between two values)")
+    if stop is None:
+        start, stop = 0, start
+    return start, stop, step, all(_integral(v) for v in (start, stop, step))
+
+
+def linspace_count(num: Any) -> int:
+    """``linspace``'s ``num``: an integer, 0 or more (``TypeError``, ``ValueError``).  Shared
+    by the backends (``prism_core.reference``)."""
+    count = operator.index(num)
+    if count < 0:
+        raise ValueError(f"linspace: num must be 0 or more (the number of values), not {num}")
+    return count
+
+
 # -- from numbers ------------------------------------------------------------------------------
 def arange(
     start: Any,
@@ -59,11 +80,7 @@ def arange(
 
     if device is not None:
         host_only("arange", device)
-    if step == 0:
-        raise ValueError("arange: step must not be 0 (it is the distance between two values)")
-    if stop is None:
-        start, stop = 0, start
-    integral = all(_integral(v) for v in (start, stop, step))
+    start, stop, step, integral = arange_bounds(start, stop, step)
     dt = numpy_dtype(dtype)
     if dt is None:
         return np.arange(start, stop, step, dtype=np.int64 if integral else np.float64)
@@ -88,9 +105,7 @@ def linspace(
 
     if device is not None:
         host_only("linspace", device)
-    count = operator.index(num)
-    if count < 0:
-        raise ValueError(f"linspace: num must be 0 or more (the number of values), not {num}")
+    count = linspace_count(num)
     dt = numpy_dtype(dtype)
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     if dt is None:

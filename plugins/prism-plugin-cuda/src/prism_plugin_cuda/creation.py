@@ -11,8 +11,9 @@ CuPy is imported inside the functions, as in ``ops.py``: importing this module i
 
 from __future__ import annotations
 
-import operator
 from typing import Any
+
+import prism_core.reference as ref
 
 from .backend import cupy_dtype
 from .ops import gpu_device
@@ -35,24 +36,13 @@ __all__ = [
 _SCALARS = (bool, int, float, complex)
 
 
-def _integral(value: Any) -> bool:
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
-
 
 def arange(
     start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None
 ) -> Any:
     import cupy
 
-    if step == 0:
-        raise ValueError("arange: step must not be 0 (it is the distance between two values)")
-    if stop is None:
-        start, stop = 0, start
-    integral = all(_integral(v) for v in (start, stop, step))
+    start, stop, step, integral = ref.arange_bounds(start, stop, step)
     dt = cupy_dtype(dtype)
     with gpu_device("arange", device):
         if dt is None:
@@ -74,9 +64,7 @@ def linspace(
 ) -> Any:
     import cupy
 
-    count = operator.index(num)
-    if count < 0:
-        raise ValueError(f"linspace: num must be 0 or more (the number of values), not {num}")
+    count = ref.linspace_count(num)
     dt = cupy_dtype(dtype)
     if dt is None:
         complex_bounds = isinstance(start, complex) or isinstance(stop, complex)

@@ -25,6 +25,8 @@ from typing import Any
 
 import torch
 
+import prism_core.reference as ref
+
 from .backend import to_tensor, torch_dtype
 from .cuda_ops import CUDA, on_gpu
 from .ops import CPU, _new_shape, torch_device
@@ -48,13 +50,6 @@ __all__ = [
 _SCALARS = (bool, int, float, complex)
 
 
-def _integral(value: Any) -> bool:
-    try:
-        operator.index(value)
-    except TypeError:
-        return False
-    return True
-
 
 def _name(dt: torch.dtype) -> str:
     return str(dt).rpartition(".")[2]
@@ -72,11 +67,7 @@ def _arange(
     device: Any = None,
 ) -> Any:
     where = torch_device(device, default)
-    if step == 0:
-        raise ValueError("arange: step must not be 0 (it is the distance between two values)")
-    if stop is None:
-        start, stop = 0, start
-    integral = all(_integral(v) for v in (start, stop, step))
+    start, stop, step, integral = ref.arange_bounds(start, stop, step)
     wanted = torch_dtype(dtype)
     if wanted is None:
         wanted = torch.int64 if integral else torch.float64
@@ -102,9 +93,7 @@ def _linspace(
     endpoint: bool = True,
 ) -> Any:
     where = torch_device(device, default)
-    count = operator.index(num)
-    if count < 0:
-        raise ValueError(f"linspace: num must be 0 or more (the number of values), not {num}")
+    count = ref.linspace_count(num)
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     wanted = torch_dtype(dtype)
     if wanted is None:
