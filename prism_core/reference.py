@@ -7,6 +7,9 @@ checks.  And where it takes only some calls (SciPy: 2-D LAPACK matrices) it hand
 the reference.  The bundled plugins do both through this module; so can a third-party backend.
 
 * :func:`implementation`: the NumPy reference of an op (``implementation("linalg.pinv")``).
+* :func:`eig_real_when_real`: whether the installed NumPy's ``linalg.eig`` gives real arrays
+  for a real matrix whose eigenvalues are all real, or complex ones always (NumPy releases
+  differ; a backend follows the NumPy it runs beside).
 * The standard's rules on arguments, pure Python (no array library): ``arange``'s bounds and
   ``linspace``'s count (:func:`arange_bounds`, :func:`linspace_count`), ``fft`` sizes and axes
   (:func:`transform_sizes`, :func:`frequency_args`, :func:`shift_axes`), ``linalg`` axes
@@ -24,6 +27,7 @@ Importing it imports no array library.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +64,7 @@ __all__ = [
     "check_permutation",
     "check_repeat_counts",
     "check_repeats",
+    "eig_real_when_real",
     "frequency_args",
     "implementation",
     "linspace_count",
@@ -101,3 +106,13 @@ def implementation(op: str) -> Callable[..., Any]:
     for part in attribute.split("."):
         found = getattr(found, part)
     return found  # type: ignore[no-any-return]
+
+
+@functools.cache
+def eig_real_when_real() -> bool:
+    """Whether the reference's ``linalg.eig`` (``numpy.linalg.eig``) of a real matrix with real
+    eigenvalues returns real arrays, as NumPy 2.4 and earlier do, rather than complex ones as
+    the standard says and later NumPy releases do.  Asked of NumPy once (a 1 x 1 matrix)."""
+    import numpy as np
+
+    return bool(np.linalg.eig(np.eye(1)).eigenvalues.dtype.kind == "f")

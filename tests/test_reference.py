@@ -37,6 +37,14 @@ def test_an_unknown_op_is_named() -> None:
         reference.implementation("linalg.pinf")
 
 
+def test_eig_real_when_real_says_what_the_reference_returns() -> None:
+    """NumPy releases differ (2.4 gives real arrays for a real spectrum; the standard, and the
+    NumPy on the GPU image, complex ones): the answer is the reference's own result's."""
+    upper = np.triu(np.arange(1.0, 10.0).reshape(3, 3))
+    values = reference.implementation("linalg.eig")(upper).eigenvalues
+    assert reference.eig_real_when_real() is (values.dtype.kind == "f")
+
+
 def test_the_rules_raise_the_references_errors() -> None:
     with pytest.raises(ValueError, match="axes"):
         reference.transform_sizes("fft.fftn", (4, 4), (4,), None, "complex")

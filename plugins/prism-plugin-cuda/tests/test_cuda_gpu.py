@@ -36,6 +36,8 @@ def _on_gpu(array: Any) -> bool:
 def _host(backend: CudaBackend, result: Any) -> Any:
     """A result on the host, after checking it is the backend's (CuPy arrays, also inside the
     named tuples)."""
+    if isinstance(result, list):  # meshgrid's, as the standard says
+        return [_host(backend, r) for r in result]
     if isinstance(result, tuple):
         items = [_host(backend, r) for r in result]
         return type(result)(*items) if hasattr(result, "_fields") else tuple(items)
@@ -181,17 +183,19 @@ def test_use_backend_returns_cupy_arrays(gpu: CudaBackend) -> None:
 
 
 def test_automatic_mode_keeps_data_where_it_is(gpu: CudaBackend) -> None:
-    """NumPy in, NumPy out; CuPy in, CuPy out, on the GPU (even when small: there is no
-    transfer to save)."""
+    """CuPy in, CuPy out, on the GPU (even when small: there is no transfer to save); NumPy
+    in, NumPy out in automatic mode, and CuPy out inside a scope naming the GPU (a named
+    device's results are its backend's arrays: docs/backends.md, "Where a call runs")."""
     device_type = _present_nvidia()
     a = np.random.default_rng(2).standard_normal((64, 64))
+    assert isinstance(prism_core.add(a, a), np.ndarray)
     with prism_core.device(device_type):
-        host = prism_core.add(a, a)
+        moved = prism_core.add(a, a)
         on_gpu = gpu.asarray(a)
         decision = prism_core.explain("add", on_gpu, on_gpu)
         result = prism_core.add(on_gpu, on_gpu)
-    assert isinstance(host, np.ndarray)
-    np.testing.assert_allclose(host, a + a)
+    assert gpu.owns(moved)
+    np.testing.assert_allclose(gpu.to_numpy(moved), a + a)
     assert decision.chosen == "cuda.add"
     assert decision.data_movement == ()
     assert gpu.owns(result)

@@ -156,9 +156,11 @@ def test_listing_plugins_imports_no_cupy(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "cupy"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text('__version__ = "0.0 (a stand-in)"\n', encoding="utf-8")
+    # The stand-in first, then whatever path this environment needs (a --target install).
+    path = [str(tmp_path / "site"), *filter(None, [os.environ.get("PYTHONPATH")])]
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
-        "PYTHONPATH": str(tmp_path / "site"),
+        "PYTHONPATH": os.pathsep.join(path),
     }
     proc = subprocess.run(
         [sys.executable, "-c", LISTING_PROBE],

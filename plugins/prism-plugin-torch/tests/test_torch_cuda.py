@@ -192,6 +192,22 @@ def test_without_cuda_creation_on_the_gpu_is_declined() -> None:
         assert "is a CPU-only build (torch.version.cuda is None)" in str(check((3, 3)))
 
 
+def test_creation_without_a_named_device_stays_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where torch can use a GPU (here as if it could: ``cuda_unavailable`` answers None),
+    creation ops make CPU tensors, as ``torch.zeros`` does, unless a GPU is named in scope;
+    so ``use_backend("torch")`` puts created and computed host data on one device."""
+    import prism_plugin_torch.backend as torch_backend
+
+    monkeypatch.setattr(torch_backend, "cuda_unavailable", lambda: None)
+    check = gpu_check("zeros")
+    assert check((3, 3)) == (
+        "no device is named: torch.zeros makes its tensors on the CPU, torch's default device "
+        "(name the GPU with prism.device(...) to make them there)"
+    )
+    with prism_core.device("nvidia.l4", simulate=True):
+        assert check((3, 3)) is True
+
+
 def test_per_call_checks() -> None:
     """Which of the two variants takes a call, by where its data is (an object standing in for
     a tensor on the GPU: only its ``is_cuda`` is read)."""
@@ -298,7 +314,10 @@ def test_dispatch_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
         assert prism_core.explain("matmul", t, t).chosen.startswith("torch.cuda.")
         x = np.ones((256, 256))
         with prism_core.device(present[0].description):
-            on_gpu = prism_core.add(x, x)
+            anywhere = prism_core.add(x, x)  # torch's or CuPy's array: either is on the GPU
+            with prism_core.use_backend("torch"):
+                on_gpu = prism_core.add(x, x)
+        assert int(anywhere.__dlpack_device__()[0]) == 2  # kDLCUDA
         assert isinstance(on_gpu, torch.Tensor) and on_gpu.is_cuda
     finally:
         monkeypatch.setenv("PRISM_PLUGINS", "torch")

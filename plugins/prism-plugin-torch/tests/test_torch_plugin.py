@@ -5,6 +5,7 @@ runs, the backend says why not) where torch cannot be imported."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 import textwrap
@@ -199,7 +200,8 @@ def test_without_torch_the_backend_says_why_and_numpy_runs(tmp_path: Path) -> No
         print("ok")
         """
     )
-    proc = run_python(code, timeout=GUARD_S, PYTHONPATH=str(site))
+    path = os.pathsep.join([str(site), *filter(None, [os.environ.get("PYTHONPATH")])])
+    proc = run_python(code, timeout=GUARD_S, PYTHONPATH=path)
     assert proc.stdout.strip() == "ok"
 
 

@@ -25,7 +25,8 @@ NumPy).
 * **Where NumPy's semantics cost a synchronisation**, they are kept: the linear algebra ops
   read cuSOLVER's status (``cupyx.errstate(linalg="raise")``) so that a singular matrix raises
   ``numpy.linalg.LinAlgError`` as on NumPy instead of returning NaNs, ``linalg.eig`` of a real
-  matrix checks whether every eigenvalue is real (NumPy then returns real arrays), and
+  matrix checks whether every eigenvalue is real (NumPy 2.4 and earlier then return real
+  arrays), and
   ``power`` of integers checks the exponents' signs.
 * **Random numbers** (``random.normal``) are drawn on the host with NumPy's
   ``default_rng(seed)`` and copied to the GPU: one seed gives the same numbers on every backend
@@ -47,6 +48,7 @@ from prism_core.backend_kit import (
     linalg_error,
     requested_device,
 )
+from prism_core.reference import eig_real_when_real
 
 from .backend import cupy_dtype
 from .elementwise import ELEMENTWISE
@@ -461,13 +463,15 @@ def linalg_svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
 
 
 def linalg_eig(x: Any, /) -> EigResult:
-    """Eigenvalues and right eigenvectors; for a real matrix whose eigenvalues are all real,
-    real arrays, as NumPy returns (CuPy always returns complex ones)."""
+    """Eigenvalues and right eigenvectors, complex (CuPy's); for a real matrix whose
+    eigenvalues are all real, real arrays where the installed NumPy returns them
+    (``reference.eig_real_when_real``: NumPy 2.4 and earlier)."""
     import cupy
 
     with _linalg_errors("Eigenvalues did not converge"):
         w, v = cupy.linalg.eig(x)
-    if x.dtype.kind != "c" and w.dtype.kind == "c" and not bool(cupy.any(w.imag)):
+    real = x.dtype.kind != "c" and w.dtype.kind == "c" and eig_real_when_real()
+    if real and not bool(cupy.any(w.imag)):
         w, v = w.real, v.real
     return EigResult(w, v)
 

@@ -204,9 +204,11 @@ def _kind(value: Any) -> tuple[str, str]:
 
 def can_run_matmul(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of both matmul variants: large enough, floating-point or complex."""
-    verdict = worth_a_gpu(*args, **kwargs)
     arrays = _arrays(args)
-    if verdict is not True or any(on_gpu(a) for a in arrays):
+    if any(on_gpu(a) for a in arrays):
+        return True  # data on the GPU stays there, whatever its size (the common case first)
+    verdict = worth_a_gpu(*args, **kwargs)
+    if verdict is not True:
         return verdict
     for a in arrays:
         name, kind = _kind(a)
@@ -218,9 +220,11 @@ def can_run_matmul(*args: Any, **kwargs: Any) -> bool | str:
 def can_run_linalg(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of the decompositions and solvers: large enough, and a data type cuSOLVER
     takes (float32, float64, complex64, complex128)."""
-    verdict = worth_a_gpu(*args, **kwargs)
     arrays = _arrays(args)
-    if verdict is not True or any(on_gpu(a) for a in arrays):
+    if any(on_gpu(a) for a in arrays):
+        return True
+    verdict = worth_a_gpu(*args, **kwargs)
+    if verdict is not True:
         return verdict
     for a in arrays:
         name, _ = _kind(a)

@@ -44,12 +44,26 @@ def _gpu(value: Any) -> Any:
     return value
 
 
+def _result(value: Any) -> Any:
+    """A result on the GPU: a call of Python scalars alone (``add(2, 3)``) computes on the CPU;
+    its tensor moves (named tuples keep their type)."""
+    if isinstance(value, torch.Tensor):
+        return value if value.is_cuda else value.to(CUDA)
+    if isinstance(value, tuple):
+        items = [_result(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else tuple(items)
+    return value
+
+
 def on_gpu(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` with its array arguments moved to the GPU first."""
+    """``fn`` with its array arguments moved to the GPU first, and its result there."""
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        return fn(*[_gpu(a) for a in args], **{k: _gpu(v) for k, v in kwargs.items()})
+        out = fn(*[_gpu(a) for a in args], **{k: _gpu(v) for k, v in kwargs.items()})
+        if type(out) is torch.Tensor and out.is_cuda:
+            return out  # the common case, checked first
+        return _result(out)
 
     return run
 

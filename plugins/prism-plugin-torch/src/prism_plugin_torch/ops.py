@@ -43,6 +43,7 @@ import torch.nn.functional
 
 import prism_core.backend_kit as kit
 from prism_core.backend_kit import EighResult, EigResult, QRResult, SVDResult
+from prism_core.reference import eig_real_when_real
 
 from .backend import TorchBackend, to_tensor, torch_dtype
 
@@ -1280,11 +1281,12 @@ def linalg_svd(x: Any, /, *, full_matrices: bool = True) -> SVDResult:
 
 
 def linalg_eig(x: Any, /) -> EigResult:
-    """Eigenvalues and right eigenvectors; real results when the input is real and every
-    eigenvalue is real, as NumPy (torch always gives complex ones)."""
+    """Eigenvalues and right eigenvectors, complex (torch's); real where the input is real,
+    every eigenvalue is real and the installed NumPy gives real ones there
+    (``reference.eig_real_when_real``: NumPy 2.4 and earlier)."""
     a = _matrices(x)
     w, v = _lapack(torch.linalg.eig, "Eigenvalues did not converge", a)
-    if not a.is_complex() and bool((w.imag == 0).all()):
+    if not a.is_complex() and eig_real_when_real() and bool((w.imag == 0).all()):
         w, v = w.real, v.real
     return EigResult(w, v)
 

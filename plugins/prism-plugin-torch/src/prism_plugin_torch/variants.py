@@ -9,10 +9,10 @@ prism-core, those ``families.py`` lists), both on the ``torch`` backend:
   ``torch.cuda.<op>``.
 * ``torch.cuda.<op>`` (``requires={"vendor": "nvidia", "kind": "gpu"}``, priority 10) runs
   ``prism_plugin_torch.cuda_ops`` on the GPU.  Its ``can_run`` accepts a call whose tensors
-  are on the GPU, any call while a device is named in scope (``prism_core.device(...)``: the
-  caller asked for it; host arrays are then moved), and a call without arrays (a creation op)
-  where CUDA is there; it declines data in host memory, which ``torch.<op>`` computes where it
-  is, so data never moves unasked.
+  are on the GPU and any call while a device is named in scope (``prism_core.device(...)``:
+  the caller asked for it; host arrays are then moved); it declines data in host memory, which
+  ``torch.<op>`` computes where it is, so data never moves unasked, and a call without arrays
+  (a creation op) when no device is named: like ``torch.zeros``, it makes CPU tensors then.
 
 And ``torch.cuda.genomics.sw_align_batch`` (``prism_plugin_torch.genomics``), the
 Smith-Waterman batch kernel on NVIDIA GPUs, where the installed prism-core declares the op.
@@ -217,9 +217,15 @@ def host_check(op: str) -> Callable[..., bool | str]:
 
 
 def gpu_check(op: str) -> Callable[..., bool | str]:
-    """``can_run`` of ``torch.cuda.<op>``: tensors on the GPU, a device named in scope, or no
-    arrays (where CUDA is here); data in host memory stays with ``torch.<op>``."""
+    """``can_run`` of ``torch.cuda.<op>``: tensors on the GPU, or a device named in scope; data
+    in host memory, and creation without a named device, stay with ``torch.<op>``."""
     in_host_memory = f"the data is in host memory; torch.{op} runs it there"
+    # As torch.zeros makes CPU tensors unless a device is given: creation follows the data,
+    # which stays in host memory unless the caller names the GPU.
+    no_device = (
+        f"no device is named: torch.{op} makes its tensors on the CPU, torch's default device "
+        "(name the GPU with prism.device(...) to make them there)"
+    )
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
         arrays = _arrays(args, kwargs)
@@ -234,7 +240,7 @@ def gpu_check(op: str) -> Callable[..., bool | str]:
         from .backend import cuda_unavailable
 
         why = cuda_unavailable()
-        return True if why is None else f"CUDA is not available: {why}"
+        return f"CUDA is not available: {why}" if why is not None else no_device
 
     can_run.__qualname__ = can_run.__name__ = f"on_gpu[{op}]"
     return can_run
