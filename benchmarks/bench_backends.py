@@ -22,6 +22,7 @@ Each figure is the minimum over rounds of the mean over a batch of calls (batche
 Usage::
 
     python benchmarks/bench_backends.py [--quick] [--rounds N] [--output PREFIX]
+        [--device cuda] [--backends torch,cuda]
 
 writes PREFIX.json and PREFIX.md (default benchmarks/results/backends-DATE).  On a GPU host the
 torch backend's arrays are CUDA tensors when ``--device cuda`` is given, and every timed call
@@ -34,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -137,10 +139,23 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--batch-seconds", type=float, default=0.05)
     parser.add_argument("--device", default="cpu", help="torch device for torch arrays")
+    parser.add_argument("--backends", default=None, help="comma-separated: only these backends")
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
 
     installed = [b for b in prism.backends() if b.available]
+    if args.backends is not None:
+        installed = [b for b in installed if b.name in args.backends.split(",")]
+    if args.device.startswith("cuda"):
+        try:
+            import torch
+        except ImportError as exc:
+            print(f"skipped: --device cuda needs torch ({exc})")
+            return
+        if not torch.cuda.is_available():
+            print(f"skipped: no GPU that torch can use (torch {torch.__version__}: "
+                  "torch.cuda.is_available() is False)")  # fmt: skip
+            return
     names = [b.name for b in installed]
     sizes = QUICK if args.quick else SIZES
     sync_for: dict[str, Callable[[], None]] = {b.name: b.backend.synchronize for b in installed}
@@ -205,9 +220,7 @@ def main() -> None:
         "rounds": args.rounds,
         "batch_seconds": args.batch_seconds,
         "device": args.device,
-        "command": "python benchmarks/bench_backends.py"
-        + (" --quick" if args.quick else "")
-        + f" --rounds {args.rounds}",
+        "command": "python benchmarks/bench_backends.py " + " ".join(sys.argv[1:]),
     }
     prefix = args.output or f"benchmarks/results/backends-{meta['date']}"
     with open(prefix + ".json", "w", encoding="utf-8") as fh:

@@ -10,7 +10,8 @@ shuffled, minimum over rounds), with NumPy arrays in and NumPy arrays out:
 
 * **CPU only**: ``with prism.device(<this host's CPU>)``: the best CPU variant;
 * **always GPU**: ``with prism.device(<the GPU>)``: the arguments copied to the GPU, the result
-  copied back (the copy back synchronizes the device, so the time is the whole call's);
+  (the GPU backend's array there) brought to NumPy with ``prism.to_numpy``, which waits for the
+  GPU, so the time is the whole call's;
 * **automatic**: ``prism.<op>(...)`` with no scope: what Prism chooses (``explain`` says why).
 
 It needs an NVIDIA GPU and a GPU backend (the torch plugin with CUDA, or prism-plugin-cuda with
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import json
 import math
 import platform
@@ -92,9 +92,9 @@ def main() -> int:
         print(f"bench_offload: {gpu.device_type} SIMULATED: a dry run; no GPU time is measured")
     if gpu is None or cpu is None:
         print(
-            "bench_offload: no GPU on this host (present: "
+            "skipped: no GPU on this host (present: "
             + (", ".join(d.description.device_type for d in present) or "none")
-            + "); it measures offloading to a real GPU and has nothing to measure here"
+            + "); bench_offload measures offloading to a real GPU"
         )
         return 0
     model = prism.PerformanceModel(prism.TuningStore().load().calibration or None)
@@ -112,7 +112,11 @@ def main() -> int:
                 "gpu": prism.device(gpu, simulate=args.simulate is not None),
                 "auto": contextlib.nullcontext(),
             }
-            run = functools.partial(fn, *call)
+            # NumPy out in every mode: a named device's results stay on it (its backend's
+            # arrays), so "always GPU" is timed with its copy back, as automatic mode is.
+            def run(fn: Any = fn, call: tuple[Any, ...] = call) -> Any:
+                return prism.to_numpy(fn(*call))
+
             times: dict[str, list[float]] = {m: [] for m in modes}
             for _ in range(args.rounds):
                 order = list(modes)

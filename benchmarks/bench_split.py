@@ -111,7 +111,10 @@ def case(
         records[rname] = rec.as_dict()
     reference = prism.split(op, *args, targets=[targets[0]], **kwargs)
     check = prism.split(op, *args, targets=targets, **kwargs)
-    np.testing.assert_allclose(check, reference, rtol=1e-3 if args[0].dtype == np.float32 else 1e-9)
+    # Relative to the largest value: an element near 0 (sums that cancel) has no relative
+    # accuracy to speak of, in any correct float32 product.
+    rtol = 1e-3 if args[0].dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(check, reference, rtol=rtol, atol=rtol * np.abs(reference).max())
     return {
         "name": name,
         "op": op,
@@ -304,7 +307,7 @@ def main() -> int:
     if args.device == "cuda":
         results["cuda"] = cuda_case(args.rounds)
         if "skipped" in results["cuda"]:
-            print(f"--device cuda: skipped: {results['cuda']['skipped']}", file=sys.stderr)
+            print(f"skipped: {results['cuda']['skipped']}")
         else:
             results["cases"] = [results["cuda"]]
     else:
