@@ -104,7 +104,7 @@ def _make_function(op: Op) -> OpFunction:
     keying = op._keying  # a one-item list, updated when variants or tuning records change
     pools = POOLS  # the thread-pool coordinator: one comparison while the backend is the same
 
-    if op.array_args == (0, 1):
+    if op.array_args == (0, 1) and not op.sequences:
 
         def function(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -153,13 +153,19 @@ def _make_function(op: Op) -> OpFunction:
             return call_slow(op, key, args, kwargs)
 
     elif op.array_args == (0,):
+        # A sequence of arrays (stack, concat) is keyed by its items' types, as ``_key`` keys
+        # it: keyed by ``list``, a list of tensors would reuse a list of NumPy arrays' plan.
+        sequence = 0 in op.sequences
 
         def function(*args: Any, **kwargs: Any) -> Any:
             try:
                 x = args[0]
                 k = keying[0]
-                if k == 0:
-                    key: Any = (token(), type(x))
+                key: Any
+                if sequence and isinstance(x, (list, tuple)):
+                    key = (token(), *map(type, x)) if k == 0 else _key(op, token(), args)
+                elif k == 0:
+                    key = (token(), type(x))
                 elif k == 1:
                     key = (token(), type(x), x.dtype)
                 else:

@@ -617,3 +617,25 @@ def test_mistakes_raise_numpy_s_exceptions(
     with pytest.raises(error), prism_core.use_backend("torch"):
         prism_core.get_op(op).function(*args, **kwargs)
     assert not [r for r in prism_core.fallbacks() if r.variant.startswith("torch")]
+
+
+@pytest.mark.parametrize("first", ["numpy", "torch"])
+def test_a_call_s_plan_follows_the_arrays_in_its_sequences(first: str) -> None:
+    """``stack`` and ``concat`` take their arrays in a list: the cached plan is keyed by the
+    items' types, so a list of tensors after a list of NumPy arrays (or the reverse) runs on
+    its own backend and keeps autograd; so do the ops of any number of arrays."""
+    x = np.arange(3.0)
+    t = torch.arange(3.0, requires_grad=True)
+    lists = {"numpy": [x, x], "torch": [t, t]}
+    order = [first, "torch" if first == "numpy" else "numpy"] * 2
+    for kind in order:
+        for op in (prism_core.concat, prism_core.stack):
+            out = op(lists[kind])
+            if kind == "torch":
+                assert isinstance(out, torch.Tensor) and out.requires_grad, (op, kind)
+            else:
+                assert type(out) is np.ndarray, (op, kind)
+        for op in (prism_core.broadcast_arrays, prism_core.meshgrid):
+            items = op(*lists[kind])
+            wanted = torch.Tensor if kind == "torch" else np.ndarray
+            assert all(isinstance(i, wanted) for i in items), (op, kind)
