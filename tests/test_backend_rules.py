@@ -103,6 +103,22 @@ def test_mixed_inputs_go_to_the_non_numpy_backend(wrapped: None) -> None:
     assert move.startswith("argument 1: numpy.ndarray float64[200] (1.6 kB) from numpy -> wrapped")
 
 
+def test_to_numpy_gives_numpy_whatever_the_backend_and_scope(wrapped: None) -> None:
+    """``wrapped`` has no ``to_numpy`` variant: the reference runs it, in automatic mode (its
+    result is not brought back to the argument's backend) and under a scope naming another
+    backend or the device."""
+    w = Wrapped(np.arange(3.0))
+    host = prism.present_devices().devices[0].description
+    scopes = [prism.use_backend("wrapped"), prism.use_backend("numpy"), prism.device(host)]
+    out = prism.to_numpy(w)
+    assert type(out) is np.ndarray and out.tolist() == [0.0, 1.0, 2.0]
+    assert "result:" not in str(prism.explain("to_numpy", w))  # nothing is brought back
+    for scope in scopes:
+        with scope:
+            assert type(prism.to_numpy(w)) is np.ndarray, scope
+            assert prism.explain("to_numpy", w).chosen == "numpy.to_numpy"
+
+
 def test_explain_from_cache_describes_the_arguments_it_was_given(wrapped: None) -> None:
     # The plan is cached by argument types; its moves were worked out for the first call's
     # arrays.  Explaining other sizes must describe those sizes, not the first call's.

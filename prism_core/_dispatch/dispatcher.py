@@ -536,13 +536,20 @@ def _home(op: Op, args: Sequence[Any], reference: Variant | None) -> Backend | N
     return ref
 
 
+#: The way out of Prism to NumPy: its result is a NumPy array whatever the argument's backend
+#: and the scope (docs/backends.md, "Where a call runs"); the reference runs it wherever no
+#: variant of the argument's backend does.
+WAY_OUT = "to_numpy"
+
+
 def _judge(
     op: Op, variant: Variant, scope: Scope, dtypes: list[str]
 ) -> tuple[DeviceDescription | None, Backend | None, list[str]]:
     """The device a variant would run on, its backend, or the reasons it cannot run."""
     from prism_core._knowledge.plugins import plugins
 
-    if scope.backend is not None and variant.backend != scope.backend:
+    way_out = op.name == WAY_OUT and variant.reference  # NumPy's, whichever backend is named
+    if scope.backend is not None and variant.backend != scope.backend and not way_out:
         return (
             None,
             None,
@@ -670,8 +677,10 @@ def _build(
     ranking.sort(key=lambda item: item[0])
     ranked = tuple((v, d, b) for _, v, d, b in ranking)
     # A result made away from the arguments' backend goes back to it, unless the caller named
-    # a backend or a device (then results are that backend's arrays).
-    back = home if (scope.backend is None and scope.device is None) else None
+    # a backend or a device (then results are that backend's arrays), or the op is the way
+    # out to NumPy (``to_numpy``'s result is NumPy's whichever backend the argument was).
+    named = scope.backend is not None or scope.device is not None
+    back = None if named or op.name == WAY_OUT else home
     moves: dict[str, Moves] = {}
     for variant, dev, _backend in ranked:
         runner = reference if (scope.simulated and reference is not None) else variant
