@@ -311,12 +311,27 @@ def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None
         ([0, 0], r"sums to 0"),
         ([1, float("nan")], r"ratio\[1\] = nan"),
         ([True, 1], r"ratio\[0\] = True"),
+        ([10**400, 1], r"ratio\[0\] = 1000.*: each entry must be a finite number"),
         ("atuo", r"'atuo' is not a ratio \(did you mean 'auto'\?\)"),
     ],
 )
 def test_ratios_are_checked_before_anything_runs(ratio: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         prism.split("exp", np.ones(4), targets=["numpy", "numpy"], ratio=ratio)
+
+
+def test_ratios_near_float_s_maximum_keep_their_proportions() -> None:
+    """Their sum overflows to inf; the shares are taken relative to the largest, so they are
+    not all 0 (which made an even split, silently)."""
+    x = np.ones((100, 4))
+    targets = ["numpy", "numpy", "numpy"]
+    out, record = prism.split(
+        "exp", x, targets=targets, ratio=[1e308, 1e308, 1e-308], return_record=True
+    )
+    assert record.ratio_source == "given"
+    assert [p.size for p in record.parts] == [50, 50, 0]
+    assert [p.ratio for p in record.parts] == [0.5, 0.5, 0.0]
+    np.testing.assert_array_equal(out, np.exp(x))
 
 
 def test_targets_are_checked_and_errors_name_what_exists() -> None:

@@ -759,16 +759,24 @@ def _ratio(ratio: Any, n: int, name: str = "ratio") -> tuple[float, ...] | str |
         )
     values: list[float] = []
     for i, r in enumerate(ratio):
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not math.isfinite(r) or r < 0:
+        try:  # an int beyond float's range is not a finite number either
+            value = float(r) if isinstance(r, (int, float)) and not isinstance(r, bool) else None
+        except OverflowError:
+            value = None
+        if value is None or not math.isfinite(value) or value < 0:
             raise ValueError(
                 f"{name}[{i}] = {r!r}: each entry must be a finite number >= 0 (a share of the "
                 "work; they need not sum to 1)"
             )
-        values.append(float(r))
-    total = sum(values)
-    if total <= 0:
+        values.append(value)
+    top = max(values)
+    if top <= 0:
         raise ValueError(f"{name} {list(ratio)} sums to 0: at least one target needs a share")
-    return tuple(v / total for v in values)
+    # Scaled by the largest first: the sum of entries near float's maximum would overflow to
+    # inf and every share come out 0.
+    scaled = [v / top for v in values]
+    total = sum(scaled)
+    return tuple(v / total for v in scaled)
 
 
 def _sizes(length: int, weights: Sequence[float]) -> list[int]:
