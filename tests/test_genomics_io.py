@@ -73,6 +73,49 @@ def test_crlf_line_ends_and_no_final_newline(tmp_path: Path) -> None:
     assert [(r.name, r.sequence) for r in read_sequences(path)] == [("x", "ACGT"), ("y", "TT")]
 
 
+@pytest.mark.parametrize("end", ["\r", "\r\n", "\n"])
+@pytest.mark.parametrize("suffix", [".fa", ".fa.gz"])
+def test_old_mac_line_ends_read_as_any_others(tmp_path: Path, end: str, suffix: str) -> None:
+    """Lines ending in a bare CR (old Mac OS) are lines, as in Biopython: the same records
+    as from the same file with LF or CRLF ends, compressed or not, FASTA and FASTQ."""
+    compress = gzip.compress if suffix.endswith(".gz") else (lambda b: b)
+    fasta = write(tmp_path / f"a{suffix}", compress(FASTA.replace("\n", end).encode()))
+    fastq = write(tmp_path / f"r{suffix.replace('fa', 'fq')}",
+                  compress(FASTQ.replace("\n", end).encode()))  # fmt: skip
+    assert list(read_fasta(fasta)) == list(read_fasta(write(tmp_path / "lf.fa", FASTA)))
+    assert list(read_fastq(fastq)) == list(read_fastq(write(tmp_path / "lf.fq", FASTQ)))
+
+
+def test_a_first_line_longer_than_the_peek_is_one_line(tmp_path: Path) -> None:
+    description = "x" * 70_000  # the reader looks at 64 KiB of the first line for CRs
+    path = write(tmp_path / "long.fa", f">a {description}\nACGT\n>b\nGG\n")
+    records = list(read_sequences(path))
+    assert [(r.name, r.description, r.sequence) for r in records] == [
+        ("a", description, "ACGT"), ("b", "", "GG"),
+    ]  # fmt: skip
+
+
+def test_old_mac_line_ends_are_read_in_blocks(tmp_path: Path) -> None:
+    """A file of bare CRs has no LF to end a line at: it is read in blocks, never whole, and
+    a CR LF pair cut by a block's end is one line end (records and line numbers unchanged)."""
+    line = "ACGTTGCAAC" * 8
+    record = "\r".join([line] * 12) + "\r\n"  # one CR LF per record, where blocks may cut
+    path = tmp_path / "mac.fa"
+    path.write_bytes("".join(f">r{i}\r{record}" for i in range(3_000)).encode())
+    count = last = 0
+    tracemalloc.start()
+    try:
+        for rec in read_sequences(path):
+            assert rec.sequence == line * 12, rec.name
+            count, last = count + 1, rec.line
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (count, last) == (3_000, 2_999 * 13 + 1)
+    assert path.stat().st_size > 2_800_000
+    assert peak < 1 << 20, peak  # a few 64 KiB blocks and their lines, not the file
+
+
 @pytest.mark.parametrize(
     ("suffix", "compress"),
     [(".gz", gzip.compress), (".bz2", bz2.compress), (".xz", lzma.compress)],

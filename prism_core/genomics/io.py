@@ -16,7 +16,8 @@ What the readers accept:
 * FASTA: a header line ``>name description`` then any number of sequence lines (none: an empty
   sequence); blank lines anywhere; sequence lines of letters, ``*`` (a stop) and ``-``/``.``
   (gaps, which alignment refuses later with the record named).  Whitespace at the ends of a
-  line is dropped (``\\r\\n`` line ends included).
+  line is dropped.  Lines may end in ``\\n``, ``\\r\\n`` or ``\\r`` (old Mac OS), as in
+  Biopython.
 * FASTQ: four lines per record -- ``@name description``, the sequence, ``+`` (optionally
   followed by the name again), the quality (as many characters as the sequence, from ``!`` to
   ``~``); blank lines between records.  Multi-line FASTQ (sequences wrapped over lines) is not
@@ -108,6 +109,26 @@ def _format_of(path: str) -> str | None:
     return None
 
 
+#: How much of a binary file's first line is read before its line ends are known.
+_PEEK = 1 << 16
+
+
+def _universal_lines(head: bytes, file: Any) -> Iterator[bytes]:
+    """The lines of a binary file whose lines end in ``\r`` (old Mac OS), ``\n`` or
+    ``\r\n`` alike, as Python's universal newlines read text, read in blocks (never the
+    whole file); ``head`` is what was read of it already."""
+    pending = head
+    while True:
+        block = file.read(_PEEK)
+        lines = (pending + block).splitlines(keepends=True)
+        if not block:
+            yield from lines
+            return
+        # The last piece may be a line cut by the block (or a "\r" whose "\n" follows).
+        pending = lines.pop() if lines else b""
+        yield from lines
+
+
 def _open(path: str) -> Any:
     """A binary file object for ``path``, decompressing by its extension."""
     lower = path.lower()
@@ -184,8 +205,12 @@ class SequenceReader(Iterable[Record]):
         fast path), a text file's lines are encoded (a non-ASCII character is a located
         error)."""
         file = self._file
-        first = file.readline()
+        first = file.readline(_PEEK)  # bounded: a file of bare CRs has no "\n" to stop at
         if not isinstance(first, str):
+            if b"\r" in first.removesuffix(b"\n").removesuffix(b"\r"):
+                return _universal_lines(first, file)  # old Mac OS line ends
+            if len(first) == _PEEK and not first.endswith(b"\n"):
+                first += file.readline()  # a first line longer than the peek, whole
             return itertools.chain((first,), file) if first else iter(())
         return self._encoded(first, file)
 
