@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
-from prism_core.lint import CODES, LintConfig, LintConfigError, lint_paths, lint_source
+from prism_core.lint import CODES, LintConfig, LintConfigError, lint_paths, lint_source, runner
 from prism_core.lint.checker import (
     _NUMPY_RENAMES,
     _TORCH_RENAMES,
@@ -729,6 +729,29 @@ def test_source_encodings_are_read_as_python_reads_them(tmp_path: Path) -> None:
         ("bom.py", 1, 8),
         ("latin.py", 2, 18),
     ]
+
+
+@pytest.mark.timeout(60)
+def test_only_regular_files_are_read_each_other_path_is_a_skip(tmp_path: Path) -> None:
+    """A FIFO named .py (reading it would wait for a writer forever), a link to /dev/zero
+    (endless) and a file over the size limit are skipped with the reason; the rest is linted."""
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "zero.py").symlink_to("/dev/zero")
+    big = tmp_path / "big.py"
+    with big.open("wb") as f:
+        f.truncate(runner.MAX_SOURCE_BYTES + 1)  # sparse: no disk used
+    (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    report = lint_paths([tmp_path], config=LintConfig())
+    assert report.files == 4
+    problems = {Path(p.file).name: p.message for p in report.problems}
+    assert problems == {
+        "pipe.py": "skipped: not a regular file (a FIFO)",
+        "zero.py": "skipped: not a regular file (a character device)",
+        "big.py": "skipped: 16,777,217 bytes, over the 16 MiB a Python source file is linted up to",
+    }
+    assert lint_paths([tmp_path / "pipe.py"], config=LintConfig()).problems[0].message == (
+        "skipped: not a regular file (a FIFO)"
+    )
 
 
 def test_deep_nesting_is_a_problem_not_a_crash(tmp_path: Path) -> None:

@@ -337,6 +337,21 @@ def test_fix_paths_leaves_a_file_that_does_not_parse_alone(tmp_path: Path) -> No
     assert latin.read_bytes().endswith(b"y = prism.multiply(prism.exp(v), 2)  # \xe9\n")
 
 
+def test_fix_paths_fixes_a_link_s_target_once_and_keeps_the_links(tmp_path: Path) -> None:
+    target = tmp_path / "real" / "module.py"
+    target.parent.mkdir()
+    target.write_text("import prism_core as prism\ny = prism.exp(v) * 2\n", encoding="utf-8")
+    links = tmp_path / "links"
+    links.mkdir()
+    for name in ("a.py", "b.py"):
+        (links / name).symlink_to(target)
+    summary = fix_paths([links], config=LintConfig())
+    assert summary.fixes == 1  # one target, fixed once
+    for name in ("a.py", "b.py"):
+        assert (links / name).is_symlink() and (links / name).resolve() == target
+    assert target.read_text(encoding="utf-8").endswith("y = prism.multiply(prism.exp(v), 2)\n")
+
+
 def test_an_import_that_may_not_run_is_no_alias() -> None:
     source = """\
         from typing import TYPE_CHECKING

@@ -276,7 +276,9 @@ def fix_paths(
             source, encoding = read_source(path)
             result = fix_source(source, path, config=config)
             if result.fixes:
-                _write_atomically(path, result.text.encode(encoding))
+                # A symbolic link stays one: its target is rewritten (once: the files are
+                # listed once per target).
+                _write_atomically(path.resolve(), result.text.encode(encoding))
         except (OSError, SyntaxError, UnicodeError, ValueError, RecursionError) as exc:
             problems.append(problem_for(path, exc))
             continue

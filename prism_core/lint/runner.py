@@ -15,6 +15,7 @@ import ast
 import io
 import os
 import re
+import stat
 import tokenize
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -96,11 +97,54 @@ class LintReport:
         return 1 if self.findings else 0
 
 
+#: The largest file ``prism lint`` reads (a generated module can be large; a data file named
+#: ``.py``, or a link to a device, is not read to the end of memory).
+MAX_SOURCE_BYTES = 16 * 2**20
+
+
+class NotARegularFile(OSError):
+    """A path the lint does not read: a FIFO, a device, a socket, or a file over
+    :data:`MAX_SOURCE_BYTES`; its message says which, as the problem reports it."""
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    # Opening a FIFO for reading blocks until a writer comes; O_NONBLOCK returns at once, and
+    # fstat then says what it is.  A regular file reads as usual (the flag is cleared).
+    fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a file"
+
+
 def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
     """The text of the Python file at ``path`` and its encoding, decoded as Python decodes it
     (a coding declaration, a UTF-8 byte-order mark, else UTF-8).  Line endings are kept as they
-    are.  Raises ``OSError``, ``SyntaxError`` (an unknown encoding) or ``UnicodeDecodeError``."""
-    data = Path(path).read_bytes()
+    are.  Only regular files of at most :data:`MAX_SOURCE_BYTES` are read (else
+    :class:`NotARegularFile`, an ``OSError``).  Raises ``OSError``, ``SyntaxError`` (an unknown
+    encoding) or ``UnicodeDecodeError``."""
+    with open(path, "rb", opener=_nonblocking) as f:
+        found = os.fstat(f.fileno())
+        if not stat.S_ISREG(found.st_mode):
+            raise NotARegularFile(f"skipped: not a regular file ({_kind(found.st_mode)})")
+        if found.st_size > MAX_SOURCE_BYTES:
+            raise NotARegularFile(
+                f"skipped: {found.st_size:,} bytes, over the {MAX_SOURCE_BYTES // 2**20} MiB a "
+                "Python source file is linted up to"
+            )
+        data = f.read(MAX_SOURCE_BYTES + 1)
     encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     return data.decode(encoding), encoding
 
@@ -194,6 +238,8 @@ def problem_for(path: str | os.PathLike[str], exc: BaseException) -> Problem:
         return Problem(name, 1, 1, message="cannot lint: the code is nested too deeply to walk")
     if isinstance(exc, ValueError):  # source code cannot contain null bytes
         return Problem(name, 1, 1, message=f"cannot parse: {exc}")
+    if isinstance(exc, NotARegularFile):
+        return Problem(name, 1, 1, message=str(exc))
     return Problem(name, 1, 1, message=f"cannot read: {exc}")
 
 
@@ -214,9 +260,7 @@ def iter_python_files(
 
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
-            yield from once(path)
-        elif path.is_dir():
+        if path.is_dir():
             for directory, dirs, files in os.walk(path):
                 base = Path(directory)
                 dirs[:] = sorted(
@@ -229,6 +273,8 @@ def iter_python_files(
                 for name in sorted(files):
                     if name.endswith(".py") and not config.excluded(base / name):
                         yield from once(base / name)
+        elif path.exists():  # a file, or a FIFO or device named: read_source says which
+            yield from once(path)
         else:
             raise FileNotFoundError(f"{str(raw)!r}: no such file or directory")
 
