@@ -584,3 +584,15 @@ def test_balancing_finishes_every_part_together() -> None:
     assert shares[2] == 0  # never worth its fixed cost
     finish = [a + b * n for (a, b), n in zip(fits[:2], shares[:2], strict=True)]
     assert math.isclose(finish[0], finish[1]) and math.isclose(sum(shares), 300)
+
+
+def test_a_masked_array_is_refused_before_anything_runs() -> None:
+    """The parts would lose the mask (a torch part drops it, NumPy's concatenate too): a sum
+    over [1, 2, (1000), 4] came out 1007, not 7."""
+    x = np.ma.masked_array([1.0, 2.0, 1000.0, 4.0], mask=[0, 0, 1, 0])
+    assert prism.sum(x) == 7.0  # unsplit, NumPy's masked sum
+    with pytest.raises(TypeError, match=r"sum: argument 0 is a numpy.ma.MaskedArray, and a "
+                       r"split would drop its mask"):  # fmt: skip
+        prism.split("sum", x, targets=["numpy", "numpy"])
+    with pytest.raises(TypeError, match=r"add: argument 1 is a numpy.ma.MaskedArray"):
+        prism.split("add", x.data, x, targets=["numpy", "numpy"])

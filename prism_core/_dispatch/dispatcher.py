@@ -647,8 +647,18 @@ def _build(
     dtypes = _array_dtypes(op, args)
     accepted: list[tuple[tuple[Any, ...], Variant, DeviceDescription | None, Backend | None]] = []
     rejected: list[Candidate] = []
+    from prism_core._dispatch import movement
+
+    # NumPy's masked arrays run on NumPy, whose functions know the mask: another backend
+    # would take the data and drop the mask, silently.
+    masked = any(movement.is_masked(a) for a in _array_args(op, args))
     for variant in list(op.variants):
         dev, backend, reasons = _judge(op, variant, scope, dtypes)
+        if masked and not reasons and not variant.reference:
+            reasons = [
+                "a numpy.ma.MaskedArray runs on NumPy, whose functions know its mask "
+                f"({variant.backend} would drop it)"
+            ]
         if reasons:
             rejected.append(
                 Candidate(

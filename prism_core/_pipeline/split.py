@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import usable_cpus
+from prism_core._dispatch.movement import is_masked, masked_message
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, did_you_mean
@@ -1532,6 +1533,10 @@ def _execute(
 ) -> tuple[Any, SplitRecord | None]:
     """Run ``op(*args, **kwargs)`` as ``spec`` says; the result and, when asked for or a
     :func:`recording` is in force, its record."""
+    for i, a in enumerate(args):
+        for item in a if isinstance(a, (list, tuple)) else (a,):
+            if is_masked(item):
+                raise TypeError(masked_message(f"{op.name}: argument {i}", "a split"))
     started = time.perf_counter()
     recording_on = want_record or bool(_RECORDING.get())
     caller = current_scope()

@@ -639,3 +639,19 @@ def test_a_call_s_plan_follows_the_arrays_in_its_sequences(first: str) -> None:
             items = op(*lists[kind])
             wanted = torch.Tensor if kind == "torch" else np.ndarray
             assert all(isinstance(i, wanted) for i in items), (op, kind)
+
+
+def test_a_masked_array_runs_on_numpy_and_is_refused_where_torch_is_named() -> None:
+    """torch would take the data and drop the mask (a sum of [1, 2, (1000), 4] was 1007):
+    automatic mode keeps NumPy's masked arrays on NumPy, and use_backend("torch") says why it
+    cannot run them."""
+    x = np.ma.masked_array([1.0, 2.0, 1000.0, 4.0], mask=[0, 0, 1, 0])
+    assert prism_core.sum(x) == 7.0 and prism_core.max(x) == 4.0
+    assert isinstance(prism_core.add(x, x), np.ma.MaskedArray)
+    assert prism_core.explain("sum", x).chosen == "numpy.sum"
+    with prism_core.use_backend("torch"), pytest.raises(prism_core.DispatchError) as info:
+        prism_core.sum(x)
+    assert "torch.sum: a numpy.ma.MaskedArray runs on NumPy, whose functions know its mask " \
+        "(torch would drop it)" in str(info.value)
+    with pytest.raises(TypeError, match="a split would drop its mask"):
+        prism_core.split("sum", x, targets=["numpy", "torch"])
