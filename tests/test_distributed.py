@@ -12,6 +12,7 @@ that the module runs beside others under ``pytest -n auto``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -398,3 +399,39 @@ def test_workers_without_the_plugin_are_waited_for_then_explained(tmp_path: Path
         finally:
             pc.close()
         assert client.status == "running"  # a client passed in stays open
+
+
+@pytest.mark.timeout(120)
+def test_connect_by_address_to_the_real_scheduler(cluster: Cluster) -> None:
+    """An address string: the scheduler answers the probe, then a new client connects."""
+    with connect(cluster.address, timeout=30) as pc:
+        assert pc.submit(lambda: 5).result() == 5
+
+
+@pytest.mark.timeout(60)
+def test_connect_gives_up_on_a_server_that_accepts_and_never_answers() -> None:
+    """Dask's client bounds the TCP connection, not the handshake after it: on a server that
+    accepts and stays silent it waited forever.  The timeout holds for the whole handshake."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                accepted.append(server.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    began = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError, match=r"accepted the connection but did not answer as a "
+                           r"Dask scheduler within 2 s"):  # fmt: skip
+            connect(address, timeout=2)
+        assert time.monotonic() - began < 30
+    finally:
+        server.close()
+        for conn in accepted:
+            conn.close()

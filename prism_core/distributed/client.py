@@ -614,6 +614,47 @@ def _dtypes(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _probe(address: str, timeout: Any) -> None:
+    """Ask the scheduler at ``address`` who it is, within ``timeout`` (Dask's ``timeout=``
+    option, else its connect timeout): ``distributed.Client`` bounds the TCP connection but
+    not the handshake after it, and waits forever on a server that accepts and never answers.
+    Raises ``TimeoutError`` naming the address; a refused connection is left to the client,
+    whose error says so."""
+    import asyncio
+    import concurrent.futures
+
+    import dask
+    from dask.utils import parse_timedelta
+    from distributed.comm.core import connect
+
+    open_comm: Any = connect  # distributed leaves it unannotated
+    limit = parse_timedelta(timeout or dask.config.get("distributed.comm.timeouts.connect"))
+
+    async def ask() -> None:
+        comm = await open_comm(address, timeout=limit)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            await comm.read()
+        finally:
+            await comm.close()
+
+    def run() -> None:
+        asyncio.run(asyncio.wait_for(ask(), limit))
+
+    # Its own thread and event loop: the caller's thread may be running one (Jupyter).
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="prism-probe") as pool:
+        try:
+            pool.submit(run).result()
+        except (asyncio.TimeoutError, TimeoutError):
+            raise TimeoutError(
+                f"connect({address!r}): the server accepted the connection but did not answer "
+                f"as a Dask scheduler within {limit:g} s (timeout=); is a scheduler listening "
+                "there?"
+            ) from None
+        except OSError:
+            pass  # refused or unreachable: distributed.Client says so in its own words
+
+
 def connect(
     address: Any = None,
     *,
@@ -659,6 +700,8 @@ def connect(
         client = address
         owns_client = False
     elif isinstance(address, str) or hasattr(address, "scheduler_address"):
+        if isinstance(address, str):
+            _probe(address, options.get("timeout"))
         client = new_client(address, **options)
     else:
         raise TypeError(
