@@ -223,3 +223,18 @@ def test_to_dlpack_exports_a_capsule() -> None:
     assert type(capsule).__name__ == "PyCapsule"
     with pytest.raises(TypeError, match="does not support DLPack"):
         prism.to_dlpack([1, 2])
+
+
+def test_a_numpy_matrix_is_refused_saying_what_to_pass() -> None:
+    """np.matrix's reductions take no keepdims (``sum(m, axis=1)`` was a raw TypeError from
+    inside NumPy) and its ``*`` is a product: Prism refuses it before anything runs."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PendingDeprecationWarning)  # NumPy's, on np.matrix
+        m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    for call in (lambda: prism.sum(m, axis=1), lambda: prism.add(np.ones(2), m)):
+        with pytest.raises(TypeError, match=r"is a numpy.matrix, which Prism does not take .*"
+                           r"pass numpy.asarray\(m\)"):  # fmt: skip
+            call()
+    assert prism.sum(np.asarray(m), axis=1).tolist() == [3.0, 7.0]

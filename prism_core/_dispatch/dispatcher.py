@@ -649,9 +649,17 @@ def _build(
     rejected: list[Candidate] = []
     from prism_core._dispatch import movement
 
+    arrays = _array_args(op, args)
+    for i, a in enumerate(arrays):
+        if type(a).__name__ == "matrix" and type(a).__module__.startswith("numpy"):
+            raise TypeError(
+                f"{op.name}: array argument {i} is a numpy.matrix, which Prism does not take "
+                "(its operators and reductions are not an array's, and NumPy recommends "
+                "against it); pass numpy.asarray(m)"
+            )
     # NumPy's masked arrays run on NumPy, whose functions know the mask: another backend
     # would take the data and drop the mask, silently.
-    masked = any(movement.is_masked(a) for a in _array_args(op, args))
+    masked = any(movement.is_masked(a) for a in arrays)
     for variant in list(op.variants):
         dev, backend, reasons = _judge(op, variant, scope, dtypes)
         if masked and not reasons and not variant.reference:
