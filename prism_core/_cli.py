@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
 from prism_core._config import debug_enabled
-from prism_core._errors import PrismError, UnknownDeviceError, display_path
+from prism_core._errors import PrismError, UnknownDeviceError, describe_exception, display_path
 from prism_core._version import __version__
 
 __all__ = ["main"]
@@ -843,7 +843,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug_enabled():
             raise
         err.write(
-            f"prism {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+            f"prism {args.command}: internal error: {describe_exception(exc)}\n"
             "This is a bug in Prism. Run again with PRISM_DEBUG=1 for the traceback, and "
             "please report it.\n"
         )

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from prism_core._errors import describe_exception
+
 __all__ = ["collect", "render"]
 
 #: Packages whose versions the report shows (missing ones say so).
@@ -37,7 +39,7 @@ def _section(fn: Callable[[], Any]) -> Any:
     try:
         return fn()
     except Exception as exc:  # a report about a broken environment must not break
-        return {"error": f"{type(exc).__name__}: {exc}"}
+        return {"error": describe_exception(exc)}
 
 
 def _versions() -> dict[str, str | None]:

@@ -144,6 +144,17 @@ def user_stacklevel() -> int:
     return 1
 
 
+def describe_exception(exc: BaseException) -> str:
+    """``"TypeName: message"`` for an error report.  An exception whose ``__str__`` raises (a
+    user's class can) is described all the same, and the exception itself is left alone: a
+    report must never replace the caller's exception with its own."""
+    try:
+        text = str(exc)
+    except Exception as inner:
+        text = f"(its message cannot be shown: str() raised {type(inner).__name__})"
+    return f"{type(exc).__name__}: {text}"
+
+
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest candidate, or ``""``."""
     import difflib  # only when something is wrong: 2 ms of the first call otherwise (issue 9)

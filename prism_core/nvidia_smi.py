@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from prism_core._errors import describe_exception
 from prism_core._knowledge.backend import DetectedDevice, Detection
 from prism_core._values import value_type
 
@@ -261,4 +262,4 @@ def detect(library: Any) -> Detection:
             return Detection((), why)
         return detection_from_smi(output, library)
     except Exception as exc:  # detection must never take Prism down
-        return Detection((), f"NVIDIA detection failed: {type(exc).__name__}: {exc}")
+        return Detection((), f"NVIDIA detection failed: {describe_exception(exc)}")

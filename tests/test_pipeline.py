@@ -592,3 +592,26 @@ def test_a_split_run_in_a_stage_is_in_its_report() -> None:
     assert record.as_dict()["op"] == "matmul"
     assert "split:" in run.report.describe()
     json.dumps(run.report.as_dict())
+
+
+def test_an_exception_whose_str_raises_reaches_the_caller_unchanged() -> None:
+    """The stage notes where the exception was raised and the report describes it; neither
+    may replace it (a RuntimeError from its __str__ did)."""
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no text for you")
+
+    @prism.pipeline
+    def run(x: Any) -> Any:
+        with prism.stage("first"):
+            raise Unprintable()
+
+    with pytest.raises(Unprintable) as caught:
+        run(np.ones(3))
+    assert "raised in stage 'first'" in "".join(getattr(caught.value, "__notes__", []))
+    from prism_core._errors import describe_exception
+
+    assert describe_exception(Unprintable()) == (
+        "Unprintable: (its message cannot be shown: str() raised RuntimeError)"
+    )

@@ -41,7 +41,13 @@ from prism_core._dispatch.registry import (
     swap_plan,
 )
 from prism_core._dispatch.scope import SCOPE, current_scope
-from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
+from prism_core._errors import (
+    PrismError,
+    PrismWarning,
+    describe_exception,
+    did_you_mean,
+    user_stacklevel,
+)
 from prism_core._knowledge.threads import POOLS, entering
 from prism_core._knowledge.variant import VariantImportError
 
@@ -1305,7 +1311,7 @@ def _record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Excepti
     what = (
         str(exc)
         if isinstance(exc, VariantImportError)
-        else f"variant {name} failed: {type(exc).__name__}: {exc}"
+        else f"variant {name} failed: {describe_exception(exc)}"
     )
     if isinstance(exc, VariantImportError):
         _note_plugin_problem(variant, str(exc))
@@ -1328,7 +1334,7 @@ def _record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Excepti
         record = _fallbacks.get((op.name, name))
         if record is None:
             _fallbacks[(op.name, name)] = FallbackRecord(
-                op.name, name, f"{type(exc).__name__}: {exc}", nxt
+                op.name, name, describe_exception(exc), nxt
             )
         else:
             record.count += 1
@@ -1336,12 +1342,12 @@ def _record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Excepti
         _warned.add((op.name, name))
     sink = _FALLBACK_SINK.get()
     if sink is not None:
-        sink.append(FallbackRecord(op.name, name, f"{type(exc).__name__}: {exc}", nxt))
+        sink.append(FallbackRecord(op.name, name, describe_exception(exc), nxt))
     if first:
         said = (
             str(exc)
             if isinstance(exc, VariantImportError)
-            else f"variant {name} failed ({type(exc).__name__}: {exc})"
+            else f"variant {name} failed ({describe_exception(exc)})"
         )
         warnings.warn(
             f"{op.name}: {said}; "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism_core._errors import describe_exception
 from prism_core._knowledge.backend import Backend
 
 __all__ = ["BackendInfo", "backends", "get_backend"]
@@ -80,7 +81,7 @@ def backends() -> list[BackendInfo]:
             try:
                 capabilities = dict(backend.capabilities())
             except Exception as exc:  # a plugin's bug must not hide the other backends
-                capabilities = {"error": f"{type(exc).__name__}: {exc}"}
+                capabilities = {"error": describe_exception(exc)}
         drives = tuple(d.device_type for d in present if _drives(backend, d))
         out.append(
             BackendInfo(
@@ -107,7 +108,7 @@ def _availability(backend: Backend) -> Any:
     try:
         return backend.availability()
     except Exception as exc:  # the contract says never raise; say so when one does
-        return Availability(False, f"availability() raised {type(exc).__name__}: {exc}")
+        return Availability(False, f"availability() raised {describe_exception(exc)}")
 
 
 def _drives(backend: Backend, device: Any) -> bool:

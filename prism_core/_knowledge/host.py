@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
-from prism_core._errors import PrismError
+from prism_core._errors import PrismError, describe_exception
 from prism_core._values import value_type
 from prism_core._version import __version__
 
@@ -259,7 +259,7 @@ def _detect_cpu() -> CpuInfo:
             )
     except Exception as exc:
         return _platform_cpu(
-            f"archspec failed to detect the CPU ({type(exc).__name__}: {exc}); "
+            f"archspec failed to detect the CPU ({describe_exception(exc)}); "
             "CPU features are unknown",
             _brand(),
         )

@@ -59,7 +59,7 @@ from types import MappingProxyType
 from typing import Any
 
 from prism_core._config import threads_enabled
-from prism_core._errors import PrismWarning
+from prism_core._errors import PrismWarning, describe_exception
 
 __all__ = [
     "DEFAULT_MODULES",
@@ -440,7 +440,7 @@ class ThreadPools:
                 status = pool.call()
             except Exception as exc:  # a failing release must never fail the user's call
                 status = -1
-                why = f"{pool.record.release} raised {type(exc).__name__}: {exc}"
+                why = f"{pool.record.release} raised {describe_exception(exc)}"
             else:
                 why = "" if status == 0 else f"{pool.record.release} returned {status}"
             spent = time.perf_counter() - start

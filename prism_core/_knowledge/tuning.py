@@ -60,7 +60,7 @@ from typing import Any
 
 from prism_core import _events
 from prism_core._config import cache_dir, cache_enabled
-from prism_core._errors import PrismWarning, user_stacklevel
+from prism_core._errors import PrismWarning, describe_exception, user_stacklevel
 from prism_core._values import value_type
 from prism_core._version import __version__
 
@@ -1084,7 +1084,7 @@ def records() -> TuningRecords:
     except Exception as exc:  # never fatal: a bug here must not stop a computation
         store._report(
             f"{store.directory}: the tuning records could not be loaded "
-            f"({type(exc).__name__}: {exc}); none are used"
+            f"({describe_exception(exc)}); none are used"
         )
         loaded = TuningRecords()
     with _state.lock:

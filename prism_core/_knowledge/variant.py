@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from prism_core._description.requirements import Requirement
-from prism_core._errors import PrismError
+from prism_core._errors import PrismError, describe_exception
 
 __all__ = ["CanRun", "Variant", "VariantImportError"]
 
@@ -105,7 +105,7 @@ class Variant:
             except Exception as exc:  # ImportError, AttributeError, or the module's own error
                 raise VariantImportError(
                     f"variant {self.name} of {self.op!r} ({self.origin}) cannot be imported "
-                    f"from {fn!r}: {type(exc).__name__}: {exc}",
+                    f"from {fn!r}: {describe_exception(exc)}",
                     self,
                 ) from exc
             self.fn = fn = obj
@@ -138,7 +138,7 @@ class Variant:
         try:
             found = name in sys.modules or importlib.util.find_spec(name) is not None
         except (ImportError, ValueError) as exc:
-            return f"cannot import {fn!r}: {type(exc).__name__}: {exc}"
+            return f"cannot import {fn!r}: {describe_exception(exc)}"
         return None if found else f"cannot import {fn!r}: no module named {name!r}"
 
     @property

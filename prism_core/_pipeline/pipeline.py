@@ -51,6 +51,7 @@ from prism_core._dispatch.dispatcher import (
     fallback_recording,
 )
 from prism_core._dispatch.scope import SCOPE, Scope, current_scope
+from prism_core._errors import describe_exception
 from prism_core._pipeline.report import (
     PipelineError,
     PipelinePlan,
@@ -311,7 +312,7 @@ class Pipeline:
             with movement.recording() as moves, fallback_recording() as fbs:
                 yield finish
         except BaseException as exc:
-            rep = finish(f"{type(exc).__name__}: {exc}")
+            rep = finish(describe_exception(exc))
             with contextlib.suppress(AttributeError, TypeError):
                 exc.report = rep  # type: ignore[attr-defined]
             raise
@@ -345,7 +346,7 @@ class Pipeline:
         except _StopTrace as stop:
             stopped = stop.why
         except Exception as exc:
-            stopped = f"the function raised {type(exc).__name__}: {exc}{_where(exc, self.fn)}"
+            stopped = f"the function raised {describe_exception(exc)}{_where(exc, self.fn)}"
         finally:
             PLANNING.reset(planning_token)
             SCOPE.reset(scope_token)
@@ -821,7 +822,7 @@ def _result_spec(
         raise
     except Exception as exc:
         why_not.append(
-            f"its NumPy reference on zero-stride views raised {type(exc).__name__}: {exc}"
+            f"its NumPy reference on zero-stride views raised {describe_exception(exc)}"
         )
         raise _Unknown("; ".join(why_not)) from None
     return _as_specs(out, holder), "NumPy reference on zero-stride views (small inputs)"
@@ -837,7 +838,7 @@ def _on_meta(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], holder: str)
         fn = variants[0].resolve()
         import torch
     except Exception as exc:
-        return f"its torch variant cannot be loaded ({type(exc).__name__}: {exc})"
+        return f"its torch variant cannot be loaded ({describe_exception(exc)})"
     from prism_core._description.dtypes import dtype as to_dtype
 
     def meta(value: Any) -> Any:
@@ -852,7 +853,7 @@ def _on_meta(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], holder: str)
         with torch.device("meta"):
             out = fn(*(meta(a) for a in args), **{k: meta(v) for k, v in kwargs.items()})
     except Exception as exc:
-        return f"its torch variant on the meta device raised {type(exc).__name__}: {exc}"
+        return f"its torch variant on the meta device raised {describe_exception(exc)}"
     return _as_specs(out, holder)
 
 

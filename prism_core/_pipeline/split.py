@@ -68,7 +68,7 @@ from prism_core._config import usable_cpus
 from prism_core._dispatch.movement import is_masked, masked_message
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
-from prism_core._errors import PrismError, did_you_mean
+from prism_core._errors import PrismError, describe_exception, did_you_mean
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -1353,7 +1353,7 @@ def _wait(
     )
     cancelled = sum(f.cancelled() for f in futures)
     raise SplitError(
-        f"{_part_text(op, job, layout)} failed: {type(exc).__name__}: {exc}{others}"
+        f"{_part_text(op, job, layout)} failed: {describe_exception(exc)}{others}"
         + (f" ({cancelled} part(s) not started were cancelled)" if cancelled else ""),
         _part_record(job, layout, ratios[job.index]),
     ) from exc

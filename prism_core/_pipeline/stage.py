@@ -52,7 +52,7 @@ from prism_core._dispatch.dispatcher import (
     fallback_recording,
 )
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, _ScopeBlock
-from prism_core._errors import did_you_mean, user_stacklevel
+from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
 from prism_core._pipeline.split import recording as split_recording
 
@@ -454,7 +454,7 @@ class StageRun:
             if exc is None:
                 _synchronize(self.placement)
             seconds = time.perf_counter() - self._started
-            error = None if exc is None else f"{type(exc).__name__}: {exc}"
+            error = None if exc is None else describe_exception(exc)
             p = self.placement
             self.report = StageReport(
                 name=self.name,

@@ -49,7 +49,7 @@ from typing import Any
 
 from prism_core._dispatch.dispatcher import Candidates, Runner, candidates
 from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
-from prism_core._errors import PrismError
+from prism_core._errors import PrismError, describe_exception
 
 __all__ = [
     "Measurement",
@@ -257,7 +257,7 @@ def measure(
                 r.run()
             once = max(_timed(r.run, 1), 1e-8)
         except Exception as exc:  # a variant that fails is not a candidate; say why
-            errors[r.variant] = f"{type(exc).__name__}: {exc}"
+            errors[r.variant] = describe_exception(exc)
             continue
         numbers[r.variant] = max(1, min(100_000, int(sample_s / once)))
     live = [r for r in runners if r.variant in numbers]
@@ -278,7 +278,7 @@ def measure(
             try:
                 samples[r.variant].append(_timed(r.run, numbers[r.variant]))
             except Exception as exc:
-                errors[r.variant] = f"{type(exc).__name__}: {exc}"
+                errors[r.variant] = describe_exception(exc)
         live = [r for r in live if r.variant not in errors]
         round_cost = time.perf_counter() - began
         rounds += 1

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import Any
 
 from prism_core._description.device import DeviceDescription
-from prism_core._errors import PrismError, UnknownDeviceError
+from prism_core._errors import PrismError, UnknownDeviceError, describe_exception
 from prism_core._version import __version__
 
 __all__ = [
@@ -233,7 +233,7 @@ def describe_worker(
     try:
         found = present_devices()
     except Exception as exc:  # a broken library or plugin: say so, advertise what is left
-        notes.append(f"device detection failed: {type(exc).__name__}: {exc}")
+        notes.append(f"device detection failed: {describe_exception(exc)}")
     else:
         for inst in found.devices:
             descriptions[inst.device_type] = inst.description
@@ -280,7 +280,7 @@ def describe_worker(
         backends = {b.name: dict(b.drives) for b in plugins().backends.values()}
     except Exception as exc:
         backends = {}
-        notes.append(f"plugin discovery failed: {type(exc).__name__}: {exc}")
+        notes.append(f"plugin discovery failed: {describe_exception(exc)}")
     return WorkerDescription(
         address=address,
         name=name,

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from distributed import Client, Future
 
 from prism_core._description.requirements import Requirement
-from prism_core._errors import PrismError, RequirementError
+from prism_core._errors import PrismError, RequirementError, describe_exception
 from prism_core.distributed.advert import WorkerDescription
 from prism_core.distributed.routing import ClusterView, NoWorkerError, Placement, Route, route
 from prism_core.distributed.scheduler import PrismSchedulerPlugin
@@ -80,7 +80,7 @@ def _seconds(value: Any, name: str) -> float:
 
 def _why_unread(exc: BaseException) -> str:
     """Why a worker's description could not be read, as a reason a person can act on."""
-    text = f"{type(exc).__name__}: {exc}"
+    text = describe_exception(exc)
     if isinstance(exc, ImportError) and "prism_core" in str(exc):
         return (
             f"cannot import Prism there ({text}); install prism-core[distributed] in the "

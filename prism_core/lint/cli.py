@@ -19,6 +19,8 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from prism_core._errors import describe_exception
+
 __all__ = ["add_arguments", "main", "run"]
 
 
@@ -161,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug_enabled():
             raise
         sys.stderr.write(
-            f"{parser.prog}: internal error: {type(exc).__name__}: {exc}\n"
+            f"{parser.prog}: internal error: {describe_exception(exc)}\n"
             "This is a bug in Prism. Run again with PRISM_DEBUG=1 for the traceback, and "
             "please report it.\n"
         )

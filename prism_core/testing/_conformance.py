@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from prism_core._errors import describe_exception
 from prism_core._knowledge.elementwise import ELEMENTWISE
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ class Check:
             return CheckResult(self.name, SKIPPED, str(skip), self.subject, self.check)
         except Exception as exc:
             return CheckResult(
-                self.name, FAILED, f"raised {type(exc).__name__}: {exc}", self.subject, self.check
+                self.name, FAILED, f"raised {describe_exception(exc)}", self.subject, self.check
             )
         status = FAILED if problem else PASSED
         return CheckResult(self.name, status, problem or "", self.subject, self.check)
@@ -821,7 +822,7 @@ def _call(
         backend.synchronize()
         actual = _to_numpy(backend, raw)
     except Exception as exc:
-        return _Outcome(error=f"raised {type(exc).__name__}: {exc}")
+        return _Outcome(error=f"raised {describe_exception(exc)}")
     return _Outcome(
         values=_compare(variant.op, expected, actual, args, dtype),
         dtype=_dtype_problem(expected, actual),
@@ -864,7 +865,7 @@ class _Calls:
                     self.dtype,
                 )
             except Exception as exc:  # converting the arguments, can_run or the reference
-                found = _Outcome(error=f"raised {type(exc).__name__}: {exc}")
+                found = _Outcome(error=f"raised {describe_exception(exc)}")
             self._done[shape] = found
         return found
 
@@ -1074,7 +1075,7 @@ def conformance_checks(backend: str | Backend) -> list[Check]:
     try:
         availability = target.availability()
     except Exception as exc:
-        why = f"availability() raised {type(exc).__name__}: {exc}"
+        why = f"availability() raised {describe_exception(exc)}"
         return [_decided(availability_check, name, "availability", FAILED, why)]
     if not isinstance(availability, prism_core.Availability):
         why = f"availability() returned {availability!r}"
