@@ -61,8 +61,6 @@ class Step:
     parse: Callable[[Path, str], Outcome]
     #: On a host without a GPU: the command that checks this step still works (None: the same).
     dry: list[str] | None = None
-    needs_gpu: bool = True
-    env: dict[str, str] = field(default_factory=dict)
 
 
 def probe() -> dict[str, Any]:
@@ -274,7 +272,7 @@ def tail(output: str, lines: int = 3) -> str:
     return " | ".join([line for line in output.strip().splitlines() if line.strip()][-lines:])
 
 
-def run_step(step: Step, argv: list[str], timeout: float, log: Path, env: dict[str, str]) -> Any:
+def run_step(argv: list[str], timeout: float, log: Path, env: dict[str, str]) -> Any:
     """(exit code or None on timeout, output, seconds); the whole process group is stopped
     on timeout (pytest's workers too)."""
     began = time.perf_counter()
@@ -335,7 +333,7 @@ def main() -> int:
     env = dict(os.environ, PRISM_CACHE_DIR=cache, PYTHONUNBUFFERED="1", MPLBACKEND="Agg")
     records: list[dict[str, Any]] = []
     for step in chosen:
-        dry = no_gpu is not None and step.needs_gpu
+        dry = no_gpu is not None  # every step checks something of the GPU
         argv = (step.dry or step.argv) if dry else step.argv
         left = deadline - time.monotonic()
         record: dict[str, Any] = {"step": step.name, "title": step.title, "command": argv}
@@ -346,7 +344,7 @@ def main() -> int:
             continue
         timeout = min(step.timeout, left)
         print(f"[{step.name}] {step.title} (timeout {timeout:.0f} s)", flush=True)
-        code, output, seconds = run_step(step, argv, timeout, logs / f"{step.name}.log", env)
+        code, output, seconds = run_step(argv, timeout, logs / f"{step.name}.log", env)
         record["seconds"] = round(seconds, 1)
         skipped = SKIP.search(output)
         if code is None:

@@ -41,7 +41,6 @@ __all__ = [
     "describe",
     "each",
     "is_masked",
-    "masked_message",
     "mover",
     "nbytes",
     "recording",
@@ -180,9 +179,6 @@ def mover(
     def move(value: Any) -> Any:
         if backend.is_native(value):
             return value
-        if is_masked(value):
-            raise TypeError(masked_message(f"argument {position} of {op or 'the call'}",
-                                           backend.name))  # fmt: skip
         out = backend.to_device(value, device)
         sink = _RECORDING.get()
         if sink is not None:
@@ -195,15 +191,6 @@ def mover(
 def is_masked(value: Any) -> bool:
     """Whether ``value`` is a NumPy masked array (without importing NumPy)."""
     return type(value).__module__.startswith("numpy.ma") and hasattr(value, "mask")
-
-
-def masked_message(what: str, where: str) -> str:
-    """Why a masked array cannot go to ``where``: its mask would be dropped, silently."""
-    return (
-        f"{what} is a numpy.ma.MaskedArray, and {where} would drop its mask (the masked "
-        "values would count); compute it with NumPy (automatic mode keeps NumPy's masked "
-        "arrays on NumPy), or pass x.filled(value) or x.compressed()"
-    )
 
 
 def _record(

@@ -65,7 +65,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import usable_cpus
-from prism_core._dispatch.movement import is_masked, masked_message
+from prism_core._dispatch.movement import is_masked
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, describe_exception, did_you_mean
@@ -1536,7 +1536,12 @@ def _execute(
     for i, a in enumerate(args):
         for item in a if isinstance(a, (list, tuple)) else (a,):
             if is_masked(item):
-                raise TypeError(masked_message(f"{op.name}: argument {i}", "a split"))
+                raise TypeError(
+                    f"{op.name}: argument {i} is a numpy.ma.MaskedArray, and a split would drop "
+                    "its mask (the masked values would count); compute it unsplit (automatic "
+                    "mode keeps masked arrays on NumPy), or pass x.filled(value) or "
+                    "x.compressed()"
+                )
     started = time.perf_counter()
     recording_on = want_record or bool(_RECORDING.get())
     caller = current_scope()

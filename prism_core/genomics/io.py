@@ -114,8 +114,8 @@ _PEEK = 1 << 16
 
 
 def _universal_lines(head: bytes, file: Any) -> Iterator[bytes]:
-    """The lines of a binary file whose lines end in ``\r`` (old Mac OS), ``\n`` or
-    ``\r\n`` alike, as Python's universal newlines read text, read in blocks (never the
+    """The lines of a binary file whose lines end in ``\\r`` (old Mac OS), ``\\n`` or
+    ``\\r\\n`` alike, as Python's universal newlines read text, read in blocks (never the
     whole file); ``head`` is what was read of it already."""
     pending = head
     while True:

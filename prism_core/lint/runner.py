@@ -102,9 +102,9 @@ class LintReport:
 MAX_SOURCE_BYTES = 16 * 2**20
 
 
-class NotARegularFile(OSError):
-    """A path the lint does not read: a FIFO, a device, a socket, or a file over
-    :data:`MAX_SOURCE_BYTES`; its message says which, as the problem reports it."""
+class SkippedFile(OSError):
+    """A path the lint does not read: not a regular file (a FIFO, a device, a socket), or a
+    file over :data:`MAX_SOURCE_BYTES`; its message says which, as the problem reports it."""
 
 
 def _nonblocking(path: str, flags: int) -> int:
@@ -133,14 +133,14 @@ def read_source(path: str | os.PathLike[str]) -> tuple[str, str]:
     """The text of the Python file at ``path`` and its encoding, decoded as Python decodes it
     (a coding declaration, a UTF-8 byte-order mark, else UTF-8).  Line endings are kept as they
     are.  Only regular files of at most :data:`MAX_SOURCE_BYTES` are read (else
-    :class:`NotARegularFile`, an ``OSError``).  Raises ``OSError``, ``SyntaxError`` (an unknown
+    :class:`SkippedFile`, an ``OSError``).  Raises ``OSError``, ``SyntaxError`` (an unknown
     encoding) or ``UnicodeDecodeError``."""
     with open(path, "rb", opener=_nonblocking) as f:
         found = os.fstat(f.fileno())
         if not stat.S_ISREG(found.st_mode):
-            raise NotARegularFile(f"skipped: not a regular file ({_kind(found.st_mode)})")
+            raise SkippedFile(f"skipped: not a regular file ({_kind(found.st_mode)})")
         if found.st_size > MAX_SOURCE_BYTES:
-            raise NotARegularFile(
+            raise SkippedFile(
                 f"skipped: {found.st_size:,} bytes, over the {MAX_SOURCE_BYTES // 2**20} MiB a "
                 "Python source file is linted up to"
             )
@@ -238,7 +238,7 @@ def problem_for(path: str | os.PathLike[str], exc: BaseException) -> Problem:
         return Problem(name, 1, 1, message="cannot lint: the code is nested too deeply to walk")
     if isinstance(exc, ValueError):  # source code cannot contain null bytes
         return Problem(name, 1, 1, message=f"cannot parse: {exc}")
-    if isinstance(exc, NotARegularFile):
+    if isinstance(exc, SkippedFile):
         return Problem(name, 1, 1, message=str(exc))
     return Problem(name, 1, 1, message=f"cannot read: {exc}")
 
