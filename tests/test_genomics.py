@@ -10,6 +10,7 @@ FASTA/FASTQ readers.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -81,6 +82,21 @@ def test_an_unknown_letter_names_itself_its_position_and_the_alphabet() -> None:
     assert "unknown='N'" in message
     assert (info.value.letter, info.value.position) == ("R", 4)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("alphabet", "way_out"),
+    [
+        (genomics.DNA, "pass unknown='N' to align unknown letters as 'N'"),
+        (genomics.PROTEIN, "pass unknown='X' to align unknown letters as 'X'"),  # not '*'
+        (genomics.Alphabet("ACGT", "bases"), "pass unknown=LETTER (one of the alphabet's)"),
+    ],
+    ids=["DNA", "protein", "neither"],
+)
+def test_the_way_out_is_the_letter_for_any(alphabet: genomics.Alphabet, way_out: str) -> None:
+    with pytest.raises(genomics.SequenceError) as info:
+        genomics.encode("ACJ", alphabet)
+    assert way_out in str(info.value)
 
 
 def test_unknown_letters_map_to_the_letter_asked_for() -> None:
@@ -499,6 +515,68 @@ def test_cli_json_and_traceback(files: Path) -> None:
     assert first["aligned_query"] == first["aligned_target"] == "ACGTACGTTT"
     second = document["queries"][1]["hits"][0]
     assert (second["target"], second["score"], second["cigar"]) == ("t2", 8, "4M")
+
+
+@pytest.mark.timeout(240)
+def test_cli_json_names_the_queries_without_hits(files: Path) -> None:
+    proc = prism_cli("genomics", "align", "q.fa", "t.fa", "--json", cwd=files)
+    assert proc.returncode == 0, proc.stderr
+    queries = json.loads(proc.stdout)["queries"]
+    assert [q["query"] for q in queries] == ["q1", "q2", "q3"]
+    assert queries[2] == {"query": "q3", "hits": []}  # NNNN: N mismatches every base
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(
+    ("scoring", "sequence", "wildcard"), [("dna", "ACGTJC", "N"), ("blosum62", "MKTJLV", "X")]
+)
+def test_cli_suggests_the_alphabets_any_letter_for_unknown_letters(
+    files: Path, scoring: str, sequence: str, wildcard: str
+) -> None:
+    """N (any base) for DNA, X (any amino acid) for proteins: never '*', a stop."""
+    (files / "odd.fa").write_text(f">odd\n{sequence}\n")
+    proc = prism_cli("genomics", "align", "q.fa", "odd.fa", "--scoring", scoring, cwd=files)
+    assert proc.returncode == 1
+    assert f"; pass --unknown {wildcard} to align unknown letters as '{wildcard}'" in proc.stderr
+    suggested = ("genomics", "align", "q.fa", "odd.fa", "--scoring", scoring)
+    proc = prism_cli(*suggested, "--unknown", wildcard, cwd=files)
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            gzip.compress(b">t1\nACGT\n"),
+            "odd.fa: line 1: this looks gzip-compressed (it starts with bytes 1f 8b), not like "
+            "ASCII text: name it odd.fa.gz to have it decompressed as it is read",
+        ),
+        (
+            ">t1\nACGT\n".encode("utf-16"),  # with its byte-order mark
+            "odd.fa: line 1: this looks UTF-16 text (it starts with the byte-order mark ff fe), "
+            "not ASCII: save it as ASCII (or UTF-8) text",
+        ),
+    ],
+    ids=["gzip", "utf-16"],
+)
+def test_cli_says_what_a_file_that_is_not_text_looks_like(
+    files: Path, content: bytes, expected: str
+) -> None:
+    (files / "odd.fa").write_bytes(content)
+    proc = prism_cli("genomics", "align", "q.fa", "odd.fa", cwd=files)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert lines == [f"prism genomics: error: {expected}"], lines
+
+
+@pytest.mark.timeout(240)
+def test_cli_reads_a_file_with_a_utf8_byte_order_mark(files: Path) -> None:
+    (files / "bom.fa").write_bytes(b"\xef\xbb\xbf" + (files / "t.fa").read_bytes())
+    proc = prism_cli("genomics", "align", "q.fa", "bom.fa", "--json", cwd=files)
+    assert proc.returncode == 0, proc.stderr
+    hits = json.loads(proc.stdout)["queries"][0]["hits"]
+    assert (hits[0]["target"], hits[0]["score"]) == ("t1", 20)
 
 
 @pytest.mark.timeout(240)

@@ -192,6 +192,74 @@ def test_malformed_files_are_located(
     assert info.value.line is not None
 
 
+def test_a_utf8_byte_order_mark_is_ignored(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark (Windows editors write one) is not part of the first line, in a
+    FASTA, a FASTQ, a file whose format is guessed, a compressed one and a text stream."""
+    bom = b"\xef\xbb\xbf"
+    fasta = write(tmp_path / "a.fa", bom + FASTA.encode())
+    reader = read_sequences(fasta)
+    assert [r.name for r in reader] == ["chr1", "chr2", "empty", "chr3"]
+    assert reader.bytes_read == reader.size == len(FASTA) + 3
+    assert [r.name for r in read_sequences(write(tmp_path / "r.fq", bom + FASTQ.encode()))] == [
+        "read1",
+        "read2",
+    ]
+    assert next(iter(read_sequences(write(tmp_path / "noext", bom + FASTQ.encode())))).name == (
+        "read1"
+    )
+    gz = write(tmp_path / "a.fa.gz", gzip.compress(bom + FASTA.encode()))
+    assert next(iter(read_sequences(gz))).name == "chr1"
+    assert next(iter(read_sequences(io.StringIO("\ufeff" + FASTA)))).name == "chr1"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        (
+            "a.fa",
+            gzip.compress(FASTA.encode()),
+            "a.fa: line 1: this looks gzip-compressed (it starts with bytes 1f 8b), not like "
+            "ASCII text: name it a.fa.gz to have it decompressed as it is read",
+        ),
+        ("r.fq", bz2.compress(FASTQ.encode()), "r.fq: line 1: this looks bzip2-compressed"),
+        ("noext", lzma.compress(FASTA.encode()), "noext: line 1: this looks xz-compressed"),
+        (
+            "a.fa.gz",
+            gzip.compress(gzip.compress(FASTA.encode())),
+            "a.fa.gz: line 1: this looks gzip-compressed (it starts with bytes 1f 8b) once "
+            "decompressed: it was compressed twice; decompress it once",
+        ),
+        (
+            "a.fa",
+            b"\xff\xfe" + FASTA.encode("utf-16-le"),
+            "a.fa: line 1: this looks UTF-16 text (it starts with the byte-order mark ff fe), "
+            "not ASCII: save it as ASCII (or UTF-8) text",
+        ),
+        ("b.fq", b"\xfe\xff" + FASTQ.encode("utf-16-be"), "b.fq: line 1: this looks UTF-16"),
+    ],
+    ids=["gzip", "bzip2", "xz", "gzip-twice", "utf-16-le", "utf-16-be"],
+)
+def test_compressed_and_utf16_files_say_what_they_look_like(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, content: bytes, expected: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = write(tmp_path / name, content)
+    with pytest.raises(SequenceFileError) as info:
+        list(read_sequences(path))
+    message = str(info.value)
+    assert message.startswith(expected), message
+    assert info.value.path == str(path) and info.value.line == 1
+
+
+def test_a_compressed_stream_says_what_it_looks_like() -> None:
+    with pytest.raises(SequenceFileError) as info:
+        list(read_sequences(io.BytesIO(gzip.compress(FASTA.encode()))))
+    assert str(info.value) == (
+        "<stream>: line 1: this looks gzip-compressed (it starts with bytes 1f 8b), not like "
+        "ASCII text: decompress it before reading it"
+    )
+
+
 def test_records_before_the_error_are_read(tmp_path: Path) -> None:
     path = write(tmp_path / "a.fa", ">ok\nACGT\n>bad\nAC9\n")
     reader = iter(read_sequences(path))

@@ -122,9 +122,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     stack.enter_context(use_backend(args.backend))
                 except PrismError as exc:  # unknown or unavailable backend
                     raise CommandLineError(str(exc)) from None
+            # Held (search holds the queries anyway): a query without hits is named by its record.
+            queries = list(read_sequences(args.query))
             try:
                 results = search(
-                    read_sequences(args.query),
+                    queries,
                     targets,
                     scoring=scheme,
                     top=args.top,
@@ -160,8 +162,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             },
             "top": args.top,
             "queries": [
-                {"query": hits[0].query if hits else None, "hits": [h.as_dict() for h in hits]}
-                for hits in results
+                {"query": query.name, "hits": [h.as_dict() for h in hits]}
+                for query, hits in zip(queries, results, strict=True)
             ],
         }
         json.dump(document, out, indent=2)

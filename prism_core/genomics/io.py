@@ -23,6 +23,9 @@ What the readers accept:
   ``~``); blank lines between records.  Multi-line FASTQ (sequences wrapped over lines) is not
   accepted: it is rare, and ambiguous where a quality line starts with ``@``.
 
+A UTF-8 byte-order mark at the start of a file is skipped; a compressed file whose name does not
+say so, and a UTF-16 one, are errors that say what the file looks like.
+
 Letters are not checked against an alphabet here: encoding does that
 (:func:`prism_core.genomics.encode`), naming the record and the position.
 """
@@ -58,6 +61,14 @@ _SEQUENCE_LINE = re.compile(rb"[A-Za-z*\-.]*")
 _LETTERS = bytes(range(ord("A"), ord("Z") + 1)) + bytes(range(ord("a"), ord("z") + 1)) + b"*-."
 #: What quality lines may hold: '!' to '~'.
 _QUALITY = bytes(range(33, 127))
+#: How compressed files start: the compression, and the extension that has it decompressed.
+_COMPRESSION = (
+    (re.compile(rb"\x1f\x8b"), "gzip", ".gz"),
+    (re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)"), "bzip2", ".bz2"),
+    (re.compile(rb"\xfd7zXZ\x00"), "xz", ".xz"),
+)
+_UTF8_BOM = b"\xef\xbb\xbf"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 class SequenceFileError(PrismError, ValueError):
@@ -207,12 +218,44 @@ class SequenceReader(Iterable[Record]):
         file = self._file
         first = file.readline(_PEEK)  # bounded: a file of bare CRs has no "\n" to stop at
         if not isinstance(first, str):
+            first = self._start(first)
             if b"\r" in first.removesuffix(b"\n").removesuffix(b"\r"):
                 return _universal_lines(first, file)  # old Mac OS line ends
             if len(first) == _PEEK and not first.endswith(b"\n"):
                 first += file.readline()  # a first line longer than the peek, whole
             return itertools.chain((first,), file) if first else iter(())
-        return self._encoded(first, file)
+        return self._encoded(first.removeprefix("\ufeff"), file)
+
+    def _start(self, first: bytes) -> bytes:
+        """The first line without a UTF-8 byte-order mark (Windows editors write one; it is no
+        part of the text), or an error saying what a compressed or UTF-16 file looks like (read
+        as ASCII text, the error could only name its first byte that is not ASCII)."""
+        if first.startswith(_UTF8_BOM):
+            self.bytes_read += len(_UTF8_BOM)
+            return first[len(_UTF8_BOM) :]
+        if first[:2] in _UTF16_BOMS:
+            raise self._error(
+                1,
+                None,
+                f"this looks UTF-16 text (it starts with the byte-order mark {first[:2].hex(' ')}"
+                "), not ASCII: save it as ASCII (or UTF-8) text",
+            )
+        for magic, kind, suffix in _COMPRESSION:
+            match = magic.match(first)
+            if match is None:
+                continue
+            looks = f"this looks {kind}-compressed (it starts with bytes {match[0].hex(' ')})"
+            if self.path.lower().endswith(_COMPRESSED):
+                what = f"{looks} once decompressed: it was compressed twice; decompress it once"
+            elif self._owned:
+                what = (
+                    f"{looks}, not like ASCII text: name it {self.display}{suffix} to have it "
+                    "decompressed as it is read"
+                )
+            else:
+                what = f"{looks}, not like ASCII text: decompress it before reading it"
+            raise self._error(1, None, what)
+        return first
 
     def _encoded(self, first: str, file: Any) -> Iterator[bytes]:
         for number, raw in enumerate(itertools.chain((first,), file), start=1):

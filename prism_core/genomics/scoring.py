@@ -168,6 +168,15 @@ def _where(what: str, record: str | None) -> str:
     return f"{what} (record {record!r})" if record else what
 
 
+def _way_out(alphabet: Alphabet) -> str:
+    # The letter that stands for any: X (any amino acid) before N, which is asparagine in a
+    # protein alphabet; never the last letter, which is '*' (a stop) in PROTEIN.
+    for wildcard in "XN":
+        if wildcard in alphabet.letters:
+            return f"pass unknown={wildcard!r} to align unknown letters as {wildcard!r}"
+    return "pass unknown=LETTER (one of the alphabet's) to align unknown letters as that one"
+
+
 def encode(
     sequence: Any,
     alphabet: Alphabet = DNA,
@@ -236,8 +245,7 @@ def encode(
             raise SequenceError(
                 f"{_where(what, record)}: {shown} at position {position} is not a letter of the "
                 f"{alphabet.name} alphabet {alphabet.letters!r} (lowercase is folded to upper "
-                f"case); pass unknown={alphabet.letters[-1]!r} to align unknown letters as "
-                f"{alphabet.letters[-1]!r}",
+                f"case); {_way_out(alphabet)}",
                 letter=letter,
                 position=position,
                 alphabet=alphabet,
