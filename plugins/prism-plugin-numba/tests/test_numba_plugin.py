@@ -1,5 +1,6 @@
 """Discovery through the real entry point; the variants and their checks; the compiled
-kernels cached under Prism's cache directory (or where ``NUMBA_CACHE_DIR`` says); listing
+kernels cached under Prism's cache directory (or where ``NUMBA_CACHE_DIR`` says), and what a
+damaged or unwritable cache there costs (a compilation and a warning, never the call); listing
 imports no Numba."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -120,3 +122,119 @@ def test_listing_plugins_imports_no_numba() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+# One process: both ops through dispatch on the numba backend, several calls, every warning
+# recorded; then where each kernel's cache is and how many signatures it loaded from it.
+_OPS = """
+import json, warnings
+import numpy as np
+import prism_core
+from prism_core.genomics import Scoring, encode
+s = Scoring.match_mismatch()
+q, t = encode("ACGTTGCA"), encode("TTACGTTGCATT")
+targets, offsets = encode("ACGTTGCAACGT"), np.array([0, 8, 12], dtype=np.int64)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    with prism_core.use_backend("numba"):
+        one = [prism_core.genomics.sw_align(q, t, s.matrix, 5, 2) for _ in range(3)]
+        batch = [prism_core.genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
+                 for _ in range(3)]
+from prism_plugin_numba import kernels
+kernels_ = {"profile": kernels._profile, "sw": kernels._sw, "batch": kernels._batch}
+print(json.dumps({
+    "one": [[r.score, r.query_end, r.target_end] for r in one],
+    "batch": [[b.scores.tolist(), b.query_ends.tolist(), b.target_ends.tolist()] for b in batch],
+    "cache_warnings": [str(w.message) for w in caught
+                       if w.category.__name__ == "NumbaCacheWarning"],
+    "cache_paths": {k: f.stats.cache_path for k, f in kernels_.items()},
+    "hits": {k: sum(f.stats.cache_hits.values()) for k, f in kernels_.items()},
+}))
+"""
+
+
+def _expected() -> dict[str, Any]:
+    """What :data:`_OPS` computes, from Prism's reference."""
+    s = Scoring.match_mismatch()
+    q, t = encode("ACGTTGCA"), encode("TTACGTTGCATT")
+    targets, offsets = encode("ACGTTGCAACGT"), np.array([0, 8, 12], dtype=np.int64)
+    with prism_core.use_backend("numpy"):
+        r = prism_core.genomics.sw_align(q, t, s.matrix, 5, 2)
+        b = prism_core.genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
+    one = [r.score, r.query_end, r.target_end]
+    batch = [np.asarray(b.scores).tolist(), np.asarray(b.query_ends).tolist(),
+             np.asarray(b.target_ends).tolist()]  # fmt: skip
+    return {"one": [one] * 3, "batch": [batch] * 3}
+
+
+def _ops(env: dict[str, str]) -> dict[str, Any]:
+    import json
+
+    done = _run(_OPS, env)
+    assert done.returncode == 0, done.stderr
+    got: dict[str, Any] = json.loads(done.stdout)
+    expected = _expected()
+    assert (got["one"], got["batch"]) == (expected["one"], expected["batch"])
+    return got
+
+
+@pytest.mark.timeout(600)
+def test_a_damaged_cache_is_moved_aside_and_compiled_anew(tmp_path: Path) -> None:
+    """A truncated index and a data file of random bytes: the op still gives the right result,
+    warns naming the files, moves them aside (``.damaged``) and writes a new cache, which the
+    next process loads."""
+    import random
+
+    env = {"PRISM_CACHE_DIR": str(tmp_path / "prism"), "NUMBA_CACHE_DIR": ""}
+    _ops(env)
+    (index,) = (tmp_path / "prism" / "numba").rglob("kernels._profile-*.nbi")
+    (data,) = (tmp_path / "prism" / "numba").rglob("kernels._sw-*.1.nbc")
+    damaged = {
+        index: index.read_bytes()[: index.stat().st_size // 2],
+        data: random.Random(0).randbytes(300),
+    }
+    for path, content in damaged.items():
+        path.write_bytes(content)
+
+    second = _ops(env)
+    warned = "\n".join(second["cache_warnings"])
+    assert len(second["cache_warnings"]) == 2, warned
+    assert str(index.parent) in warned
+    for path, content in damaged.items():
+        assert path.name in warned
+        aside = path.with_name(path.name + ".damaged")
+        assert aside.read_bytes() == content, f"{path.name} was not moved aside"
+        assert path.read_bytes() != content, f"{path.name} is still the damaged file"
+
+    third = _ops(env)
+    assert third["cache_warnings"] == []
+    assert third["hits"]["profile"] >= 1 and third["hits"]["sw"] >= 1
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("how", ["read-only", "a file in the way"])
+def test_an_unwritable_cache_directory_compiles_without_a_cache(tmp_path: Path, how: str) -> None:
+    """One warning naming the directory for the whole process, however many calls; no kernel
+    cached anywhere (Numba would otherwise fall back to caching beside the module)."""
+    where = tmp_path / "prism" / "numba"
+    where.parent.mkdir()
+    if how == "a file in the way":
+        where.write_text("not a directory\n")
+    else:
+        where.mkdir()
+        where.chmod(0o555)
+        try:
+            (where / "probe").touch()
+        except OSError:
+            pass
+        else:  # root (uid 0 with its capabilities) writes there all the same
+            where.chmod(0o755)
+            pytest.skip(f"chmod 0o555 does not make {where} unwritable (running as root?)")
+    try:
+        got = _ops({"PRISM_CACHE_DIR": str(tmp_path / "prism"), "NUMBA_CACHE_DIR": ""})
+    finally:
+        if where.is_dir():
+            where.chmod(0o755)
+    assert len(got["cache_warnings"]) == 1, got["cache_warnings"]
+    assert str(where) in got["cache_warnings"][0]
+    assert got["cache_paths"] == {"profile": None, "sw": None, "batch": None}

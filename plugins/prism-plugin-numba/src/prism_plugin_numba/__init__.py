@@ -16,6 +16,14 @@ nor NumPy.
 
 from __future__ import annotations
 
+from prism_core import PrismWarning
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+__all__ = ["NumbaCacheWarning", "__version__"]
+
+
+class NumbaCacheWarning(PrismWarning):
+    """The kernels' compiled cache under Prism's cache directory could not be used: what is
+    wrong (a damaged file, a directory that cannot be written) and what the plugin did instead
+    (moved the damaged files aside, compiled without the cache).  The computation goes on."""

@@ -27,6 +27,14 @@ unless ``NUMBA_CACHE_DIR`` is set (Numba's own setting, then obeyed), the kernel
 these kernels only (Numba's locator is chosen when a function is decorated); the user's own
 Numba functions keep Numba's defaults.
 
+A cache in Prism's directory never costs a call, only a compilation and a
+:class:`~prism_plugin_numba.NumbaCacheWarning`.  A kernel whose cache cannot be loaded
+(truncated, random bytes, unreadable) has its index and data files renamed to
+``<name>.damaged`` in the same directory (replacing an older damaged copy; Numba never reads
+them), is compiled, and is cached anew.  A directory that cannot be written (read-only, a file
+in the way) is warned of once per process and the kernels are compiled without a cache: never
+cached beside the module or in the home directory, where Numba would otherwise fall back.
+
 ``nogil=True`` lets :func:`align_batch` run its targets on several Python threads at once.
 
 This module imports Numba and NumPy; dispatch imports it when it first runs a Numba variant.
@@ -34,15 +42,23 @@ This module imports Numba and NumPy; dispatch imports it when it first runs a Nu
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import re
+import sys
+import tempfile
+import warnings
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numba
 import numpy as np
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
 
 from prism_core.backend_kit import balanced_chunks, thread_pool, usable_cpus
+
+from . import NumbaCacheWarning
 
 __all__ = ["align", "align_batch", "batch_threads", "cache_location"]
 
@@ -61,97 +77,191 @@ def cache_location() -> str | None:
     return str(cache_dir() / "numba")
 
 
-@contextmanager
-def _cache_dir_for_these_kernels() -> Iterator[bool]:
-    """Point Numba's cache at :func:`cache_location` while the kernels below are decorated;
-    yields whether to cache at all."""
-    from prism_core._config import cache_enabled
+class _GuardedCache(FunctionCache):
+    """Numba's cache of one kernel in :func:`cache_location`, where a damaged entry or a failed
+    write costs a compilation and a :class:`NumbaCacheWarning`, never the call."""
 
+    class _Impl(CompileResultCacheImpl):
+        # Numba's locator of config.CACHE_DIR only: where that directory cannot be written,
+        # Numba would fall back to caching beside the module or in the user's home.
+        _locator_classes = CompileResultCacheImpl._locator_classes[:1]
+
+    _impl_class = _Impl
+
+    def load_overload(self, sig: Any, target_context: Any) -> Any:
+        try:
+            return super().load_overload(sig, target_context)  # type: ignore[no-untyped-call]
+        except Exception as exc:  # whatever the bytes made unpickling or rebuilding raise
+            self._set_aside(exc)
+            return None
+
+    def save_overload(self, sig: Any, data: Any) -> None:
+        try:
+            super().save_overload(sig, data)  # type: ignore[no-untyped-call]
+        except OSError as exc:
+            self.disable()  # type: ignore[no-untyped-call]
+            _warn_once(
+                self.cache_path,
+                f"{self.cache_path}: cannot write Numba's cache there ({_describe(exc)}); the "
+                "kernels compiled in this process are not cached",
+            )
+
+    def _set_aside(self, exc: Exception) -> None:
+        """Rename this kernel's index and data files to ``<name>.damaged`` (replacing an older
+        one), and warn; the caller compiles, and saving writes a new cache."""
+        folder, base = Path(self.cache_path), self._impl.filename_base
+        mine = re.compile(rf"{re.escape(base)}\.(nbi|\d+\.nbc)")
+        try:
+            names = sorted(p.name for p in folder.iterdir() if mine.fullmatch(p.name))
+            for name in names:
+                with contextlib.suppress(FileNotFoundError):  # another process moved it first
+                    os.replace(folder / name, folder / f"{name}.damaged")
+            done = f"moved {', '.join(names)} aside (suffix .damaged)"
+        except OSError as why:
+            self.disable()  # type: ignore[no-untyped-call]
+            done = f"cannot move its files aside ({_describe(why)}), so it is not cached"
+        _warn(
+            f"{folder}: Numba's cached kernel {base} is damaged ({_describe(exc)}); {done}, "
+            "and compiled the kernel instead"
+        )
+
+
+#: The directories warned of in this process: one that cannot be written is warned of once.
+_warned: set[str] = set()
+
+
+def _warn_once(where: str, message: str) -> None:
+    if where not in _warned:
+        _warned.add(where)
+        _warn(message)
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _warn(message: str) -> None:
+    """Warn ``message`` as a :class:`NumbaCacheWarning` at the user's line that ran the op: the
+    first frame outside Prism, this plugin and Numba.  ``warnings.warn`` counts no frame of the
+    import system (the kernels are decorated while dispatch imports them)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in _OURS:
+        frame = frame.f_back  # type: ignore[assignment]
+        if frame is not None and not frame.f_code.co_filename.startswith("<frozen importlib"):
+            level += 1
+    warnings.warn(message, NumbaCacheWarning, stacklevel=level)
+
+
+_OURS = frozenset({"prism_core", "prism_plugin_numba", "numba", "importlib"})
+
+
+def _kernel(fn: Callable[..., Any]) -> Any:
+    """``numba.njit(nogil=True)`` with the cache the module's docstring describes."""
     where = cache_location()
-    if where is None:
-        yield cache_enabled() or bool(os.environ.get("NUMBA_CACHE_DIR", "").strip())
-        return
+    if where is None:  # Numba's own NUMBA_CACHE_DIR, or Prism's caches are off
+        numba_decides = bool(os.environ.get("NUMBA_CACHE_DIR", "").strip())
+        return numba.njit(cache=numba_decides, nogil=True)(fn)
+    kernel: Any = numba.njit(nogil=True)(fn)
     config: Any = numba.config
     before = config.CACHE_DIR
-    config.CACHE_DIR = where
+    config.CACHE_DIR = where  # read by Numba's locator when the cache is made
     try:
-        yield True
+        # The attribute njit(cache=True) sets to a plain FunctionCache.
+        kernel._cache = _GuardedCache(kernel.py_func)  # type: ignore[no-untyped-call]
+    except RuntimeError as exc:  # Numba: "no locator available": it cannot write there
+        _warn_once(
+            where,
+            f"{where}: cannot write Numba's cache there ({_unwritable(where) or exc}); the "
+            "Smith-Waterman kernels are compiled in every process (1-2 s) until it can be "
+            "written, or NUMBA_CACHE_DIR or PRISM_CACHE_DIR names a directory that can",
+        )
     finally:
         config.CACHE_DIR = before
+    return kernel
 
 
-with _cache_dir_for_these_kernels() as _cache:
+def _unwritable(where: str) -> str:
+    """Why a file cannot be made in ``where``, as Numba's locator tries; ``""`` if it can."""
+    try:
+        os.makedirs(where, exist_ok=True)
+        tempfile.TemporaryFile(dir=where).close()
+    except OSError as exc:
+        return _describe(exc)
+    return ""
 
-    @numba.njit(cache=_cache, nogil=True)
-    def _profile(query: Any, matrix: Any) -> Any:  # pragma: no cover - compiled
-        k = matrix.shape[0]
-        n = query.shape[0]
-        out = np.empty((k, n), dtype=np.int64)
-        for c in range(k):
-            for i in range(n):
-                out[c, i] = matrix[query[i], c]
-        return out
 
-    @numba.njit(cache=_cache, nogil=True)
-    def _sw(
-        profile: Any, target: Any, lo: int, hi: int, gap_open: int, gap_extend: int
-    ) -> Any:  # pragma: no cover - compiled
-        n = profile.shape[1]
-        h_col = np.zeros(n + 1, dtype=np.int64)
-        e_col = np.full(n + 1, _NEG, dtype=np.int64)
-        best = 0
-        best_q = -1
-        best_t = -1
-        for j in range(lo, hi):
-            row = profile[target[j]]
-            diag = 0  # H[0, j-1]
-            above = 0  # H[0, j]
-            f = _NEG
-            for i in range(1, n + 1):
-                left = h_col[i]  # H[i, j-1]
-                e = e_col[i] - gap_extend
-                opened = left - gap_open
-                if opened > e:
-                    e = opened
-                e_col[i] = e
-                f -= gap_extend
-                opened = above - gap_open
-                if opened > f:
-                    f = opened
-                h = diag + row[i - 1]
-                if e > h:
-                    h = e
-                if f > h:
-                    h = f
-                if h < 0:
-                    h = 0
-                diag = left
-                h_col[i] = h
-                above = h
-                if h > best:
-                    best = h
-                    best_q = i - 1
-                    best_t = j - lo
-        return best, best_q, best_t
+@_kernel
+def _profile(query: Any, matrix: Any) -> Any:  # pragma: no cover - compiled
+    k = matrix.shape[0]
+    n = query.shape[0]
+    out = np.empty((k, n), dtype=np.int64)
+    for c in range(k):
+        for i in range(n):
+            out[c, i] = matrix[query[i], c]
+    return out
 
-    @numba.njit(cache=_cache, nogil=True)
-    def _batch(
-        profile: Any,
-        targets: Any,
-        offsets: Any,
-        start: int,
-        stop: int,
-        gap_open: int,
-        gap_extend: int,
-        scores: Any,
-        query_ends: Any,
-        target_ends: Any,
-    ) -> None:  # pragma: no cover - compiled
-        for t in range(start, stop):
-            s, q, e = _sw(profile, targets, offsets[t], offsets[t + 1], gap_open, gap_extend)
-            scores[t] = s
-            query_ends[t] = q
-            target_ends[t] = e
+
+@_kernel
+def _sw(
+    profile: Any, target: Any, lo: int, hi: int, gap_open: int, gap_extend: int
+) -> Any:  # pragma: no cover - compiled
+    n = profile.shape[1]
+    h_col = np.zeros(n + 1, dtype=np.int64)
+    e_col = np.full(n + 1, _NEG, dtype=np.int64)
+    best = 0
+    best_q = -1
+    best_t = -1
+    for j in range(lo, hi):
+        row = profile[target[j]]
+        diag = 0  # H[0, j-1]
+        above = 0  # H[0, j]
+        f = _NEG
+        for i in range(1, n + 1):
+            left = h_col[i]  # H[i, j-1]
+            e = e_col[i] - gap_extend
+            opened = left - gap_open
+            if opened > e:
+                e = opened
+            e_col[i] = e
+            f -= gap_extend
+            opened = above - gap_open
+            if opened > f:
+                f = opened
+            h = diag + row[i - 1]
+            if e > h:
+                h = e
+            if f > h:
+                h = f
+            if h < 0:
+                h = 0
+            diag = left
+            h_col[i] = h
+            above = h
+            if h > best:
+                best = h
+                best_q = i - 1
+                best_t = j - lo
+    return best, best_q, best_t
+
+
+@_kernel
+def _batch(
+    profile: Any,
+    targets: Any,
+    offsets: Any,
+    start: int,
+    stop: int,
+    gap_open: int,
+    gap_extend: int,
+    scores: Any,
+    query_ends: Any,
+    target_ends: Any,
+) -> None:  # pragma: no cover - compiled
+    for t in range(start, stop):
+        s, q, e = _sw(profile, targets, offsets[t], offsets[t + 1], gap_open, gap_extend)
+        scores[t] = s
+        query_ends[t] = q
+        target_ends[t] = e
 
 
 def _validate(
