@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from prism_core._config import PluginSettings
+    from prism_core._contract.backend import Availability, Backend, DetectedDevice, Detection
+    from prism_core._contract.variant import Variant, VariantImportError
     from prism_core._description.broadcasting import broadcast_shapes
     from prism_core._description.device import DeviceDescription, Feature, MemoryLevel, Partition
     from prism_core._description.dtype_info import finfo, iinfo
@@ -49,12 +51,10 @@ if TYPE_CHECKING:
     from prism_core._description.promotion import can_cast, isdtype, result_type
     from prism_core._description.requirements import Requirement, RequirementMatch
     from prism_core._description.schema import device_schema
+    from prism_core._dispatch.decision import Basis, Candidate, Decision
     from prism_core._dispatch.dispatcher import (
         ArraySpec,
         BackendError,
-        Basis,
-        Candidate,
-        Decision,
         DispatchError,
         FallbackRecord,
         FallbackWarning,
@@ -98,7 +98,6 @@ if TYPE_CHECKING:
         RequirementError,
         UnknownDeviceError,
     )
-    from prism_core._knowledge.backend import Availability, Backend, DetectedDevice, Detection
     from prism_core._knowledge.backend_registry import BackendInfo, backends, get_backend
     from prism_core._knowledge.devices import (
         DeviceLibrary,
@@ -146,7 +145,6 @@ if TYPE_CHECKING:
         TuningRecords,
         TuningStore,
     )
-    from prism_core._knowledge.variant import Variant, VariantImportError
     from prism_core._knowledge.work import (
         Work,
         declare_work,
@@ -196,8 +194,8 @@ if TYPE_CHECKING:
 _LAZY = {
     "ArraySpec": "_dispatch.dispatcher",
     "BackendError": "_dispatch.dispatcher",
-    "Candidate": "_dispatch.dispatcher",
-    "Decision": "_dispatch.dispatcher",
+    "Candidate": "_dispatch.decision",
+    "Decision": "_dispatch.decision",
     "DispatchError": "_dispatch.dispatcher",
     "FallbackRecord": "_dispatch.dispatcher",
     "FallbackWarning": "_dispatch.dispatcher",
@@ -234,8 +232,8 @@ _LAZY = {
     "uint64": "_description.dtypes",
     "Op": "_dispatch.ops",
     "OperationError": "_dispatch.ops",
-    "Variant": "_knowledge.variant",
-    "VariantImportError": "_knowledge.variant",
+    "Variant": "_contract.variant",
+    "VariantImportError": "_contract.variant",
     "all_ops": "_dispatch.ops",
     "get_op": "_dispatch.ops",
     "kernel": "_dispatch.ops",
@@ -257,10 +255,10 @@ _LAZY = {
     "BackendInfo": "_knowledge.backend_registry",
     "backends": "_knowledge.backend_registry",
     "get_backend": "_knowledge.backend_registry",
-    "Availability": "_knowledge.backend",
-    "Backend": "_knowledge.backend",
-    "DetectedDevice": "_knowledge.backend",
-    "Detection": "_knowledge.backend",
+    "Availability": "_contract.backend",
+    "Backend": "_contract.backend",
+    "DetectedDevice": "_contract.backend",
+    "Detection": "_contract.backend",
     "PluginError": "_knowledge.plugins",
     "PluginRecord": "_knowledge.plugins",
     "PluginSet": "_knowledge.plugins",
@@ -301,7 +299,7 @@ _LAZY = {
     "autotune_settings": "_tuning.tuner",
     "set_autotune": "_tuning.tuner",
     "tune": "_tuning.tuner",
-    "Basis": "_dispatch.dispatcher",
+    "Basis": "_dispatch.decision",
     "MoveRecord": "_dispatch.movement",
     "Pipeline": "_pipeline.pipeline",
     "pipeline": "_pipeline.pipeline",

@@ -38,7 +38,7 @@ from types import MappingProxyType, ModuleType
 from typing import Any, NamedTuple
 
 from prism_core._config import usable_cpus
-from prism_core._knowledge.backend import Availability, Backend
+from prism_core._contract.backend import Availability, Backend
 
 __all__ = [
     "EigResult",

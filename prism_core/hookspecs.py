@@ -45,9 +45,9 @@ import pluggy
 if TYPE_CHECKING:
     from os import PathLike
 
-    from prism_core import Variant
+    from prism_core._contract.backend import Backend, Detection
+    from prism_core._contract.variant import Variant
     from prism_core._description.library import DeviceLibrary
-    from prism_core._knowledge.backend import Backend, Detection
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from prism_core._contract.backend import DetectedDevice, Detection
 from prism_core._errors import describe_exception
-from prism_core._knowledge.backend import DetectedDevice, Detection
 from prism_core._values import value_type
 
 if TYPE_CHECKING:

@@ -36,8 +36,8 @@ import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
 from prism_core._builtin import numpy_fft  # noqa: E402
 from prism_core._knowledge.fft_functions import ROWS  # noqa: E402
-from prism_core.testing import _conformance  # noqa: E402 - before _cases (a cycle)
 from prism_core.testing._cases import fft as cases  # noqa: E402
+from prism_core.testing._inputs import Maker  # noqa: E402
 
 from .array_api_dtypes import COMPLEX  # noqa: E402
 from .conftest import load_bundled_plugin  # noqa: E402
@@ -399,7 +399,7 @@ def test_the_keyword_cases_on_torch(op: str) -> None:
     reference's values and dtype on torch."""
     _plugin("torch")
     try:
-        found = cases.keyword_cases(op, _conformance._Maker(cases.DTYPES[op][0]))
+        found = cases.keyword_cases(op, Maker(cases.DTYPES[op][0]))
         assert found, op
         name = op.partition(".")[2]
         for keyword, calls in found.items():

@@ -53,3 +53,18 @@ def test_every_public_name_resolves() -> None:
     assert set(prism_core.__all__) <= set(dir(prism_core))
     with pytest.raises(AttributeError, match="not_a_name"):
         prism_core.not_a_name  # noqa: B018
+
+
+def test_no_module_is_imported_back_by_what_it_imports() -> None:
+    """No import cycle among prism_core's modules, package ``__init__`` files included, counting
+    imports inside functions and under ``TYPE_CHECKING`` (import-linter's ``acyclic_siblings``
+    contract sees cycles between siblings only, not through a package's own ``__init__``)."""
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (the dev extra)")
+    graph = grimp.build_graph("prism_core", exclude_type_checking_imports=False, cache_dir=None)
+    cycles = []
+    for importer in sorted(graph.modules):
+        for imported in sorted(graph.find_modules_directly_imported_by(importer)):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back is not None:
+                cycles.append(" -> ".join((importer, *back)))
+    assert cycles == []

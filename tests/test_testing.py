@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import re
+import subprocess
+import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -301,6 +303,34 @@ def test_standard_inputs_are_well_formed() -> None:
     assert input_cases("no.such.op") == {} and keyword_cases("no.such.op") == {}
     (a, _), _ = standard_inputs("linalg.solve")[0]
     assert np.linalg.cond(a) < 10
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    "first",
+    [
+        "prism_core.testing",
+        "prism_core.testing._cases",
+        "prism_core.testing._cases.fft",
+        "prism_core.testing._conformance",
+        "prism_core.testing.pytest_plugin",
+    ],
+)
+def test_the_suite_has_the_families_whichever_module_comes_first(first: str) -> None:
+    """In a fresh interpreter, importing any module of the suite first (a family's cases
+    included) leaves the suite with every family's ops; a family's cases need only the inputs
+    module, not the suite that reads them."""
+    family_first = first.startswith("prism_core.testing._cases.")
+    code = (
+        f"import sys, {first}\n"
+        f"if {family_first}:\n"
+        "    assert 'prism_core.testing._conformance' not in sys.modules, 'the suite was loaded'\n"
+        "from prism_core.testing._conformance import DTYPES, input_cases\n"
+        "assert 'fft.fftshift' in DTYPES and 'take' in DTYPES and 'linspace' in DTYPES\n"
+        "assert input_cases('fft.fftshift')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any
 
-from prism_core._knowledge.backend import Availability, Backend
+from prism_core._contract.backend import Availability, Backend
 from prism_core.hookspecs import hookimpl
 
 __all__ = ["NumpyBackend"]

@@ -25,11 +25,11 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from prism_core._contract.variant import Variant
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.families import TABLE_OPS
-from prism_core._knowledge.variant import Variant
 from prism_core.backend_kit import host_only
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prism_core._errors import RequirementError
 from prism_core._values import value_type
@@ -29,9 +29,33 @@ from prism_core._values import value_type
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
 
-    from prism_core._description.device import DeviceDescription
 
 __all__ = ["Clause", "Requirement", "RequirementMatch", "version_meets"]
+
+
+class _Versioned(Protocol):
+    @property
+    def version(self) -> int | str: ...
+
+
+class Judged(Protocol):
+    """What a requirement reads of a device: a :class:`~prism_core.DeviceDescription` (whose
+    module imports this one, to offer ``satisfies``)."""
+
+    @property
+    def device_type(self) -> str: ...
+    @property
+    def data(self) -> Mapping[str, Any]: ...
+    @property
+    def lineage(self) -> tuple[str, ...]: ...
+    @property
+    def kind(self) -> str | None: ...
+    @property
+    def cpu_flags(self) -> frozenset[str]: ...
+    def is_a(self, device_type: str) -> bool: ...
+    def supports(self, op: str, dtype: str) -> bool: ...
+    def feature(self, name: str) -> _Versioned | None: ...
+
 
 IDENTITY_KEYS = ("vendor", "kind", "device_type", "architecture", "isa")
 _SPEC_START = re.compile(r"^\s*(~=|==|!=|<=|>=|<|>|===)")
@@ -254,7 +278,7 @@ class Requirement:
         """How many clauses the requirement has: more clauses, more specific."""
         return len(self.clauses)
 
-    def match(self, device: DeviceDescription) -> RequirementMatch:
+    def match(self, device: Judged) -> RequirementMatch:
         reasons: list[str] = []
         met: list[str] = []
         for clause in self.clauses:
@@ -317,7 +341,7 @@ def _flag_reason(name: str, wanted: Any) -> str | None:
     )
 
 
-def _unmet(clause: Clause, device: DeviceDescription) -> str | None:
+def _unmet(clause: Clause, device: Judged) -> str | None:
     ns = clause.namespace
     if ns == "identity":
         actual = (

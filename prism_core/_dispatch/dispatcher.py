@@ -29,9 +29,11 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from prism_core import _events as events
+from prism_core._contract.variant import VariantImportError
+from prism_core._dispatch.decision import Basis, Candidate, Decision
 from prism_core._dispatch.registry import (
     as_op,
     ensure_ready,
@@ -49,22 +51,17 @@ from prism_core._errors import (
     user_stacklevel,
 )
 from prism_core._knowledge.threads import POOLS, entering
-from prism_core._knowledge.variant import VariantImportError
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
+    from prism_core._contract.variant import Variant
     from prism_core._description.device import DeviceDescription
     from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.backend import Backend
-    from prism_core._knowledge.variant import Variant
-    from prism_core._pipeline.report import PipelinePlan
 
 __all__ = [
     "ArraySpec",
     "BackendError",
-    "Basis",
-    "Candidate",
-    "Decision",
     "DispatchError",
     "FallbackRecord",
     "FallbackWarning",
@@ -161,147 +158,6 @@ class ArraySpec:
         return f"ArraySpec({self.shape}, {to_dtype(self.dtype).name})"
 
 
-@dataclass(frozen=True)
-class Basis:
-    """What decided the order of a plan's candidates, for :func:`explain`.
-
-    ``decided_by`` is ``"tuned"`` (times the tuner measured on this host for this op, device
-    set, dtype and size bucket: ``prism tune``, ``prism bench``), ``"modelled"`` (times the
-    performance model predicts) or ``"priority"`` (the declared order: no measurement applies,
-    or none showed a significant gap).  ``times`` are seconds per call by variant name.
-    """
-
-    decided_by: str = "priority"
-    note: str = ""
-    times: tuple[tuple[str, float], ...] = ()
-
-    __module__ = "prism_core"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"decided_by": self.decided_by, "note": self.note, "times": dict(self.times)}
-
-
-_PRIORITY = Basis()
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One variant's verdict in a decision."""
-
-    variant: str
-    backend: str
-    accepted: bool
-    device: str | None = None
-    reasons: tuple[str, ...] = ()
-    rank: tuple[Any, ...] = ()
-    priority: int = 0
-
-    __module__ = "prism_core"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "backend": self.backend,
-            "accepted": self.accepted,
-            "device": self.device,
-            "priority": self.priority,
-            "reasons": list(self.reasons),
-        }
-
-
-@dataclass(frozen=True)
-class Decision:
-    """Why a call runs where it runs: every candidate, accepted or rejected with its reasons."""
-
-    op: str
-    scope: dict[str, Any]
-    candidates: tuple[Candidate, ...]
-    chosen: str | None
-    chosen_backend: str | None = None
-    chosen_device: str | None = None
-    executed: str | None = None
-    from_cache: bool = False
-    simulated: bool = False
-    data_movement: tuple[str, ...] = ()
-    signature: tuple[str, ...] = ()
-    #: What ordered the candidates: ``basis.decided_by`` is "tuned", "modelled" or "priority".
-    basis: Basis = _PRIORITY
-
-    __module__ = "prism_core"
-
-    @property
-    def decided_by(self) -> str:
-        return self.basis.decided_by
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "decided_by": self.basis.decided_by,
-            "basis": self.basis.as_dict(),
-            "scope": self.scope,
-            "signature": list(self.signature),
-            "chosen": self.chosen,
-            "chosen_backend": self.chosen_backend,
-            "chosen_device": self.chosen_device,
-            "executed": self.executed,
-            "simulated": self.simulated,
-            "from_cache": self.from_cache,
-            "data_movement": list(self.data_movement),
-            "candidates": [c.as_dict() for c in self.candidates],
-        }
-
-    def __str__(self) -> str:
-        lines = [f"{self.op}({', '.join(self.signature)})"]
-        scope = self.scope
-        where = scope.get("device") or "automatic"
-        if scope.get("simulated"):
-            where += " (simulated)"
-        lines.append(
-            f"  scope: device {where}, backend {scope.get('backend') or 'any'}, "
-            f"prefer {scope.get('prefer')}{', strict' if scope.get('strict') else ''}"
-        )
-        if self.chosen:
-            lines.append(
-                f"  chosen: {self.chosen} on {self.chosen_backend}"
-                + (f" for {self.chosen_device}" if self.chosen_device else "")
-                + (" (from cache)" if self.from_cache else "")
-            )
-        else:
-            lines.append("  chosen: none: no installed variant can run here")
-        basis = self.basis
-        why = {
-            "tuned": "tuned (measured times)",
-            "modelled": "modelled (predicted times)",
-            "priority": "declared priority",
-        }.get(basis.decided_by, basis.decided_by)
-        lines.append(f"  decided by: {why}" + (f": {basis.note}" if basis.note else ""))
-        if basis.times:
-            lines.append(
-                "  times: " + ", ".join(f"{name} {_seconds_text(t)}" for name, t in basis.times)
-            )
-        if self.simulated and self.executed:
-            lines.append(f"  executes: {self.executed} (the device is simulated)")
-        for move in self.data_movement:
-            lines.append(f"  moves: {move}")
-        lines.append("  candidates:")
-        for c in self.candidates:
-            mark = "+" if c.accepted else "-"
-            detail = f" on {c.device}" if c.device else ""
-            why = f": {'; '.join(c.reasons)}" if c.reasons else ""
-            lines.append(
-                f"    {mark} {c.variant} [{c.backend}, priority {c.priority}]{detail}{why}"
-            )
-        return "\n".join(lines)
-
-
-def _seconds_text(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
-
-
 @dataclass
 class FallbackRecord:
     """A variant that failed for a backend reason, and what ran instead."""
@@ -363,7 +219,7 @@ class Plan:
     #: fallback) and handles its own failures.
     call: Callable[..., Any] = field(default=_unfinished)
     #: What ordered the candidates: measured times, predicted times or declared priority.
-    basis: Basis = field(default_factory=lambda: _PRIORITY)
+    basis: Basis = field(default_factory=Basis)
     #: Tuned times could order this plan's candidates, but none were measured for the call
     #: (tuning on first use, when on, measures them: ``first_use``).
     untuned: bool = False
@@ -785,9 +641,9 @@ def _by_measurement(
     """
     policy = scope.execution
     if scope.prefer == "reference" or scope.simulated or not ranked:
-        return ranked, _PRIORITY
+        return ranked, Basis()
     if len(ranked) < 2 and policy is None:
-        return ranked, _PRIORITY
+        return ranked, Basis()
     dtype = tuning_dtype(dtypes)
     if dtype is None:
         return ranked, Basis(note="no tuned times: the arrays have no dtypes")
@@ -1519,17 +1375,20 @@ def _signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
-class _PlansItself(Protocol):
+_Plan = TypeVar("_Plan", covariant=True)
+
+
+class _PlansItself(Protocol[_Plan]):
     """What plans itself when explained: a ``@prism_core.pipeline`` function."""
 
-    def __prism_explain__(self, *args: Any, **kwargs: Any) -> PipelinePlan: ...
+    def __prism_explain__(self, *args: Any, **kwargs: Any) -> _Plan: ...
 
 
 @overload
-def explain(op: _PlansItself, *args: Any, **kwargs: Any) -> PipelinePlan: ...
+def explain(op: _PlansItself[_Plan], *args: Any, **kwargs: Any) -> _Plan: ...
 @overload
 def explain(op: Any, *args: Any, **kwargs: Any) -> Decision: ...
-def explain(op: Any, *args: Any, **kwargs: Any) -> Decision | PipelinePlan:
+def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it.
 
     Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).  An object
@@ -1538,7 +1397,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Decision | PipelinePlan:
     """
     planner = getattr(op, "__prism_explain__", None)
     if planner is not None:
-        return planner(*args, **kwargs)  # type: ignore[no-any-return]
+        return planner(*args, **kwargs)
     the_op = as_op(op)
     if not current_scope().simulated:
         # A decision shows every backend's availability (a call asks only as far as it needs:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
-    from prism_core._knowledge.backend import Backend
 
 __all__ = [
     "COPIED",

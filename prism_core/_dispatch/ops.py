@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol, overload
+from typing import Any, overload
 
+from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.device import DeviceDescription
 from prism_core._dispatch import registry
 from prism_core._dispatch.dispatcher import (
@@ -29,6 +30,7 @@ from prism_core._dispatch.dispatcher import (
 from prism_core._dispatch.registry import (
     Op,
     OperationError,
+    OpFunction,
     add_variant,
     as_op,
     register_op,
@@ -37,12 +39,8 @@ from prism_core._dispatch.registry import (
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._dispatch.scope import device as device_scope
 from prism_core._knowledge.threads import POOLS
-from prism_core._knowledge.variant import CanRun, Variant
 
 _scope_token = SCOPE.get
-
-if TYPE_CHECKING:
-    from prism_core._dispatch.dispatcher import Decision
 
 __all__ = [
     "Op",
@@ -58,20 +56,6 @@ __all__ = [
     "register_op",
     "remove_variants",
 ]
-
-
-class OpFunction(Protocol):
-    """What users call for an op (``prism_core.matmul``): a function with the op attached."""
-
-    op: Op
-    name: str
-    variants: list[Variant]
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-
-    def variant(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any: ...
-
-    def explain(self, *args: Any, **kwargs: Any) -> Decision: ...
 
 
 def get_op(name: str) -> Op:

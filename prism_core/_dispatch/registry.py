@@ -19,24 +19,37 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from prism_core._contract.variant import CanRun, Variant
 from prism_core._errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core._events import subscribe
-from prism_core._knowledge.variant import CanRun, Variant
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.dispatcher import Decision
-    from prism_core._dispatch.ops import OpFunction
+    from prism_core._dispatch.decision import Decision
     from prism_core._knowledge.plugins import PluginSet
 
-__all__ = ["Op", "OperationError"]
+__all__ = ["Op", "OpFunction", "OperationError"]
 
 
 class OperationError(PrismError, LookupError):
     """An unknown operation, or an operation declared twice."""
 
     __module__ = "prism_core"
+
+
+class OpFunction(Protocol):
+    """What users call for an op (``prism_core.matmul``): a function with the op attached."""
+
+    op: Op
+    name: str
+    variants: list[Variant]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    def variant(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any: ...
+
+    def explain(self, *args: Any, **kwargs: Any) -> Decision: ...
 
 
 #: Makes the function users call for an op; installed by ``ops.py``.

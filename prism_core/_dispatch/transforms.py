@@ -17,8 +17,8 @@ from prism_core._dispatch.ops import get_op
 from prism_core._dispatch.scope import current_scope
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
-    from prism_core._knowledge.backend import Backend
 
 __all__ = ["ValueAndGrad", "to_device", "to_dlpack", "value_and_grad", "vmap"]
 

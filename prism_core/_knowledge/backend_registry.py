@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism_core._contract.backend import Backend
 from prism_core._errors import describe_exception
-from prism_core._knowledge.backend import Backend
 
 __all__ = ["BackendInfo", "backends", "get_backend"]
 
@@ -103,7 +103,7 @@ def backends() -> list[BackendInfo]:
 
 
 def _availability(backend: Backend) -> Any:
-    from prism_core._knowledge.backend import Availability
+    from prism_core._contract.backend import Availability
 
     try:
         return backend.availability()

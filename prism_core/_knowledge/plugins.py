@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import PluginSettings
+from prism_core._contract.backend import Backend, Detection
 from prism_core._description.library import add_search_path_provider
 from prism_core._errors import PrismError, PrismWarning, debug, did_you_mean, user_stacklevel
 from prism_core._events import PLUGINS, announce
-from prism_core._knowledge.backend import Backend, Detection
 from prism_core._values import value_type
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ def _check_backends(value: Any) -> list[Backend]:
 
 
 def _check_variants(value: Any) -> list[Any]:
-    from prism_core._knowledge.variant import Variant
+    from prism_core._contract.variant import Variant
 
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of variants")

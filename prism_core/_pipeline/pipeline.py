@@ -43,10 +43,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 from prism_core._dispatch import movement
+from prism_core._dispatch.decision import Decision
 from prism_core._dispatch.dispatcher import (
     PLANNING,
     ArraySpec,
-    Decision,
     explain,
     fallback_recording,
 )

@@ -27,7 +27,7 @@ from prism_core._dispatch.movement import MoveRecord
 from prism_core._errors import PrismError
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.dispatcher import Decision
+    from prism_core._dispatch.decision import Decision
 
 __all__ = [
     "MoveRecord",

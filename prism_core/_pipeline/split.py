@@ -71,9 +71,9 @@ from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, curr
 from prism_core._errors import PrismError, describe_exception, did_you_mean
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
     from prism_core._dispatch.scope import _ScopeBlock
-    from prism_core._knowledge.backend import Backend
 
 __all__ = [
     "KINDS",

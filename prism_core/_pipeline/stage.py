@@ -57,10 +57,10 @@ from prism_core._pipeline.report import PipelineError, StageFallback, StageRepor
 from prism_core._pipeline.split import recording as split_recording
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
     from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.backend import Backend
 
 __all__ = [
     "DISPATCH_MODES",

@@ -47,9 +47,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from prism_core._contract.variant import Variant
 from prism_core._dispatch.ops import Op, register_op
 from prism_core._errors import PrismError
-from prism_core._knowledge.variant import Variant
 from prism_core._knowledge.work import Work, declare_work
 from prism_core.genomics.result import AlignmentResult, BatchResult
 from prism_core.hookspecs import hookimpl

@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 from prism_core._errors import describe_exception
 from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core.testing import _cases
+from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases, vector_cases
 
 if TYPE_CHECKING:
     from prism_core import Backend, Variant
@@ -51,9 +53,6 @@ __all__ = [
 ]
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-#: Sizes large enough for the usual "worth a device transfer" thresholds of ``can_run``.
-N1 = 4096
-N2 = 64
 #: The shapes and layouts every op is called with (where the op is defined on them).
 SHAPES = ("standard", "empty", "one", "odd", "strided", "fortran")
 
@@ -97,6 +96,10 @@ DTYPES: dict[str, tuple[str, ...]] = {
         for e in ELEMENTWISE
     },
 }
+#: The families declared as tables (``_cases``), which bring their own ops and dtypes.
+_FAMILIES = _cases.modules()
+for _family in _FAMILIES:
+    DTYPES.update(_family.DTYPES)
 #: The table's functions whose inputs must lie in (-1, 1) (their real domain), or be positive.
 _UNIT_DOMAIN = frozenset({"acos", "asin", "atanh"})
 _POSITIVE_DOMAIN = frozenset({"acosh", "log1p", "log2", "log10", "reciprocal"})
@@ -205,76 +208,8 @@ def _decided(name: str, subject: str, check: str, status: str, detail: str = "")
 
 # -- inputs -----------------------------------------------------------------------------------
 
-Case = tuple[tuple[Any, ...], dict[str, Any]]
 
-
-class _Maker:
-    """Arrays of one dtype, the same numbers every time."""
-
-    def __init__(self, dtype: str) -> None:
-        import numpy as np
-
-        self.np = np
-        self.rng = np.random.default_rng(20261121)
-        self.dt = np.dtype(dtype)
-        #: The real dtype of the same precision (float32 for complex64).
-        self.real = (
-            np.dtype("float32")
-            if self.dt == np.dtype("complex64")
-            else (np.dtype("float64") if self.dt.kind == "c" else self.dt)
-        )
-
-    def __call__(self, *shape: int, positive: bool = False) -> Any:
-        np, rng = self.np, self.rng
-        if positive:  # ints: 1 or 2; floats in [1, 3); complex with a positive real part
-            x = rng.uniform(1.0, 3.0, shape)
-            imag = 0.5 * rng.uniform(-1.0, 1.0, shape)
-        else:  # ints: small, both signs
-            x = rng.normal(size=shape)
-            imag = rng.normal(size=shape)
-        if self.dt.kind == "c":
-            x = x + 1j * imag
-        return np.ascontiguousarray(x.astype(self.dt))
-
-    def strided(self, *shape: int, positive: bool = False) -> Any:
-        """Non-contiguous: every other element of the last axis of a larger array."""
-        wide = self(*shape[:-1], 2 * shape[-1], positive=positive)
-        return wide[..., ::2]
-
-    def fortran(self, *shape: int, positive: bool = False) -> Any:
-        return self.np.asfortranarray(self(*shape, positive=positive))
-
-    def well_conditioned(self, n: int) -> Any:
-        return self(n, n) + (n + 4) * self.np.eye(n, dtype=self.dt)
-
-    def hermitian(self, a: Any) -> Any:
-        return a + a.conj().T
-
-
-def _vector_cases(m: _Maker, positive: bool = False) -> dict[str, Any]:
-    """One array per shape: vectors, and a 2-D array in Fortran order."""
-    return {
-        "standard": m(N1, positive=positive),
-        "empty": m(0, positive=positive),
-        "one": m(1, positive=positive),
-        "odd": m(N1 + 1, positive=positive),
-        "strided": m.strided(N1, positive=positive),
-        "fortran": m.fortran(N2, N2, positive=positive),
-    }
-
-
-def _matrix_cases(m: _Maker, positive: bool = False) -> dict[str, Any]:
-    return {
-        "standard": m(N2, N2, positive=positive),
-        "empty": m(0, N2, positive=positive),
-        "one": m(1, 1, positive=positive),
-        "odd": m(65, 67, positive=positive),
-        "strided": m.strided(N2, N2, positive=positive),
-        "fortran": m.fortran(N2, N2, positive=positive),
-    }
-
-
-def _pairs(m: _Maker) -> dict[str, tuple[Any, Any]]:
+def _pairs(m: Maker) -> dict[str, tuple[Any, Any]]:
     """Operands of matrix products, per shape."""
     return {
         "standard": (m(N2, N2), m(N2, N2)),
@@ -286,7 +221,7 @@ def _pairs(m: _Maker) -> dict[str, tuple[Any, Any]]:
     }
 
 
-def _square_cases(m: _Maker) -> dict[str, Any]:
+def _square_cases(m: Maker) -> dict[str, Any]:
     """Well-conditioned square matrices, per shape."""
     return {
         "standard": m.well_conditioned(N2),
@@ -307,12 +242,12 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     dtype = _default_dtype(op) if dtype is None else dtype
     if dtype not in DTYPES.get(op, ()):
         return {}
-    m = _Maker(dtype)
-    for family in _family_cases():  # the families declared as tables (issue 12)
+    m = Maker(dtype)
+    for family in _FAMILIES:  # the families declared as tables (issue 12)
         found: dict[str, Case] | None = family.input_cases(op, m)
         if found is not None:
             return found
-    one_arg: dict[str, Case] = {s: ((x,), {}) for s, x in _vector_cases(m).items()}
+    one_arg: dict[str, Case] = {s: ((x,), {}) for s, x in vector_cases(m).items()}
     if op in ("asarray", "to_numpy", "square", "exp", "abs", "real", "conj"):
         return one_arg
     if op in ("from_dlpack", "requires_grad", "detach"):
@@ -320,7 +255,7 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     if op in ("fft.fft", "fft.ifft", "fft.rfft"):
         return {s: c for s, c in one_arg.items() if s != "empty"}  # no transform of nothing
     if op in ("sqrt", "log"):
-        return {s: ((x,), {}) for s, x in _vector_cases(m, positive=True).items()}
+        return {s: ((x,), {}) for s, x in vector_cases(m, positive=True).items()}
     if op in ("zeros", "ones", "full"):
         fill = {"c": 2.5 + 0.5j, "f": 2.5}.get(m.dt.kind, 3)
         extra = (fill,) if op == "full" else ()
@@ -334,51 +269,51 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
             "odd": ((65, 1, 67), {}),
         }
     if op in ("add", "subtract", "multiply", "divide", "power"):
-        firsts = _vector_cases(m, positive=op == "power")
+        firsts = vector_cases(m, positive=op == "power")
         if op != "power":
-            seconds = _vector_cases(m, positive=op == "divide")
+            seconds = vector_cases(m, positive=op == "divide")
         elif m.dt.kind in "iu":  # integers to the powers 0 and 1
-            seconds = _vector_cases(m, positive=True)
+            seconds = vector_cases(m, positive=True)
             for y in seconds.values():
                 y -= 1  # in place: the layouts stay what they are
         else:  # a real exponent in [0.5, 1.5), of the same precision
-            seconds = _vector_cases(_Maker(str(m.real)), positive=True)
+            seconds = vector_cases(Maker(str(m.real)), positive=True)
             for y in seconds.values():
                 y *= 0.5
         return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
     table = {e.name: e for e in ELEMENTWISE}.get(op)
     if table is not None and table.arity == 1:
         positive = op in _UNIT_DOMAIN or op in _POSITIVE_DOMAIN
-        vectors = _vector_cases(m, positive=positive)
+        vectors = vector_cases(m, positive=positive)
         if op in _UNIT_DOMAIN:  # [1, 3) scaled into [0.3, 0.9)
             for x in vectors.values():
                 x *= 0.3  # in place: the layouts stay what they are
         return {s: ((x,), {}) for s, x in vectors.items()}
     if table is not None:
-        firsts = _vector_cases(m)
-        seconds = _vector_cases(m, positive=op in _POSITIVE_SECOND)
+        firsts = vector_cases(m)
+        seconds = vector_cases(m, positive=op in _POSITIVE_SECOND)
         return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
     if op in ("maximum", "minimum"):
-        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        firsts, seconds = vector_cases(m), vector_cases(m)
         return {s: ((firsts[s], seconds[s]), {}) for s in firsts}
     if op == "clip":  # Python bounds of x's kind, then arrays of bounds (min <= max)
         low, high = (-1, 1) if m.dt.kind in "iu" else (-0.5, 0.5)
-        bounded: dict[str, Case] = {s: ((x, low, high), {}) for s, x in _vector_cases(m).items()}
+        bounded: dict[str, Case] = {s: ((x, low, high), {}) for s, x in vector_cases(m).items()}
         p, q = m(N1), m(N1)
         bounded["bounds"] = ((m(N1), m.np.minimum(p, q), m.np.maximum(p, q)), {})
         return bounded
     if op == "where":
-        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        firsts, seconds = vector_cases(m), vector_cases(m)
         return {s: ((m.np.real(x) > 0, x, seconds[s]), {}) for s, x in firsts.items()}
     if op in ("sum", "mean", "std", "min", "max", "argmax", "argmin"):
-        cases: dict[str, Case] = {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        cases: dict[str, Case] = {s: ((x,), {}) for s, x in matrix_cases(m).items()}
         if op != "sum":  # the mean of nothing warns, the minimum of nothing is an error
             del cases["empty"]
         return cases
     if op == "sort":
-        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
     if op == "cumulative_sum":  # axis=None is for vectors only
-        return {s: ((x,), {} if x.ndim == 1 else {"axis": 1}) for s, x in _vector_cases(m).items()}
+        return {s: ((x,), {} if x.ndim == 1 else {"axis": 1}) for s, x in vector_cases(m).items()}
     if op == "reshape":
         return {
             "standard": ((m(N1), (N2, N2)), {}),
@@ -389,7 +324,7 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
             "fortran": ((m.fortran(N2, N2), (N1,)), {}),
         }
     if op == "transpose":
-        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
     if op == "moveaxis":
         arrays = {
             "standard": m(8, 8, N2),
@@ -401,9 +336,9 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
         }
         return {s: ((x, 0, -1), {}) for s, x in arrays.items()}
     if op == "expand_dims":
-        return {s: ((x, 0), {}) for s, x in _vector_cases(m).items()}
+        return {s: ((x, 0), {}) for s, x in vector_cases(m).items()}
     if op in ("stack", "concat"):  # one argument: a list of arrays of one shape and layout
-        firsts, seconds = _vector_cases(m), _vector_cases(m)
+        firsts, seconds = vector_cases(m), vector_cases(m)
         return {s: (([x, seconds[s], x],), {}) for s, x in firsts.items()}
     if op in ("matmul", "dot"):
         return {s: (pair, {}) for s, pair in _pairs(m).items()}
@@ -431,9 +366,9 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
         cases["vector"] = ((m.well_conditioned(N2), m(N2)), {})  # 1-D: a vector, not a matrix
         return cases
     if op in ("linalg.svd", "linalg.qr"):
-        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
     if op in ("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm"):
-        return {s: ((x,), {}) for s, x in _matrix_cases(m).items()}
+        return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
     if op == "convolve":
         return {
             "standard": ((m(N1), m(64)), {}),
@@ -452,8 +387,8 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
 
     if op not in DTYPES:
         return {}
-    m = _Maker(dtype or DTYPES[op][0])
-    for family in _family_cases():  # the families declared as tables (issue 12)
+    m = Maker(dtype or DTYPES[op][0])
+    for family in _FAMILIES:  # the families declared as tables (issue 12)
         hook = getattr(family, "keyword_cases", None)
         calls: dict[str, list[Case]] | None = hook(op, m) if hook is not None else None
         if calls is not None:
@@ -508,14 +443,14 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
             "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
         }
     if op == "sort":
-        ties = _Maker("int64")(N2, N2).astype(m.dt)  # small integers: many equal elements
+        ties = Maker("int64")(N2, N2).astype(m.dt)  # small integers: many equal elements
         return {
             "axis": [((a,), {"axis": 0}), ((cube,), {"axis": 1})],
             "descending": [((a,), {"descending": True}), ((ties,), {"descending": True})],
             "stable": [((ties,), {"stable": True}), ((a,), {"stable": False})],
         }
     if op == "cumulative_sum":
-        ints = _Maker("int32")(N2, N2)
+        ints = Maker("int32")(N2, N2)
         return {
             "axis": [((a,), {"axis": 0}), ((cube,), {"axis": -1})],
             "dtype": [
@@ -532,7 +467,7 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
         flat = {"axis": None} if op == "concat" else {"axis": -1}
         return {"axis": [((xs,), {"axis": 1}), ((tuple(xs),), flat)]}
     if op == "sum":
-        ints = _Maker("int32")(N2, N2)
+        ints = Maker("int32")(N2, N2)
         return {
             **reduction,
             "dtype": [((ints,), {"dtype": "float64"}), ((a,), {"dtype": prism_core.complex128})],
@@ -601,13 +536,6 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
         v = m(64)
         return {"mode": [((x, v), {"mode": "same"}), ((x, v), {"mode": "valid"})]}
     return {}
-
-
-@functools.cache
-def _family_cases() -> list[Any]:
-    from prism_core.testing import _cases
-
-    return _cases.modules()
 
 
 def standard_inputs(op: str, dtype: str | None = None) -> list[Case]:
@@ -1114,8 +1042,3 @@ def check_backend(backend: str | Backend) -> ConformanceReport:
     report = ConformanceReport(target.name)
     report.results.extend(check.run() for check in conformance_checks(target))
     return report
-
-
-# The families declared as tables (issue 12) bring their own dtypes.
-for _family in _family_cases():
-    DTYPES.update(_family.DTYPES)

@@ -3,12 +3,14 @@
 
 * ``DTYPES``: op -> the dtypes it is checked in (its first: the dtype of the keyword checks);
 * ``input_cases(op, m)``: ``{shape: (args, kwargs)}`` of NumPy arguments for ``op`` made with
-  ``m`` (``_conformance._Maker``, of the dtype being checked), ``{}`` where the op has no case
+  ``m`` (``_inputs.Maker``, of the dtype being checked), ``{}`` where the op has no case
   in that dtype, or ``None`` when ``op`` is not the family's;
 * ``keyword_cases(op, m)`` (optional): ``{keyword: [(args, kwargs), ...]}`` exercising each
   keyword argument the op documents, or ``None`` for another family's op.
 
-``_conformance`` merges them into its own ``DTYPES`` and ``input_cases``.
+``_conformance`` imports this package: it merges the families' ``DTYPES`` into its own when it
+is imported, and its ``input_cases`` and ``keyword_cases`` ask each family.  The families import
+only ``prism_core.testing._inputs`` (the arrays the suite shares with them), never the suite.
 """
 
 from __future__ import annotations
@@ -25,9 +27,3 @@ MODULES: tuple[str, ...] = ("creation", "manipulation", "searching", "statistics
 def modules() -> list[ModuleType]:
     """The families' case modules, imported."""
     return [importlib.import_module(f"{__name__}.{name}") for name in MODULES]
-
-
-# The family modules import the suite's helpers from ``_conformance``, which merges their
-# ``DTYPES`` when it is imported: importing it here, once ``modules`` exists, makes importing a
-# family module first (``prism_core.testing._cases.fft``) load the suite first.
-from prism_core.testing import _conformance as _conformance  # noqa: E402

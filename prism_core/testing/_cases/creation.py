@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import N1, N2, Case, _Maker, _matrix_cases
+from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases
 
 __all__ = ["DTYPES", "input_cases", "keyword_cases"]
 
@@ -27,11 +27,11 @@ DTYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _fill(m: _Maker) -> Any:
+def _fill(m: Maker) -> Any:
     return {"c": 2.5 + 0.5j, "f": 2.5}.get(m.dt.kind, 3)
 
 
-def _other_dtype(m: _Maker) -> str:
+def _other_dtype(m: Maker) -> str:
     """A dtype to convert ``m``'s arrays to: another precision of the same kind (float64 for
     integers)."""
     return {
@@ -42,14 +42,14 @@ def _other_dtype(m: _Maker) -> str:
     }.get(m.dt.name, "float64")
 
 
-def _arange_args(m: _Maker) -> tuple[Any, ...]:
+def _arange_args(m: Maker) -> tuple[Any, ...]:
     """``N1`` values: fractional steps for floating dtypes, integers for integer ones."""
     if m.dt.kind == "f":
         return (-8.0, 8.0, 2.0**-8)
     return (-(N1 // 2), N1 // 2)
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
@@ -74,7 +74,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
             "odd": ((m(65), m(67), m(3)), {}),
             "strided": ((m.strided(N1), m.strided(5)), {}),
         }
-    matrices = _matrix_cases(m)
+    matrices = matrix_cases(m)
     if op == "full_like":
         return {s: ((x, _fill(m)), {}) for s, x in matrices.items()}
     if op == "astype":
@@ -82,7 +82,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     return {s: ((x,), {}) for s, x in matrices.items()}  # *_like, tril, triu
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
     ``None`` for another family's op.  ``device`` is given as ``None`` (every backend's
     default): the devices a backend takes differ (``tests/test_array_api_creation.py`` checks

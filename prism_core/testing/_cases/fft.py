@@ -11,7 +11,7 @@ exercises every keyword argument the rows document.
 
 from __future__ import annotations
 
-from prism_core.testing._conformance import N1, N2, Case, _Maker
+from prism_core.testing._inputs import N1, N2, Case, Maker
 
 __all__ = ["DTYPES", "input_cases", "keyword_cases"]
 
@@ -37,7 +37,7 @@ DTYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _arrays(m: _Maker) -> dict[str, Case]:
+def _arrays(m: Maker) -> dict[str, Case]:
     """One array per layout; the empty one transformed along its non-empty axis."""
     return {
         "standard": ((m(N2, N2),), {}),
@@ -50,7 +50,7 @@ def _arrays(m: _Maker) -> dict[str, Case]:
     }
 
 
-def _signals(m: _Maker, half: bool) -> dict[str, Case]:
+def _signals(m: Maker, half: bool) -> dict[str, Case]:
     """Signals per layout; a half spectrum of one point needs ``n=1``."""
     return {
         "standard": ((m(N1),), {}),
@@ -62,7 +62,7 @@ def _signals(m: _Maker, half: bool) -> dict[str, Case]:
     }
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
@@ -90,7 +90,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     return cases
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
     ``None`` for another family's op.  ``device`` is given as ``None`` (every backend's
     default): the devices a backend takes differ (``tests/test_array_api_fft.py`` checks

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import N1, N2, Case, _Maker
+from prism_core.testing._inputs import N1, N2, Case, Maker
 
 __all__ = ["DTYPES", "input_cases", "keyword_cases"]
 
@@ -31,7 +31,7 @@ DTYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _matrices(m: _Maker) -> dict[str, Any]:
+def _matrices(m: Maker) -> dict[str, Any]:
     """One matrix (or stack) per shape."""
     return {
         "standard": m(N2, N2),
@@ -44,12 +44,12 @@ def _matrices(m: _Maker) -> dict[str, Any]:
     }
 
 
-def _near_identity(m: _Maker, n: int) -> Any:
+def _near_identity(m: Maker, n: int) -> Any:
     """A well-conditioned ``n`` by ``n`` matrix whose determinant is of order one."""
     return m.well_conditioned(n) / (n + 4)
 
 
-def _squares(m: _Maker) -> dict[str, Any]:
+def _squares(m: Maker) -> dict[str, Any]:
     """Square matrices near the identity, per shape."""
     np = m.np
     stack = np.stack([_near_identity(m, 7) for _ in range(5)])
@@ -64,7 +64,7 @@ def _squares(m: _Maker) -> dict[str, Any]:
     }
 
 
-def _hermitian(m: _Maker) -> dict[str, Any]:
+def _hermitian(m: Maker) -> dict[str, Any]:
     """Real symmetric or complex Hermitian matrices, per shape."""
     np = m.np
     cases = {s: m.hermitian(x) for s, x in _squares(m).items() if s != "stack"}
@@ -75,7 +75,7 @@ def _hermitian(m: _Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
@@ -127,7 +127,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     }
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m`` (of the
     op's first dtype): ``{keyword: [(args, kwargs), ...]}``; ``None`` for another family's op
     (``{}`` for one of this family without keywords)."""
@@ -153,7 +153,7 @@ def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
         offsets: list[Case] = [((a,), {"offset": 1}), ((m(8, 5, 7),), {"offset": -3})]
         if op == "linalg.diagonal":
             return {"offset": offsets}
-        ints = _Maker("int32")(N2, N2)
+        ints = Maker("int32")(N2, N2)
         return {
             "offset": offsets,
             "dtype": [((ints,), {"dtype": "float64"}), ((a,), {"dtype": "complex128"})],

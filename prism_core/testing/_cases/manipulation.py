@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import _ALL, N1, N2, Case, _Maker
+from prism_core.testing._inputs import N1, N2, Case, Maker
 
 __all__ = ["DTYPES", "input_cases", "keyword_cases"]
+
+_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
 
 #: Op -> the dtypes the suite checks it in: all of them (these functions move elements, they
 #: compute nothing).
@@ -22,7 +24,7 @@ DTYPES: dict[str, tuple[str, ...]] = dict.fromkeys(
 )  # fmt: skip
 
 
-def _matrices(m: _Maker) -> dict[str, Any]:
+def _matrices(m: Maker) -> dict[str, Any]:
     return {
         "standard": m(N2, N2),
         "empty": m(0, N2),
@@ -33,12 +35,12 @@ def _matrices(m: _Maker) -> dict[str, Any]:
     }
 
 
-def _indices(m: _Maker, low: int, high: int, *shape: int) -> Any:
+def _indices(m: Maker, low: int, high: int, *shape: int) -> Any:
     """int64 indices in ``[low, high)`` (negative ones too), the same every time."""
     return m.rng.integers(low, high, size=shape, dtype="int64")
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
@@ -126,7 +128,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     }
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents (``{keyword: [(args,
     kwargs), ...]}``), made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import N1, N2, Case, _Maker, _matrix_cases
+from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases
 
 __all__ = ["DTYPES", "input_cases"]
 
@@ -25,11 +25,11 @@ DTYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _repeating(m: _Maker) -> dict[str, Any]:
+def _repeating(m: Maker) -> dict[str, Any]:
     """Matrices with many equal elements (ties for the sorts, repeats for unique_*, zeros for
     nonzero): floating-point values rounded to halves, in place (the layouts stay); integers
     are small already."""
-    cases = _matrix_cases(m)
+    cases = matrix_cases(m)
     if m.dt.kind in "fc":
         for x in cases.values():
             x *= 2
@@ -38,7 +38,7 @@ def _repeating(m: _Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
@@ -62,7 +62,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     return {s: ((x,), {}) for s, x in matrices.items()}
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
     ``None`` for another family's op."""
     if op not in DTYPES:

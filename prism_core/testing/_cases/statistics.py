@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._conformance import N1, N2, Case, _Maker, _matrix_cases, _vector_cases
+from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases, vector_cases
 
 __all__ = ["DTYPES", "input_cases"]
 
@@ -19,7 +19,7 @@ DTYPES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _near_one(cases: dict[str, Any], m: _Maker) -> dict[str, Any]:
+def _near_one(cases: dict[str, Any], m: Maker) -> dict[str, Any]:
     """Products that neither overflow nor underflow: floating-point values moved into
     [0.99, 1.01), in place (the layouts stay); integers (1 or 2) stay, and multiply modulo
     2**64 alike on every backend."""
@@ -31,14 +31,14 @@ def _near_one(cases: dict[str, Any], m: _Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
+def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
     if op not in DTYPES:
         return None
     if op in ("all", "any"):
         # Booleans drawn, not converted from m's numbers (nearly all of which are non-zero);
         # small integers are zero often, floating-point numbers seldom.
-        matrices = _matrix_cases(m)
+        matrices = matrix_cases(m)
         if m.dt.kind == "b":
             for x in matrices.values():
                 x[...] = m.rng.uniform(size=x.shape) < 0.97  # in place: the layouts stay
@@ -47,17 +47,17 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
         cases["odd"] = ((matrices["odd"],), {"axis": 0, "keepdims": True})
         return cases
     if op == "prod":
-        matrices = _near_one(_matrix_cases(m, positive=True), m)
+        matrices = _near_one(matrix_cases(m, positive=True), m)
         cases = {s: ((x,), {}) for s, x in matrices.items()}
         cases["odd"] = ((matrices["odd"],), {"axis": 1})
         cases["strided"] = ((matrices["strided"],), {"axis": (0, 1), "keepdims": True})
         return cases
     if op == "var":  # the variance of nothing is NaN with a warning: no empty case
-        matrices = _matrix_cases(m)
+        matrices = matrix_cases(m)
         cases = {s: ((x,), {}) for s, x in matrices.items() if s != "empty"}
         cases["odd"] = ((matrices["odd"],), {"axis": 0, "correction": 1})
         return cases
-    vectors = _vector_cases(m, positive=op == "cumulative_prod")
+    vectors = vector_cases(m, positive=op == "cumulative_prod")
     if op == "cumulative_prod":  # axis=None is for vectors only
         vectors = _near_one(vectors, m)
         return {
@@ -71,7 +71,7 @@ def input_cases(op: str, m: _Maker) -> dict[str, Case] | None:
     return cases
 
 
-def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
     ``None`` for another family's op."""
     if op not in DTYPES:
@@ -88,7 +88,7 @@ def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
     if op in ("all", "any"):
         return reduction
     if op == "prod":
-        ints = _Maker("int32")(N2, N2)
+        ints = Maker("int32")(N2, N2)
         return {
             **reduction,
             "dtype": [((ints,), {"axis": 0, "dtype": "float64"}), ((a,), {"dtype": m.dt})],
@@ -102,7 +102,7 @@ def keyword_cases(op: str, m: _Maker) -> dict[str, list[Case]] | None:
     if op == "cumulative_prod":
         return {
             "axis": [((a,), {"axis": 0}), ((cube,), {"axis": -1})],
-            "dtype": [((_Maker("int32")(N1),), {"dtype": "float64"}), ((x,), {"dtype": m.dt})],
+            "dtype": [((Maker("int32")(N1),), {"dtype": "float64"}), ((x,), {"dtype": m.dt})],
             "include_initial": [
                 ((x,), {"include_initial": True}),
                 ((a,), {"axis": 1, "include_initial": True}),

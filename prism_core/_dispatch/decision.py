@@ -1,0 +1,147 @@
+"""What :func:`prism_core.explain` returns: a dispatch decision, each candidate's verdict and
+what ordered them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Basis", "Candidate", "Decision"]
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What decided the order of a plan's candidates, for :func:`explain`.
+
+    ``decided_by`` is ``"tuned"`` (times the tuner measured on this host for this op, device
+    set, dtype and size bucket: ``prism tune``, ``prism bench``), ``"modelled"`` (times the
+    performance model predicts) or ``"priority"`` (the declared order: no measurement applies,
+    or none showed a significant gap).  ``times`` are seconds per call by variant name.
+    """
+
+    decided_by: str = "priority"
+    note: str = ""
+    times: tuple[tuple[str, float], ...] = ()
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"decided_by": self.decided_by, "note": self.note, "times": dict(self.times)}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One variant's verdict in a decision."""
+
+    variant: str
+    backend: str
+    accepted: bool
+    device: str | None = None
+    reasons: tuple[str, ...] = ()
+    rank: tuple[Any, ...] = ()
+    priority: int = 0
+
+    __module__ = "prism_core"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant,
+            "backend": self.backend,
+            "accepted": self.accepted,
+            "device": self.device,
+            "priority": self.priority,
+            "reasons": list(self.reasons),
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why a call runs where it runs: every candidate, accepted or rejected with its reasons."""
+
+    op: str
+    scope: dict[str, Any]
+    candidates: tuple[Candidate, ...]
+    chosen: str | None
+    chosen_backend: str | None = None
+    chosen_device: str | None = None
+    executed: str | None = None
+    from_cache: bool = False
+    simulated: bool = False
+    data_movement: tuple[str, ...] = ()
+    signature: tuple[str, ...] = ()
+    #: What ordered the candidates: ``basis.decided_by`` is "tuned", "modelled" or "priority".
+    basis: Basis = Basis()
+
+    __module__ = "prism_core"
+
+    @property
+    def decided_by(self) -> str:
+        return self.basis.decided_by
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "op": self.op,
+            "decided_by": self.basis.decided_by,
+            "basis": self.basis.as_dict(),
+            "scope": self.scope,
+            "signature": list(self.signature),
+            "chosen": self.chosen,
+            "chosen_backend": self.chosen_backend,
+            "chosen_device": self.chosen_device,
+            "executed": self.executed,
+            "simulated": self.simulated,
+            "from_cache": self.from_cache,
+            "data_movement": list(self.data_movement),
+            "candidates": [c.as_dict() for c in self.candidates],
+        }
+
+    def __str__(self) -> str:
+        lines = [f"{self.op}({', '.join(self.signature)})"]
+        scope = self.scope
+        where = scope.get("device") or "automatic"
+        if scope.get("simulated"):
+            where += " (simulated)"
+        lines.append(
+            f"  scope: device {where}, backend {scope.get('backend') or 'any'}, "
+            f"prefer {scope.get('prefer')}{', strict' if scope.get('strict') else ''}"
+        )
+        if self.chosen:
+            lines.append(
+                f"  chosen: {self.chosen} on {self.chosen_backend}"
+                + (f" for {self.chosen_device}" if self.chosen_device else "")
+                + (" (from cache)" if self.from_cache else "")
+            )
+        else:
+            lines.append("  chosen: none: no installed variant can run here")
+        basis = self.basis
+        why = {
+            "tuned": "tuned (measured times)",
+            "modelled": "modelled (predicted times)",
+            "priority": "declared priority",
+        }.get(basis.decided_by, basis.decided_by)
+        lines.append(f"  decided by: {why}" + (f": {basis.note}" if basis.note else ""))
+        if basis.times:
+            lines.append(
+                "  times: " + ", ".join(f"{name} {_seconds_text(t)}" for name, t in basis.times)
+            )
+        if self.simulated and self.executed:
+            lines.append(f"  executes: {self.executed} (the device is simulated)")
+        for move in self.data_movement:
+            lines.append(f"  moves: {move}")
+        lines.append("  candidates:")
+        for c in self.candidates:
+            mark = "+" if c.accepted else "-"
+            detail = f" on {c.device}" if c.device else ""
+            why = f": {'; '.join(c.reasons)}" if c.reasons else ""
+            lines.append(
+                f"    {mark} {c.variant} [{c.backend}, priority {c.priority}]{detail}{why}"
+            )
+        return "\n".join(lines)
+
+
+def _seconds_text(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
