@@ -27,7 +27,8 @@ weighted mean, the maximum or the minimum).  There are five kinds of rules:
 
 Why threads: the parts' work is in native code (BLAS, FFT libraries, torch's kernels) that
 releases the GIL, so parts on different backends run at once; processes would copy the data.
-The first part runs in the calling thread, which would otherwise only wait; each other one gets
+The first part runs in the calling thread, which would otherwise only wait (not with a
+``timeout``: then the caller only waits, so that it can stop at the deadline); each other one gets
 a thread of its own (:class:`_Workers`: idle threads are kept for the next split, and a split
 never waits for a thread another split holds, so splits from many threads cannot starve each
 other).  Each part runs in a copy of the caller's context with its target's scope and *without*
@@ -1277,22 +1278,42 @@ def _run_parts(
     layout: _Layout,
     ratios: Sequence[float],
 ) -> list[Any]:
-    """Run the parts at once: the first in the calling thread (which would otherwise only
-    wait: one hand-over fewer), each other one in a worker thread of its own.  Each runs in a
-    copy of the caller's context."""
+    """Run the parts at once, each in a worker thread of its own and a copy of the caller's
+    context.  Without a timeout the first runs in the calling thread instead (which would
+    otherwise only wait: one hand-over fewer); with one, the caller only waits, so that it can
+    stop waiting at the deadline (a thread cannot be interrupted)."""
     deadline = None if timeout is None else time.monotonic() + timeout
+    own = jobs[:1] if timeout is None else []
     futures = [
         worker.submit(
             functools.partial(contextvars.copy_context().run, _run_job, op, job, home, reference)
         )
-        for worker, job in zip(_WORKERS.take(len(jobs) - 1), jobs[1:], strict=True)
+        for worker, job in zip(_WORKERS.take(len(jobs) - len(own)), jobs[len(own) :], strict=True)
     ]
-    own: Future[Any] = Future()  # the caller's part, failed or not, waited for as the others
-    try:
-        own.set_result(contextvars.copy_context().run(_run_job, op, jobs[0], home, reference))
-    except Exception as exc:
-        own.set_exception(exc)
-    return _wait(op, jobs, [own, *futures], deadline, timeout, layout, ratios)
+    if own:
+        mine: Future[Any] = Future()  # the caller's part, failed or not, waited for as the others
+        try:
+            mine.set_result(contextvars.copy_context().run(_run_job, op, own[0], home, reference))
+        except Exception as exc:
+            mine.set_exception(exc)
+        futures.insert(0, mine)
+    return _wait(op, jobs, futures, deadline, timeout, layout, ratios)
+
+
+def _whole_within(op: Op, job: _Job, run: Callable[[], Any], timeout: float) -> Any:
+    """``run()`` (a call run whole) in a worker thread, waited for ``timeout`` seconds at most:
+    its result or its own error, else :class:`SplitError`."""
+    (worker,) = _WORKERS.take(1)
+    future = worker.submit(functools.partial(contextvars.copy_context().run, run))
+    if not wait([future], timeout=timeout).done:
+        future.cancel()
+        raise SplitError(
+            f"{op.name}: part 0 on {job.target.label} did not finish within timeout={timeout:g} "
+            "s; the result is discarded (the call runs on to its end in its thread: native code "
+            "cannot be interrupted)",
+            _part_record(job, None, 1.0),
+        )
+    return future.result()
 
 
 def _left(deadline: float | None) -> float | None:
@@ -1568,20 +1589,29 @@ def _execute(
 
     if layout is None:
         # One target, or a call the lenient scope could not split: it runs whole, in this
-        # thread, on the first target (or, not split, in the caller's scope without the split).
+        # thread (in a worker thread, awaited, with a timeout), on the first target (or, not
+        # split, in the caller's scope without the split).
         target = targets[0] if not note else None
         scope = base.replace(**target.changes()) if target is not None else base
         job = _Job(0, target or _CALLER, scope, args, kwargs, 0, 0, None, recording_on)
-        token = SCOPE.set(scope)
-        try:
-            if recording_on:
-                _decide(op, job)
-            t0 = time.perf_counter()
-            out = op.function(*args, **kwargs)
-            job.seconds = time.perf_counter() - t0
-        finally:
-            SCOPE.reset(token)
-        job.thread = threading.current_thread().name
+
+        def run_whole() -> Any:
+            token = SCOPE.set(scope)
+            try:
+                if recording_on:
+                    _decide(op, job)
+                t0 = time.perf_counter()
+                out = op.function(*args, **kwargs)
+                job.seconds = time.perf_counter() - t0
+            finally:
+                SCOPE.reset(token)
+            job.thread = threading.current_thread().name
+            return out
+
+        if spec.timeout is None:
+            out = run_whole()
+        else:
+            out = _whole_within(op, job, run_whole, spec.timeout)
         if target is not None:
             out = _to_home(out, home, reference)
         if not recording_on:
@@ -1882,7 +1912,9 @@ def split(
     :param simulate: devices not present here are simulated: their parts run on the reference
         backend and are labelled so.
     :param share_threads: parts running on the host at once share its cores (see the module).
-    :param timeout: seconds to wait for the parts; beyond it, :class:`SplitError`.
+    :param timeout: seconds to wait for the parts (every part then runs in a split thread, the
+        caller only waits); beyond it, :class:`SplitError`, and a part still running is
+        abandoned: it runs on to its end in its thread, its result discarded.
     :param return_record: return ``(result, SplitRecord)`` instead of the result.
     :raises SplitError: a part failed (naming it and its index range) or timed out.
     """
