@@ -352,7 +352,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
     from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._dispatch.dispatcher import ArraySpec
+    from prism_core._dispatch.dispatcher import ArraySpec, array_parameters, arrays_taken
     from prism_core._dispatch.ops import OperationError, explain, get_op
     from prism_core._dispatch.scope import DeviceNotPresentError, device, policy, use_backend
     from prism_core._errors import UnknownDeviceError
@@ -388,6 +388,15 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 f"{'s' if takes != 1 else ''}; give at most {takes}, one per array argument, "
                 "separated by commas"
             )
+    arrays = array_parameters(op)
+    fewest = sum(required for _, required in arrays) if arrays else 0
+    if arrays and len(shapes) < fewest:
+        texts = ["x".join(map(str, s)) or "scalar" for s in shapes]
+        example = ",".join(texts + texts[-1:] * (fewest - len(texts)))
+        raise UsageError(
+            f"--shape: {arrays_taken(op, arrays)}; --shape gave {len(shapes)}: pass --shape "
+            f"{example} (one shape per array, separated by commas)"
+        )
     specs = [ArraySpec(s, dt) for s in shapes]
     simulated = False
     with contextlib.ExitStack() as stack:

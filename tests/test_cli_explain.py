@@ -114,3 +114,36 @@ def test_explain_refuses_empty_names_and_too_many_shapes(tmp_path: Path) -> None
     proc = prism(tmp_path, "explain", "linalg.inv", "--shape", "3x3")
     assert proc.returncode != 2, proc.stderr
     assert proc.stdout.splitlines()[0] == "linalg.inv(float64[3x3])"
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        (
+            ("matmul", "--shape", "4096x4096"),
+            "--shape: matmul takes 2 arrays (x1, x2); --shape gave 1: pass --shape "
+            "4096x4096,4096x4096",
+        ),
+        (
+            ("where", "--shape", "8,8"),
+            "--shape: where takes 3 arrays (condition, x1, x2); --shape gave 2: pass --shape 8,8,8",
+        ),
+    ],
+)
+def test_explain_refuses_fewer_shapes_than_the_op_takes(
+    tmp_path: Path, shapes: tuple[str, ...], message: str
+) -> None:
+    """``matmul --shape 4096x4096`` was explained as a one-argument call, its candidates judged
+    on an argument that is not there (a garbled reason, exit 0)."""
+    proc = prism(tmp_path, "explain", *shapes)
+    assert proc.returncode == 2, (proc.returncode, proc.stdout)
+    assert message in proc.stderr, proc.stderr
+    assert proc.stdout == ""
+
+
+@pytest.mark.timeout(60)
+def test_explain_leaves_out_the_arrays_an_op_may_go_without(tmp_path: Path) -> None:
+    proc = prism(tmp_path, "explain", "clip", "--shape", "4x4")  # min and max are optional
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == "clip(float64[4x4])"

@@ -454,6 +454,31 @@ def test_explain_text_and_dict() -> None:
     assert {c["variant"] for c in data["candidates"]} >= {"numpy.matmul"}
 
 
+def test_explain_refuses_fewer_arrays_than_the_op_takes() -> None:
+    """A decision for ``matmul(a)`` judged every candidate on an argument that is not there."""
+    a = ArraySpec((4, 4), "float64")
+    message = r"matmul takes 2 arrays \(x1, x2\); 1 given, x2 missing: explain a call"
+    with pytest.raises(TypeError, match=message):
+        prism.explain("matmul", a)
+    with pytest.raises(TypeError, match=message):
+        prism.matmul.explain(np.ones((4, 4)))
+    with pytest.raises(TypeError, match=r"clip takes 1 to 3 arrays \(x; min, max optional\)"):
+        prism.explain("clip")
+    assert prism.explain("clip", a, max=a).signature == ("float64[4x4]",)  # min, max optional
+
+    # A user's op: its reference function's signature says which arrays it needs.
+    name = unique("axpy")
+
+    @prism.operation(name=name, array_args=(0, 1, 2))
+    def axpy(x: Any, y: Any, w: Any = None) -> Any:
+        return 2 * x + y if w is None else 2 * x + y * w
+
+    with pytest.raises(TypeError, match=rf"{name} takes 2 to 3 arrays \(x, y; w optional\)"):
+        prism.explain(name, a)
+    assert prism.explain(name, a, y=a).chosen is not None
+    assert prism.explain(name, a, a).chosen is not None
+
+
 def test_warnings_raised_as_errors_are_the_callers() -> None:
     from prism_core._dispatch import dispatcher as _dispatch
 

@@ -1375,6 +1375,62 @@ def _signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _positional_parameters(op: Op) -> tuple[tuple[str, bool], ...] | None:
+    """``op``'s positional parameters as ``(name, required)``: from the signature its
+    documentation opens with (the catalogue's ``clip(x, /, min=None, max=None): ...``), else
+    from its reference function (an op declared with ``@operation``); ``None`` if neither says."""
+    import ast
+    import inspect
+    import re
+
+    doc = op.__doc__ or ""
+    opening = re.match(rf"(?:[\w.]+\.)?{re.escape(op.__name__)}\(", doc)
+    end = doc.find(")") if opening else -1
+    while opening and end >= 0:  # the first ")" that closes a valid parameter list
+        try:
+            tree = ast.parse(f"def _{doc[opening.end() - 1 : end + 1]}: pass")
+        except SyntaxError:
+            end = doc.find(")", end + 1)
+            continue
+        function = tree.body[0]
+        assert isinstance(function, ast.FunctionDef)
+        names = [a.arg for a in function.args.posonlyargs + function.args.args]
+        optional = len(function.args.defaults)
+        return tuple((n, i < len(names) - optional) for i, n in enumerate(names))
+    reference = next((v.fn for v in op.variants if v.reference and callable(v.fn)), None)
+    if reference is None:
+        return None
+    try:
+        parameters = inspect.signature(reference).parameters.values()
+    except (TypeError, ValueError):  # a function without a signature (a NumPy ufunc)
+        return None
+    return tuple(
+        (p.name, p.default is p.empty)
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    )
+
+
+def array_parameters(op: Op) -> tuple[tuple[str, bool], ...] | None:
+    """``op``'s array parameters (its ``array_args``) as ``(name, required)``: ``clip``'s are
+    ``x`` (required), ``min`` and ``max`` (optional).  ``None`` when the op does not list its
+    arrays (``einsum``), takes none (``zeros``), or has no signature to read them in."""
+    parameters = _positional_parameters(op)
+    if not op.array_args or parameters is None or max(op.array_args) >= len(parameters):
+        return None
+    return tuple(parameters[i] for i in op.array_args)
+
+
+def arrays_taken(op: Op, parameters: Sequence[tuple[str, bool]]) -> str:
+    """How many arrays ``op`` takes, in words: ``"2 arrays (x1, x2)"``, ``"1 to 3 arrays (x;
+    min, max optional)"``."""
+    required = [n for n, r in parameters if r]
+    optional = [n for n, r in parameters if not r]
+    count = f"{len(required)} to {len(parameters)}" if optional else f"{len(required)}"
+    names = ", ".join(required) + (f"; {', '.join(optional)} optional" if optional else "")
+    return f"{op.name} takes {count} array{'s' if len(parameters) != 1 else ''} ({names})"
+
+
 _Plan = TypeVar("_Plan", covariant=True)
 
 
@@ -1399,6 +1455,18 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     if planner is not None:
         return planner(*args, **kwargs)
     the_op = as_op(op)
+    arrays = array_parameters(the_op)
+    if arrays is not None:
+        # Nothing runs to refuse a call the op cannot take: the candidates would be judged on
+        # arguments that are not there.
+        at = the_op.array_args or ()
+        given = [i < len(args) or n in kwargs for i, (n, _) in zip(at, arrays, strict=True)]
+        missing = [n for (n, needed), ok in zip(arrays, given, strict=True) if needed and not ok]
+        if missing:
+            raise TypeError(
+                f"{arrays_taken(the_op, arrays)}; {sum(given)} given, {', '.join(missing)} "
+                "missing: explain a call the op can take (an ArraySpec stands for an array)"
+            )
     if not current_scope().simulated:
         # A decision shows every backend's availability (a call asks only as far as it needs:
         # ``_verified``), so that a rejection says "not available" and why, first.
