@@ -826,17 +826,22 @@ def read_only_dir() -> Iterator[Path]:
 def test_a_read_only_cache_directory_is_not_an_error(
     read_only_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the cache directory cannot be written, archspec answers and nothing is kept."""
+    """Where the cache directory cannot be written, archspec answers and nothing is kept.
+
+    The cache's place and key are found here, before dropping privileges: the key names
+    archspec's installed version, which a user without privileges cannot read where the
+    environment lives under a private directory (so that what is tested is the read-only
+    cache directory, not what that user may read elsewhere)."""
     pytest.importorskip("archspec.cpu")  # imported before the unprivileged child forks
     directory = read_only_dir
     monkeypatch.setenv("PRISM_CACHE_DIR", str(directory))
+    for name in ("PRISM_NO_CACHE", *host._ARCHSPEC_VARIABLES):
+        monkeypatch.delenv(name, raising=False)
+    where = host._cpu_cache()
+    assert where is not None and where[0] == str(directory / host.CPU_CACHE_FILE)
+    monkeypatch.setattr(host, "_cpu_cache", lambda: where)
     expected = _archspecs_answer().as_dict()
 
-    def identify() -> dict[str, Any]:
-        where = host._cpu_cache()
-        return {"keyed": where is not None, "found": host._identify_cpu().as_dict()}
-
-    seen = _as_unprivileged_user(identify)
-    assert seen["keyed"]  # the cache was tried, not left out for another reason
+    seen = _as_unprivileged_user(lambda: {"found": host._identify_cpu().as_dict()})
     assert seen["found"] == expected
     assert list(directory.iterdir()) == []

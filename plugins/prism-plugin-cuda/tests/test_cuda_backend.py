@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import types
 from collections.abc import Callable
 from pathlib import Path
@@ -33,9 +34,10 @@ INSUFFICIENT_DRIVER = (
 )
 PLUGIN = Path(__file__).resolve().parents[1]
 REPO = PLUGIN.parents[1]
-#: Guards against a hung install or interpreter, not performance expectations.
-INSTALL_GUARD_S = 600
-RUN_GUARD_S = 120
+#: Guards against a hung install or interpreter, not performance expectations: the whole of
+#: the real-CuPy test (a virtual environment, a 140 MB install, a probe) gets this long, and
+#: skips, saying which step ran out, when a busy machine or a slow index takes longer.
+INSTALL_BUDGET_S = 720
 
 
 # -- stand-ins for CuPy -----------------------------------------------------------------------
@@ -199,7 +201,7 @@ def test_availability_on_this_host() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(INSTALL_GUARD_S + RUN_GUARD_S + 60)
+@pytest.mark.timeout(INSTALL_BUDGET_S + 60)
 def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
     """The real CuPy (``pip install cupy-cuda12x``, about 140 MB) in a throwaway environment:
     where there is no NVIDIA driver, the backend's reason is CUDA's own message.  Also checks,
@@ -208,27 +210,25 @@ def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
     CuPy."""
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed here: test_availability_on_this_host covers its reason")
+    deadline = time.monotonic() + INSTALL_BUDGET_S
+
+    def run(step: str, argv: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        left = deadline - time.monotonic()
+        try:
+            return subprocess.run(
+                argv, capture_output=True, text=True, timeout=max(left, 1), check=False, **options
+            )
+        except subprocess.TimeoutExpired:
+            pytest.skip(f"{step} did not finish within this test's {INSTALL_BUDGET_S} s")
+
     venv = tmp_path / "venv"
-    made = subprocess.run(
-        [sys.executable, "-m", "venv", str(venv)],
-        capture_output=True,
-        text=True,
-        timeout=RUN_GUARD_S,
-        check=False,
-    )
+    made = run("python -m venv", [sys.executable, "-m", "venv", str(venv)])
     if made.returncode != 0:
         pytest.skip(f"cannot create a virtual environment with `python -m venv`: {made.stderr}")
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    try:
-        installed = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", "cupy-cuda12x>=13"],
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_GUARD_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"pip install cupy-cuda12x took more than {INSTALL_GUARD_S} s")
+    installed = run(
+        "pip install cupy-cuda12x", [str(python), "-m", "pip", "install", "-q", "cupy-cuda12x>=13"]
+    )
     if installed.returncode != 0:
         tail = (installed.stderr or installed.stdout).strip().splitlines()[-1:]
         pytest.skip(f"cannot install cupy-cuda12x here (no package index?): {tail}")
@@ -261,13 +261,10 @@ def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
     )
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), str(PLUGIN / "src")])
-    proc = subprocess.run(
+    proc = run(
+        "the probe of the installed CuPy",
         [str(python), "-c", probe, json.dumps(sorted(_cupy_names_in_ops()))],
-        capture_output=True,
-        text=True,
-        timeout=RUN_GUARD_S,
         env=env,
-        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = json.loads(proc.stdout)
