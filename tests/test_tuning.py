@@ -794,10 +794,9 @@ def test_a_lock_held_too_long_is_reported_not_fatal(tmp_path: Path) -> None:
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        started = time.monotonic()
+        # The holder lets go only when its stdin closes (below): returning at all is giving up.
         with pytest.warns(TuningCacheWarning, match="held the tuning cache's lock") as caught:
             found = store.record([entry(bucket=2)])
-        assert time.monotonic() - started < 5
         assert "more than 0.2 s" in str(caught[0].message)
         assert [e.bucket for e in found] == [1, 2]  # the file's, and this one in memory
         assert [e["bucket"] for e in document(store.path)["entries"]] == [1]
