@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -89,7 +90,7 @@ class Processes:
 
 
 def start_worker(
-    procs: Processes, address: str, name: str, simulate: str = ""
+    procs: Processes, address: str, name: str, simulate: str = "", *, nanny: bool = False
 ) -> subprocess.Popen[bytes]:
     extra = {"PRISM_SIMULATE_DEVICES": simulate} if simulate else {}
     return procs.start(
@@ -101,7 +102,7 @@ def start_worker(
             name,
             "--nthreads",
             "1",
-            "--no-nanny",
+            "--nanny" if nanny else "--no-nanny",
             "--no-dashboard",
             "--dashboard-address",
             "127.0.0.1:0",  # the HTTP server runs without a dashboard too: never on 8787
@@ -195,12 +196,18 @@ def test_preloaded_workers_advertise_resources_before_any_prism_client(cluster: 
     info = cluster.client.scheduler_info()["workers"]
     resources = {w["name"]: w["resources"] for w in info.values()}
     host = prism.present_devices().devices[0].device_type
-    assert resources["cpu-worker"] == {f"prism:{host}": 1, "prism:cpu": 1}
+    capability = {
+        n: [k for k in r if k.startswith("prism:capability:")] for n, r in resources.items()
+    }
+    cpu, gpu = capability["cpu-worker"], capability["gpu-worker"]
+    assert len(cpu) == len(gpu) == 1 and cpu != gpu  # what each can do, named by a digest
+    assert resources["cpu-worker"] == {f"prism:{host}": 1, "prism:cpu": 1, cpu[0]: 2**31}
     assert resources["gpu-worker"] == {
         f"prism:{host}": 1,
         "prism:cpu": 1,
         f"prism:{GPU}": 1,
         "prism:gpu": 1,
+        gpu[0]: 2**31,
     }
 
 
@@ -294,7 +301,9 @@ def test_plain_dask_leaves_such_a_task_waiting(cluster: Cluster) -> None:
 @pytest.mark.timeout(60)
 def test_restrictions_place_plain_dask_tasks(cluster: Cluster, pc: PrismClient) -> None:
     placed = pc.restrictions({"vendor": "nvidia"})
-    assert placed == {"workers": [cluster.workers["gpu-worker"]], "allow_other_workers": False}
+    gpu = pc.workers()[cluster.workers["gpu-worker"]]
+    assert gpu.capability is not None
+    assert placed == {"resources": {gpu.capability: 1.0}}  # what the GPU worker can do
 
     def where(_: int) -> str:
         from distributed import get_worker
@@ -349,6 +358,50 @@ def test_a_worker_that_joins_is_routed_to_and_one_that_dies_is_not(cluster: Clus
         pc.close()
         if proc is not None:
             cluster.procs.stop(proc)
+
+
+@pytest.mark.timeout(4 * START)
+def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """SIGKILL the only worker that can run a task while it runs: its nanny starts a worker with
+    the same devices (at another address), and the task runs there.  Restricted to the dead
+    worker's address, as tasks were routed, it waited in ``no-worker`` for ever."""
+    started, go = tmp_path / "started", tmp_path / "go"
+
+    def hold(started: str, go: str) -> int:
+        import os
+        import pathlib
+        import time
+
+        pathlib.Path(started).write_text(str(os.getpid()))
+        deadline = time.monotonic() + 120  # a guard: the test lets it go
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return os.getpid()
+
+    proc = start_worker(
+        cluster.procs, cluster.address, "intel-worker", simulate="intel.max-1550-stack", nanny=True
+    )
+    prism_client = PrismClient(cluster.client, advert_timeout=START)
+    try:
+        wait_for_worker(cluster.client, "intel-worker", cluster.procs)
+        needs = {"vendor": "intel", "kind": "gpu"}
+        future = prism_client.submit(hold, str(started), str(go), requires=needs, pure=False)
+        deadline = time.monotonic() + START
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), f"the task did not start\n{cluster.procs.logs()}"
+        killed = int(started.read_text())
+        os.kill(killed, signal.SIGKILL)  # the worker's process, not its nanny
+        go.touch()
+        ran = future.result(timeout=2 * START)
+        assert ran != killed
+        info = cluster.client.scheduler_info()["workers"]
+        assert [w["name"] for w in info.values()].count("intel-worker") == 1
+    finally:
+        prism_client.close()
+        cluster.procs.stop(proc)
 
 
 @pytest.mark.timeout(120)
@@ -425,12 +478,12 @@ def test_connect_gives_up_on_a_server_that_accepts_and_never_answers() -> None:
 
     threading.Thread(target=accept, daemon=True).start()
     address = f"tcp://127.0.0.1:{server.getsockname()[1]}"
-    began = time.monotonic()
     try:
+        # The server never answers: that connect returns at all is its giving up (a hang is
+        # this test's timeout).
         with pytest.raises(TimeoutError, match=r"accepted the connection but did not answer as a "
                            r"Dask scheduler within 2 s"):  # fmt: skip
             connect(address, timeout=2)
-        assert time.monotonic() - began < 30
     finally:
         server.close()
         for conn in accepted:

@@ -31,7 +31,7 @@ from prism_core.distributed import (
     TaskResult,
     WorkerDescription,
 )
-from prism_core.distributed.advert import describe_worker
+from prism_core.distributed.advert import CAPABILITY_HELD, describe_worker
 from prism_core.distributed.routing import route
 
 pytestmark = pytest.mark.timeout(60)
@@ -69,7 +69,13 @@ def test_a_worker_describes_its_present_and_simulated_devices_and_their_resource
         f"{RESOURCE_PREFIX}cpu": 1,
         f"{RESOURCE_PREFIX}nvidia.h100-pcie": 2,
         f"{RESOURCE_PREFIX}gpu": 2,
+        desc.capability: CAPABILITY_HELD,
     }
+    # What it can do, named alike for a worker with the same devices and backends (one its
+    # nanny restarted), and differently for any other.
+    again = describe_worker("tcp://elsewhere:1", "other-name", ["nvidia.h100-pcie"] * 2)
+    assert again.capability == desc.capability
+    assert describe_worker(GPU, "gpu-worker", ["nvidia.h100-pcie"]).capability != desc.capability
     assert "numpy" in desc.backends and dict(desc.backends["numpy"])
     assert desc.summary() == f"{host}, nvidia.h100-pcie x2 (simulated)"
     assert desc.devices[1].memory_bytes == prism.get_device("nvidia.h100-pcie").memory_bytes

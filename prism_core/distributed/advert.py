@@ -15,6 +15,7 @@ Nothing here imports Dask: the worker plugin and the client call these functions
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ from prism_core._errors import PrismError, UnknownDeviceError, describe_exceptio
 from prism_core._version import __version__
 
 __all__ = [
+    "CAPABILITY_PREFIX",
     "FORMAT",
     "RESOURCE_PREFIX",
     "WorkerDescription",
@@ -38,6 +40,13 @@ __all__ = [
 #: The prefix of the Dask resources Prism advertises: ``prism:<device type>`` and
 #: ``prism:<kind>``, each the number of such devices on the worker (``prism:gpu: 2``).
 RESOURCE_PREFIX = "prism:"
+#: The prefix of the resource that names what a worker can do: ``prism:capability:<digest>`` of
+#: its devices and backends, the same for a worker its nanny restarted (and for any worker
+#: with the same devices and backends).  Tasks are routed by it where they can (see
+#: ``PrismClient``), so that such a worker takes the tasks of the one it replaces.  Each worker
+#: holds ``CAPABILITY_HELD`` of it and a task asks for one: it never limits how many run.
+CAPABILITY_PREFIX = RESOURCE_PREFIX + "capability:"
+CAPABILITY_HELD = float(2**31)
 #: The version of the advertised data; a client reads only the format it knows.
 FORMAT = 1
 
@@ -140,6 +149,11 @@ class WorkerDescription:
         """Whether any of its devices is simulated."""
         return any(d.simulated for d in self.devices)
 
+    @property
+    def capability(self) -> str | None:
+        """Its ``prism:capability:...`` resource (``None`` from a worker that has none)."""
+        return next((k for k in self.resources if k.startswith(CAPABILITY_PREFIX)), None)
+
     def summary(self) -> str:
         """``generic.x86-64-v4, nvidia.h100-pcie (simulated)``: its devices in one line."""
         return ", ".join(d.label for d in self.devices) or "no device"
@@ -206,6 +220,22 @@ def resources_of(devices: Iterable[WorkerDevice]) -> dict[str, float]:
                 key = RESOURCE_PREFIX + name
                 out[key] = out.get(key, 0.0) + dev.count
     return out
+
+
+def capability_of(
+    devices: Iterable[WorkerDevice], backends: Mapping[str, Mapping[str, Any]]
+) -> str:
+    """The ``prism:capability:<digest>`` resource of a worker with ``devices`` and ``backends``:
+    a digest of what routing reads of them (device types, counts, simulated or not; the
+    backends and the devices they drive; Prism's version), not of the worker's address or
+    name."""
+    what = {
+        "prism": __version__,
+        "devices": sorted((d.device_type, d.count, d.simulated) for d in devices),
+        "backends": _plain({k: backends[k] for k in sorted(backends)}),
+    }
+    digest = hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
+    return CAPABILITY_PREFIX + digest[:16]
 
 
 def describe_worker(
@@ -281,12 +311,14 @@ def describe_worker(
     except Exception as exc:
         backends = {}
         notes.append(f"plugin discovery failed: {describe_exception(exc)}")
+    resources = resources_of(devices)
+    resources[capability_of(devices, backends)] = CAPABILITY_HELD
     return WorkerDescription(
         address=address,
         name=name,
         devices=devices,
         backends=MappingProxyType(backends),
-        resources=MappingProxyType(resources_of(devices)),
+        resources=MappingProxyType(resources),
         host=socket.gethostname(),
         notes=tuple(notes),
     )

@@ -20,11 +20,15 @@ again when older than ``refresh_interval``.  Reading is never done on a timer ot
 every worker (``client.run``), and a busy worker answers only between tasks (a read took 240 ms
 under the benchmark's load, benchmarks/bench_distributed.py).
 
-Placement is Dask's: a routed task is submitted with ``workers=[the qualifying workers]`` and
-``allow_other_workers=False``, so Dask's scheduler balances it among them as usual (StarPU's
-dmda would also weigh predicted times; Prism leaves that choice to Dask's work stealing).  A
-task whose every qualifying worker leaves after submission waits, as any Dask task restricted
-to workers does (docs/distributed.md, "Workers joining and leaving").
+Placement is Dask's: a routed task asks for the Dask resource that names what its qualifying
+workers can do (``prism:capability:<digest>`` of their devices and backends, which each of them
+holds), so Dask's scheduler balances it among them as usual (StarPU's dmda would also weigh
+predicted times; Prism leaves that choice to Dask's work stealing), and a worker that replaces
+one of them (restarted by its nanny, with the same devices) takes it too.  Where the
+qualifying workers differ in what they can do, or run the task under different devices, the
+task is restricted to their addresses instead (``workers=``, ``allow_other_workers=False``),
+and waits when every one of them has left (docs/distributed.md, "Workers joining and
+leaving").
 """
 
 from __future__ import annotations
@@ -137,20 +141,31 @@ class _Routed(NamedTuple):
     route: Route
     #: The PrismCall's placement: one for every worker, or one per worker where they differ.
     placement: Placement | dict[str, Placement] | None
-    #: Dask's arguments: ``workers=``/``allow_other_workers=``, or none where every worker
-    #: qualifies in automatic mode (a plain Dask task).
+    #: Dask's arguments: ``resources=`` (the capability the qualifying workers share) or
+    #: ``workers=``/``allow_other_workers=``, or none where every worker qualifies in
+    #: automatic mode (a plain Dask task).
     placed: dict[str, Any]
 
     @classmethod
-    def of(cls, found: Route) -> _Routed:
+    def of(cls, found: Route, view: ClusterView) -> _Routed:
         uniform = found.uniform
         placement = uniform if uniform is not None else dict(found.accepted)
-        placed: dict[str, Any] = (
-            {}
-            if found.everywhere
-            else {"workers": list(found.workers), "allow_other_workers": False}
-        )
+        capabilities = {view.workers[a].capability for a in found.accepted if a in view.workers}
+        placed: dict[str, Any]
+        if found.everywhere:
+            placed = {}
+        elif uniform is not None and len(capabilities) == 1 and None not in capabilities:
+            placed = {"resources": {capabilities.pop(): 1.0}}
+        else:
+            placed = {"workers": list(found.workers), "allow_other_workers": False}
         return cls(found, placement, placed)
+
+
+def _arguments(placed: Mapping[str, Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Dask's arguments of a routed task: its route's and the caller's, ``resources=`` of both."""
+    if "resources" in placed and kwargs.get("resources"):
+        return {**kwargs, "resources": {**kwargs["resources"], **placed["resources"]}}
+    return {**placed, **kwargs}
 
 
 def _register_scheduler_plugin(client: Client) -> bool:
@@ -368,7 +383,9 @@ class PrismClient:
             view = self.view()
             found = self._routes.get(key)
             if found is None:
-                found = self._routes[key] = _Routed.of(route(view, requirement[1], op, dtypes))
+                found = self._routes[key] = _Routed.of(
+                    route(view, requirement[1], op, dtypes), view
+                )
         if found.route.ok:
             return found
         return self._settle(key, requirement[1], op, dtypes)
@@ -394,7 +411,7 @@ class PrismClient:
             waited = time.monotonic() - start
         if not found.ok:
             raise NoWorkerError(found, waited)
-        routed = _Routed.of(found)
+        routed = _Routed.of(found, view)
         with self._lock:
             self._routes[key] = routed
         return routed
@@ -413,7 +430,9 @@ class PrismClient:
         self, requires: Mapping[str, Any] | None = None, *, op: Any = None
     ) -> dict[str, Any]:
         """The Dask arguments that place a plain Dask task where ``requires``/``op`` can run:
-        ``{"workers": [...], "allow_other_workers": False}``, or ``{}`` when every worker can.
+        ``{"resources": {"prism:capability:...": 1.0}}`` where the workers that can are alike,
+        else ``{"workers": [...], "allow_other_workers": False}``, or ``{}`` when every worker
+        can.
         For ``client.submit(f, x, **restrictions)``, ``dask.annotate(**restrictions)``;
         such tasks run without Prism's device scope.  Raises :class:`NoWorkerError`."""
         requirement = self._requirement(requires)
@@ -475,7 +494,7 @@ class PrismClient:
             return self.client.submit(fn, *args, **kwargs)
         found = None if requirement[1] is None else self._route(requirement, None)
         call, placed = self._call(fn, None, found, report)
-        return self.client.submit(call, *args, **placed, **kwargs)
+        return self.client.submit(call, *args, **_arguments(placed, kwargs))
 
     def map(
         self,
@@ -496,7 +515,7 @@ class PrismClient:
             return list(self.client.map(fn, *columns, **kwargs))
         found = None if requirement[1] is None else self._route(requirement, None)
         call, placed = self._call(fn, None, found, report)
-        return list(self.client.map(call, *columns, **placed, **kwargs))
+        return list(self.client.map(call, *columns, **_arguments(placed, kwargs)))
 
     def _op_route(
         self,
@@ -533,7 +552,7 @@ class PrismClient:
         self._check_dask_arguments(kwargs, requirement[1], the_op)
         found = self._op_route(the_op, requirement, args)
         call, placed = self._call(None, the_op, found, report)
-        return self.client.submit(call, *args, **placed, **kwargs)
+        return self.client.submit(call, *args, **_arguments(placed, kwargs))
 
     def map_op(
         self,
@@ -552,7 +571,7 @@ class PrismClient:
         first = [col[0] for col in columns if col]
         found = self._op_route(the_op, requirement, first)
         call, placed = self._call(None, the_op, found, report)
-        return list(self.client.map(call, *columns, **placed, **kwargs))
+        return list(self.client.map(call, *columns, **_arguments(placed, kwargs)))
 
     # -- life ---------------------------------------------------------------------------------
 

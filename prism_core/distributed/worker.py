@@ -6,7 +6,8 @@ when it is registered and those that join later (Dask's ``WorkerPlugin`` contrac
 1. describes the worker (``advert.describe_worker``): the devices present, found by the same
    detection as every Prism process, and the devices it is asked to *simulate*;
 2. adds Dask resources for them (``prism:<device type>`` and ``prism:<kind>``, the number of
-   such devices), so that plain Dask code can ask for them too (``resources={"prism:gpu": 1}``);
+   such devices), so that plain Dask code can ask for them too (``resources={"prism:gpu": 1}``),
+   and ``prism:capability:<digest>``, which routed tasks ask for (``advert.CAPABILITY_PREFIX``);
 3. keeps the description, which the client reads with ``client.run(worker_description)``, and
    announces it on the Dask event topic ``prism-workers``, so that clients read the cluster
    again instead of routing by what they knew.
