@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch import dispatcher, registry, scope
 from prism_core._contract.variant import Variant
+from prism_core._dispatch import dispatcher, registry, scope
 
 from .conftest import autoload_env, autoload_settings, put_distribution_on_path
 from .test_dispatch import loopback  # noqa: F401  (the fixture)
