@@ -33,7 +33,7 @@ from typing import Any
 from prism_core._dispatch.dispatcher import Runner, candidates
 from prism_core._dispatch.ops import get_op
 from prism_core._errors import PrismError
-from prism_core._tuning.tuner import TuneCase, example_arguments, measure, tune_case
+from prism_core._tuning.tuner import Keeper, TuneCase, example_arguments, measure, tune_case
 
 __all__ = [
     "FULL",
@@ -172,6 +172,9 @@ class BenchReport:
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     quick: bool = True
+    #: Tuned choices measured that could not be written to ``store_path`` (``problems`` says
+    #: why): they last only as long as this process.
+    unstored: int = 0
     #: The model's calibration fitted to the measurements (stored with the tuned choices).
     calibration: dict[str, Any] = field(default_factory=dict)
 
@@ -199,6 +202,7 @@ class BenchReport:
             "quick": self.quick,
             "seconds": self.seconds,
             "stored": self.stored,
+            "unstored": self.unstored,
             "store_path": self.store_path,
             "problems": self.problems,
             "calibration": self.calibration,
@@ -233,12 +237,16 @@ def run_bench(
     ops: Sequence[str] | None = None,
     dtypes: Sequence[str] = DTYPES,
     budget_s: float | None = None,
-    store: bool = True,
+    store: Any = True,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> BenchReport:
-    """Measure, tune and check the core ops (see the module docstring)."""
+    """Measure, tune and check the core ops (see the module docstring).
+
+    ``store``: ``True``, the tuned choices go to this host's tuning cache; a ``TuningStore``,
+    to that one; ``False``, nowhere.  Each case's choice is stored as soon as it is measured
+    (an interrupt loses none already measured), the model's calibration once all are."""
     from prism_core._dispatch.dispatcher import explain
-    from prism_core._knowledge.tuning import TuningStore, reload
+    from prism_core._knowledge.tuning import reload
 
     sizes = QUICK if quick else FULL
     aligning = GENOMICS_QUICK if quick else GENOMICS_FULL
@@ -263,7 +271,7 @@ def run_bench(
             plan.extend((op, dtype, n, None) for dtype in dtypes for n in sizes[op])
     total = 2 * len(plan)
     tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase]] = []
-    entries = []
+    keeper = Keeper(None if store is True else store)
     for i, (op, dtype, n, batch) in enumerate(plan):
         if progress is not None:
             size = f"n={n}" if batch is None else f"n={n} batch={batch}"
@@ -272,16 +280,14 @@ def run_bench(
         case, entry = tune_case(op, args, budget_s=per_case)
         tuned.append((op, dtype, n, batch, args, case))
         if entry is not None:
-            entries.append(entry)
+            keeper.keep([entry])
     calibration = _calibration(tuned, report.problems)
     report.calibration = calibration
-    if store and (entries or calibration):
-        the_store = TuningStore()
-        the_store.record(entries=entries, calibration=calibration or None)
-        report.stored = len(entries)
-        report.store_path = str(the_store.path)
-        report.problems.extend(the_store.problems)
-        reload()
+    keeper.keep([], calibration)
+    report.stored, report.unstored, report.store_path, problems = keeper.outcome()
+    report.problems.extend(problems)
+    if keeper.store is not None:
+        reload()  # the checks below use what was stored
     for j, (op, dtype, n, batch, args, case) in enumerate(tuned):
         if progress is not None:
             progress(len(plan) + j, total, f"checking {op} {dtype} n={n}")

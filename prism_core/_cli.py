@@ -460,17 +460,25 @@ def _progress(err: TextIO, enabled: bool) -> Any:
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning import TuningStore
-    from prism_core._tuning.tuner import _time_text
+    from prism_core._tuning.tuner import _choice_text, _time_text
 
     store = TuningStore()
     if args.clear:
         removed = store.clear()
         for p in store.problems:
             err.write(f"prism tune: {p}\n")
+        # The file still there could not be removed (the problems say why).
+        failed = store.enabled and os.path.lexists(store.path)
         if args.json:
-            _dump_json({"path": str(store.path), "removed": removed}, out)
-        else:
+            _dump_json({"path": str(store.path), "removed": removed, "cleared": not failed}, out)
+        elif not failed:
             out.write(f"removed {removed} tuned choice(s) from {store.path}\n")
+        if failed:
+            err.write(
+                f"prism tune: error: {store.path} was not cleared (see the problem above); fix "
+                "what it names and run prism tune --clear again, or remove the file by hand\n"
+            )
+            return EXIT_PROBLEMS
         return EXIT_OK
     recs = store.load()
     entries = sorted(recs.entries, key=lambda e: (e.op, e.device, e.dtype, e.bucket))
@@ -505,7 +513,7 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 e.dtype,
                 f"<2^{e.bucket}",
                 e.winner,
-                e.decided,
+                _choice_text(e.winner, e.decided, e.times),
                 times,
             ]
         )
@@ -513,8 +521,38 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
+def _unstored(command: str, store: Any, err: TextIO) -> bool:
+    """Say on ``err`` what ``store`` could not write to its file (kept in this process's memory,
+    lost when it ends); whether there was any.  ``PRISM_NO_CACHE=1`` is no failure."""
+    kept = store.unwritten if store else None
+    if kept is None or not store.enabled or not (len(kept) or kept.calibration):
+        return False
+    what = f"{len(kept)} tuned choice(s)" + (
+        " and the model's calibration" if kept.calibration else ""
+    )
+    err.write(
+        f"prism {command}: error: {what} could not be stored in {store.path} (see the "
+        "problems): what was measured is shown, but not kept\n"
+    )
+    return True
+
+
+def _interrupted(command: str, store: Any, err: TextIO) -> int:
+    """Ctrl-C while tuning: say where the choices measured before it are (each case is stored
+    as it finishes); exit status 130, the shells' for SIGINT."""
+    if not _unstored(command, store, err) and store and store.enabled:
+        err.write(
+            f"prism {command}: interrupted; the tuned choices measured before it are stored in "
+            f"{store.path}\n"
+        )
+    else:
+        err.write(f"prism {command}: interrupted\n")
+    return 130
+
+
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._tuning.tuner import tune
+    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._tuning.tuner import _check_size, tune
 
     if args.show or args.clear:
         return _show_tuning(args, out, err)
@@ -524,26 +562,38 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if sizes is None:
         raise UsageError("--sizes: give the sizes to tune, e.g. --sizes 64,256,1024")
     dtypes = _csv(args.dtypes, "--dtypes") or ["float64"]
+    for op in args.op:  # a size that cannot be tuned is refused before any op is measured
+        for dtype in dtypes:
+            for n in sizes:
+                _check_size(op, n, dtype)
     progress, bar = _progress(err, not args.json)
     reports = []
+    store = TuningStore()
     try:
-        for op in args.op:
-            reports.append(
-                tune(op, sizes=sizes, dtypes=dtypes, budget_s=args.budget, progress=progress)
-            )
-    finally:
-        if bar is not None:
-            bar.close()
+        try:
+            for op in args.op:
+                reports.append(
+                    tune(
+                        op, sizes=sizes, dtypes=dtypes, budget_s=args.budget, store=store,
+                        progress=progress,
+                    )
+                )  # fmt: skip
+        finally:
+            if bar is not None:
+                bar.close()
+    except KeyboardInterrupt:
+        return _interrupted("tune", store, err)
     if args.json:
         _dump_json([r.as_dict() for r in reports], out)
     else:
         for r in reports:
             out.write(str(r) + "\n")
-    return EXIT_OK
+    return EXIT_PROBLEMS if _unstored("tune", store, err) else EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._bench import plot, render, run_bench
+    from prism_core._knowledge.tuning import TuningStore
 
     if args.plot:
         try:
@@ -556,23 +606,27 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
     progress, bar = _progress(err, not args.json)
+    store = False if args.no_store else TuningStore()
     try:
-        report = run_bench(
-            quick=not args.full,
-            ops=ops,
-            dtypes=dtypes,
-            budget_s=args.budget,
-            store=not args.no_store,
-            progress=progress,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
+        try:
+            report = run_bench(
+                quick=not args.full,
+                ops=ops,
+                dtypes=dtypes,
+                budget_s=args.budget,
+                store=store,
+                progress=progress,
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    except KeyboardInterrupt:
+        return _interrupted("bench", store, err)
     if args.plot:
         plot(report, args.plot)
     if args.json:
         _dump_json(report.as_dict(), out)
-        return EXIT_OK
+        return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
     host = report.host
     devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
     backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
@@ -588,14 +642,20 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"size, {ratio(summary['prism_vs_numpy'])} NumPy alone "
         f"(NumPy alone: {ratio(summary['numpy_vs_oracle'])} the fastest)\n"
     )
-    if report.stored:
-        out.write(f"stored {report.stored} tuned choice(s) in {report.store_path}\n")
+    where = f" in {report.store_path}" if report.store_path else ""
+    if report.unstored:
+        out.write(
+            f"stored {report.stored} of {report.stored + report.unstored} tuned choice(s)"
+            f"{where}; {report.unstored} not stored (see the problems)\n"
+        )
+    elif report.stored:
+        out.write(f"stored {report.stored} tuned choice(s){where}\n")
     for p in report.problems:
         out.write(f"problem: {p}\n")
     if args.plot:
         out.write(f"plot: {args.plot}\n")
     out.write(f"({report.seconds:.0f} s)\n")
-    return EXIT_OK
+    return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -738,7 +798,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="OP",
         help="operation: matmul, fft.fft, linalg.svd, linalg.solve, add",
     )
-    p.add_argument("--sizes", help="comma-separated sizes n, e.g. 64,256,1024")
+    p.add_argument(
+        "--sizes",
+        help="comma-separated sizes n, e.g. 64,256,1024: the side of n x n matrices for matmul, "
+        "linalg.svd and linalg.solve; the length of the vectors for add and fft.fft; the "
+        "query's length for the genomics ops.  A size whose arrays need more memory than is "
+        "available is refused",
+    )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float64)")
     p.add_argument("--budget", type=float, help="seconds of measuring per case (default 1)")
     p.add_argument("--show", action="store_true", help="list the tuned choices of this host")

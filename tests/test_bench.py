@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +141,260 @@ def test_bad_arguments_get_a_clear_error(
     proc = prism(tmp_path, *args)
     assert proc.returncode == status, proc.stderr
     assert message in proc.stderr
+
+
+# -- where the tuned choices go: failures said, interrupts survived -----------------------------
+
+#: ``prism`` with a second variant of ``add`` (so that every case has a choice to store,
+#: whatever backends are installed) that blocks, until interrupted, on arrays of
+#: ``sys.argv[1]`` elements or more (0: never); the command line follows.
+TWIN = """
+import signal, sys, time
+import numpy as np
+from prism_core._dispatch.ops import get_op
+
+BLOCK = int(sys.argv[1])
+
+def twin(a, b):
+    if BLOCK and a.size >= BLOCK:
+        time.sleep(3600)  # only an interrupt ends this case
+    return np.add(a, b)
+
+get_op("add").variant(twin, name="tests.add_twin", priority=-1)
+# Ctrl-C raises KeyboardInterrupt even where the test runner was started with SIGINT ignored
+# (a background job of a shell), which Python would inherit.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from prism_core._cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _twin_env(cache: Path) -> dict[str, str]:
+    # The builtin plugins only: the same host file whatever else is installed, and quick.
+    return {**_env(cache), "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+def twin(cache: Path, *args: str, block: int = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", TWIN, str(block), *args],
+        env=_twin_env(cache), capture_output=True, text=True, timeout=280, check=False,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc
+
+
+def _cache_file(cache: Path) -> Path:
+    """This host's tuning file under ``cache`` (as the commands above see it)."""
+    shown = twin(cache, "tune", "--show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return Path(json.loads(shown.stdout)["path"])
+
+
+def _path_is_a_directory(cache: Path) -> Path:
+    path = _cache_file(cache)
+    path.mkdir(parents=True)
+    return path
+
+
+def _parent_is_a_file(cache: Path) -> Path:
+    blocker = cache / "tuning"
+    blocker.write_text("not a directory")
+    return blocker
+
+
+def _lock_is_a_directory(cache: Path) -> Path:
+    lock = _cache_file(cache).with_suffix(".json.lock")
+    lock.mkdir(parents=True)
+    return lock
+
+
+BLOCKED = {
+    "the file's path is a directory": _path_is_a_directory,
+    "the directory's path is a file": _parent_is_a_file,
+    "the lock's path is a directory": _lock_is_a_directory,
+}
+
+
+@pytest.mark.parametrize("block", list(BLOCKED.values()), ids=list(BLOCKED))
+def test_tune_says_what_it_could_not_store_and_fails(
+    tmp_path: Path, block: Callable[[Path], Path]
+) -> None:
+    blocker = block(tmp_path)
+    proc = twin(tmp_path, "tune", "add", "--sizes", "16,1024", "--budget", "0.02")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # The measurements are printed all the same: nothing measured is lost from sight.
+    assert "add fp64 [16 16]: " in proc.stdout and "add fp64 [1024 1024]: " in proc.stdout
+    assert "tests.add_twin" in proc.stdout
+    assert "0 of 2 tuned choice(s) stored in " in proc.stdout
+    assert "2 not stored, kept for this process only" in proc.stdout
+    problems = [line for line in proc.stdout.splitlines() if line.startswith("problem: ")]
+    assert any(str(blocker) in line for line in problems), problems  # what is at fault
+    assert "prism tune: error: 2 tuned choice(s) could not be stored in " in proc.stderr
+    assert blocker.exists()  # left as it was
+
+
+def test_tune_json_says_what_it_could_not_store(tmp_path: Path) -> None:
+    _parent_is_a_file(tmp_path)
+    proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "0.02", "--json")
+    assert proc.returncode == 1, proc.stderr
+    (report,) = json.loads(proc.stdout)
+    assert (report["stored"], report["unstored"]) == (0, 1)
+    assert report["problems"] and len(report["cases"]) == 1
+    assert "could not be stored" in proc.stderr
+
+
+def _unwritable(directory: Path) -> None:
+    """Make ``directory`` read-only, or skip the test where that does not stop writing."""
+    if os.name != "posix" or os.geteuid() == 0:
+        pytest.skip("root (or a non-POSIX system) writes into a read-only directory anyway")
+    directory.chmod(0o555)
+    probe = directory / "probe"
+    try:
+        probe.write_text("")
+    except OSError:
+        return
+    probe.unlink()
+    directory.chmod(0o755)
+    pytest.skip(f"chmod 555 does not make {directory} read-only on this file system")
+
+
+def test_tune_into_a_read_only_directory_fails(tmp_path: Path) -> None:
+    directory = _cache_file(tmp_path).parent
+    directory.mkdir(parents=True)
+    _unwritable(directory)
+    try:
+        proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "0.02")
+    finally:
+        directory.chmod(0o755)
+    assert proc.returncode == 1, proc.stderr
+    assert "0 of 1 tuned choice(s) stored" in proc.stdout
+    assert "could not be stored" in proc.stderr
+    assert list(directory.iterdir()) == []
+
+
+def test_bench_says_what_it_could_not_store_and_fails(tmp_path: Path) -> None:
+    path = _path_is_a_directory(tmp_path)
+    proc = twin(tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.02")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "geometric mean: Prism" in proc.stdout  # the measurements are all printed
+    assert "stored 0 of 2 tuned choice(s) in " in proc.stdout
+    assert f"problem: {path}" in proc.stdout
+    assert "prism bench: error: 2 tuned choice(s) " in proc.stderr
+    assert " could not be stored in " in proc.stderr
+    assert "stored 2 tuned choice(s)" not in proc.stdout
+    with_json = twin(
+        tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.02", "--json"
+    )
+    assert with_json.returncode == 1
+    report = json.loads(with_json.stdout)
+    assert (report["stored"], report["unstored"]) == (0, 2)
+
+
+def _tuned_file(cache: Path) -> Path:
+    stored = twin(cache, "tune", "add", "--sizes", "16", "--budget", "0.02")
+    assert stored.returncode == 0, stored.stderr
+    path = _cache_file(cache)
+    assert path.is_file()
+    return path
+
+
+@pytest.mark.parametrize("where", ["the file's path is a directory", "the lock is a directory"])
+def test_a_clear_that_fails_says_so_and_fails(tmp_path: Path, where: str) -> None:
+    if where == "the lock is a directory":
+        path = _tuned_file(tmp_path)
+        lock = path.with_suffix(".json.lock")
+        lock.unlink(missing_ok=True)  # the lock file a lock leaves behind
+        lock.mkdir()
+    else:
+        path = _path_is_a_directory(tmp_path)
+    proc = twin(tmp_path, "tune", "--clear")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"prism tune: error: {path} was not cleared" in proc.stderr
+    assert "removed" not in proc.stdout
+    assert path.exists()
+
+
+def test_a_clear_with_nothing_to_clear_succeeds(tmp_path: Path) -> None:
+    proc = twin(tmp_path, "tune", "--clear")
+    assert proc.returncode == 0, proc.stderr
+    assert "removed 0 tuned choice(s)" in proc.stdout
+
+
+def _entries(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    found: list[dict[str, Any]] = json.loads(text)["entries"]  # replaced whole, never half
+    return found
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT is sent with os.kill on POSIX only")
+@pytest.mark.parametrize(
+    ("command", "finished"),
+    [
+        # The third size blocks until interrupted: the first two are finished and stored.
+        (("tune", "add", "--sizes", "16,1024,65536", "--budget", "0.05"), [6, 12]),
+        # prism bench's quick sizes of add: 1024 is finished and stored, 2**20 blocks.
+        (("bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.05"), [12]),
+    ],
+    ids=["tune", "bench"],
+)
+@pytest.mark.timeout(240)
+def test_an_interrupt_keeps_every_finished_case(
+    tmp_path: Path, command: tuple[str, ...], finished: list[int]
+) -> None:
+    path = _cache_file(tmp_path)
+    block = 65536 if command[0] == "tune" else 1 << 20
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TWIN, str(block), *command],
+        env=_twin_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        # Wait (for as long as it takes, up to a generous limit) for the finished cases to be
+        # stored: the last case never ends by itself.
+        deadline = time.monotonic() + 180
+        while len(_entries(path)) < len(finished) and proc.poll() is None:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        stored_before = [e["bucket"] for e in _entries(path)]
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert stored_before == finished, f"the finished cases were not stored: {err}"
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert f"prism {command[0]}: interrupted; " in err
+    assert str(path) in err
+    assert [e["bucket"] for e in _entries(path)] == finished
+    assert not list(path.parent.glob("*.tmp"))  # no half-written file left behind
+
+
+@pytest.fixture
+def add_twin() -> Iterator[str]:
+    """A second variant of the catalogue's ``add``, in this process."""
+    from prism_core._dispatch.ops import get_op
+    from prism_core._dispatch.registry import remove_variants
+
+    name = "tests.add_twin"
+    get_op("add").variant(lambda a, b: a + b, name=name, priority=-1)
+    yield name
+    remove_variants(lambda v: v.name == name)
+
+
+def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
+    from prism_core._bench import run_bench
+    from prism_core._knowledge.tuning import TuningStore
+
+    def progress(done: int, total: int, label: str) -> None:
+        if done == 1:  # add on 1024 elements is tuned: Ctrl-C before 2**20
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_bench(ops=["add"], dtypes=["float64"], budget_s=0.02, progress=progress)
+    (kept,) = TuningStore().load().entries
+    assert (kept.op, kept.bucket) == ("add", 12)

@@ -1,12 +1,14 @@
 """The autotuner (prism_core/_tuning/tuner.py) and what dispatch does with what it stores.
 
-The variants are real functions whose cost differs by construction (a busy loop of a known
-length), so that which one is faster is certain without asserting any time.
+The variants are real functions whose cost differs by construction, and the tuner's clock is
+a virtual one (``VirtualClock``) on which that cost is all the time that passes: which variant
+is faster is certain however busy the machine is, and no test asserts a time.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,15 +24,39 @@ from prism_core._tuning import tuner
 from prism_core._tuning.tuner import TuningError, decide, measure
 
 
+class VirtualClock:
+    """Stands in for the ``time`` module in the tuner: ``perf_counter()`` advances only by what
+    the variants spend (:func:`_spin`) and by a microsecond per reading (so that a loop that
+    waits on it ends); everything else is the real ``time``."""
+
+    def __init__(self) -> None:
+        self._now = 0.0
+        self._lock = threading.Lock()
+
+    def perf_counter(self) -> float:
+        return self.advance(1e-6)
+
+    def advance(self, seconds: float) -> float:
+        with self._lock:
+            self._now += seconds
+            return self._now
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
+
+
+CLOCK = VirtualClock()
+
+
 def _spin(n: int) -> int:
-    total = 0
-    for i in range(n):
-        total += i
-    return total
+    """A variant's work: ``n`` steps of 10 ns on the tuner's clock."""
+    CLOCK.advance(n * 1e-8)
+    return n
 
 
 @pytest.fixture(autouse=True)
 def _fresh_tuning(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(tuner, "time", CLOCK)
     monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))
     tuning.reload()
     yield
@@ -128,9 +154,7 @@ def test_a_runner_that_raises_is_reported_not_timed() -> None:
 
 
 def test_a_passed_deadline_stops_measuring() -> None:
-    import time
-
-    got = measure([_runner("a", 100), _runner("b", 100)], deadline=time.perf_counter() - 1)
+    got = measure([_runner("a", 100), _runner("b", 100)], deadline=CLOCK.perf_counter() - 1)
     assert all(m.error and "budget" in m.error for m in got)
 
 
@@ -388,3 +412,131 @@ def test_candidates_are_in_declared_order(two_way: tuple[Any, list[str]]) -> Non
     ]
     assert found.dtype == "fp64"
     assert found.bucket == (4).bit_length()
+
+
+# -- storing each case as it is measured ------------------------------------------------------
+
+
+@pytest.fixture
+def add_twin() -> Iterator[str]:
+    """A second variant of the catalogue's ``add``: each size tuned has a choice to store."""
+    from prism_core._dispatch.ops import get_op
+
+    name = "tests.add_twin"
+    get_op("add").variant(lambda a, b: np.add(a, b), name=name, priority=-1)
+    yield name
+    remove_variants(lambda v: v.name == name)
+
+
+def test_an_interrupt_keeps_the_cases_already_measured(add_twin: str) -> None:
+    def progress(done: int, total: int, label: str) -> None:
+        if done == 1:  # the first case is measured: Ctrl-C before the second
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        prism.tune("add", sizes=[16, 1024], budget_s=0.02, progress=progress)
+    (kept,) = tuning.TuningStore().load().entries
+    assert (kept.op, kept.bucket, kept.variants) == ("add", 6, ("numpy.add", add_twin))
+
+
+def test_tune_says_which_choices_it_could_not_store(add_twin: str, tmp_path: Any) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    store = tuning.TuningStore(blocker / "tuning", warn=False)
+    report = prism.tune("add", sizes=[16, 1024], budget_s=0.02, store=store)
+    assert (report.stored, report.unstored) == (0, 2)
+    assert report.path == str(store.path)
+    assert any("cannot be written" in p for p in report.problems)
+    assert "0 of 2 tuned choice(s) stored in " in str(report)
+    assert report.as_dict()["unstored"] == 2
+    stored = prism.tune("add", sizes=[16], budget_s=0.02, store=tuning.TuningStore())
+    assert (stored.stored, stored.unstored) == (1, 0)
+    assert "1 tuned choice(s) stored in " in str(stored)
+
+
+def test_tune_without_a_cache_says_nothing_is_stored(
+    add_twin: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRISM_NO_CACHE", "1")
+    report = prism.tune("add", sizes=[16], budget_s=0.02)
+    assert (report.stored, report.unstored) == (0, 1)
+    assert any("PRISM_NO_CACHE=1" in p for p in report.problems)
+
+
+# -- what a size costs in memory --------------------------------------------------------------
+
+_NUMPY_OF = {
+    "matmul": np.matmul,
+    "add": np.add,
+    "fft.fft": np.fft.fft,
+    "linalg.svd": np.linalg.svd,
+    "linalg.solve": np.linalg.solve,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", sorted(tuner.EXAMPLES))
+def test_the_memory_of_a_size_is_its_arrays_and_result(op: str, dtype: str) -> None:
+    args = tuner.example_arguments(op, 6, dtype)
+    result = _NUMPY_OF[op](*args) if op in _NUMPY_OF else ()  # an alignment's result is small
+    results = result if isinstance(result, tuple) else (result,)
+    arrays = [a for a in (*args, *results) if isinstance(a, np.ndarray)]
+    assert tuner.example_bytes(op, 6, dtype) == sum(a.nbytes for a in arrays)
+
+
+def test_the_memory_of_a_size_grows_as_the_op_reads_it() -> None:
+    assert tuner.example_bytes("matmul", 100_000) == 3 * 100_000**2 * 8  # n is a matrix side
+    assert tuner.example_bytes("add", 3_000_000_000, "float32") == 3 * 3_000_000_000 * 4
+
+
+def test_a_size_that_cannot_fit_in_memory_is_refused_before_allocating() -> None:
+    # 2.4 PB: more than any machine has, so nothing is allocated even where the check fails.
+    with pytest.raises(TuningError, match=r"matmul n=10000000 float64 needs 2.132 PiB .* of "):
+        tuner.example_arguments("matmul", 10_000_000)
+    with pytest.raises(TuningError, match=r"give a smaller size \(at most n=\d+ fits\)"):
+        prism.tune("add", sizes=[16, 10**15], record=False)
+
+
+# -- what the report says ---------------------------------------------------------------------
+
+
+def _reported(declared: str, *measured: tuner.Measurement) -> str:
+    """The report's line of a case ``decide`` decided on ``measured``."""
+    winner, decided, gap = decide(measured, declared)
+    case = tuner.TuneCase(
+        "add", ((16,), (16,)), "fp64", 6, "generic.x86-64", measured, declared, winner,
+        decided, gap,
+    )  # fmt: skip
+    return str(tuner.TuneReport((case,))).splitlines()[0]
+
+
+def test_the_report_says_the_declared_first_is_much_faster() -> None:
+    line = _reported(
+        "numpy.add", _timed_as("numpy.add", [1e-6] * 5), _timed_as("torch.add", [40e-6] * 5)
+    )
+    assert line == "add fp64 [16 16]: numpy.add (declared: 40x faster than torch.add)"
+
+
+def test_the_report_says_by_how_much_a_measured_winner_is_faster() -> None:
+    line = _reported(
+        "numpy.add", _timed_as("numpy.add", [1.0] * 10), _timed_as("torch.add", [0.8] * 10)
+    )
+    assert line == (
+        "add fp64 [16 16]: torch.add (measured: 25% faster than numpy.add, the declared first)"
+    )
+
+
+def test_the_report_says_tie_only_within_the_noise() -> None:
+    slower = _reported(
+        "numpy.add", _timed_as("numpy.add", [1.0] * 10), _timed_as("torch.add", [1.02] * 10)
+    )
+    assert slower.endswith("(declared; a tie within the noise: torch.add 2% slower at the minimum)")
+    # Faster at the minimum, but in only 12 of 20 rounds: chance explains it.
+    erratic = _reported(
+        "numpy.add",
+        _timed_as("numpy.add", [1.0] * 20),
+        _timed_as("torch.add", [0.8] * 12 + [1.2] * 8),
+    )
+    assert erratic.endswith(
+        "(declared; a tie within the noise: torch.add 25% faster at the minimum)"
+    )

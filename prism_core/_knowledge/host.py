@@ -680,6 +680,47 @@ def physical_memory_bytes() -> int | None:
     return pages * page_size
 
 
+def _read_int(path: str, field: str | None = None) -> int | None:
+    """The integer in the file at ``path`` (or on its line ``field:``, in kB as in
+    ``/proc/meminfo``), or ``None`` where there is none."""
+    try:
+        with open(path, encoding="ascii") as f:
+            text = f.read()
+    except (OSError, ValueError):
+        return None
+    if field is not None:
+        found = re.search(rf"^{field}:\s*(\d+) kB$", text, re.MULTILINE)
+        return int(found.group(1)) * 1024 if found else None
+    return int(text) if text.strip().isdigit() else None
+
+
+def available_memory_bytes() -> int | None:
+    """Memory this process can still allocate, or ``None`` where it is unknown.
+
+    The host's available memory (Linux's ``MemAvailable``: free memory and what the kernel can
+    reclaim; elsewhere the free pages), capped by the process's own limits: its container's
+    memory limit (cgroup v2 ``memory.max`` or v1 ``memory.limit_in_bytes``) and its address
+    space limit (``ulimit -v``) less what it already maps.
+    """
+    found = [_read_int("/proc/meminfo", "MemAvailable")]
+    if found[0] is None and hasattr(os, "sysconf"):
+        with contextlib.suppress(ValueError, OSError):
+            found[0] = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    found.append(_read_int("/sys/fs/cgroup/memory.max"))  # "max": no limit
+    found.append(_read_int("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
+    try:
+        import resource
+    except ImportError:  # Windows
+        pass
+    else:
+        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+        if limit != resource.RLIM_INFINITY:
+            mapped = _read_int("/proc/self/status", "VmSize") or 0
+            found.append(max(0, limit - mapped))
+    known = [n for n in found if n is not None]
+    return min(known) if known else None
+
+
 def host_cpu_instance(
     library: DeviceLibrary | None = None, *, cpu: CpuInfo | None = None
 ) -> DeviceInstance:

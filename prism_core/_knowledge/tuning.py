@@ -707,6 +707,15 @@ class TuningStore:
             found = self._read(fp, locked=False) if self.enabled else None
             return self._records(fp, _merged(found or _Contents(), self._pending_of(fp)))
 
+    @property
+    def unwritten(self) -> TuningRecords:
+        """The records this process keeps in memory only: those no :meth:`record` could write
+        to the file yet (:attr:`bypassed` says why), every record with ``PRISM_NO_CACHE=1``.
+        Empty when the file holds all that was recorded."""
+        fp = self.fingerprint
+        with self._lock:
+            return self._records(fp, self._pending_of(fp))
+
     def _read(self, fp: Fingerprint, *, locked: bool) -> _Contents | None:
         """The file's contents (empty when there is no file), or ``None`` when it cannot be
         read or a damaged or foreign file cannot be moved aside (then it must not be written
@@ -900,6 +909,9 @@ class TuningStore:
                 f"{lock_path}: another process held the tuning cache's lock for more than "
                 f"{self.lock_timeout:g} s"
             ) from None
+        except OSError as exc:
+            # Named here: the messages above it name the directory or the cache file.
+            raise type(exc)(exc.errno, f"{exc.strerror or exc}: {lock_path}") from None
         try:
             yield
         finally:

@@ -43,7 +43,7 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,7 @@ __all__ = [
     "TuneReport",
     "TuningError",
     "example_arguments",
+    "example_bytes",
     "measure",
     "tune",
 ]
@@ -115,9 +116,10 @@ class TuneCase:
     """The tuning of one call: what was measured and what it decided.
 
     ``decided`` is ``"measured"`` (``winner`` beats the declared first by a significant gap:
-    dispatch now runs it), ``"declared"`` (no significant gap: the declared order stands and
-    ``winner`` is the declared first), ``"single"`` (one variant only: nothing to choose) or
-    ``"failed"`` (nothing could be timed).
+    dispatch now runs it), ``"declared"`` (no variant beats the declared first by a significant
+    gap: the declared order stands and ``winner`` is the declared first, which may itself be
+    the fastest by far; ``str`` of the report says which), ``"single"`` (one variant only:
+    nothing to choose) or ``"failed"`` (nothing could be timed).
     """
 
     op: str
@@ -158,13 +160,17 @@ class TuneCase:
 
 @dataclass(frozen=True)
 class TuneReport:
-    """What :func:`tune` measured and stored."""
+    """What :func:`tune` measured and stored.
+
+    ``stored`` tuned choices are in the file ``path``; ``unstored`` could not be written there
+    (``problems`` says why) and last only as long as the store that kept them in memory."""
 
     cases: tuple[TuneCase, ...]
     stored: int = 0
     path: str | None = None
     problems: tuple[str, ...] = ()
     seconds: float = 0.0
+    unstored: int = 0
 
     __module__ = "prism_core"
 
@@ -172,6 +178,7 @@ class TuneReport:
         return {
             "cases": [c.as_dict() for c in self.cases],
             "stored": self.stored,
+            "unstored": self.unstored,
             "path": self.path,
             "problems": list(self.problems),
             "seconds": self.seconds,
@@ -185,19 +192,79 @@ class TuneReport:
                 f"{m.variant} {_time_text(m.seconds)}" if m.error is None else f"{m.variant} failed"
                 for m in sorted(c.measurements, key=lambda m: (m.error is not None, m.seconds))
             )
-            verdict = {
-                "measured": f"{c.winner} ({c.gap:.0%} faster than {c.declared})",
-                "declared": f"{c.winner} (declared; no significant gap)",
-                "single": f"{c.winner} (the only variant)",
-                "failed": "nothing could be timed",
-            }[c.decided]
-            lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {verdict}")
+            lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {_verdict(c)}")
             if times:
                 lines.append(f"    {times}")
         where = f" in {self.path}" if self.path else ""
-        lines.append(f"{self.stored} tuned choice(s) stored{where} ({self.seconds:.1f} s)")
+        took = f"({self.seconds:.1f} s)"
+        if self.unstored:
+            lines.append(
+                f"{self.stored} of {self.stored + self.unstored} tuned choice(s) stored{where}; "
+                f"{self.unstored} not stored, kept for this process only (see the problems) {took}"
+            )
+        else:
+            lines.append(f"{self.stored} tuned choice(s) stored{where} {took}")
         lines.extend(f"problem: {p}" for p in self.problems)
         return "\n".join(lines)
+
+
+def _verdict(c: TuneCase) -> str:
+    """What a case kept and what its measurements say of it: by how much the kept variant is
+    faster than the declared first (measured) or than the fastest other (declared), or that the
+    gap is within the noise (a tie)."""
+    if c.decided == "single":
+        return f"{c.winner} (the only variant)"
+    timed = {m.variant: m for m in c.measurements if m.error is None}
+    kept = timed.get(c.winner or "")
+    if c.decided == "failed" or kept is None:
+        return "nothing could be timed"
+    if c.decided == "measured":
+        first = timed.get(c.declared or "")
+        if first is None:
+            return f"{c.winner} (measured: the declared first, {c.declared}, could not be timed)"
+        faster = _ratio_text(first.seconds, kept.seconds)
+        return f"{c.winner} (measured: {faster} faster than {c.declared}, the declared first)"
+    others = [m for m in timed.values() if m.variant != c.winner]
+    if not others:
+        return f"{c.winner} (declared; the others could not be timed)"
+    rival = min(others, key=lambda m: (m.seconds, m.variant))
+    if _beats(kept, rival, threshold=0.05, alpha=0.05):  # decide's test, as tune() runs it
+        faster = _ratio_text(rival.seconds, kept.seconds)
+        return f"{c.winner} (declared: {faster} faster than {rival.variant})"
+    return f"{c.winner} (declared; a tie {_apart(rival.variant, rival.seconds, kept.seconds)})"
+
+
+def _choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
+    """A stored choice in words, from its times (the minima; the rounds are not stored): by how
+    much ``winner`` is faster than the fastest other variant, or that they tie.
+
+    ``decided`` is the entry's: ``"measured"`` (the tuner found the winner significantly faster
+    than the declared first) or ``"tie"`` (none significantly faster: the declared order
+    stands, and the declared first may still be the fastest by far)."""
+    kept = times.get(winner)
+    others = {v: t for v, t in times.items() if v != winner}
+    if kept is None or not others:
+        return decided
+    rival, seconds = min(others.items(), key=lambda kv: (kv[1], kv[0]))
+    if decided == "measured":
+        return f"measured: {_ratio_text(seconds, kept)} faster than {rival}"
+    if seconds >= kept * 1.05:  # beyond the 5 % the tuner asks of a significant gap
+        return f"declared: {_ratio_text(seconds, kept)} faster than {rival}"
+    return f"tie {_apart(rival, seconds, kept)}"
+
+
+def _apart(rival: str, seconds: float, kept: float) -> str:
+    if seconds >= kept:
+        return f"within the noise: {rival} {_ratio_text(seconds, kept)} slower at the minimum"
+    return f"within the noise: {rival} {_ratio_text(kept, seconds)} faster at the minimum"
+
+
+def _ratio_text(slow: float, fast: float) -> str:
+    """How much faster ``fast`` seconds are than ``slow``: ``12%`` below twice, ``40x`` above."""
+    ratio = slow / max(fast, 1e-12)
+    if ratio < 2:
+        return f"{ratio - 1:.0%}"
+    return f"{ratio:.3g}x" if ratio < 100 else f"{ratio:.0f}x"
 
 
 def _time_text(seconds: float) -> str:
@@ -338,18 +405,23 @@ def decide(
     gap = 1.0 - best.seconds / first.seconds if first.seconds > 0 else 0.0
     if best.variant == declared:
         return declared, "declared", 0.0
-    pairs = [(b, f) for b, f in zip(best.samples, first.samples, strict=False) if f > 0]
+    if _beats(best, first, threshold=threshold, alpha=alpha):
+        return best.variant, "measured", gap
+    return declared, "declared", gap
+
+
+def _beats(fast: Measurement, slow: Measurement, *, threshold: float, alpha: float) -> bool:
+    """Whether ``fast`` is faster than ``slow`` by a real margin (see :func:`decide`)."""
+    pairs = [(b, f) for b, f in zip(fast.samples, slow.samples, strict=False) if f > 0]
     if not pairs:
-        return declared, "declared", gap
+        return False
     paired_gap = 1.0 - statistics.median(b / f for b, f in pairs)
     wins = sum(1 for b, f in pairs if b < f)
     significant = _sign_test(wins, len(pairs)) <= alpha
     # The paired rounds decide: each pair was measured at the same moment, so a drift of the
     # machine cancels out of its ratio.  The minimum only has to agree on the direction: with
     # few calls per sample (large memory-bound calls) it is itself noisy.
-    if paired_gap >= threshold and significant and gap > 0:
-        return best.variant, "measured", gap
-    return declared, "declared", gap
+    return paired_gap >= threshold and significant and fast.seconds < slow.seconds
 
 
 def _merged(first: Measurement, more: Measurement) -> Measurement:
@@ -373,8 +445,40 @@ def example_arguments(
 
     For the alignment ops ``n`` is the query's length and ``dtype`` is not used (their
     arrays' types are fixed: uint8 codes, int32 matrix); ``batch`` is the number of targets of
-    ``genomics.sw_align_batch`` (:data:`GENOMICS_BATCH` by default).
+    ``genomics.sw_align_batch`` (:data:`GENOMICS_BATCH` by default).  A size whose arrays
+    (:func:`example_bytes`) need more memory than this process has available is refused before
+    anything is allocated.
     """
+    import numpy as np
+
+    kind = _example_kind(op, n, dtype, batch)
+    _check_fits(op, n, dtype, batch)
+    try:
+        if kind is None:
+            return _alignment_arguments(op, n, GENOMICS_BATCH if batch is None else batch)
+        rng = np.random.default_rng(n)
+        if op in ("fft.fft",):
+            return (rng.standard_normal(n).astype(kind),)
+        if op == "add":
+            return (rng.standard_normal(n).astype(kind), rng.standard_normal(n).astype(kind))
+        a = rng.standard_normal((n, n)).astype(kind)
+        if op == "linalg.solve":
+            a = a + n * np.eye(n, dtype=kind)  # well conditioned
+            return (a, rng.standard_normal(n).astype(kind))
+        if op == "linalg.svd":
+            return (a,)
+        return (a, rng.standard_normal((n, n)).astype(kind))
+    except MemoryError:
+        raise TuningError(
+            f"sizes: {_size_label(op, n, dtype)} needs "
+            f"{_bytes_text(example_bytes(op, n, dtype, batch=batch))} for its arrays, and they "
+            "could not be allocated; give a smaller size"
+        ) from None
+
+
+def _example_kind(op: str, n: int, dtype: str, batch: int | None) -> Any:
+    """The NumPy dtype of ``op``'s example arrays (``None`` for the alignment ops, whose types
+    are fixed), once ``op``, ``n``, ``dtype`` and ``batch`` are known to be good."""
     import numpy as np
 
     if op not in EXAMPLES:
@@ -386,25 +490,91 @@ def example_arguments(
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TuningError(f"sizes: each size must be a positive integer; got {n!r}")
     if op.startswith("genomics."):
-        return _alignment_arguments(op, n, GENOMICS_BATCH if batch is None else batch)
-    rng = np.random.default_rng(n)
+        targets = GENOMICS_BATCH if batch is None else batch
+        if isinstance(targets, bool) or not isinstance(targets, int) or targets < 1:
+            raise TuningError(f"batch: expected a positive number of targets; got {batch!r}")
+        return None
     try:
-        kind = np.dtype(dtype)
+        return np.dtype(dtype)
     except TypeError:
         raise TuningError(
             f"dtype: {dtype!r} is not a NumPy dtype name (float32, float64, ...)"
         ) from None
-    if op in ("fft.fft",):
-        return (rng.standard_normal(n).astype(kind),)
+
+
+def example_bytes(op: str, n: int, dtype: str = "float64", *, batch: int | None = None) -> int:
+    """Bytes of the arrays of one call of ``op`` at size ``n``: its :func:`example_arguments`
+    and its result (an alignment's result is a few numbers: its arguments only).
+
+    ``n`` is the side of ``n x n`` matrices for matmul, linalg.svd and linalg.solve, the length
+    of the vectors for add and fft.fft, and the query's length for the alignment ops
+    (:data:`EXAMPLES`).  The call's own temporaries (a LAPACK workspace) are not counted: this
+    is the least the call needs.
+    """
+    import numpy as np
+
+    kind = _example_kind(op, n, dtype, batch)
+    if kind is None:
+        from prism_core.genomics.scoring import Scoring
+
+        matrix = int(Scoring.match_mismatch().matrix.nbytes)
+        if op == "genomics.sw_align":
+            return n + 10 * n + matrix  # uint8 query and target
+        targets = GENOMICS_BATCH if batch is None else batch
+        return n + n * targets + 8 * (targets + 1) + matrix  # uint8 codes, int64 offsets
+    item = int(kind.itemsize)
     if op == "add":
-        return (rng.standard_normal(n).astype(kind), rng.standard_normal(n).astype(kind))
-    a = rng.standard_normal((n, n)).astype(kind)
-    if op == "linalg.solve":
-        a = a + n * np.eye(n, dtype=kind)  # well conditioned
-        return (a, rng.standard_normal(n).astype(kind))
+        return 3 * n * item
+    if op == "fft.fft":
+        return n * item + n * int(np.result_type(kind, np.complex64).itemsize)
     if op == "linalg.svd":
-        return (a,)
-    return (a, rng.standard_normal((n, n)).astype(kind))
+        return (3 * n * n + n) * item  # a; u, s, vh
+    if op == "linalg.solve":
+        return (n * n + 2 * n) * item  # a, b; x
+    return 3 * n * n * item  # matmul: a, b; a @ b
+
+
+def _check_size(op: Any, n: Any, dtype: str) -> None:
+    """Raise the :class:`TuningError` that ``tune(op, sizes=[n], dtypes=[dtype])`` would raise
+    for this size before measuring anything (see :func:`example_arguments`)."""
+    name = as_op(op).name
+    _example_kind(name, n, dtype, None)
+    _check_fits(name, n, dtype, None)
+
+
+def _size_label(op: str, n: int, dtype: str) -> str:
+    return f"{op} n={n}" if op.startswith("genomics.") else f"{op} n={n} {dtype}"
+
+
+def _check_fits(op: str, n: int, dtype: str, batch: int | None) -> None:
+    """Refuse a size whose arrays need more memory than this process has available: it would
+    fail to allocate, or take the machine's memory until the system kills the process."""
+    from prism_core._knowledge.host import available_memory_bytes
+
+    needs = example_bytes(op, n, dtype, batch=batch)
+    available = available_memory_bytes()
+    if available is None or needs <= available:
+        return
+    fits, too_big = 0, n  # the largest size that fits, by bisection
+    while too_big - fits > 1:
+        mid = (fits + too_big) // 2
+        if example_bytes(op, mid, dtype, batch=batch) <= available:
+            fits = mid
+        else:
+            too_big = mid
+    raise TuningError(
+        f"sizes: {_size_label(op, n, dtype)} needs {_bytes_text(needs)} for {EXAMPLES[op]} "
+        f"and the result, more than the {_bytes_text(available)} of memory available; give a "
+        "smaller size " + (f"(at most n={fits} fits)" if fits else "(none fits in that memory)")
+    )
+
+
+def _bytes_text(n: int) -> str:
+    units = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20))
+    for unit, size in units:
+        if n >= size:
+            return f"{n / size:.4g} {unit}"
+    return f"{n} bytes"
 
 
 def _alignment_arguments(op: str, n: int, batch: int) -> tuple[Any, ...]:
@@ -414,8 +584,6 @@ def _alignment_arguments(op: str, n: int, batch: int) -> tuple[Any, ...]:
 
     from prism_core.genomics.scoring import Scoring
 
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise TuningError(f"batch: expected a positive number of targets; got {batch!r}")
     rng = np.random.default_rng(n)
     scoring = Scoring.match_mismatch()
     query = rng.integers(0, 4, n, dtype=np.uint8)
@@ -527,7 +695,9 @@ def tune(
     (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add).  Each case gets about
     ``budget_s`` seconds of measuring (default 1 s; at least 5 rounds each).  The winners go to
     the tuning cache (``store``: a ``TuningStore``; default the host's) unless ``record`` is
-    false; dispatch uses them from then on, in this process and in later ones.
+    false; dispatch uses them from then on, in this process and in later ones.  Each case's
+    winner is stored as soon as it is measured: an interrupt (``KeyboardInterrupt``) loses no
+    case already measured.  What could not be written is counted in the report's ``unstored``.
     """
     the_op = as_op(op)
     per_case = 1.0 if budget_s is None else float(budget_s)
@@ -551,36 +721,60 @@ def tune(
         )
     began = time.perf_counter()
     cases: list[TuneCase] = []
-    entries: list[Any] = []
+    keeper = Keeper(store if record else False)
     for i, (args, label) in enumerate(calls):
         if progress is not None:
             progress(i, len(calls), f"{the_op.name} {label}")
         case, entry = tune_case(the_op, args, budget_s=per_case)
         cases.append(case)
         if entry is not None:
-            entries.append(entry)
+            keeper.keep([entry])
     if progress is not None:
         progress(len(calls), len(calls), the_op.name)
-    return _finish(tuple(cases), entries, store, record, began)
+    stored, unstored, path, problems = keeper.outcome()
+    return TuneReport(tuple(cases), stored, path, problems, time.perf_counter() - began, unstored)
 
 
-def _finish(
-    cases: tuple[TuneCase, ...], entries: list[Any], store: Any, record: bool, began: float
-) -> TuneReport:
-    from prism_core._knowledge.tuning import TuningStore, reload
+class Keeper:
+    """Stores tuned choices as they are measured, one case at a time (the store reads, merges
+    and replaces its small file under its lock), so that an interrupt loses none already
+    measured; then says how many reached the file.
 
-    stored = 0
-    path = None
-    problems: tuple[str, ...] = ()
-    if record and entries:
-        the_store = store if store is not None else TuningStore()
-        the_store.record(entries=entries)
-        stored = len(entries)
-        path = str(the_store.path)
-        problems = tuple(the_store.problems)
-        if store is None:
+    ``store``: a ``TuningStore``; ``None``, a new one for the host (and this process's records
+    are reloaded after each write); ``False``, store nothing."""
+
+    def __init__(self, store: Any) -> None:
+        self._given = store
+        self.store: Any = None  # made on the first write
+        self._keys: set[Any] = set()
+        self._problems_before = 0
+
+    def keep(self, entries: Sequence[Any], calibration: Mapping[str, Any] | None = None) -> None:
+        from prism_core._knowledge.tuning import TuningStore, reload
+
+        if self._given is False or not (entries or calibration):
+            return
+        if self.store is None:
+            self.store = self._given if self._given is not None else TuningStore()
+            self._problems_before = len(self.store.problems)
+        self.store.record(entries=entries, calibration=calibration or None)
+        self._keys.update(e.key for e in entries)
+        if self._given is None:
             reload()
-    return TuneReport(cases, stored, path, problems, time.perf_counter() - began)
+
+    def outcome(self) -> tuple[int, int, str | None, tuple[str, ...]]:
+        """``(stored, unstored, path, problems)``: the choices kept that are in the file and
+        those only in memory (each counted once), the file, and what went wrong meanwhile."""
+        if self.store is None:
+            return 0, 0, None, ()
+        unwritten = self.store.unwritten
+        unstored = sum(1 for e in unwritten if e.key in self._keys)
+        problems = list(self.store.problems[self._problems_before :])
+        why = self.store.bypassed
+        if (unstored or unwritten.calibration) and why and why not in problems:
+            problems.append(why)  # reported before this tuning, or PRISM_NO_CACHE=1
+        path = str(self.store.path) if self.store.enabled else None  # no file is written
+        return len(self._keys) - unstored, unstored, path, tuple(problems)
 
 
 # -- tuning on first use ----------------------------------------------------------------------
