@@ -459,8 +459,9 @@ def _progress(err: TextIO, enabled: bool) -> Any:
 
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from prism_core._dispatch.decision import seconds_text
     from prism_core._knowledge.tuning import TuningStore
-    from prism_core._tuning.tuner import _choice_text, _time_text
+    from prism_core._tuning.tuner import _choice_text
 
     store = TuningStore()
     if args.clear:
@@ -504,7 +505,7 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     rows = [["op", "device", "dtype", "elements", "winner", "decided", "times"]]
     for e in entries:
         times = ", ".join(
-            f"{v} {_time_text(t)}" for v, t in sorted(e.times.items(), key=lambda kv: kv[1])
+            f"{v} {seconds_text(t)}" for v, t in sorted(e.times.items(), key=lambda kv: kv[1])
         )
         rows.append(
             [

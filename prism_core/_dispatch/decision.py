@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Basis", "Candidate", "Decision"]
+__all__ = ["Basis", "Candidate", "Decision", "seconds_text"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class Decision:
         lines.append(f"  decided by: {why}" + (f": {basis.note}" if basis.note else ""))
         if basis.times:
             lines.append(
-                "  times: " + ", ".join(f"{name} {_seconds_text(t)}" for name, t in basis.times)
+                "  times: " + ", ".join(f"{name} {seconds_text(t)}" for name, t in basis.times)
             )
         if self.simulated and self.executed:
             lines.append(f"  executes: {self.executed} (the device is simulated)")
@@ -139,7 +139,8 @@ class Decision:
         return "\n".join(lines)
 
 
-def _seconds_text(seconds: float) -> str:
+def seconds_text(seconds: float) -> str:
+    """``seconds`` for people: ``1.2 s``, ``3.4 ms``, ``56 µs`` (three significant digits)."""
     if seconds >= 1:
         return f"{seconds:.3g} s"
     if seconds >= 1e-3:

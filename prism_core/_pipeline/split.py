@@ -66,6 +66,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import usable_cpus
+from prism_core._dispatch.decision import seconds_text
 from prism_core._dispatch.movement import is_masked
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
@@ -870,7 +871,7 @@ class PartRecord:
         if self.seconds is None:
             timing = "skipped (size 0)" if self.size == 0 else "did not finish"
         else:
-            timing = _ms(self.seconds)
+            timing = seconds_text(self.seconds)
             if self.thread:
                 timing += f" in {self.thread}"
             if self.threads:
@@ -928,7 +929,7 @@ class SplitRecord:
             head += "ran whole"
         else:
             head += f"split along {self.how} (length {self.length}), ratio {self.ratio_source}"
-        head += f"; {_ms(self.total_s)} in all, gather {_ms(self.gather_s)}"
+        head += f"; {seconds_text(self.total_s)} in all, gather {seconds_text(self.gather_s)}"
         lines = [head]
         if self.note:
             lines.append(f"  note: {self.note}")
@@ -936,12 +937,6 @@ class SplitRecord:
         return "\n".join(lines)
 
 
-def _ms(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
 
 
 #: The record lists of the :func:`recording` blocks in force in this context, outermost first.

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from prism_core._dispatch.decision import seconds_text
 from prism_core._dispatch.dispatcher import Candidates, Runner, candidates
 from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
 from prism_core._errors import PrismError, describe_exception
@@ -189,7 +190,9 @@ class TuneReport:
         for c in self.cases:
             shape = " ".join("x".join(map(str, s)) for s in c.shapes)
             times = ", ".join(
-                f"{m.variant} {_time_text(m.seconds)}" if m.error is None else f"{m.variant} failed"
+                f"{m.variant} {seconds_text(m.seconds)}"
+                if m.error is None
+                else f"{m.variant} failed"
                 for m in sorted(c.measurements, key=lambda m: (m.error is not None, m.seconds))
             )
             lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {_verdict(c)}")
@@ -265,14 +268,6 @@ def _ratio_text(slow: float, fast: float) -> str:
     if ratio < 2:
         return f"{ratio - 1:.0%}"
     return f"{ratio:.3g}x" if ratio < 100 else f"{ratio:.0f}x"
-
-
-def _time_text(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
 
 
 # -- measuring --------------------------------------------------------------------------------
