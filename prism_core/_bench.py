@@ -79,6 +79,14 @@ GROUPS: dict[str, tuple[str, ...]] = {
 }
 #: The label of the alignment ops' rows in the dtype column (their arrays' types are fixed).
 _ALIGN_LABEL = "dna"
+#: What to install for more than NumPy's reference to compare with, by op (prefix).
+_MORE_BACKENDS = {
+    "genomics.": (
+        "prism-plugin-parasail (SIMD kernels), prism-plugin-numba (compiled, multi-threaded) or "
+        "prism-plugin-torch (the GPU kernel), from plugins/ in Prism's repository"
+    ),
+    "": "prism-plugin-scipy or prism-plugin-torch, from plugins/ in Prism's repository",
+}
 
 
 class BenchError(PrismError, ValueError):
@@ -105,6 +113,9 @@ class BenchRow:
     batch: int | None = None
     #: Cell updates of one call (the alignment ops' work measure), else ``None``.
     cells: int | None = None
+    #: Why a cell of the row is empty, or what it was measured against: ``""`` when nothing
+    #: needs saying.
+    note: str = ""
 
     @property
     def label(self) -> str:
@@ -146,6 +157,7 @@ class BenchRow:
             "numpy_s": self.numpy_s,
             "prism_vs_oracle": self.vs_oracle,
             "prism_vs_numpy": self.vs_numpy,
+            "note": self.note,
             **(
                 {"batch": self.batch, "cells": self.cells, "prism_gcups": self.gcups}
                 if self.cells is not None
@@ -170,6 +182,9 @@ class BenchReport:
     stored: int = 0
     store_path: str | None = None
     problems: list[str] = field(default_factory=list)
+    #: What to install where only NumPy's reference ran (``prism bench genomics.align`` with no
+    #: alignment plugin): nothing was compared.
+    notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     quick: bool = True
     #: Tuned choices measured that could not be written to ``store_path`` (``problems`` says
@@ -205,6 +220,7 @@ class BenchReport:
             "unstored": self.unstored,
             "store_path": self.store_path,
             "problems": self.problems,
+            "notes": self.notes,
             "calibration": self.calibration,
             "summary": self.summary(),
             "rows": [r.as_dict() for r in self.rows],
@@ -295,6 +311,17 @@ def run_bench(
         if op in aligning:
             row = replace(row, batch=batch, cells=_cells(op, args))
         report.rows.append(row)
+    alone: dict[str, list[str]] = {}  # what to install -> the ops that had one variant
+    for op in dict.fromkeys(o for o, *_ in plan):
+        cases = [case for o, *_, case in tuned if o == op]
+        if all(c.decided == "single" for c in cases):
+            what = next(v for k, v in _MORE_BACKENDS.items() if op.startswith(k))
+            alone.setdefault(what, []).append(f"{op} ({cases[0].winner})")
+    for what, only in alone.items():
+        report.notes.append(
+            f"one variant only can run here for {', '.join(only)}, so nothing was compared; for "
+            f"others to compare with, install {what}"
+        )
     if progress is not None:
         progress(total, total, "done")
     report.seconds = time.perf_counter() - began
@@ -348,10 +375,20 @@ def _check(
     timed = [m for m in case.measurements if m.error is None]
     decision = explain(op, *args)
     picks = decision.chosen
-    if not timed:
-        return BenchRow(op, dtype, n, case, None, picks, decision.decided_by, None, None, None)
-    oracle = min(timed, key=lambda m: m.seconds).variant
     runners = {r.variant: r for r in candidates(op, args).runners}
+    note = ""
+    if case.decided == "single" and len(runners) == 1:
+        # Nothing to choose: Prism is timed against the one variant there is.
+        oracle = next(iter(runners))
+        note = f"{oracle} is the only variant that can run here"
+    elif not timed:
+        errors = "; ".join(f"{m.variant}: {m.error}" for m in case.measurements if m.error)
+        note = f"no variant could be timed ({errors or 'none can run here'})"
+        return BenchRow(
+            op, dtype, n, case, None, picks, decision.decided_by, None, None, None, note=note
+        )
+    else:
+        oracle = min(timed, key=lambda m: m.seconds).variant
     fn = get_op(op).function
     contenders = [Runner("prism", "", None, lambda: fn(*args))]
     if oracle in runners:
@@ -376,6 +413,7 @@ def _check(
         secs("prism"),
         secs(oracle),
         secs(numpy.variant if numpy is not None else None),
+        note=note,
     )
 
 

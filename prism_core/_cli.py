@@ -651,6 +651,11 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     elif report.stored:
         out.write(f"stored {report.stored} tuned choice(s){where}\n")
+    for r in report.rows:
+        if r.note and None in (r.oracle_s, r.prism_s, r.numpy_s):  # why a cell is empty
+            out.write(f"empty cells of {r.op} {r.dtype} {r.label}: {r.note}\n")
+    for note in report.notes:
+        out.write(f"note: {note}\n")
     for p in report.problems:
         out.write(f"problem: {p}\n")
     if args.plot:

@@ -398,3 +398,41 @@ def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
         run_bench(ops=["add"], dtypes=["float64"], budget_s=0.02, progress=progress)
     (kept,) = TuningStore().load().entries
     assert (kept.op, kept.bucket) == ("add", 12)
+
+
+def test_bench_with_one_alignment_variant_says_what_to_install(tmp_path: Path) -> None:
+    """Only NumPy's reference aligns where no plugin is loaded: the rows time Prism against it
+    instead of showing dashes, and a note names the plugins to install."""
+    command = [sys.executable, "-m", "prism_core", "bench", "genomics.align", "--no-store"]
+    env = {**_env(tmp_path), "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+    def bench(*more: str) -> str:
+        proc = subprocess.run(
+            [*command, "--budget", "0.02", *more],
+            env=env, capture_output=True, text=True, timeout=280, check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+        return proc.stdout
+
+    text = bench()
+    assert "note: one variant only can run here for genomics.sw_align " in text
+    assert "install prism-plugin-parasail" in text
+    data = json.loads(bench("--json"))
+    assert data["notes"] and "prism-plugin-numba" in data["notes"][0]
+    for row in data["rows"]:
+        assert row["oracle"] == row["prism_picks"] == f"numpy.{row['op']}"
+        assert row["prism_s"] and row["oracle_s"], row
+        assert row["note"] == f"numpy.{row['op']} is the only variant that can run here"
+
+
+def test_a_row_that_could_not_be_timed_says_why() -> None:
+    from prism_core import _bench
+    from prism_core._dispatch.dispatcher import explain
+    from prism_core._tuning.tuner import Measurement, TuneCase
+
+    args = _bench.example_arguments("add", 16, "float64")
+    broken = Measurement("numpy.add", "numpy", None, float("inf"), float("inf"), (), 0, "boom")
+    case = TuneCase("add", ((16,), (16,)), "float64", 5, "cpu", (broken,), None, None, "failed")
+    row = _bench._check("add", "float64", 16, args, case, 0.01, explain)
+    assert (row.oracle, row.prism_s) == (None, None)
+    assert row.note == "no variant could be timed (numpy.add: boom)"
