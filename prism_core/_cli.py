@@ -1,9 +1,10 @@
 """The ``prism`` command line.
 
 Exit status: 0 success; 1 something was found wrong (an invalid device file, a library
-problem); 2 the command line was wrong (unknown option, missing path, unknown device); 3 an
-internal error (a bug in Prism: set ``PRISM_DEBUG=1`` for its traceback and report it).
-No traceback reaches the user otherwise.
+problem, tuned choices that could not be stored, a tuning cache that could not be cleared); 2
+the command line was wrong (unknown option, missing path, unknown device); 3 an internal error
+(a bug in Prism: set ``PRISM_DEBUG=1`` for its traceback and report it); 130 interrupted
+(Ctrl-C).  No traceback reaches the user otherwise.
 """
 
 from __future__ import annotations

@@ -35,7 +35,8 @@ the last writer wins).
   another machine, or edited) is never used: it is moved aside to ``<file>.foreign-<time>``;
 * a directory that cannot be created or written (read-only, a path through a regular file) and
   a lock held too long by another process: the records of this process are kept in memory
-  (the cache is *bypassed*), and written with the next record that succeeds;
+  (the cache is *bypassed*; :attr:`TuningStore.unwritten` holds them), and written with the
+  next record that succeeds;
 * ``PRISM_NO_CACHE=1``: nothing is read or written; records last for the process.
 """
 
