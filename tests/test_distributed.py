@@ -404,6 +404,60 @@ def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
         cluster.procs.stop(proc)
 
 
+@pytest.mark.timeout(4 * START)
+def test_a_killed_worker_without_preload_is_replaced_by_one_that_takes_its_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As above, on the embedded ``LocalCluster`` of ``connect()``, whose workers load no
+    preload: the worker the nanny starts registers without Prism's resources and gets them from
+    the plugin the client registered, after registering.  Dask looks for a worker for a waiting
+    task when one registers, not when a worker's resources change: the task waited in
+    ``no-worker`` for ever, although the new worker held the resource it asks for."""
+    monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))  # the workers inherit it
+    monkeypatch.setenv("PRISM_DISABLE_PLUGIN_AUTOLOAD", "1")
+    started, go = tmp_path / "started", tmp_path / "go"
+
+    def hold(started: str, go: str) -> int:
+        import os
+        import pathlib
+        import time
+
+        pathlib.Path(started).write_text(str(os.getpid()))
+        deadline = time.monotonic() + 120  # a guard: the test lets it go
+        while not os.path.exists(go) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return os.getpid()
+
+    with connect(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,  # each worker its own process, under a nanny
+        simulate={"1": [GPU]},  # the worker named 1, and the one its nanny starts, only
+        dashboard_address="127.0.0.1:0",
+        local_directory=str(tmp_path),
+        advert_timeout=START,
+    ) as pc:
+        future = pc.submit(hold, str(started), str(go), requires={"vendor": "nvidia"}, report=True)
+        deadline = time.monotonic() + START
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert started.exists(), "the task did not start"
+        killed = int(started.read_text())
+        os.kill(killed, signal.SIGKILL)  # the worker's process, not its nanny
+        go.touch()
+        try:
+            result = future.result(timeout=2 * START)
+        except TimeoutError:
+
+            def state(dask_scheduler: Any, key: str = future.key) -> str:
+                return str(dask_scheduler.tasks[key].state)
+
+            held = {w["name"]: w["resources"] for w in pc.scheduler_info()["workers"].values()}
+            pytest.fail(f"the task is still {pc.run_on_scheduler(state)!r}; workers: {held}")
+        assert result.value != killed
+        assert (result.worker_name, result.device, result.simulated) == ("1", GPU, True)
+
+
 @pytest.mark.timeout(120)
 def test_the_embedded_local_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))  # the workers inherit it
