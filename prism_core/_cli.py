@@ -20,6 +20,7 @@ from typing import Any, NoReturn, TextIO
 
 from prism_core._config import debug_enabled
 from prism_core._errors import PrismError, UnknownDeviceError, describe_exception, display_path
+from prism_core._quantities import bytes_text, seconds_text
 from prism_core._version import __version__
 
 __all__ = ["main"]
@@ -42,13 +43,6 @@ def _dump_json(data: Any, out: TextIO) -> None:
     out.write("\n")
 
 
-def _human_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit, size in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= size:
-            return f"{n / size:.4g} {unit}"
-    return f"{n} B"
 
 
 def _num(x: float | None) -> str:
@@ -182,7 +176,7 @@ def cmd_devices(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                     s["kind"] or "-",
                     s["vendor"] or "-",
                     str(s["compute_units"] or "-"),
-                    _human_bytes(s["memory_bytes"]),
+                    "-" if s["memory_bytes"] is None else bytes_text(s["memory_bytes"]),
                     _num(s["memory_bandwidth_gbps"]),
                     _num(peaks.get("fp64")),
                     _num(peaks.get("fp32")),
@@ -460,7 +454,6 @@ def _progress(err: TextIO, enabled: bool) -> Any:
 
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._dispatch.decision import seconds_text
     from prism_core._knowledge.tuning import TuningStore
     from prism_core._tuning.tuner import _choice_text
 

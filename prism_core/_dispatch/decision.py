@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Basis", "Candidate", "Decision", "seconds_text"]
+from prism_core._quantities import seconds_text
+
+__all__ = ["Basis", "Candidate", "Decision"]
 
 
 @dataclass(frozen=True)
@@ -137,12 +139,3 @@ class Decision:
                 f"    {mark} {c.variant} [{c.backend}, priority {c.priority}]{detail}{why}"
             )
         return "\n".join(lines)
-
-
-def seconds_text(seconds: float) -> str:
-    """``seconds`` for people: ``1.2 s``, ``3.4 ms``, ``56 µs`` (three significant digits)."""
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prism_core._dispatch.movement import MoveRecord
 from prism_core._errors import PrismError
+from prism_core._quantities import seconds_text
 
 if TYPE_CHECKING:
     from prism_core._dispatch.decision import Decision
@@ -40,7 +41,6 @@ __all__ = [
     "StageFallback",
     "StageReport",
     "bytes_text",
-    "seconds_text",
 ]
 
 
@@ -62,17 +62,6 @@ def bytes_text(n: int | None) -> str:
     return f"{n} B"
 
 
-def seconds_text(seconds: float | None) -> str:
-    """``0.000812`` -> ``"812 µs"``; ``None`` -> ``"?"``."""
-    if seconds is None:
-        return "?"
-    if seconds == 0:
-        return "0 s"
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

@@ -66,11 +66,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import usable_cpus
-from prism_core._dispatch.decision import seconds_text
 from prism_core._dispatch.movement import is_masked
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, describe_exception, did_you_mean
+from prism_core._quantities import seconds_text
 
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend

@@ -47,10 +47,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prism_core._dispatch.decision import seconds_text
 from prism_core._dispatch.dispatcher import Candidates, Runner, candidates
 from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
 from prism_core._errors import PrismError, describe_exception
+from prism_core._quantities import bytes_text, seconds_text
 
 __all__ = [
     "Measurement",
@@ -466,7 +466,7 @@ def example_arguments(
     except MemoryError:
         raise TuningError(
             f"sizes: {_size_label(op, n, dtype)} needs "
-            f"{_bytes_text(example_bytes(op, n, dtype, batch=batch))} for its arrays, and they "
+            f"{bytes_text(example_bytes(op, n, dtype, batch=batch))} for its arrays, and they "
             "could not be allocated; give a smaller size"
         ) from None
 
@@ -558,18 +558,12 @@ def _check_fits(op: str, n: int, dtype: str, batch: int | None) -> None:
         else:
             too_big = mid
     raise TuningError(
-        f"sizes: {_size_label(op, n, dtype)} needs {_bytes_text(needs)} for {EXAMPLES[op]} "
-        f"and the result, more than the {_bytes_text(available)} of memory available; give a "
+        f"sizes: {_size_label(op, n, dtype)} needs {bytes_text(needs)} for {EXAMPLES[op]} "
+        f"and the result, more than the {bytes_text(available)} of memory available; give a "
         "smaller size " + (f"(at most n={fits} fits)" if fits else "(none fits in that memory)")
     )
 
 
-def _bytes_text(n: int) -> str:
-    units = (("PiB", 1 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20))
-    for unit, size in units:
-        if n >= size:
-            return f"{n / size:.4g} {unit}"
-    return f"{n} bytes"
 
 
 def _alignment_arguments(op: str, n: int, batch: int) -> tuple[Any, ...]:
