@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -360,14 +360,10 @@ def test_a_worker_that_joins_is_routed_to_and_one_that_dies_is_not(cluster: Clus
             cluster.procs.stop(proc)
 
 
-@pytest.mark.timeout(4 * START)
-def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
-    cluster: Cluster, tmp_path: Path
-) -> None:
-    """SIGKILL the only worker that can run a task while it runs: its nanny starts a worker with
-    the same devices (at another address), and the task runs there.  Restricted to the dead
-    worker's address, as tasks were routed, it waited in ``no-worker`` for ever."""
-    started, go = tmp_path / "started", tmp_path / "go"
+def holding() -> Callable[[str, str], int]:
+    """A task that writes its process id to the file ``started``, waits until the file ``go``
+    exists, and returns its process id.  Made inside a function so that cloudpickle sends it by
+    value: the workers cannot import the tests."""
 
     def hold(started: str, go: str) -> int:
         import os
@@ -380,6 +376,30 @@ def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
             time.sleep(0.05)
         return os.getpid()
 
+    return hold
+
+
+def kill_while_running(started: Path, go: Path, procs: Processes | None = None) -> int:
+    """Wait until a :func:`holding` task started, SIGKILL its worker's process (not its nanny),
+    let the task go (when it runs again) and return the killed process id."""
+    deadline = time.monotonic() + START
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), f"the task did not start\n{procs.logs() if procs else ''}"
+    killed = int(started.read_text())
+    os.kill(killed, signal.SIGKILL)
+    go.touch()
+    return killed
+
+
+@pytest.mark.timeout(4 * START)
+def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """SIGKILL the only worker that can run a task while it runs: its nanny starts a worker with
+    the same devices (at another address), and the task runs there.  Restricted to the dead
+    worker's address, as tasks were routed, it waited in ``no-worker`` for ever."""
+    started, go = tmp_path / "started", tmp_path / "go"
     proc = start_worker(
         cluster.procs, cluster.address, "intel-worker", simulate="intel.max-1550-stack", nanny=True
     )
@@ -387,14 +407,8 @@ def test_a_task_whose_worker_was_killed_runs_on_the_worker_its_nanny_started(
     try:
         wait_for_worker(cluster.client, "intel-worker", cluster.procs)
         needs = {"vendor": "intel", "kind": "gpu"}
-        future = prism_client.submit(hold, str(started), str(go), requires=needs, pure=False)
-        deadline = time.monotonic() + START
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert started.exists(), f"the task did not start\n{cluster.procs.logs()}"
-        killed = int(started.read_text())
-        os.kill(killed, signal.SIGKILL)  # the worker's process, not its nanny
-        go.touch()
+        future = prism_client.submit(holding(), str(started), str(go), requires=needs, pure=False)
+        killed = kill_while_running(started, go, cluster.procs)
         ran = future.result(timeout=2 * START)
         assert ran != killed
         info = cluster.client.scheduler_info()["workers"]
@@ -416,18 +430,6 @@ def test_a_killed_worker_without_preload_is_replaced_by_one_that_takes_its_task(
     monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))  # the workers inherit it
     monkeypatch.setenv("PRISM_DISABLE_PLUGIN_AUTOLOAD", "1")
     started, go = tmp_path / "started", tmp_path / "go"
-
-    def hold(started: str, go: str) -> int:
-        import os
-        import pathlib
-        import time
-
-        pathlib.Path(started).write_text(str(os.getpid()))
-        deadline = time.monotonic() + 120  # a guard: the test lets it go
-        while not os.path.exists(go) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        return os.getpid()
-
     with connect(
         n_workers=2,
         threads_per_worker=1,
@@ -437,14 +439,10 @@ def test_a_killed_worker_without_preload_is_replaced_by_one_that_takes_its_task(
         local_directory=str(tmp_path),
         advert_timeout=START,
     ) as pc:
-        future = pc.submit(hold, str(started), str(go), requires={"vendor": "nvidia"}, report=True)
-        deadline = time.monotonic() + START
-        while not started.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert started.exists(), "the task did not start"
-        killed = int(started.read_text())
-        os.kill(killed, signal.SIGKILL)  # the worker's process, not its nanny
-        go.touch()
+        future = pc.submit(
+            holding(), str(started), str(go), requires={"vendor": "nvidia"}, report=True
+        )
+        killed = kill_while_running(started, go)
         try:
             result = future.result(timeout=2 * START)
         except TimeoutError:
