@@ -60,16 +60,10 @@ QUICK = {
 
 
 def inputs(op: str, n: int, dtype: str) -> tuple[Any, ...]:
-    rng = np.random.default_rng(n)
-    if op == "fft.fft":
-        return (rng.standard_normal(n).astype(dtype),)
-    a = rng.standard_normal((n, n)).astype(dtype)
-    if op == "linalg.solve":
-        a = a + n * np.eye(n, dtype=dtype)  # well conditioned
-        return (a, rng.standard_normal(n).astype(dtype))
-    if op == "linalg.svd":
-        return (a,)
-    return (a, rng.standard_normal((n, n)).astype(dtype))
+    """The NumPy arguments ``prism tune`` and ``prism bench`` use for ``op`` at size ``n``."""
+    from prism_core._tuning.tuner import example_arguments
+
+    return example_arguments(op, n, dtype)
 
 
 def direct_function(backend: str, op: str, device: str) -> Any:
