@@ -651,7 +651,26 @@ def test_a_masked_array_runs_on_numpy_and_is_refused_where_torch_is_named() -> N
     assert prism_core.explain("sum", x).chosen == "numpy.sum"
     with prism_core.use_backend("torch"), pytest.raises(prism_core.DispatchError) as info:
         prism_core.sum(x)
-    assert "torch.sum: a numpy.ma.MaskedArray runs on NumPy, whose functions know its mask " \
+    assert (
+        "torch.sum: a numpy.ma.MaskedArray runs on NumPy, whose functions know its mask "
         "(torch would drop it)" in str(info.value)
+    )
     with pytest.raises(TypeError, match="a split would drop its mask"):
         prism_core.split("sum", x, targets=["numpy", "torch"])
+
+
+@pytest.mark.parametrize(
+    ("a_shape", "b_shape"),
+    [((1, 1, 1), (1,)), ((2, 1, 1), (1,)), ((2, 3, 3), (3,)), ((3, 3), (3,))],
+)
+def test_solve_with_a_vector_against_a_stack_of_matrices_gives_numpy_s_shape(
+    a_shape: tuple[int, ...], b_shape: tuple[int, ...]
+) -> None:
+    # torch.linalg.solve reads b as a stack of vectors where b.shape == a.shape[:-1]: a vector
+    # b of length 1, made an (1, 1) matrix, against a stack of 1 x 1 matrices lost a dimension.
+    rng = np.random.default_rng(0)
+    a = rng.random(a_shape) + 3 * np.eye(a_shape[-1])
+    b = rng.random(b_shape)
+    got = ops.linalg_solve(torch.from_numpy(a), torch.from_numpy(b))
+    np.testing.assert_allclose(got.numpy(), np.linalg.solve(a, b))
+    assert tuple(got.shape) == np.linalg.solve(a, b).shape

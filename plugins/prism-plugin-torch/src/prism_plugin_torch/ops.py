@@ -1261,11 +1261,11 @@ def linalg_solve(x1: Any, x2: Any, /) -> Any:
     dt = _common([a.dtype, _linalg_dtype(b.dtype)])
     a, b = a.to(dt), b.to(dt)
     if vector:
-        b = b.unsqueeze(-1)
-    else:
-        # Equal batch shapes, so that torch cannot read a matrix as a stack of vectors.
-        batch = kit.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
-        a, b = a.expand(*batch, n, n), b.expand(*batch, *b.shape[-2:])
+        b = b.unsqueeze(-1)  # an (n, 1) matrix, broadcast below
+    # Equal batch shapes, so that torch cannot read a matrix as a stack of vectors (it reads
+    # b as vectors where b.shape == a.shape[:-1]: a vector against a stack of 1 x 1 matrices).
+    batch = kit.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2]))
+    a, b = a.expand(*batch, n, n), b.expand(*batch, *b.shape[-2:])
     out = _lapack(torch.linalg.solve, "Singular matrix", a, b)
     return out.squeeze(-1) if vector else out
 
