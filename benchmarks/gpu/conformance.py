@@ -7,7 +7,7 @@ and exits 0 (``benchmarks/gpu/run.py --dry-run``).
 
 Usage::
 
-    python benchmarks/gpu/conformance.py --output FILE.json
+    python benchmarks/gpu/conformance.py --output FILE.json [--seconds S] [--ops linspace,sum]
 """
 
 from __future__ import annotations
@@ -24,14 +24,17 @@ import prism_core
 from prism_core.testing import ConformanceReport, conformance_checks
 
 
-def check(name: str, seconds: float) -> dict[str, Any]:
-    """The suite's checks on backend ``name`` one by one, for at most ``seconds``; the slowest
-    subjects are listed (CuPy compiles a kernel per op, dtype and axis on first use)."""
+def check(name: str, seconds: float, ops: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """The suite's checks on backend ``name`` one by one, for at most ``seconds``, of the ops
+    named in ``ops`` (every op when empty); the slowest subjects are listed (CuPy compiles a
+    kernel per op, dtype and axis on first use)."""
     report = ConformanceReport(name)
     # Round-robin over the subjects (an op's checks in turn): a run cut short by the time
     # limit has checked every op at least once rather than the first ops in full.
     by_subject: dict[str, list[Any]] = {}
     for c in conformance_checks(prism_core.plugins().backend(name)):
+        if ops and c.subject.removeprefix(f"{name}.") not in ops:
+            continue
         by_subject.setdefault(c.subject, []).append(c)
     checks = [c for row in itertools.zip_longest(*by_subject.values()) for c in row if c]
     began = time.perf_counter()
@@ -62,7 +65,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=120, help="at most, per backend")
+    parser.add_argument("--ops", default="", help="only these ops, comma-separated")
     args = parser.parse_args()
+    ops = frozenset(filter(None, args.ops.split(",")))
 
     found: dict[str, Any] = {"backends": {}, "unavailable": {}}
     try:
@@ -80,7 +85,7 @@ def main() -> int:
             found["unavailable"]["torch"] = f"no device description matches the GPU {name!r}"
         else:
             with prism_core.device(gpu, simulate=True):  # the variants run on the real GPU
-                found["backends"]["torch (CUDA)"] = check("torch", args.seconds)
+                found["backends"]["torch (CUDA)"] = check("torch", args.seconds, ops)
     else:
         found["unavailable"]["torch"] = why
     try:
@@ -89,7 +94,7 @@ def main() -> int:
         found["unavailable"]["cuda"] = str(exc)
     else:
         if state:
-            found["backends"]["cuda (CuPy)"] = check("cuda", args.seconds)
+            found["backends"]["cuda (CuPy)"] = check("cuda", args.seconds, ops)
         else:
             found["unavailable"]["cuda"] = state.reason
     if not found["backends"]:

@@ -70,7 +70,13 @@ def linspace(
         complex_bounds = isinstance(start, complex) or isinstance(stop, complex)
         dt = cupy_dtype("complex128" if complex_bounds else "float64")
     with gpu_device("linspace", device):
-        if dt.kind in "fc":
+        if dt.kind == "c":  # CuPy's linspace takes real bounds only (it calls float())
+            start, stop = complex(start), complex(stop)
+            part = cupy.empty(0, dt).real.dtype
+            real = cupy.linspace(start.real, stop.real, count, endpoint=endpoint, dtype=part)
+            imag = cupy.linspace(start.imag, stop.imag, count, endpoint=endpoint, dtype=part)
+            return (real + 1j * imag).astype(dt)
+        if dt.kind == "f":
             return cupy.linspace(start, stop, count, endpoint=endpoint, dtype=dt)
         values = cupy.linspace(start, stop, count, endpoint=endpoint, dtype="float64")
         return cupy.floor(values).astype(dt)  # towards minus infinity, as NumPy 2

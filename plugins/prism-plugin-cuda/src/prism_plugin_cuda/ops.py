@@ -470,9 +470,12 @@ def linalg_eig(x: Any, /) -> EigResult:
 
     with _linalg_errors("Eigenvalues did not converge"):
         w, v = cupy.linalg.eig(x)
-    real = x.dtype.kind != "c" and w.dtype.kind == "c" and eig_real_when_real()
-    if real and not bool(cupy.any(w.imag)):
-        w, v = w.real, v.real
+    if x.dtype.kind != "c":
+        if eig_real_when_real() and not bool(cupy.any(w.imag)):
+            w, v = w.real, v.real
+        elif w.dtype.kind != "c":  # CuPy gives an empty matrix real arrays; NumPy complex
+            complex_type = cupy.result_type(w.dtype, cupy.complex64)
+            w, v = w.astype(complex_type), v.astype(complex_type)
     return EigResult(w, v)
 
 
