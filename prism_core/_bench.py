@@ -314,7 +314,7 @@ def run_bench(
     alone: dict[str, list[str]] = {}  # what to install -> the ops that had one variant
     for op in dict.fromkeys(o for o, *_ in plan):
         cases = [case for o, *_, case in tuned if o == op]
-        if all(c.decided == "single" for c in cases):
+        if all(c.decided == "only" for c in cases):
             what = next(v for k, v in _MORE_BACKENDS.items() if op.startswith(k))
             alone.setdefault(what, []).append(f"{op} ({cases[0].winner})")
     for what, only in alone.items():
@@ -377,7 +377,7 @@ def _check(
     picks = decision.chosen
     runners = {r.variant: r for r in candidates(op, args).runners}
     note = ""
-    if case.decided == "single" and len(runners) == 1:
+    if case.decided == "only" and len(runners) == 1:
         # Nothing to choose: Prism is timed against the one variant there is.
         oracle = next(iter(runners))
         note = f"{oracle} is the only variant that can run here"

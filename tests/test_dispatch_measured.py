@@ -51,7 +51,7 @@ def test_the_model_keeps_small_calls_on_the_cpu_and_offloads_large_ones(simgpu: 
     assert "moves:" in str(large)  # the arguments go to the GPU and the result comes back
     times = dict(large.basis.times)
     assert times["simgpu.matmul"] < times["numpy.matmul"]
-    assert "decided by: modelled (predicted times)" in str(large)
+    assert "decided by: modelled: predicted by the performance model" in str(large)
 
 
 def test_modelled_choices_run_and_give_numpy_results(simgpu: None) -> None:
@@ -153,7 +153,7 @@ def test_a_policy_on_the_cpu_alone_uses_tuned_times(tmp_path: Path) -> None:
     with prism.execution_policy(ExecutionPolicy(priority="speed")):
         decision = prism.explain(op, x)
     assert decision.chosen == f"{name}.fast"
-    assert decision.decided_by == "tuned"
+    assert decision.decided_by == "measured"
     with (
         prism.execution_policy(ExecutionPolicy(max_latency_ms=1e-9)),
         pytest.raises(PolicyError, match=f"{name}.fast on generic"),

@@ -103,7 +103,7 @@ def test_a_tuned_time_replaces_the_prediction() -> None:
 
     result = matmul_plan(tuned=tuned)
     assert result.device_type == "aws.inferentia2"
-    assert result.chosen.source == "tuned"
+    assert result.chosen.source == "measured"
     assert result.chosen.seconds == 1e-3
     assert result.chosen.bound == "measured"
     assert result.chosen.throughput == pytest.approx(BYTES / 1e-3)
@@ -136,7 +136,7 @@ def test_this_hosts_tuning_records_replace_the_prediction() -> None:
         measured = min(m.seconds for m in case.measurements if m.error is None)
 
         tuned = plan(name, x, devices=[host])
-        assert (tuned.chosen.source, tuned.chosen.seconds) == ("tuned", measured)
+        assert (tuned.chosen.source, tuned.chosen.seconds) == ("measured", measured)
         assert plan(name, x, devices=[host], tuned=False).chosen.source == "modelled"
         # Another size bucket, or another dtype, was not measured: the model predicts it.
         assert plan(name, S((1 << 20,), "float64"), devices=[host]).chosen.source == "modelled"

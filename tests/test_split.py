@@ -299,7 +299,7 @@ def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None
         ratio="auto",
         return_record=True,
     )
-    assert record.ratio_source == "tuned"
+    assert record.ratio_source == "measured"
     assert [p.size for p in record.parts] == [25, 75]  # torch measured three times faster
 
 

@@ -164,7 +164,7 @@ def test_decide_changes_the_choice_only_for_a_real_gap() -> None:
     assert decide(ms, "declared") == ("other", "measured", pytest.approx(gap))
     same = measure([_runner("declared", 1000), _runner("other", 1000)], budget_s=0.05)
     winner, decided, _gap = decide(same, "declared", threshold=0.5)
-    assert (winner, decided) == ("declared", "declared")
+    assert (winner, decided) == ("declared", "tie")
 
 
 def _timed_as(name: str, samples: list[float]) -> tuner.Measurement:
@@ -184,7 +184,7 @@ def test_decide_wants_paired_wins_beyond_chance() -> None:
     # As fast at the minimum, but faster in only 12 of 20 rounds: chance explains it.
     erratic = [0.8] * 12 + [1.2] * 8
     winner, decided, gap = decide([_timed_as("d", declared), _timed_as("o", erratic)], "d")
-    assert (winner, decided) == ("d", "declared")
+    assert (winner, decided) == ("d", "tie")
     assert gap == pytest.approx(0.2)
 
 
@@ -200,7 +200,7 @@ def test_decide_trusts_the_pairs_over_one_lucky_minimum() -> None:
     # Slower at the minimum: not chosen, whatever the pairs say.
     assert decide([_timed_as("d", [0.7] + [1.0] * 19), _timed_as("o", other)], "d")[:2] == (
         "d",
-        "declared",
+        "tie",
     )
 
 
@@ -260,7 +260,7 @@ def test_tune_stores_the_winner_and_dispatch_runs_it(two_way: tuple[Any, list[st
     x = np.ones(64)
     before = prism.explain(op, x)
     assert before.chosen == f"{op.name}.slow"
-    assert before.decided_by == "priority"
+    assert before.decided_by == "declared"
     assert "not tuned" in before.basis.note
 
     report = prism.tune(op, x, budget_s=0.1)
@@ -273,8 +273,8 @@ def test_tune_stores_the_winner_and_dispatch_runs_it(two_way: tuple[Any, list[st
 
     after = prism.explain(op, x)
     assert after.chosen == f"{op.name}.fast"
-    assert after.decided_by == "tuned"
-    assert "decided by: tuned" in str(after)
+    assert after.decided_by == "measured"
+    assert "decided by: measured" in str(after)
     ran.clear()
     np.testing.assert_array_equal(op(x), x * 2)
     assert ran == ["fast"]
@@ -286,7 +286,7 @@ def test_the_reference_policy_ignores_tuned_times(two_way: tuple[Any, list[str]]
     prism.tune(op, x, budget_s=0.1)
     with prism.policy(prefer="reference"):
         decision = prism.explain(op, x)
-    assert decision.decided_by == "priority"
+    assert decision.decided_by == "declared"
     assert decision.chosen == f"{op.name}.reference"
 
 
@@ -304,7 +304,7 @@ def test_tuned_choices_are_per_size_bucket(by_size: tuple[Any, list[str]]) -> No
     op(small)
     assert ran == ["per_element", "fixed", "per_element"]
     assert op.op._keying[0] == 2  # sizes matter for this op: the bucket is in the key
-    assert prism.explain(op, large).decided_by == "tuned"
+    assert prism.explain(op, large).decided_by == "measured"
 
 
 def test_untuned_sizes_use_the_nearest_tuned_one(two_way: tuple[Any, list[str]]) -> None:
@@ -319,7 +319,7 @@ def test_tune_with_sizes_for_the_catalogue_ops() -> None:
     report = prism.tune("add", sizes=[16, 64], dtypes=["float32"], budget_s=0.02, record=False)
     assert [c.shapes for c in report.cases] == [((16,), (16,)), ((64,), (64,))]
     # Only the NumPy backend is loaded in these tests: one variant, nothing to choose.
-    assert {c.decided for c in report.cases} == {"single"}
+    assert {c.decided for c in report.cases} == {"only"}
     assert report.stored == 0
 
 
@@ -514,7 +514,7 @@ def test_the_report_says_the_declared_first_is_much_faster() -> None:
     line = _reported(
         "numpy.add", _timed_as("numpy.add", [1e-6] * 5), _timed_as("torch.add", [40e-6] * 5)
     )
-    assert line == "add fp64 [16 16]: numpy.add (declared: 40x faster than torch.add)"
+    assert line == "add fp64 [16 16]: numpy.add (measured: 40x faster than torch.add)"
 
 
 def test_the_report_says_by_how_much_a_measured_winner_is_faster() -> None:
@@ -522,7 +522,7 @@ def test_the_report_says_by_how_much_a_measured_winner_is_faster() -> None:
         "numpy.add", _timed_as("numpy.add", [1.0] * 10), _timed_as("torch.add", [0.8] * 10)
     )
     assert line == (
-        "add fp64 [16 16]: torch.add (measured: 25% faster than numpy.add, the declared first)"
+        "add fp64 [16 16]: torch.add (measured: 25% faster than numpy.add)"
     )
 
 
@@ -530,7 +530,7 @@ def test_the_report_says_tie_only_within_the_noise() -> None:
     slower = _reported(
         "numpy.add", _timed_as("numpy.add", [1.0] * 10), _timed_as("torch.add", [1.02] * 10)
     )
-    assert slower.endswith("(declared; a tie within the noise: torch.add 2% slower at the minimum)")
+    assert slower.endswith("(tie, the declared first: torch.add 2% slower at the minimum)")
     # Faster at the minimum, but in only 12 of 20 rounds: chance explains it.
     erratic = _reported(
         "numpy.add",
@@ -538,5 +538,5 @@ def test_the_report_says_tie_only_within_the_noise() -> None:
         _timed_as("torch.add", [0.8] * 12 + [1.2] * 8),
     )
     assert erratic.endswith(
-        "(declared; a tie within the noise: torch.add 25% faster at the minimum)"
+        "(tie, the declared first: torch.add 25% faster at the minimum)"
     )

@@ -8,20 +8,33 @@ from typing import Any
 
 from prism_core._quantities import seconds_text
 
-__all__ = ["Basis", "Candidate", "Decision"]
+__all__ = ["HOW_DECIDED", "Basis", "Candidate", "Decision"]
+
+#: How a choice was made: the one vocabulary of ``explain``, ``prism bench`` (its table and
+#: JSON), ``prism tune`` and ``prism tune --show`` (docs/performance.md, "How a choice was
+#: made").
+HOW_DECIDED: dict[str, str] = {
+    "measured": "timed on this host: the chosen variant was faster than the others by a "
+    "significant gap",
+    "tie": "timed on this host, and no variant was significantly faster than the declared "
+    "first (the gap is within the noise), so the declared order stands",
+    "modelled": "predicted by the performance model (nothing was timed for this size)",
+    "declared": "the plugins' declared order (nothing timed or modelled applies)",
+}
 
 
 @dataclass(frozen=True)
 class Basis:
     """What decided the order of a plan's candidates, for :func:`explain`.
 
-    ``decided_by`` is ``"tuned"`` (times the tuner measured on this host for this op, device
-    set, dtype and size bucket: ``prism tune``, ``prism bench``), ``"modelled"`` (times the
-    performance model predicts) or ``"priority"`` (the declared order: no measurement applies,
-    or none showed a significant gap).  ``times`` are seconds per call by variant name.
+    ``decided_by`` is one of :data:`HOW_DECIDED`: ``"measured"`` or ``"tie"`` (times the
+    tuner measured on this host for this op, device set, dtype and size bucket: ``prism
+    tune``, ``prism bench``), ``"modelled"`` (times the performance model predicts) or
+    ``"declared"`` (the declared order: nothing measured or modelled applies).  ``times``
+    are seconds per call by variant name.
     """
 
-    decided_by: str = "priority"
+    decided_by: str = "declared"
     note: str = ""
     times: tuple[tuple[str, float], ...] = ()
 
@@ -71,7 +84,7 @@ class Decision:
     simulated: bool = False
     data_movement: tuple[str, ...] = ()
     signature: tuple[str, ...] = ()
-    #: What ordered the candidates: ``basis.decided_by`` is "tuned", "modelled" or "priority".
+    #: What ordered the candidates: ``basis.decided_by`` is one of :data:`HOW_DECIDED`.
     basis: Basis = Basis()
 
     __module__ = "prism_core"
@@ -116,12 +129,9 @@ class Decision:
         else:
             lines.append("  chosen: none: no installed variant can run here")
         basis = self.basis
-        why = {
-            "tuned": "tuned (measured times)",
-            "modelled": "modelled (predicted times)",
-            "priority": "declared priority",
-        }.get(basis.decided_by, basis.decided_by)
-        lines.append(f"  decided by: {why}" + (f": {basis.note}" if basis.note else ""))
+        lines.append(
+            f"  decided by: {basis.decided_by}" + (f": {basis.note}" if basis.note else "")
+        )
         if basis.times:
             lines.append(
                 "  times: " + ", ".join(f"{name} {seconds_text(t)}" for name, t in basis.times)

@@ -685,8 +685,8 @@ def _by_measurement(
     times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
     if entry.decided != "measured":
         return ranked, Basis(
-            note=f"tuned for {where}: no significant gap, so the declared order stands",
-            times=times,
+            "tie", f"timed on {where}; no variant significantly faster than the declared first",
+            times,
         )
     measured = dict(entry.times)
     # Measured variants by time, then any the tuner could not time, in the declared order.
@@ -700,7 +700,7 @@ def _by_measurement(
             ),
         )
     )
-    return reordered, Basis("tuned", f"measured on {where}", times)
+    return reordered, Basis("measured", f"timed on {where}", times)
 
 
 class _Row:
@@ -816,12 +816,12 @@ def _by_policy(
                     f"model cannot predict it ({predicted}); the declared order stands"
                 )
             row: Any = _Row(label, _Timed(seconds))
-            sources.add("tuned")
+            sources.add("measured")
         else:
             model_row = predicted[i]
             if seconds is not None:
                 model_row = _model_for(tuned).row(model_row.prediction, seconds=seconds)
-                sources.add("tuned")
+                sources.add("measured")
             else:
                 sources.add("modelled")
             row = _Row(label, model_row)
@@ -831,8 +831,8 @@ def _by_policy(
         policy.choose(rows)  # raises PolicyError naming the best candidate and its misses
     order = sorted(range(len(rows)), key=lambda i: (not ok[i], policy.key(rows[i])[:-1], i))
     times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
-    decided = "tuned" if sources == {"tuned"} else "modelled"
-    note = f"policy {policy.describe()}" + (f"; measured on {where}" if measured else "")
+    decided = "measured" if sources == {"measured"} else "modelled"
+    note = f"policy {policy.describe()}" + (f"; timed on {where}" if measured else "")
     return tuple(ranked[i] for i in order), Basis(decided, note, times)
 
 

@@ -266,7 +266,7 @@ class PerformanceRow:
     (``cloud_price`` x count x seconds / 3600) and ``cost_per_hour`` (price x count), ``None``
     without a price; ``energy_j`` in joules at TDP (``tdp_watts`` x count x seconds: an upper
     bound, not a measurement), ``None`` without a TDP.  ``source`` is ``"modelled"`` or
-    ``"tuned"`` (a measured time replaced the prediction).
+    ``"measured"`` (a time measured on this host replaced the prediction).
     """
 
     device_type: str

@@ -84,8 +84,9 @@ __all__ = [
 #: The ``format`` and ``version`` a tuning file declares.
 FORMAT = "prism-tuning"
 FORMAT_VERSION = 1
-#: What decided an entry's winner: ``"measured"``, the winner is significantly faster than the
-#: declared-priority first choice; ``"tie"``, no significant gap, so the declared order stands.
+#: What decided an entry's winner (two words of ``HOW_DECIDED``, docs/performance.md):
+#: ``"measured"``, the winner is significantly faster than the others; ``"tie"``, none is
+#: significantly faster than the declared first, so the declared order stands.
 DECIDED = ("measured", "tie")
 #: Seconds :meth:`TuningStore.record` and :meth:`TuningStore.clear` wait for the lock.
 LOCK_TIMEOUT_S = 10.0
@@ -167,10 +168,11 @@ class TuningEntry:
     measured, sorted: the set the choice was made among, so that a new or a lost variant does
     not inherit a choice it took no part in.  ``times`` are seconds per call, the robust
     statistic the tuner used, for the variants it could time.  ``decided`` is ``"measured"``
-    when ``winner`` was significantly faster than the declared-priority first choice (it is
-    then the fastest), ``"tie"`` when no gap was significant and ``winner`` is the priority
-    choice.  ``shapes`` are the example argument shapes measured, ``repeats`` the timed calls
-    per variant, ``measured_at`` when (seconds since the epoch).
+    when ``winner`` was significantly faster than the others (it is then the fastest,
+    declared first or not), ``"tie"`` when none was significantly faster than the declared
+    first and ``winner`` is the declared first.  ``shapes`` are the example argument shapes
+    measured, ``repeats`` the timed calls per variant, ``measured_at`` when (seconds since the
+    epoch).
 
     The constructor checks all of this and raises ``ValueError`` saying what is wrong.
     """

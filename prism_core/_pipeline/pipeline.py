@@ -735,8 +735,8 @@ def _predict(
     if decision.chosen is None:
         return None, None, "not predicted: no variant can run it"
     times = dict(decision.basis.times)
-    if decision.basis.decided_by == "tuned" and decision.chosen in times:
-        return times[decision.chosen], None, "tuned: measured on this host"
+    if decision.basis.decided_by in ("measured", "tie") and decision.chosen in times:
+        return times[decision.chosen], None, "measured: timed on this host"
     if decision.chosen_device is None:
         return None, None, "not predicted: the chosen variant runs on no described device"
     arrays = [a for a in _array_args(op, args) if isinstance(a, ArraySpec) or hasattr(a, "shape")]

@@ -888,7 +888,7 @@ class SplitRecord:
 
     ``axis`` and ``length`` are the split axis (as the op's rule counts it) and its length;
     ``how`` says what that axis is and how the parts joined; ``ratio_source`` what gave the
-    ratio (``"given"``, ``"even"``, ``"tuned"``, ``"modelled"``, or ``"even: <why>"`` when
+    ratio (``"given"``, ``"even"``, ``"measured"``, ``"modelled"``, or ``"even: <why>"`` when
     ``"auto"`` had nothing to go on); ``gather_s`` the time to join the parts, ``total_s`` the
     whole call's; ``note`` anything else (a call run whole, and why).
     """
@@ -1453,7 +1453,7 @@ def _auto(
         done = sum(math.prod(s) for s in entry.shapes) or 1
         rates.append(done / entry.times[variant])
     else:
-        return rates, "tuned"
+        return rates, "measured"
     try:
         model = PerformanceModel(tuned.calibration or None)
     except (TypeError, ValueError):

@@ -203,7 +203,7 @@ def plan(
         ``count`` devices split the work evenly.
     :param policy: an :class:`prism_core.ExecutionPolicy` (default: speed).
     :param tuned: where measured times come from; a measured time replaces the prediction for
-        that device (its row says ``source="tuned"``), for single devices only.  ``True``
+        that device (its row says ``source="measured"``), for single devices only.  ``True``
         (default): this host's tuning records (``prism tune``, ``prism bench``): the fastest
         variant measured on that device alone, in that dtype, at that size bucket; ``False``:
         predictions only; or a function ``tuned(op_name, device_type, dtype_vocab, shapes) ->
@@ -277,7 +277,7 @@ def plan(
             rows.append(model.row(prediction, name=description.name))
         else:
             rows.append(
-                model.row(prediction, seconds=measured, source="tuned", name=description.name)
+                model.row(prediction, seconds=measured, source="measured", name=description.name)
             )
     if not rows:
         raise ModelError(

@@ -116,11 +116,12 @@ class Measurement:
 class TuneCase:
     """The tuning of one call: what was measured and what it decided.
 
-    ``decided`` is ``"measured"`` (``winner`` beats the declared first by a significant gap:
-    dispatch now runs it), ``"declared"`` (no variant beats the declared first by a significant
-    gap: the declared order stands and ``winner`` is the declared first, which may itself be
-    the fastest by far; ``str`` of the report says which), ``"single"`` (one variant only:
-    nothing to choose) or ``"failed"`` (nothing could be timed).
+    ``decided`` says how, in the words of ``HOW_DECIDED`` (docs/performance.md, "How a
+    choice was made"): ``"measured"`` (``winner`` is faster than the others by a significant
+    gap: dispatch runs it, declared first or not), ``"tie"`` (no variant is significantly
+    faster than the declared first: the declared order stands and ``winner`` is the declared
+    first), ``"only"`` (one variant only: nothing to choose) or ``"failed"`` (nothing could be
+    timed).
     """
 
     op: str
@@ -215,26 +216,21 @@ def _verdict(c: TuneCase) -> str:
     """What a case kept and what its measurements say of it: by how much the kept variant is
     faster than the declared first (measured) or than the fastest other (declared), or that the
     gap is within the noise (a tie)."""
-    if c.decided == "single":
-        return f"{c.winner} (the only variant)"
+    if c.decided == "only":
+        return f"{c.winner} (only: the one variant that can run)"
     timed = {m.variant: m for m in c.measurements if m.error is None}
     kept = timed.get(c.winner or "")
     if c.decided == "failed" or kept is None:
         return "nothing could be timed"
-    if c.decided == "measured":
-        first = timed.get(c.declared or "")
-        if first is None:
-            return f"{c.winner} (measured: the declared first, {c.declared}, could not be timed)"
-        faster = _ratio_text(first.seconds, kept.seconds)
-        return f"{c.winner} (measured: {faster} faster than {c.declared}, the declared first)"
     others = [m for m in timed.values() if m.variant != c.winner]
     if not others:
-        return f"{c.winner} (declared; the others could not be timed)"
+        return f"{c.winner} ({c.decided}: the others could not be timed)"
     rival = min(others, key=lambda m: (m.seconds, m.variant))
-    if _beats(kept, rival, threshold=0.05, alpha=0.05):  # decide's test, as tune() runs it
+    if c.decided == "measured":
         faster = _ratio_text(rival.seconds, kept.seconds)
-        return f"{c.winner} (declared: {faster} faster than {rival.variant})"
-    return f"{c.winner} (declared; a tie {_apart(rival.variant, rival.seconds, kept.seconds)})"
+        return f"{c.winner} (measured: {faster} faster than {rival.variant})"
+    apart = _apart(rival.variant, rival.seconds, kept.seconds)
+    return f"{c.winner} (tie, the declared first: {apart})"
 
 
 def _choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
@@ -242,8 +238,8 @@ def _choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
     much ``winner`` is faster than the fastest other variant, or that they tie.
 
     ``decided`` is the entry's: ``"measured"`` (the tuner found the winner significantly faster
-    than the declared first) or ``"tie"`` (none significantly faster: the declared order
-    stands, and the declared first may still be the fastest by far)."""
+    than the others) or ``"tie"`` (none significantly faster than the declared first: the
+    declared order stands)."""
     kept = times.get(winner)
     others = {v: t for v, t in times.items() if v != winner}
     if kept is None or not others:
@@ -251,15 +247,13 @@ def _choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
     rival, seconds = min(others.items(), key=lambda kv: (kv[1], kv[0]))
     if decided == "measured":
         return f"measured: {_ratio_text(seconds, kept)} faster than {rival}"
-    if seconds >= kept * 1.05:  # beyond the 5 % the tuner asks of a significant gap
-        return f"declared: {_ratio_text(seconds, kept)} faster than {rival}"
-    return f"tie {_apart(rival, seconds, kept)}"
+    return f"tie: {_apart(rival, seconds, kept)}"
 
 
 def _apart(rival: str, seconds: float, kept: float) -> str:
     if seconds >= kept:
-        return f"within the noise: {rival} {_ratio_text(seconds, kept)} slower at the minimum"
-    return f"within the noise: {rival} {_ratio_text(kept, seconds)} faster at the minimum"
+        return f"{rival} {_ratio_text(seconds, kept)} slower at the minimum"
+    return f"{rival} {_ratio_text(kept, seconds)} faster at the minimum"
 
 
 def _ratio_text(slow: float, fast: float) -> str:
@@ -384,8 +378,9 @@ def decide(
     alpha: float = 0.05,
 ) -> tuple[str, str, float]:
     """``(winner, decided, gap)``: the fastest variant if it beats ``declared`` by a real
-    margin (``decided == "measured"``), else ``declared`` (``"declared"``).  ``gap`` is how
-    much faster the fastest is than the declared first, as a fraction of the latter's time.
+    margin, or ``declared`` if it is the fastest and beats the next by a real margin
+    (``decided == "measured"`` both); else ``declared`` (``"tie"``).  ``gap`` is how much
+    faster the fastest is than the declared first, as a fraction of the latter's time.
 
     A real margin: at least ``threshold`` in the median of the paired rounds' ratios, more
     paired wins than chance explains (sign test at ``alpha``), and faster at the minimum."""
@@ -399,10 +394,14 @@ def decide(
     best = min(timed, key=lambda m: (m.seconds, m.variant != declared))
     gap = 1.0 - best.seconds / first.seconds if first.seconds > 0 else 0.0
     if best.variant == declared:
-        return declared, "declared", 0.0
+        rivals = [m for m in timed if m.variant != declared]
+        runner_up = min(rivals, key=lambda m: (m.seconds, m.variant)) if rivals else None
+        if runner_up is None or _beats(first, runner_up, threshold=threshold, alpha=alpha):
+            return declared, "measured", 0.0
+        return declared, "tie", 0.0
     if _beats(best, first, threshold=threshold, alpha=alpha):
         return best.variant, "measured", gap
-    return declared, "declared", gap
+    return declared, "tie", gap
 
 
 def _beats(fast: Measurement, slow: Measurement, *, threshold: float, alpha: float) -> bool:
@@ -605,7 +604,7 @@ def tune_case(
     )
     declared = found.runners[0].variant if found.runners else None
     if len(found.runners) < 2:
-        decided = "single" if found.runners else "failed"
+        decided = "only" if found.runners else "failed"
         case = TuneCase(
             found.op, shapes, found.dtype, found.bucket, found.devices, (),
             declared, declared, decided, 0.0, found.skipped,
@@ -645,8 +644,7 @@ def tune_case(
         variants=found.variants,
         times={m.variant: m.seconds for m in timed},
         winner=winner,
-        # The cache says "tie" where the declared order stands (no significant gap).
-        decided="measured" if decided == "measured" else "tie",
+        decided=decided,
         shapes=shapes,
         repeats=min(len(m.samples) for m in timed),
         measured_at=time.time(),

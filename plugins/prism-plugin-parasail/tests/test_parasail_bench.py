@@ -49,7 +49,7 @@ def test_bench_genomics_align_measures_both_ops_and_stores_the_choices(tmp_path:
     dtypes = {(e["op"], e["dtype"]) for e in shown["entries"]}
     assert ("genomics.sw_align", "uint8,uint8,int32") in dtypes
     assert ("genomics.sw_align_batch", "uint8,uint8,int64,int32") in dtypes
-    # A new process decides by the stored measurements (a gap, or none: both say "tuned").
+    # A new process decides by the stored measurements (a gap, "measured", or none, "tie").
     explained = prism(
         tmp_path,
         code=(
@@ -59,7 +59,9 @@ def test_bench_genomics_align_measures_both_ops_and_stores_the_choices(tmp_path:
             "print(prism_core.explain('genomics.sw_align_batch', *args))\n"
         ),
     )
-    assert "measured on generic." in explained.stdout or "tuned for generic." in explained.stdout
+    assert "decided by: measured: timed on generic." in explained.stdout or (
+        "decided by: tie: timed on generic." in explained.stdout
+    )
 
 
 def test_bench_names_what_it_can_benchmark(tmp_path: Path) -> None:
