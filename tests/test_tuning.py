@@ -295,6 +295,25 @@ def test_the_host_fingerprint_covers_cpu_software_and_versions() -> None:
     assert Fingerprint.of(dict(fp.components)) == fp
 
 
+def test_thread_variables_and_backend_settings_are_in_the_fingerprint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A choice measured with other thread counts or backend settings is another host's."""
+    from prism_core._builtin.numpy_backend import NumpyBackend
+    from prism_core._knowledge.plugins import reload_plugins
+
+    _fresh_plugins()
+    before = host_fingerprint()
+    assert not any(k.startswith(("environment.", "setting.")) for k in before.components)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setattr(NumpyBackend, "settings", lambda self: {"precision": "x64"}, raising=False)
+    reload_plugins()  # plugins found again: the fingerprint is computed again
+    after = host_fingerprint()
+    assert after.components["environment.OMP_NUM_THREADS"] == "3"
+    assert after.components["setting.numpy.precision"] == "x64"
+    assert after.digest != before.digest
+
+
 def test_the_fingerprint_changes_with_every_component() -> None:
     _fresh_plugins()
     fp = host_fingerprint()

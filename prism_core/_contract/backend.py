@@ -218,6 +218,15 @@ class Backend(abc.ABC):
     def synchronize(self) -> None:  # noqa: B027 - optional: a synchronous backend has nothing to do
         """Wait until all work submitted to the backend has finished."""
 
+    def settings(self) -> Mapping[str, str]:
+        """The settings of this backend that change what it computes or how fast (a thread
+        count, a precision flag such as JAX's x64), by name, as text.  They are part of the
+        host fingerprint that tuned choices are stored under (docs/performance.md), so that a
+        choice measured under other settings is never reused.  Asked when the tuning records
+        load, before any op of the backend runs: read them cheaply (environment variables,
+        never by importing the framework).  Default: none."""
+        return {}
+
     def shutdown(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
         """Release the backend's resources; called once at interpreter exit."""
 

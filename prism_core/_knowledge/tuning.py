@@ -10,7 +10,9 @@ nothing and imports nothing above the knowledge layer.
 directory).  ``<digest>`` is the short hash of the :func:`host_fingerprint`: the CPU (model,
 microarchitecture, flags, core count), the accelerators (device type, UUID, driver), the
 versions of NumPy, of each loaded plugin and of the libraries the plugins declare they need,
-Prism's and Python's.  A measurement is only as good as the software and hardware it was
+Prism's and Python's, the thread-count environment variables that are set
+(:data:`THREAD_VARIABLES`) and each backend's own settings (``Backend.settings``: a precision
+flag, a threading layer).  A measurement is only as good as the software and hardware it was
 taken on, so any change among them starts another file, and the file of another host (a shared
 home directory, a copied cache) is never the one this host reads.  As in the results files of
 PyTorch's TunableOp, the components are written into the file as well, so that a mismatch can
@@ -509,6 +511,16 @@ def _metadata_version(name: str) -> str | None:
 
 _VERSION_HEADER = re.compile(r"^Version:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
 
+#: The environment variables that set the thread counts of CPU libraries (OpenMP, BLAS): part
+#: of the fingerprint where set, since they change how fast a CPU variant runs.
+THREAD_VARIABLES = (
+    "OMP_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+    "NUMEXPR_NUM_THREADS",
+)
 #: Distribution versions looked up in this process (they cannot change under loaded modules).
 _versions: dict[str, str] = {}
 
@@ -549,7 +561,18 @@ def _software_components() -> dict[str, str]:
         "python": f"{platform.python_implementation()} {platform.python_version()}",
         "library.numpy": _distribution_version("numpy"),
     }
-    for record in plugins().loaded:
+    for name in THREAD_VARIABLES:  # every CPU library reads some of these
+        if name in os.environ:
+            out[f"environment.{name}"] = os.environ[name]
+    found = plugins()
+    for backend in found.backends.values():
+        try:
+            settings = dict(backend.settings())
+        except Exception as exc:  # a plugin's fault: that backend's settings are unknown
+            settings = {"": f"unknown ({type(exc).__name__})"}
+        for key, value in settings.items():
+            out[f"setting.{backend.name}.{key}".rstrip(".")] = str(value)
+    for record in found.loaded:
         out[f"plugin.{record.name}"] = f"{record.distribution} {record.version}"
         requires = record.info.get("requires") if isinstance(record.info, Mapping) else None
         for requirement in requires if isinstance(requires, (list, tuple)) else ():

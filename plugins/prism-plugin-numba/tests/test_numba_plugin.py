@@ -238,3 +238,13 @@ def test_an_unwritable_cache_directory_compiles_without_a_cache(tmp_path: Path, 
     assert len(got["cache_warnings"]) == 1, got["cache_warnings"]
     assert str(where) in got["cache_warnings"][0]
     assert got["cache_paths"] == {"profile": None, "sw": None, "batch": None}
+
+
+def test_its_thread_settings_are_in_the_tuning_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Numba's thread count changes how fast the batch kernels run: a choice measured under
+    another count is not reused (``Backend.settings``)."""
+    backend = prism_core.plugins().backend("numba")
+    monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
+    assert "NUMBA_NUM_THREADS" not in backend.settings()
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")
+    assert backend.settings()["NUMBA_NUM_THREADS"] == "1"

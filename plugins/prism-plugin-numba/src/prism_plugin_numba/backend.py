@@ -10,6 +10,7 @@ Nothing here imports Numba or NumPy at import time or when the backend is create
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from prism_core.backend_kit import HostLibraryBackend
@@ -30,6 +31,12 @@ class NumbaBackend(HostLibraryBackend):
     library = "numba"
     min_version = MIN_NUMBA
     distribution = "prism-plugin-numba"
+
+    def settings(self) -> dict[str, str]:
+        """Numba's thread count and threading layer where the environment sets them: they
+        change how fast the batch kernels run (part of the tuning fingerprint)."""
+        names = ("NUMBA_NUM_THREADS", "NUMBA_THREADING_LAYER", "NUMBA_OPT")
+        return {name: os.environ[name] for name in names if name in os.environ}
 
     def capabilities(self) -> dict[str, Any]:
         """Numba's and llvmlite's versions, where the kernels are cached, and the threads a
