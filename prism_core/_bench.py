@@ -33,7 +33,18 @@ from typing import Any
 from prism_core._dispatch.dispatcher import Runner, candidates
 from prism_core._dispatch.ops import get_op
 from prism_core._errors import PrismError
-from prism_core._tuning.tuner import Keeper, TuneCase, example_arguments, measure, tune_case
+from prism_core._tuning.load import MachineLoad
+from prism_core._tuning.tuner import (
+    Keeper,
+    Measurement,
+    TuneCase,
+    example_arguments,
+    measure,
+    median_interval,
+    share,
+    stored_case,
+    tune_case,
+)
 
 __all__ = [
     "FULL",
@@ -77,6 +88,8 @@ GENOMICS_FULL: dict[str, list[tuple[int, int | None]]] = {
 GROUPS: dict[str, tuple[str, ...]] = {
     "genomics.align": ("genomics.sw_align", "genomics.sw_align_batch"),
 }
+#: The name of Prism's own call among a row's measurements.
+PRISM = "prism"
 #: The label of the alignment ops' rows in the dtype column (their arrays' types are fixed).
 _ALIGN_LABEL = "dna"
 #: What to install for more than NumPy's reference to compare with, by op (prefix).
@@ -97,18 +110,21 @@ class BenchError(PrismError, ValueError):
 
 @dataclass(frozen=True)
 class BenchRow:
-    """One op, dtype and size: what each variant took, what Prism picks, and the ratios."""
+    """One op, dtype and size: what each variant and Prism's own call took, timed together in
+    interleaved rounds (``check``), what the tuning decided (``case``), and the ratios.
+
+    The fastest variant of ``check`` is the row's oracle, so ``oracle_s`` is its own entry in
+    the row's times; ``interval`` is the 95 % interval of Prism's time over the oracle's,
+    round by round, and ``verdict`` reads it: ``"tie"`` when it holds 1 (the gap is within the
+    noise of this run), else ``"slower"`` or ``"faster"``."""
 
     op: str
     dtype: str
     n: int
     case: TuneCase
-    oracle: str | None
+    check: tuple[Measurement, ...]
     picks: str | None
     decided_by: str
-    prism_s: float | None
-    oracle_s: float | None
-    numpy_s: float | None
     #: Targets in the batch (``genomics.sw_align_batch``), else ``None``.
     batch: int | None = None
     #: Cell updates of one call (the alignment ops' work measure), else ``None``.
@@ -116,11 +132,40 @@ class BenchRow:
     #: Why a cell of the row is empty, or what it was measured against: ``""`` when nothing
     #: needs saying.
     note: str = ""
+    #: The tuned choice was the one stored for this host (not measured again).
+    reused: bool = False
+    #: The machine was busy with other work while the row was measured (more rounds taken).
+    busy: bool = False
+
+    def _timed(self, name: str | None) -> Measurement | None:
+        m = next((m for m in self.check if m.variant == name), None)
+        return m if m is not None and m.error is None else None
 
     @property
     def label(self) -> str:
         """The size as the table shows it: ``n``, or ``n x batch``."""
         return str(self.n) if self.batch is None else f"{self.n} x {self.batch}"
+
+    @property
+    def oracle(self) -> str | None:
+        """The fastest variant in this row's rounds (the per-size oracle)."""
+        timed = [m for m in self.check if m.error is None and m.variant != PRISM]
+        return min(timed, key=lambda m: (m.seconds, m.variant)).variant if timed else None
+
+    @property
+    def prism_s(self) -> float | None:
+        m = self._timed(PRISM)
+        return None if m is None else m.seconds
+
+    @property
+    def oracle_s(self) -> float | None:
+        m = self._timed(self.oracle)
+        return None if m is None else m.seconds
+
+    @property
+    def numpy_s(self) -> float | None:
+        m = next((m for m in self.check if m.backend == "numpy" and m.error is None), None)
+        return None if m is None else m.seconds
 
     @property
     def gcups(self) -> float | None:
@@ -141,14 +186,43 @@ class BenchRow:
             return None
         return self.prism_s / self.numpy_s
 
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95 % interval of Prism's time over the oracle's in the paired rounds."""
+        prism, oracle = self._timed(PRISM), self._timed(self.oracle)
+        if prism is None or oracle is None:
+            return None
+        ratios = [p / o for p, o in zip(prism.samples, oracle.samples, strict=False) if o > 0]
+        return median_interval(ratios)
+
+    @property
+    def verdict(self) -> str | None:
+        bounds = self.interval
+        if bounds is None:
+            return None
+        low, high = bounds
+        return "tie" if low <= 1.0 <= high else ("slower" if low > 1.0 else "faster")
+
     def as_dict(self) -> dict[str, Any]:
+        timed = [m for m in self.check if m.variant != PRISM]
+        bounds = self.interval
         return {
             "op": self.op,
             "dtype": self.dtype,
             "n": self.n,
-            "times": {m.variant: (None if m.error else m.seconds) for m in self.case.measurements},
-            "errors": {m.variant: m.error for m in self.case.measurements if m.error},
+            "times": {m.variant: (None if m.error else m.seconds) for m in timed},
+            "intervals": {
+                m.variant: median_interval(m.samples)
+                for m in self.check
+                if m.error is None and median_interval(m.samples) is not None
+            },
+            "errors": {m.variant: m.error for m in self.check if m.error},
             "tuned": self.case.decided,
+            "tuned_times": {
+                m.variant: m.seconds for m in self.case.measurements if m.error is None
+            },
+            "reused": self.reused,
+            "busy": self.busy,
             "oracle": self.oracle,
             "prism_picks": self.picks,
             "decided_by": self.decided_by,
@@ -156,7 +230,10 @@ class BenchRow:
             "oracle_s": self.oracle_s,
             "numpy_s": self.numpy_s,
             "prism_vs_oracle": self.vs_oracle,
+            "prism_vs_oracle_interval": None if bounds is None else list(bounds),
+            "verdict": self.verdict,
             "prism_vs_numpy": self.vs_numpy,
+            "rounds": min((len(m.samples) for m in self.check if m.error is None), default=0),
             "note": self.note,
             **(
                 {"batch": self.batch, "cells": self.cells, "prism_gcups": self.gcups}
@@ -175,7 +252,7 @@ def geomean(values: Sequence[float]) -> float | None:
 
 @dataclass
 class BenchReport:
-    """Everything ``prism bench`` measured, with the host it ran on."""
+    """Everything ``prism bench`` measured, with the host it ran on and how busy it was."""
 
     host: dict[str, Any]
     rows: list[BenchRow] = field(default_factory=list)
@@ -192,6 +269,14 @@ class BenchReport:
     unstored: int = 0
     #: The model's calibration fitted to the measurements (stored with the tuned choices).
     calibration: dict[str, Any] = field(default_factory=dict)
+    #: The cap on the run's time (``--budget``), ``None`` for none.
+    budget_s: float | None = None
+    #: The other processes' share of the CPUs before and during the run.
+    load: MachineLoad | None = None
+
+    @property
+    def reused(self) -> int:
+        return sum(r.reused for r in self.rows)
 
     def summary(self) -> dict[str, Any]:
         ops = sorted({r.op for r in self.rows})
@@ -202,22 +287,29 @@ class BenchReport:
             }
             for op in ops
         }
+        verdicts = [r.verdict for r in self.rows]
         return {
             "prism_vs_oracle": geomean([r.vs_oracle or 0 for r in self.rows]),
             "prism_vs_numpy": geomean([r.vs_numpy or 0 for r in self.rows]),
             "numpy_vs_oracle": geomean(
                 [(r.numpy_s or 0) / r.oracle_s for r in self.rows if r.oracle_s]
             ),
+            "ties": verdicts.count("tie"),
+            "slower": verdicts.count("slower"),
+            "faster": verdicts.count("faster"),
             "per_op": per_op,
         }
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "host": self.host,
+            "load": None if self.load is None else self.load.as_dict(),
             "quick": self.quick,
+            "budget_s": self.budget_s,
             "seconds": self.seconds,
             "stored": self.stored,
             "unstored": self.unstored,
+            "reused": self.reused,
             "store_path": self.store_path,
             "problems": self.problems,
             "notes": self.notes,
@@ -227,7 +319,9 @@ class BenchReport:
         }
 
 
-def _host() -> dict[str, Any]:
+def bench_host() -> dict[str, Any]:
+    """The host as ``prism bench`` reports it: Python, the machine, the devices present and
+    the available backends with their versions."""
     from prism_core._knowledge.backend_registry import backends
     from prism_core._knowledge.host import present_devices
 
@@ -235,16 +329,13 @@ def _host() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
         "machine": platform.machine(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "devices": [
             {"device_type": d.device_type, "name": d.name, "index": d.index}
             for d in present.devices
         ],
         "backends": {b.name: b.version for b in backends() if b.available},
     }
-
-
-def _numpy_runner(case_runners: Sequence[Runner]) -> Runner | None:
-    return next((r for r in case_runners if r.backend == "numpy"), None)
 
 
 def run_bench(
@@ -254,15 +345,23 @@ def run_bench(
     dtypes: Sequence[str] = DTYPES,
     budget_s: float | None = None,
     store: Any = True,
+    force: bool = False,
     progress: Callable[[int, int, str], None] | None = None,
+    host: dict[str, Any] | None = None,
+    load: MachineLoad | None = None,
 ) -> BenchReport:
     """Measure, tune and check the core ops (see the module docstring).
 
-    ``store``: ``True``, the tuned choices go to this host's tuning cache; a ``TuningStore``,
-    to that one; ``False``, nowhere.  Each case's choice is stored as soon as it is measured
-    (an interrupt loses none already measured), the model's calibration once all are."""
+    ``budget_s`` caps the whole run (seconds; the phases share it and none is measured past
+    it).  ``store``: ``True``, the tuned choices go to this host's tuning cache; a
+    ``TuningStore``, to that one; ``False``, nowhere.  A case whose choice that store already
+    holds (measured on this host, with the same software and backend settings: the store's
+    fingerprint) is not tuned again unless ``force``; its row is still checked.  Each case's
+    choice is stored as soon as it is measured (an interrupt loses none already measured), the
+    model's calibration once all are.  ``host`` and ``load``: what :func:`bench_host` and
+    :class:`MachineLoad` gave, when the caller showed them before the run."""
     from prism_core._dispatch.dispatcher import explain
-    from prism_core._knowledge.tuning import reload
+    from prism_core._knowledge.tuning import TuningStore, reload
 
     sizes = QUICK if quick else FULL
     aligning = GENOMICS_QUICK if quick else GENOMICS_FULL
@@ -276,9 +375,13 @@ def run_bench(
     for d in dtypes:
         if d not in DTYPES:
             raise BenchError(f"--dtypes: {d!r} not benchmarked; choose among {', '.join(DTYPES)}")
-    per_case = budget_s if budget_s is not None else (0.25 if quick else 1.0)
+    if budget_s is not None and not budget_s > 0:
+        raise BenchError(f"--budget: expected a positive number of seconds; got {budget_s!r}")
+    per_phase = 0.25 if quick else 1.0
     began = time.perf_counter()
-    report = BenchReport(_host(), quick=quick)
+    deadline = None if budget_s is None else began + budget_s
+    load = load if load is not None else MachineLoad()
+    report = BenchReport(host or bench_host(), quick=quick, budget_s=budget_s, load=load)
     plan: list[tuple[str, str, int, int | None]] = []
     for op in dict.fromkeys(chosen):
         if op in aligning:
@@ -286,34 +389,60 @@ def run_bench(
         else:
             plan.extend((op, dtype, n, None) for dtype in dtypes for n in sizes[op])
     total = 2 * len(plan)
-    tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase]] = []
-    keeper = Keeper(None if store is True else store)
-    for i, (op, dtype, n, batch) in enumerate(plan):
+    step = 0
+
+    def phase(what: str) -> tuple[float, float | None, int, bool]:
+        """Before each phase: progress, its share of the time (budget and hard stop), and its
+        rounds (more where the machine was busy in the phase before)."""
+        nonlocal step
         if progress is not None:
-            size = f"n={n}" if batch is None else f"n={n} batch={batch}"
-            progress(i, total, f"tuning {op} {dtype} {size}")
+            progress(step, total, what)
+        step += 1
+        busy = load.is_busy(load.sample())
+        return (*share(deadline, total - step + 1, per_phase), 10 if busy else 5, busy)
+
+    source = None if store is False or force else (TuningStore() if store is True else store)
+    stored = source.load() if source is not None else None
+    tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase, bool]] = []
+    keeper = Keeper(None if store is True else store)
+    for op, dtype, n, batch in plan:
+        size = f"n={n}" if batch is None else f"n={n} batch={batch}"
         args = example_arguments(op, n, dtype, batch=batch)
-        case, entry = tune_case(op, args, budget_s=per_case)
-        tuned.append((op, dtype, n, batch, args, case))
+        found = candidates(op, args)
+        case = stored_case(found, stored) if stored is not None else None
+        if case is not None:
+            if progress is not None:
+                progress(step, total, f"stored choice of {op} {dtype} {size}")
+            step += 1
+            tuned.append((op, dtype, n, batch, args, case, True))
+            continue
+        budget, stop, rounds, _busy = phase(f"tuning {op} {dtype} {size}")
+        case, entry = tune_case(
+            op, args, budget_s=budget, deadline=stop, min_rounds=rounds, found=found
+        )
+        tuned.append((op, dtype, n, batch, args, case, False))
         if entry is not None:
             keeper.keep([entry])
-    calibration = _calibration(tuned, report.problems)
+    calibration = _calibration([(t[5], t[1]) for t in tuned], report.problems)
     report.calibration = calibration
-    keeper.keep([], calibration)
+    if any(not reused for *_, reused in tuned):
+        keeper.keep([], calibration)
     report.stored, report.unstored, report.store_path, problems = keeper.outcome()
     report.problems.extend(problems)
     if keeper.store is not None:
         reload()  # the checks below use what was stored
-    for j, (op, dtype, n, batch, args, case) in enumerate(tuned):
-        if progress is not None:
-            progress(len(plan) + j, total, f"checking {op} {dtype} n={n}")
-        row = _check(op, dtype, n, args, case, per_case, explain)
+    for op, dtype, n, batch, args, case, reused in tuned:
+        size = f"n={n}" if batch is None else f"n={n} batch={batch}"
+        budget, stop, rounds, busy = phase(f"checking {op} {dtype} {size}")
+        row = _check(op, dtype, n, args, case, explain, budget, stop, rounds, reused)
+        row = replace(row, reused=reused, busy=busy)
         if op in aligning:
             row = replace(row, batch=batch, cells=_cells(op, args))
         report.rows.append(row)
+    load.sample()
     alone: dict[str, list[str]] = {}  # what to install -> the ops that had one variant
     for op in dict.fromkeys(o for o, *_ in plan):
-        cases = [case for o, *_, case in tuned if o == op]
+        cases = [t[5] for t in tuned if t[0] == op]
         if all(c.decided == "only" for c in cases):
             what = next(v for k, v in _MORE_BACKENDS.items() if op.startswith(k))
             alone.setdefault(what, []).append(f"{op} ({cases[0].winner})")
@@ -334,25 +463,22 @@ def _cells(op: str, args: tuple[Any, ...]) -> int:
     return int(args[0].shape[0]) * int(args[1].shape[0])
 
 
-def _calibration(
-    tuned: Sequence[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase]],
-    problems: list[str],
-) -> dict[str, Any]:
+def _calibration(cases: Sequence[tuple[TuneCase, str]], problems: list[str]) -> dict[str, Any]:
     """The performance model calibrated to the fastest time of each case (StarPU-style: per
     device type and op, an efficiency and an overhead), as data for the tuning cache; the
     model's modelled choices (between devices, under policies) use it from then on."""
     from prism_core._knowledge.model import ModelError, PerformanceModel
 
     measurements = []
-    for op, dtype, _n, _batch, _args, case in tuned:
+    for case, dtype in cases:
         timed = [m for m in case.measurements if m.error is None and m.device is not None]
         if not timed:
             continue
         best = min(timed, key=lambda m: m.seconds)
         # The alignment ops compute in integers: their work (cell updates) is rated at the
         # device's int32 throughput.
-        kind = "int32" if op.startswith("genomics.") else dtype
-        measurements.append((op, case.shapes, kind, best.device, best.seconds))
+        kind = "int32" if case.op.startswith("genomics.") else dtype
+        measurements.append((case.op, case.shapes, kind, best.device, best.seconds))
     if not measurements:
         return {}
     try:
@@ -368,53 +494,39 @@ def _check(
     n: int,
     args: tuple[Any, ...],
     case: TuneCase,
-    budget_s: float,
     explain: Callable[..., Any],
+    budget_s: float,
+    deadline: float | None,
+    rounds: int,
+    reused: bool,
 ) -> BenchRow:
-    """Phase 2: Prism's automatic call, the oracle's variant and NumPy's, interleaved."""
-    timed = [m for m in case.measurements if m.error is None]
+    """Phase 2: Prism's automatic call and every variant, timed together in interleaved
+    rounds, so that Prism's time and the fastest variant's are taken at the same moments.  A
+    case whose choice was ``reused`` is checked against the stored winner, the variant Prism
+    picks and NumPy's only: the others were measured slower when it was stored."""
     decision = explain(op, *args)
-    picks = decision.chosen
-    runners = {r.variant: r for r in candidates(op, args).runners}
-    note = ""
-    if case.decided == "only" and len(runners) == 1:
-        # Nothing to choose: Prism is timed against the one variant there is.
-        oracle = next(iter(runners))
-        note = f"{oracle} is the only variant that can run here"
-    elif not timed:
-        errors = "; ".join(f"{m.variant}: {m.error}" for m in case.measurements if m.error)
-        note = f"no variant could be timed ({errors or 'none can run here'})"
-        return BenchRow(
-            op, dtype, n, case, None, picks, decision.decided_by, None, None, None, note=note
-        )
-    else:
-        oracle = min(timed, key=lambda m: m.seconds).variant
+    found = candidates(op, args)
     fn = get_op(op).function
-    contenders = [Runner("prism", "", None, lambda: fn(*args))]
-    if oracle in runners:
-        contenders.append(runners[oracle])
-    numpy = _numpy_runner(list(runners.values()))
-    if numpy is not None and numpy.variant != oracle:
-        contenders.append(numpy)
-    got = {m.variant: m for m in measure(contenders, budget_s=budget_s, min_rounds=5)}
-
-    def secs(name: str | None) -> float | None:
-        m = got.get(name) if name else None
-        return None if m is None or m.error else m.seconds
-
-    return BenchRow(
-        op,
-        dtype,
-        n,
-        case,
-        oracle,
-        picks,
-        decision.decided_by,
-        secs("prism"),
-        secs(oracle),
-        secs(numpy.variant if numpy is not None else None),
-        note=note,
-    )
+    runners = found.runners
+    if reused:
+        wanted = {case.winner, decision.chosen}
+        runners = tuple(r for r in runners if r.variant in wanted or r.backend == "numpy")
+    contenders = [Runner(PRISM, "", None, lambda: fn(*args)), *runners]
+    check = tuple(
+        measure(
+            contenders, budget_s=budget_s, deadline=deadline, min_rounds=rounds,
+            max_rounds=max(25, 2 * rounds),
+        )
+    )  # fmt: skip
+    row = BenchRow(op, dtype, n, case, check, decision.chosen, decision.decided_by)
+    if len(found.runners) == 1:
+        # Nothing to choose: Prism is timed against the one variant there is.
+        only = found.runners[0].variant
+        return replace(row, note=f"{only} is the only variant that can run here")
+    if row.oracle is None or row.prism_s is None:
+        errors = "; ".join(f"{m.variant}: {m.error}" for m in check if m.error)
+        return replace(row, note=f"not timed ({errors or 'no variant can run here'})")
+    return row
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -432,6 +544,18 @@ def _t(seconds: float | None) -> str:
 
 def _r(ratio: float | None) -> str:
     return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def _versus(row: BenchRow) -> str:
+    """Prism over the fastest variant, with the half-width of its 95 % interval; ``tie`` when
+    the interval holds 1."""
+    bounds = row.interval
+    if bounds is None:
+        return _r(row.vs_oracle)
+    spread = f"±{(bounds[1] - bounds[0]) / 2:.0%}"
+    if row.verdict == "tie":
+        return f"tie ({spread})"
+    return f"{_r(row.vs_oracle)} ({spread})"
 
 
 def render(report: BenchReport) -> list[list[str]]:
@@ -459,49 +583,10 @@ def render(report: BenchReport) -> list[list[str]]:
                 r.oracle or "-",
                 _t(r.oracle_s),
                 r.picks or "-",
-                r.decided_by,
+                r.decided_by + (" (stored)" if r.reused else ""),
                 _t(r.prism_s),
-                _r(r.vs_oracle),
+                _versus(r),
                 _r(r.vs_numpy),
             ]
         )
     return rows
-
-
-def plot(report: BenchReport, path: str) -> None:
-    """Time against size per variant, one panel per op and dtype, Prism's choice marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    panels = sorted({(r.op, r.dtype) for r in report.rows})
-    cols = 2
-    rows = (len(panels) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(11, 3.2 * rows), squeeze=False)
-    for ax, (op, dtype) in zip(axes.flat, panels, strict=False):
-        mine = [r for r in report.rows if r.op == op and r.dtype == dtype]
-        variants = sorted({m.variant for r in mine for m in r.case.measurements})
-        for v in variants:
-            xs, ys = [], []
-            for r in mine:
-                t = r.case.seconds(v)
-                if t is not None:
-                    xs.append(r.n)
-                    ys.append(t)
-            if xs:
-                ax.plot(xs, ys, marker="o", markersize=3, linewidth=1, label=v)
-        px = [r.n for r in mine if r.prism_s is not None]
-        py = [r.prism_s for r in mine if r.prism_s is not None]
-        ax.plot(px, py, linestyle="none", marker="*", markersize=11, color="black", label="Prism")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_title(f"{op} {dtype}")
-        ax.set_xlabel("n")
-        ax.set_ylabel("seconds per call")
-        ax.legend(fontsize=7)
-    for ax in list(axes.flat)[len(panels) :]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)

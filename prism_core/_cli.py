@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
@@ -436,23 +438,6 @@ def _csv(text: str | None, what: str, convert: Any = str) -> list[Any] | None:
         raise UsageError(f"{what}: {text!r} is not a comma-separated list of integers") from None
 
 
-def _progress(err: TextIO, enabled: bool) -> Any:
-    """A progress bar on stderr (tqdm) while measuring, when stderr is a terminal."""
-    if not enabled or not err.isatty():
-        return None, None
-    from tqdm import tqdm  # type: ignore[import-untyped]
-
-    bar = tqdm(total=1, file=err, leave=False, unit="case", dynamic_ncols=True)
-
-    def progress(done: int, total: int, label: str) -> None:
-        bar.total = total
-        bar.n = done
-        bar.set_description_str(label, refresh=False)
-        bar.refresh()
-
-    return progress, bar
-
-
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning import TuningStore
     from prism_core._tuning.tuner import _choice_text
@@ -545,8 +530,14 @@ def _interrupted(command: str, store: Any, err: TextIO) -> int:
     return 130
 
 
+def _check_budget(budget: float | None) -> None:
+    if budget is not None and not (math.isfinite(budget) and budget > 0):
+        raise UsageError(f"--budget: expected a positive number of seconds; got {budget:g}")
+
+
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning import TuningStore
+    from prism_core._tuning.progress import Progress
     from prism_core._tuning.tuner import _check_size, tune
 
     if args.show or args.clear:
@@ -561,21 +552,24 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         for dtype in dtypes:
             for n in sizes:
                 _check_size(op, n, dtype)
-    progress, bar = _progress(err, not args.json)
+    _check_budget(args.budget)
+    deadline = None if args.budget is None else time.perf_counter() + args.budget
+    progress = Progress.auto(err, lines=True, prefix="prism tune: ", deadline=deadline)
     reports = []
     store = TuningStore()
     try:
         try:
-            for op in args.op:
+            for i, op in enumerate(args.op):
+                left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
+                share = None if left is None else left / (len(args.op) - i)
                 reports.append(
                     tune(
-                        op, sizes=sizes, dtypes=dtypes, budget_s=args.budget, store=store,
+                        op, sizes=sizes, dtypes=dtypes, budget_s=share, store=store,
                         progress=progress,
                     )
                 )  # fmt: skip
         finally:
-            if bar is not None:
-                bar.close()
+            progress.close()
     except KeyboardInterrupt:
         return _interrupted("tune", store, err)
     if args.json:
@@ -587,8 +581,11 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._bench import plot, render, run_bench
+    from prism_core._bench import bench_host, render, run_bench
+    from prism_core._bench_plot import plot
     from prism_core._knowledge.tuning import TuningStore
+    from prism_core._tuning.load import MachineLoad
+    from prism_core._tuning.progress import Progress
 
     if args.plot:
         try:
@@ -600,21 +597,31 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     # Ops by position (`prism bench genomics.align`) or with --ops, or both.
     ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
-    progress, bar = _progress(err, not args.json)
+    _check_budget(args.budget)
+    began = time.perf_counter()
+    host = bench_host()
+    load = MachineLoad()
+    # The header at once: what runs here, before the first case is measured.
+    header = out if not args.json else err
+    devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
+    backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
+    cap = f"; at most {args.budget:g} s (--budget)" if args.budget is not None else ""
+    header.write(
+        f"devices: {devices}\nbackends: {backends}\n{load.describe()}{cap}\n"
+        + ("\n" if not args.json else "")
+    )
+    header.flush()
+    deadline = None if args.budget is None else began + args.budget
+    progress = Progress.auto(err, lines=True, prefix="prism bench: ", deadline=deadline)
     store = False if args.no_store else TuningStore()
     try:
         try:
             report = run_bench(
-                quick=not args.full,
-                ops=ops,
-                dtypes=dtypes,
-                budget_s=args.budget,
-                store=store,
-                progress=progress,
-            )
+                quick=not args.full, ops=ops, dtypes=dtypes, budget_s=args.budget, store=store,
+                force=args.force, progress=progress, host=host, load=load,
+            )  # fmt: skip
         finally:
-            if bar is not None:
-                bar.close()
+            progress.close()
     except KeyboardInterrupt:
         return _interrupted("bench", store, err)
     if args.plot:
@@ -622,10 +629,6 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.json:
         _dump_json(report.as_dict(), out)
         return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
-    host = report.host
-    devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
-    backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
-    out.write(f"devices: {devices}\nbackends: {backends}\n\n")
     _table(render(report), out, right=frozenset({2, 4, 7, 8, 9}))
     summary = report.summary()
 
@@ -637,6 +640,18 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"size, {ratio(summary['prism_vs_numpy'])} NumPy alone "
         f"(NumPy alone: {ratio(summary['numpy_vs_oracle'])} the fastest)\n"
     )
+    summary_ties = summary["ties"]
+    out.write(
+        f"{summary_ties} of {len(report.rows)} row(s) tie with the fastest variant (the gap is "
+        "within the 95 % interval of this run's rounds)\n"
+    )
+    if report.load is not None and report.load.samples:
+        out.write(report.load.describe() + "\n")
+    if report.reused:
+        out.write(
+            f"reused {report.reused} stored choice(s), measured on this host with the same "
+            "software and backend settings (--force measures them again)\n"
+        )
     where = f" in {report.store_path}" if report.store_path else ""
     if report.unstored:
         out.write(
@@ -806,7 +821,11 @@ def build_parser() -> argparse.ArgumentParser:
         "available is refused",
     )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float64)")
-    p.add_argument("--budget", type=float, help="seconds of measuring per case (default 1)")
+    p.add_argument(
+        "--budget", type=float, metavar="SECONDS",
+        help="the most the whole run may take, in seconds (default: no cap; about 1 s of "
+        "measuring per case); the cases share it, and a case it leaves no time for says so",
+    )  # fmt: skip
     p.add_argument("--show", action="store_true", help="list the tuned choices of this host")
     p.add_argument("--clear", action="store_true", help="remove this host's tuned choices")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -835,8 +854,17 @@ def build_parser() -> argparse.ArgumentParser:
         "genomics.align, genomics.sw_align, genomics.sw_align_batch)",
     )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float32,float64)")
-    p.add_argument("--budget", type=float, help="seconds of measuring per case")
+    p.add_argument(
+        "--budget", type=float, metavar="SECONDS",
+        help="the most the whole run may take, in seconds (default: no cap; about 0.5 s per "
+        "case quick, 2 s with --full); the cases share it, and the run ends within it",
+    )  # fmt: skip
     p.add_argument("--no-store", action="store_true", help="measure only: keep the cache as is")
+    p.add_argument(
+        "--force", action="store_true",
+        help="measure every case again, also those whose choice is stored for this host with "
+        "the same software and backend settings (reused otherwise)",
+    )  # fmt: skip
     p.add_argument("--plot", metavar="FILE", help="write a figure (PNG or SVG; needs matplotlib)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_bench)

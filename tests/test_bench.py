@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from .virtual_clock import VirtualClock
+
 pytestmark = pytest.mark.timeout(300)
 
 
@@ -41,7 +43,7 @@ def prism(cache: Path, *args: str, code: str | None = None) -> subprocess.Comple
 
 
 def test_tune_show_and_clear(tmp_path: Path) -> None:
-    tuned = prism(tmp_path, "tune", "add", "--sizes", "16,4096", "--budget", "0.02", "--json")
+    tuned = prism(tmp_path, "tune", "add", "--sizes", "16,4096", "--budget", "10", "--json")
     assert tuned.returncode == 0, tuned.stderr
     (report,) = json.loads(tuned.stdout)
     assert [c["shapes"] for c in report["cases"]] == [[[16], [16]], [[4096], [4096]]]
@@ -67,7 +69,7 @@ def test_tune_show_and_clear(tmp_path: Path) -> None:
 
 def test_bench_measures_stores_and_compares(tmp_path: Path) -> None:
     proc = prism(
-        tmp_path, "bench", "--ops", "add,matmul", "--dtypes", "float64", "--budget", "0.02",
+        tmp_path, "bench", "--ops", "add,matmul", "--dtypes", "float64", "--budget", "30",
         "--json",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -91,7 +93,7 @@ def test_bench_measures_stores_and_compares(tmp_path: Path) -> None:
 
 
 def test_bench_table(tmp_path: Path) -> None:
-    proc = prism(tmp_path, "bench", "--ops", "add", "--dtypes", "float32", "--budget", "0.02")
+    proc = prism(tmp_path, "bench", "--ops", "add", "--dtypes", "float32", "--budget", "30")
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "Prism picks" in out and "vs fastest" in out and "vs NumPy" in out
@@ -103,7 +105,7 @@ def test_bench_plot(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the [plot] extra)")
     figure = tmp_path / "bench.svg"
     proc = prism(
-        tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.02",
+        tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "30",
         "--plot", str(figure),
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -220,7 +222,7 @@ def test_tune_says_what_it_could_not_store_and_fails(
     tmp_path: Path, block: Callable[[Path], Path]
 ) -> None:
     blocker = block(tmp_path)
-    proc = twin(tmp_path, "tune", "add", "--sizes", "16,1024", "--budget", "0.02")
+    proc = twin(tmp_path, "tune", "add", "--sizes", "16,1024", "--budget", "2")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     # The measurements are printed all the same: nothing measured is lost from sight.
     assert "add fp64 [16 16]: " in proc.stdout and "add fp64 [1024 1024]: " in proc.stdout
@@ -235,7 +237,7 @@ def test_tune_says_what_it_could_not_store_and_fails(
 
 def test_tune_json_says_what_it_could_not_store(tmp_path: Path) -> None:
     _parent_is_a_file(tmp_path)
-    proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "0.02", "--json")
+    proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "2", "--json")
     assert proc.returncode == 1, proc.stderr
     (report,) = json.loads(proc.stdout)
     assert (report["stored"], report["unstored"]) == (0, 1)
@@ -263,7 +265,7 @@ def test_tune_into_a_read_only_directory_fails(tmp_path: Path) -> None:
     directory.mkdir(parents=True)
     _unwritable(directory)
     try:
-        proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "0.02")
+        proc = twin(tmp_path, "tune", "add", "--sizes", "16", "--budget", "2")
     finally:
         directory.chmod(0o755)
     assert proc.returncode == 1, proc.stderr
@@ -274,7 +276,7 @@ def test_tune_into_a_read_only_directory_fails(tmp_path: Path) -> None:
 
 def test_bench_says_what_it_could_not_store_and_fails(tmp_path: Path) -> None:
     path = _path_is_a_directory(tmp_path)
-    proc = twin(tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.02")
+    proc = twin(tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "30")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "geometric mean: Prism" in proc.stdout  # the measurements are all printed
     assert "stored 0 of 2 tuned choice(s) in " in proc.stdout
@@ -283,7 +285,7 @@ def test_bench_says_what_it_could_not_store_and_fails(tmp_path: Path) -> None:
     assert " could not be stored in " in proc.stderr
     assert "stored 2 tuned choice(s)" not in proc.stdout
     with_json = twin(
-        tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.02", "--json"
+        tmp_path, "bench", "--ops", "add", "--dtypes", "float64", "--budget", "30", "--json"
     )
     assert with_json.returncode == 1
     report = json.loads(with_json.stdout)
@@ -291,7 +293,7 @@ def test_bench_says_what_it_could_not_store_and_fails(tmp_path: Path) -> None:
 
 
 def _tuned_file(cache: Path) -> Path:
-    stored = twin(cache, "tune", "add", "--sizes", "16", "--budget", "0.02")
+    stored = twin(cache, "tune", "add", "--sizes", "16", "--budget", "2")
     assert stored.returncode == 0, stored.stderr
     path = _cache_file(cache)
     assert path.is_file()
@@ -334,9 +336,9 @@ def _entries(path: Path) -> list[dict[str, Any]]:
     ("command", "finished"),
     [
         # The third size blocks until interrupted: the first two are finished and stored.
-        (("tune", "add", "--sizes", "16,1024,65536", "--budget", "0.05"), [6, 12]),
+        (("tune", "add", "--sizes", "16,1024,65536", "--budget", "60"), [6, 12]),
         # prism bench's quick sizes of add: 1024 is finished and stored, 2**20 blocks.
-        (("bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.05"), [12]),
+        (("bench", "--ops", "add", "--dtypes", "float64", "--budget", "60"), [12]),
     ],
     ids=["tune", "bench"],
 )
@@ -395,7 +397,7 @@ def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_bench(ops=["add"], dtypes=["float64"], budget_s=0.02, progress=progress)
+        run_bench(ops=["add"], dtypes=["float64"], budget_s=2, progress=progress)
     (kept,) = TuningStore().load().entries
     assert (kept.op, kept.bucket) == ("add", 12)
 
@@ -408,7 +410,7 @@ def test_bench_with_one_alignment_variant_says_what_to_install(tmp_path: Path) -
 
     def bench(*more: str) -> str:
         proc = subprocess.run(
-            [*command, "--budget", "0.02", *more],
+            [*command, "--budget", "120", *more],
             env=env, capture_output=True, text=True, timeout=280, check=False,
         )  # fmt: skip
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
@@ -425,14 +427,222 @@ def test_bench_with_one_alignment_variant_says_what_to_install(tmp_path: Path) -
         assert row["note"] == f"numpy.{row['op']} is the only variant that can run here"
 
 
-def test_a_row_that_could_not_be_timed_says_why() -> None:
+def test_a_row_that_could_not_be_timed_says_why(add_twin: str) -> None:
+    """The budget ran out before the row's check: its cells are empty, and the note says why."""
     from prism_core import _bench
     from prism_core._dispatch.dispatcher import explain
-    from prism_core._tuning.tuner import Measurement, TuneCase
+    from prism_core._tuning.tuner import TuneCase
 
     args = _bench.example_arguments("add", 16, "float64")
-    broken = Measurement("numpy.add", "numpy", None, float("inf"), float("inf"), (), 0, "boom")
-    case = TuneCase("add", ((16,), (16,)), "float64", 5, "cpu", (broken,), None, None, "failed")
-    row = _bench._check("add", "float64", 16, args, case, 0.01, explain)
-    assert (row.oracle, row.prism_s) == (None, None)
-    assert row.note == "no variant could be timed (numpy.add: boom)"
+    case = TuneCase("add", ((16,), (16,)), "fp64", 5, "cpu", (), "numpy.add", None, "failed")
+    spent = time.perf_counter() - 1.0
+    row = _bench._check("add", "float64", 16, args, case, explain, 0.01, spent, 5, False)
+    assert (row.oracle, row.prism_s, row.verdict) == (None, None, None)
+    out = "not timed: the time budget ran out"
+    assert row.note == f"not timed (prism: {out}; numpy.add: {out}; {add_twin}: {out})"
+
+
+# -- while it runs: the header at once, progress, a budget that caps, the machine's load ------
+
+
+@pytest.mark.skipif(os.name != "posix", reason="SIGINT is sent with os.kill on POSIX only")
+@pytest.mark.timeout(240)
+def test_the_header_comes_first_and_each_step_says_where_it_is(tmp_path: Path) -> None:
+    """The header is out before anything is measured, and each step is announced on stderr
+    (plain lines: not a terminal) with the time left; here the second case never ends."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", TWIN, str(1 << 20), "bench", "--ops", "add", "--dtypes",
+         "float64", "--budget", "600"],
+        env=_twin_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        header = [proc.stdout.readline() for _ in range(3)]
+        steps = [proc.stderr.readline() for _ in range(2)]
+        assert proc.poll() is None  # still measuring: blocked in the second case
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert header[0].startswith("devices: ") and "generic." in header[0]
+    assert header[1].startswith("backends: numpy")
+    assert header[2].startswith(("machine load: ", "machine busy: "))
+    assert header[2].rstrip().endswith("; at most 600 s (--budget)")
+    assert steps[0].startswith("prism bench: [1/4] tuning add float64 n=1024 (about ")
+    assert steps[1].startswith("prism bench: [2/4] tuning add float64 n=1048576 (about ")
+    assert steps[1].rstrip().endswith(" left)")
+
+
+@pytest.fixture
+def slow_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[VirtualClock]:
+    """A second variant of ``add`` that takes 50 ms a call on a virtual clock, which the tuner
+    and the bench read instead of the real one."""
+    import numpy as np
+
+    from prism_core import _bench
+    from prism_core._dispatch.ops import get_op
+    from prism_core._dispatch.registry import remove_variants
+    from prism_core._knowledge import tuning
+    from prism_core._tuning import tuner
+
+    clock = VirtualClock()
+    monkeypatch.setattr(tuner, "time", clock)
+    monkeypatch.setattr(_bench, "time", clock)
+    # Small arrays: NumPy's add takes real time, a virtual instant, so the tuner times it
+    # over many calls per sample.
+    monkeypatch.setitem(_bench.QUICK, "add", [16, 64])
+    monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))
+    tuning.reload()
+
+    def twin(a: Any, b: Any) -> Any:
+        clock.advance(0.05)
+        return np.add(a, b)
+
+    get_op("add").variant(twin, name="tests.slow_twin", priority=-1)
+    yield clock
+    remove_variants(lambda v: v.name == "tests.slow_twin")
+    tuning.reload()
+
+
+def _quiet() -> Any:
+    from prism_core._tuning.load import MachineLoad
+
+    class Quiet(MachineLoad):
+        def sample(self) -> float | None:
+            self.samples.append(0.0)
+            return 0.0
+
+    return Quiet(look_s=0)
+
+
+def test_a_budget_caps_the_whole_run(slow_twin: VirtualClock) -> None:
+    from prism_core._bench import run_bench
+
+    def spent(budget: float | None) -> tuple[float, Any]:
+        began = slow_twin.perf_counter()
+        report = run_bench(
+            ops=["add"], dtypes=["float64"], budget_s=budget, store=False, load=_quiet()
+        )
+        return slow_twin.perf_counter() - began, report
+
+    uncapped, _ = spent(None)
+    capped, report = spent(0.5)
+    assert uncapped > 1.0  # four steps of about 0.25 s each, at least 5 rounds of 50 ms
+    # Within the cap, but for the calls under way when it was reached: a step stops taking
+    # rounds at its share's end; the last warm-up call (50 ms) and sizing call may run over.
+    assert capped <= 0.5 + 2 * 0.05 + 0.01
+    assert report.budget_s == 0.5 and report.as_dict()["budget_s"] == 0.5
+
+
+def test_a_busy_machine_is_said_and_takes_more_rounds(slow_twin: VirtualClock) -> None:
+    from prism_core._bench import run_bench
+    from prism_core._tuning.load import MachineLoad
+
+    class Busy(MachineLoad):
+        def sample(self) -> float | None:
+            self.samples.append(0.9)
+            return 0.9
+
+    quiet = run_bench(ops=["add"], dtypes=["float64"], store=False, load=_quiet())
+    busy = run_bench(ops=["add"], dtypes=["float64"], store=False, load=Busy(look_s=0))
+    assert {r.as_dict()["rounds"] for r in quiet.rows} == {5}
+    assert all(r.as_dict()["rounds"] >= 10 and r.busy for r in busy.rows)
+    assert not any(r.busy for r in quiet.rows)
+    assert busy.as_dict()["load"]["busy"] and not quiet.as_dict()["load"]["busy"]
+    assert busy.load is not None and busy.load.describe().startswith("machine busy: ")
+
+
+def _row(prism: list[float], oracle: list[float]) -> Any:
+    from prism_core._bench import PRISM, BenchRow
+    from prism_core._tuning.tuner import Measurement, TuneCase
+
+    def timed(name: str, backend: str, samples: list[float]) -> Measurement:
+        return Measurement(name, backend, None, min(samples), sorted(samples)[2], tuple(samples))
+
+    case = TuneCase("add", ((8,), (8,)), "fp64", 4, "cpu", (), "numpy.add", "numpy.add", "tie")
+    check = (timed(PRISM, "", prism), timed("numpy.add", "numpy", oracle))
+    return BenchRow("add", "float64", 8, case, check, "numpy.add", "tie")
+
+
+def test_a_row_is_a_tie_where_its_interval_holds_one() -> None:
+    from prism_core._bench import _versus
+
+    tie = _row([1.00, 1.03, 0.99, 1.02, 1.01], [1.01, 1.00, 1.00, 1.00, 1.02])
+    assert tie.verdict == "tie" and tie.oracle == "numpy.add"
+    assert tie.oracle_s == 1.00 == tie.as_dict()["times"]["numpy.add"]
+    assert _versus(tie) == "tie (±2%)"
+    slower = _row([1.30, 1.32, 1.31, 1.29, 1.30], [1.0, 1.01, 1.0, 1.0, 1.02])
+    assert slower.verdict == "slower"
+    low, high = slower.interval or (0, 0)
+    assert 1.27 < low <= high < 1.33
+    assert _versus(slower) == "1.29x (±2%)"
+    assert _row([1.0] * 3, [1.0] * 3).verdict is None  # too few rounds for an interval
+
+
+def test_a_second_bench_reuses_what_is_stored_and_force_measures_again(tmp_path: Path) -> None:
+    command = ("bench", "--ops", "add", "--dtypes", "float64", "--budget", "30", "--json")
+
+    def bench(*more: str, **env: str) -> tuple[dict[str, Any], str]:
+        proc = subprocess.run(
+            [sys.executable, "-c", TWIN, "0", *command, *more],
+            env={**_twin_env(tmp_path), **env}, capture_output=True, text=True, timeout=280,
+            check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        report: dict[str, Any] = json.loads(proc.stdout)
+        return report, proc.stderr
+
+    first, _ = bench()
+    second, steps = bench()
+    forced, _ = bench("--force")
+    assert (first["stored"], first["reused"]) == (2, 0)
+    assert (second["stored"], second["reused"]) == (0, 2)
+    assert all(r["reused"] for r in second["rows"])
+    assert "stored choice of add float64 n=1024" in steps
+    assert "tuning add" not in steps
+    assert all(r["prism_s"] for r in second["rows"])  # reused, and still checked
+    assert (forced["stored"], forced["reused"]) == (2, 0)
+    # Other thread settings: another fingerprint, so nothing stored applies.
+    other, _ = bench(OMP_NUM_THREADS="1")
+    assert other["reused"] == 0
+
+
+def test_machine_load_counts_the_other_processes_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prism_core._tuning import load
+
+    clock = VirtualClock()
+    busy, own = iter([100.0, 100.0, 101.6, 103.0]), iter([10.0, 10.0, 10.2, 10.5])
+    monkeypatch.setattr(load, "time", clock)
+    monkeypatch.setattr(load, "_cpu_count", lambda: 4)
+    monkeypatch.setattr(load, "_system_busy_seconds", lambda: next(busy))
+    monkeypatch.setattr(load, "_own_seconds", lambda: next(own))
+    meter = load.MachineLoad(look_s=0)
+    assert meter.before == 0.0
+    clock.advance(1.0)
+    assert meter.sample() == pytest.approx(1.4 / 4, rel=1e-3)  # 1.6 s busy, 0.2 s of it ours
+    clock.advance(1.0)
+    assert meter.sample() == pytest.approx(1.1 / 4, rel=1e-3)
+    assert meter.peak == pytest.approx(0.35, rel=1e-3)
+    assert meter.as_dict()["busy"] is True
+    assert meter.describe().startswith("machine busy: other processes used 0% of the 4 CPUs")
+
+
+def test_progress_lines_say_the_step_and_the_time_left() -> None:
+    import io
+
+    from prism_core._tuning.progress import Progress
+
+    out = io.StringIO()
+    progress = Progress(out, "lines", prefix="prism tune: ", deadline=None)
+    progress(0, 3, "add n=16 float64")
+    progress(1, 3, "add n=1024 float64")
+    progress(3, 3, "add")  # the end: nothing more to say
+    first, second = out.getvalue().splitlines()
+    assert first == "prism tune: [1/3] add n=16 float64"  # no estimate before a step is done
+    assert second.startswith("prism tune: [2/3] add n=1024 float64 (about ")
+    assert second.endswith(" s left)")
+    silent = io.StringIO()
+    Progress.auto(silent, lines=False)(0, 1, "x")
+    assert silent.getvalue() == ""  # not a terminal, and no lines asked for

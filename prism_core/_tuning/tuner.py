@@ -60,6 +60,7 @@ __all__ = [
     "example_arguments",
     "example_bytes",
     "measure",
+    "median_interval",
     "tune",
 ]
 
@@ -365,6 +366,17 @@ def measure(
     return out
 
 
+def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """A 95 % interval of the median of ``values`` (the order statistics whose ranks a
+    binomial with p = 1/2 puts around it; distribution-free), or ``None`` for fewer than 5."""
+    ordered = sorted(values)
+    count = len(ordered)
+    if count < 5:
+        return None
+    k = max(int(count / 2 - 0.98 * math.sqrt(count)), 0)
+    return ordered[k], ordered[count - 1 - k]
+
+
 def _sign_test(wins: int, rounds: int) -> float:
     """The one-sided p-value of ``wins`` or more wins in ``rounds`` fair coin tosses."""
     return sum(math.comb(rounds, k) for k in range(wins, rounds + 1)) / 2.0**rounds
@@ -594,11 +606,16 @@ def tune_case(
     budget_s: float = 1.0,
     deadline: float | None = None,
     threshold: float = 0.05,
+    min_rounds: int = 5,
+    found: Candidates | None = None,
 ) -> tuple[TuneCase, Any]:
-    """Measure one call's candidates; the case and the tuning entry to store (or ``None``)."""
+    """Measure one call's candidates (``found``, when the caller has them already); the case
+    and the tuning entry to store (or ``None``).  ``min_rounds``: more rounds where the
+    machine is busy."""
     from prism_core._knowledge.tuning import TuningEntry
 
-    found: Candidates = candidates(op, args, kwargs)
+    if found is None:
+        found = candidates(op, args, kwargs)
     shapes = tuple(
         tuple(int(d) for d in getattr(a, "shape", ())) for a in args if hasattr(a, "shape")
     )
@@ -610,7 +627,8 @@ def tune_case(
             declared, declared, decided, 0.0, found.skipped,
         )  # fmt: skip
         return case, None
-    ms = measure(found.runners, budget_s=budget_s, deadline=deadline)
+    rounds = {"min_rounds": min_rounds, "max_rounds": max(25, 2 * min_rounds)}
+    ms = measure(found.runners, budget_s=budget_s, deadline=deadline, **rounds)
     timed = [m for m in ms if m.error is None]
     if not timed:
         case = TuneCase(
@@ -626,7 +644,10 @@ def tune_case(
         # before) and decide on every round of both passes.
         best = min(timed, key=lambda m: m.seconds).variant
         again = [r for r in found.runners if r.variant in (declared, best)]
-        more = {m.variant: m for m in measure(again, budget_s=budget_s, deadline=deadline, seed=1)}
+        more = {
+            m.variant: m
+            for m in measure(again, budget_s=budget_s, deadline=deadline, seed=1, **rounds)
+        }
         ms = [_merged(m, more[m.variant]) if m.variant in more else m for m in ms]
         timed = [m for m in ms if m.error is None]
         winner, decided, gap = decide(ms, declared, threshold=threshold)
@@ -652,6 +673,30 @@ def tune_case(
     return case, entry
 
 
+def stored_case(found: Candidates, stored: Any) -> TuneCase | None:
+    """The case the tuning records ``stored`` hold for the call whose candidates are ``found``
+    (same op, devices, dtype, size bucket and variants, measured on this host with the same
+    software and settings: the records' fingerprint), or ``None`` when they hold none."""
+    if found.dtype is None or len(found.runners) < 2:
+        return None
+    entry = stored.lookup(found.op, found.devices, found.dtype, found.bucket, found.variants)
+    if entry is None:
+        return None
+    by_name = {r.variant: r for r in found.runners}
+    measurements = tuple(
+        Measurement(v, by_name[v].backend, by_name[v].device, t, t)
+        for v, t in sorted(entry.times.items(), key=lambda kv: kv[1])
+        if v in by_name
+    )
+    declared = found.runners[0].variant
+    first = entry.times.get(declared)
+    gap = 1.0 - min(entry.times.values()) / first if first else 0.0
+    return TuneCase(
+        found.op, tuple(entry.shapes), found.dtype, found.bucket, found.devices, measurements,
+        declared, entry.winner, entry.decided, gap, found.skipped,
+    )  # fmt: skip
+
+
 def _sizes(sizes: Any) -> list[int]:
     if isinstance(sizes, int) and not isinstance(sizes, bool):
         return [sizes]
@@ -673,22 +718,31 @@ def tune(
     budget_s: float | None = None,
     store: Any = None,
     record: bool = True,
-    progress: Callable[[int, int, str], None] | None = None,
+    progress: Callable[[int, int, str], None] | bool | None = None,
 ) -> TuneReport:
     """Measure the variants of ``op`` that dispatch chooses among, and store the winners.
 
     Either give example arguments (``prism.tune("matmul", a, b)``: that call's size bucket is
     tuned), or ``sizes`` (and ``dtypes``) for the ops that have example arguments
     (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add).  Each case gets about
-    ``budget_s`` seconds of measuring (default 1 s; at least 5 rounds each).  The winners go to
-    the tuning cache (``store``: a ``TuningStore``; default the host's) unless ``record`` is
-    false; dispatch uses them from then on, in this process and in later ones.  Each case's
-    winner is stored as soon as it is measured: an interrupt (``KeyboardInterrupt``) loses no
-    case already measured.  What could not be written is counted in the report's ``unstored``.
+    a second of measuring (at least 5 rounds each); ``budget_s`` caps the whole call: the
+    cases share it, and none is measured past it (a case it leaves no time for says "not
+    timed").  The winners go to the tuning cache (``store``: a ``TuningStore``; default the
+    host's) unless ``record`` is false; dispatch uses them from then on, in this process and
+    in later ones.  Each case's winner is stored as soon as it is measured: an interrupt
+    (``KeyboardInterrupt``) loses no case already measured.  What could not be written is
+    counted in the report's ``unstored``.  ``progress``: ``None`` shows a progress bar on
+    standard error when it is a terminal, ``True`` always (plain lines when it is not a
+    terminal), ``False`` never; or a function called as ``progress(done, total, label)``.
     """
+    import sys
+
+    from prism_core._tuning.progress import Progress
+
     the_op = as_op(op)
-    per_case = 1.0 if budget_s is None else float(budget_s)
-    if not per_case > 0:
+    if budget_s is not None and not (
+        isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
+    ):
         raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
     calls: list[tuple[tuple[Any, ...], str]] = []
     if example_args and sizes is not None:
@@ -707,19 +761,49 @@ def tune(
             f"or sizes=[...] for {', '.join(sorted(EXAMPLES))}"
         )
     began = time.perf_counter()
+    deadline = None if budget_s is None else began + float(budget_s)
+    shown: Progress | None = None
+    if progress is None or isinstance(progress, bool):
+        shown = Progress.auto(
+            sys.stderr, lines=progress is True, prefix="prism.tune: ", deadline=deadline
+        )
+        if progress is False:
+            shown.mode = "off"
+        progress = shown
     cases: list[TuneCase] = []
     keeper = Keeper(store if record else False)
-    for i, (args, label) in enumerate(calls):
-        if progress is not None:
+    try:
+        for i, (args, label) in enumerate(calls):
             progress(i, len(calls), f"{the_op.name} {label}")
-        case, entry = tune_case(the_op, args, budget_s=per_case)
-        cases.append(case)
-        if entry is not None:
-            keeper.keep([entry])
-    if progress is not None:
+            budget, stop = share(deadline, len(calls) - i)
+            case, entry = tune_case(the_op, args, budget_s=budget, deadline=stop)
+            cases.append(case)
+            if entry is not None:
+                keeper.keep([entry])
         progress(len(calls), len(calls), the_op.name)
+    finally:
+        if shown is not None:
+            shown.close()
     stored, unstored, path, problems = keeper.outcome()
     return TuneReport(tuple(cases), stored, path, problems, time.perf_counter() - began, unstored)
+
+
+#: Seconds of measuring per case when no budget caps the run (``prism.tune``, ``prism tune``).
+PER_CASE_S = 1.0
+
+
+def share(
+    deadline: float | None, left: int, per_case: float = PER_CASE_S
+) -> tuple[float, float | None]:
+    """``(budget_s, deadline)`` for the next of ``left`` cases: about ``per_case`` seconds of
+    measuring (less where its even share of what is left before the run's ``deadline`` is
+    less), and a hard stop at the end of that share, so that no case takes the time of those
+    after it (time a case leaves unused goes to the others)."""
+    if deadline is None:
+        return per_case, None
+    now = time.perf_counter()
+    fair = max((deadline - now) / max(left, 1), 0.0)
+    return min(per_case, fair), now + fair
 
 
 class Keeper:

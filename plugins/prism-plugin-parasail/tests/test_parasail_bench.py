@@ -28,7 +28,7 @@ def prism(cache: Path, *args: str, code: str | None = None) -> subprocess.Comple
 
 
 def test_bench_genomics_align_measures_both_ops_and_stores_the_choices(tmp_path: Path) -> None:
-    done = prism(tmp_path, "bench", "genomics.align", "--budget", "0.02", "--json")
+    done = prism(tmp_path, "bench", "genomics.align", "--budget", "120", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     sizes = [(r["op"], r["n"], r.get("batch")) for r in report["rows"]]
@@ -72,7 +72,7 @@ def test_bench_names_what_it_can_benchmark(tmp_path: Path) -> None:
 
 
 def test_tune_takes_sequence_lengths(tmp_path: Path) -> None:
-    done = prism(tmp_path, "tune", "genomics.sw_align", "--sizes", "50", "--budget", "0.02",
+    done = prism(tmp_path, "tune", "genomics.sw_align", "--sizes", "50", "--budget", "2",
                  "--json")  # fmt: skip
     assert done.returncode == 0, done.stderr
     (report,) = json.loads(done.stdout)
