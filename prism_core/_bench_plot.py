@@ -107,8 +107,8 @@ def figure(report: BenchReport) -> Figure:
     ]
     groups = [g for g in groups if g[1]]
     legends = grid[rows, :].subgridspec(1, len(groups), width_ratios=[g[2] for g in groups])
-    for spot, (title, handles, ncol) in zip(legends, groups, strict=True):
-        ax = fig.add_subplot(spot)
+    for i, (title, handles, ncol) in enumerate(groups):
+        ax = fig.add_subplot(legends[0, i])
         ax.axis("off")
         ax.legend(
             handles=handles, title=title, ncol=ncol, loc="upper center", frameon=False,
