@@ -127,7 +127,8 @@ def debug(message: str, *args: object) -> None:
 def user_stacklevel() -> int:
     """The ``stacklevel`` that makes a warning point at the first frame outside Prism: the
     user's line, however deep inside Prism (dispatch, discovery, a plugin's import) it is
-    raised.  Frames of the import system and of pluggy are skipped too.  For
+    raised.  Frames of the import system, of pluggy and of ``contextlib`` (Prism's context
+    managers entered by the user's ``with``) are skipped too.  For
     ``warnings.warn(..., stacklevel=user_stacklevel())`` called directly."""
     frame = sys._getframe(1)  # the caller of this function: the frame calling warnings.warn
     level = 1
@@ -135,6 +136,7 @@ def user_stacklevel() -> int:
         name = frame.f_globals.get("__name__", "")
         if not (
             name == "prism_core"
+            or name == "contextlib"
             or name.startswith(("prism_core.", "importlib", "pluggy"))
             or frame.f_code.co_filename.startswith("<frozen importlib")
         ):

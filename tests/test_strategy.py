@@ -83,8 +83,9 @@ def test_the_seeds_split_example_runs_with_prisms_names() -> None:
 
     # Execute with mixed-hardware strategy
     executor = sm.Executor(strategy)
-    with pytest.warns(PrismWarning, match="simulated .*aws.graviton3, nvidia.h100-sxm"):
+    with pytest.warns(PrismWarning, match="simulated .*aws.graviton3, nvidia.h100-sxm") as seen:
         result = executor.run(genomic_pipeline, input_data)
+    assert {w.filename for w in seen} == {__file__}  # the user's line, not contextlib's
 
     np.testing.assert_allclose(result.result, expected, rtol=1e-10)
     report = result.report
