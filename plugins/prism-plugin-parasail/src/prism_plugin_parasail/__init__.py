@@ -9,7 +9,7 @@
   ``genomics.sw_align_batch``, one per instruction set (AVX2, SSE4.1, NEON), each requiring
   its CPU flag, and their per-call checks;
 * ``prism_plugin_parasail.kernels``: parasail's kernels bound per instruction set, the
-  matrices, lane promotion and the batch threads;
+  matrices, the lane widths, the kept queries and the batch threads;
 * ``prism_plugin_parasail.ops``: the variants' functions, returning Prism's result types.
 
 Importing this package, or any module of it but ``kernels`` and ``ops``, imports neither

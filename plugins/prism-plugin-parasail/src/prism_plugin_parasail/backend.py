@@ -19,7 +19,7 @@ from prism_core.backend_kit import HostLibraryBackend
 __all__ = ["MIN_PARASAIL", "ParasailBackend"]
 
 #: The oldest parasail whose per-instruction-set kernels and profile functions the plugin
-#: binds (``parasail_sw_striped_profile_avx2_256_sat`` and the like: parasail 2.x's C library,
+#: binds (``parasail_sw_striped_profile_avx2_256_8`` and the like: parasail 2.x's C library,
 #: which the Python package 1.3 ships).
 MIN_PARASAIL = "1.3"
 
