@@ -18,16 +18,27 @@ touches them alike:
 * ``python -c pass`` (wall time of the whole interpreter, for scale) and ``import numpy``
   (timed inside the interpreter: what the measurement leaves out).
 
-``--baseline DIR`` adds the first three cases again with ``DIR`` first on ``PYTHONPATH`` (a
-``prism_core`` of another version, with its ``hardware/`` and ``schemas/`` beside it), for a
-before/after comparison within one run.  Each case is then also compared with its baseline
+and, as a user waits for them, whole processes timed from outside (wall clock, start to exit):
+
+* ``python -c "import numpy"``, the floor;
+* the first call (``import numpy, prism_core`` and one matmul), with every installed plugin
+  autoloaded and with autoload off;
+* ``prism doctor`` (``python -m prism_core doctor``), likewise.
+
+``--baseline DIR`` adds every case again with ``DIR`` first on ``PYTHONPATH`` (a
+``prism_core`` of another version, with its ``hardware/`` and ``schemas/`` beside it, and the
+plugins' sources of that version where ``DIR/plugins/*/src`` holds them), for a before/after
+comparison within one run.  Each case is then also compared with its baseline
 round by round: the median of the per-round ratios (this tree / baseline), which the machine's
 load, shared by the two samples of a round, touches least.  ``--breakdown`` adds separate runs
-that time the first call's steps one by one, in the order the call takes them.
+that time the first call's steps one by one, in the order the call takes them, and the
+sections of ``prism doctor`` likewise.  ``--imports`` adds runs of the first call under
+``python -X importtime``: the modules it imports after NumPy, each at its least time over the
+runs.
 
 Usage::
 
-    python benchmarks/bench_first_call.py [--repeat N] [--breakdown]
+    python benchmarks/bench_first_call.py [--repeat N] [--breakdown] [--imports]
         [--baseline DIR [--baseline-label TEXT]] [--output benchmarks/results/first-call-DATE.json]
 
 Prints a Markdown report; with ``--output`` also writes the raw numbers as JSON and the report
@@ -70,6 +81,10 @@ WATCHED = (
     "prism_core._description.yaml_loader",
     "archspec",
     "subprocess",
+    "logging",
+    "concurrent.futures",
+    "prism_core._tuning",
+    "prism_core.genomics.result",
     "torch",
     "scipy",
     "cupy",
@@ -112,6 +127,54 @@ BREAKDOWN = (
     )
     + "print(json.dumps(out))"
 )
+
+#: Whole processes, timed from outside: (name, arguments after the interpreter, autoload).
+WALL: tuple[tuple[str, tuple[str, ...], bool], ...] = (
+    ("import numpy (wall)", ("-c", "import numpy"), True),
+    (
+        "first call (wall)",
+        ("-c", "import numpy as np, prism_core as p; a = np.ones((4, 4)); p.matmul(a, a)"),
+        True,
+    ),
+    (
+        "first call, autoload off (wall)",
+        ("-c", "import numpy as np, prism_core as p; a = np.ones((4, 4)); p.matmul(a, a)"),
+        False,
+    ),
+    ("prism doctor (wall)", ("-m", "prism_core", "doctor"), True),
+    ("prism doctor, autoload off (wall)", ("-m", "prism_core", "doctor"), False),
+)
+#: The sections of ``prism doctor`` (``prism_core._doctor.collect``), each timed on its own in
+#: the order the report takes them; a backend's line is its availability and, where it is
+#: available, its capabilities (where frameworks are imported).
+DOCTOR_BREAKDOWN = """
+import json, time
+out = {}
+
+
+def step(label, fn):
+    t = time.perf_counter()
+    value = d._section(fn)
+    out[label] = (time.perf_counter() - t) * 1e3
+    return value
+
+
+t = time.perf_counter()
+from prism_core import _doctor as d
+from prism_core._knowledge.devices import DeviceLibrary
+from prism_core._knowledge.host import describe_host
+from prism_core._knowledge.plugins import plugins
+
+out["import prism_core._doctor"] = (time.perf_counter() - t) * 1e3
+library = step("device library (plugin discovery)", DeviceLibrary)
+step("python, packages, yaml", lambda: (d._python(), d._versions(), d._yaml()))
+step("host (CPU, BLAS)", lambda: describe_host(library).as_dict())
+for name, backend in sorted(plugins().backends.items()):
+    step(f"backend {name}", lambda b=backend: b.availability() and b.capabilities())
+step("devices present (detection)", lambda: d._devices(library))
+step("caches", lambda: d._caches(library))
+print(json.dumps(out))
+"""
 
 #: Entries written for the tuned case.
 TUNING_ENTRIES = 100
@@ -167,7 +230,10 @@ def _env(cache: Path, *, baseline: Path | None = None, autoload: bool = True) ->
     if not autoload:
         env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     if baseline is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline), env.get("PYTHONPATH")]))
+        plugins = [str(src) for src in sorted(baseline.glob("plugins/*/src"))]
+        env["PYTHONPATH"] = os.pathsep.join(
+            filter(None, [str(baseline), *plugins, env.get("PYTHONPATH")])
+        )
     return env
 
 
@@ -182,10 +248,49 @@ def _python(code: str, env: dict[str, str], cwd: Path, *args: str) -> str:
     ).stdout.strip()
 
 
-def _wall_ms(env: dict[str, str], cwd: Path) -> float:
+def _wall_ms(env: dict[str, str], cwd: Path, *args: str) -> float:
+    """The wall time of ``python ARGS`` (``-c pass`` by default), start to exit."""
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], env=env, cwd=cwd, check=True)
+    subprocess.run(
+        [sys.executable, *(args or ("-c", "pass"))],
+        env=env,
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     return (time.perf_counter() - t) * 1e3
+
+
+def _imports(env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
+    """The modules the first call imports after NumPy, by ``-X importtime``: each module's least
+    own and cumulative time over ``runs`` runs (microseconds), largest own time first."""
+    own: dict[str, list[int]] = {}
+    cumulative: dict[str, list[int]] = {}
+    for _ in range(runs):
+        err = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", WALL[1][1][1]],
+            env=env,
+            cwd=cwd,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stderr
+        after_numpy = False
+        for line in err.splitlines():
+            fields = line.removeprefix("import time:").split("|")
+            if len(fields) != 3 or not fields[0].strip().isdigit():
+                continue
+            name = fields[2].strip()
+            if after_numpy:
+                own.setdefault(name, []).append(int(fields[0]))
+                cumulative.setdefault(name, []).append(int(fields[1]))
+            after_numpy = after_numpy or name == "numpy"
+    modules = sorted(own, key=lambda m: -min(own[m]))
+    return {
+        "modules": len(modules),
+        "own_us_total": sum(min(own[m]) for m in modules),
+        "largest": [[m, min(own[m]), min(cumulative[m])] for m in modules[:20]],
+    }
 
 
 def _stats(samples: list[float]) -> dict[str, Any]:
@@ -207,6 +312,7 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another prism_core tree to compare with")
     parser.add_argument("--baseline-label", default="", help="what the baseline tree is")
     parser.add_argument("--breakdown", action="store_true", help="time the steps one by one")
+    parser.add_argument("--imports", action="store_true", help="what the first call imports")
     parser.add_argument("--output", type=Path, help="write the results as JSON (and .md)")
     args = parser.parse_args()
 
@@ -214,7 +320,7 @@ def main() -> int:
 
     _compile(REPO / "prism_core", *sorted((REPO / "plugins").glob("*/src")))
     if args.baseline is not None:
-        _compile(args.baseline / "prism_core")
+        _compile(args.baseline / "prism_core", *sorted(args.baseline.glob("plugins/*/src")))
     work = Path(tempfile.mkdtemp(prefix="prism-first-call-"))
     load_before = os.getloadavg()
     try:
@@ -226,6 +332,9 @@ def main() -> int:
         if args.baseline is not None:
             trees.append(("baseline", "baseline: ", args.baseline.resolve()))
         cases: dict[str, tuple[str, dict[str, str]]] = {}
+        #: Whole processes: name -> (the interpreter's arguments, environment).
+        wall: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {}
+        plain_envs: dict[str, dict[str, str]] = {}
         tuned_count: dict[str, int] = {}
         for tree_name, prefix, tree in trees:
             tag = "-baseline" if tree is not None else ""
@@ -242,9 +351,15 @@ def main() -> int:
                 envs["tuned"],
             )
             cases[f"{prefix}first call, autoload off"] = (FIRST_CALL, envs["off"])
+            plain_envs[tree_name] = envs["plain"]
+            for name, argv, autoload in WALL:
+                if tree is None or "prism" in " ".join(argv):  # one floor: the same NumPy
+                    wall[f"{prefix}{name}"] = (argv, envs["plain" if autoload else "off"])
         plain = _env(caches["plain"])
         for code, env in cases.values():  # fill the validation caches, write __pycache__
             _python(code, env, work)
+        for argv, env in wall.values():  # and the doctor's (the host CPU's identification)
+            _wall_ms(env, work, *argv)
         samples: dict[str, list[float]] = {name: [] for name in cases}
         samples["import numpy (not timed above)"] = []
         samples["python -c pass (wall)"] = []
@@ -255,11 +370,14 @@ def main() -> int:
                 float(_python(IMPORT_NUMPY, plain, work))
             )
             samples["python -c pass (wall)"].append(_wall_ms(plain, work))
+            for name, (argv, env) in wall.items():
+                samples.setdefault(name, []).append(_wall_ms(env, work, *argv))
         modules = {
             tree_name: json.loads(_python(MODULES, cases[f"{prefix}first call"][1], work))
             for tree_name, prefix, _ in trees
         }
         steps: dict[str, dict[str, Any]] = {}
+        doctor_steps: dict[str, dict[str, Any]] = {}
         if args.breakdown:
             runs: dict[str, list[list[float]]] = {name: [] for name, _, _ in trees}
             for _ in range(args.repeat):  # interleaved too
@@ -274,6 +392,24 @@ def main() -> int:
                     }
                     for i, (label, _) in enumerate(STEPS)
                 }
+            doctor_runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in trees}
+            for _ in range(max(3, args.repeat // 3)):
+                for tree_name, _, _ in trees:
+                    env = plain_envs[tree_name]
+                    doctor_runs[tree_name].append(json.loads(_python(DOCTOR_BREAKDOWN, env, work)))
+            for tree_name, sections in doctor_runs.items():
+                doctor_steps[tree_name] = {
+                    label: {
+                        "median_ms": round(statistics.median(r[label] for r in sections), 1),
+                        "min_ms": round(min(r[label] for r in sections), 1),
+                    }
+                    for label in sections[0]
+                }
+        imports = {
+            tree_name: _imports(plain_envs[tree_name], work, max(5, args.repeat // 2))
+            for tree_name, _, _ in trees
+            if args.imports
+        }
     finally:
         shutil.rmtree(work, ignore_errors=True)
     load_after = os.getloadavg()
@@ -296,6 +432,8 @@ def main() -> int:
             tree: {"new_modules": n, "watched": watched} for tree, (n, watched) in modules.items()
         },
         "steps": steps,
+        "doctor_steps": doctor_steps,
+        "imports": imports,
     }
     report = _markdown(results)
     print(report)
@@ -340,6 +478,14 @@ def _markdown(results: dict[str, Any]) -> str:
         lines.append("|---|---|---|---|")
         for name, r in results["ratios_to_baseline"].items():
             lines.append(f"| {name} | {r['median']} | {r['lowest']} | {r['highest']} |")
+    floor = results["cases"].get("import numpy (wall)")
+    if floor:
+        lines += ["", '## Whole processes against `python -c "import numpy"` (wall clock)', ""]
+        lines += ["| process | min | median | min / the floor's min |", "|---|---|---|---|"]
+        for name, s in results["cases"].items():
+            if name.endswith("(wall)") and not name.startswith("python -c pass"):
+                ratio = s["min_ms"] / floor["min_ms"]
+                lines.append(f"| {name} | {s['min_ms']} ms | {s['median_ms']} ms | {ratio:.2f} |")
     lines += ["", "## What the first call imports", "", "| tree | modules added | watched |"]
     lines.append("|---|---|---|")
     for tree, found in results["first_call_imports"].items():
@@ -352,6 +498,20 @@ def _markdown(results: dict[str, Any]) -> str:
             lines.append(f"| {label} | {s['median_ms']} ms | {s['min_ms']} ms |")
         total = sum(s["median_ms"] for s in steps.values())
         lines.append(f"| (sum of the medians) | {total:.1f} ms | |")
+    for tree, steps in results["doctor_steps"].items():
+        lines += ["", f"## `prism doctor`, section by section ({tree})", ""]
+        lines += ["| section | median | min |", "|---|---|---|"]
+        for label, s in steps.items():
+            lines.append(f"| {label} | {s['median_ms']} ms | {s['min_ms']} ms |")
+    for tree, found in results["imports"].items():
+        lines += ["", f"## The first call's imports after NumPy, `-X importtime` ({tree})", ""]
+        lines.append(
+            f"{found['modules']} modules, {found['own_us_total'] / 1000:.1f} ms of their own "
+            "in all (each module's least time over the runs); the largest:"
+        )
+        lines += ["", "| module | own | with what it imports |", "|---|---|---|"]
+        for name, own, cumulative in found["largest"]:
+            lines.append(f"| {name} | {own / 1000:.2f} ms | {cumulative / 1000:.2f} ms |")
     if results["baseline"]:
         lines += ["", f"Baseline: {results['baseline']}."]
     lines += ["", f"Tuning entries on file in the tuned case: {results['tuning_entries']}."]

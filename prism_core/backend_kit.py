@@ -33,12 +33,14 @@ import math
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from types import MappingProxyType, ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prism_core._config import usable_cpus
 from prism_core._contract.backend import Availability, Backend
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = [
     "EigResult",
@@ -389,6 +391,9 @@ def thread_pool(threads: int, name: str) -> ThreadPoolExecutor:
         with _pools_lock:
             pool = _pools.get(key)
             if pool is None:
+                # Imported here: it imports logging, which the first call does without.
+                from concurrent.futures import ThreadPoolExecutor
+
                 pool = ThreadPoolExecutor(threads, thread_name_prefix=f"prism-{name}")
                 _pools[key] = pool
     return pool

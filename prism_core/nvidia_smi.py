@@ -31,11 +31,13 @@ if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
 
 __all__ = [
+    "DRIVER_FILES",
     "NVIDIA_SMI_COMMAND",
     "NVIDIA_SMI_TIMEOUT_S",
     "SmiGpu",
     "detect",
     "detection_from_smi",
+    "driver_absent",
     "match_product_name",
     "parse_nvidia_smi",
     "run_nvidia_smi",
@@ -50,6 +52,9 @@ NVIDIA_SMI_COMMAND = (
 )
 NVIDIA_SMI_TIMEOUT_S = 10
 _MIB = 1 << 20
+#: Files that exist where an NVIDIA driver is loaded: its kernel module's directory and control
+#: device (Linux), the integrated GPU's control device (Jetson, which may have no nvidia-smi).
+DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/nvhost-ctrl-gpu")
 
 
 @value_type
@@ -249,6 +254,16 @@ def _which(command: str) -> str | None:
         if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
             return candidate
     return None
+
+
+def driver_absent() -> str | None:
+    """Why no NVIDIA driver can be here, as a sentence, or ``None`` where one may be: there is
+    an ``nvidia-smi`` on ``PATH`` or one of :data:`DRIVER_FILES`.  Without a driver CUDA is
+    unavailable to every framework, so that a framework need not be imported (torch: about a
+    second) to say so.  Runs nothing."""
+    if _which("nvidia-smi") is not None or any(os.path.exists(f) for f in DRIVER_FILES):
+        return None
+    return "no NVIDIA driver on this host (no nvidia-smi on PATH, no /proc/driver/nvidia)"
 
 
 def detect(library: Any) -> Detection:

@@ -83,7 +83,7 @@ def test_doctor_shows_the_tuning_cache(tmp_path: Path) -> None:
         "def op(x): return x * 2\n"
         "@op.variant(priority=5, name='doctor_op.other')\n"
         "def other(x): return x * 2\n"
-        "prism.tune(op, np.ones(64), budget_s=0.05)\n"
+        "prism.tune(op, np.ones(64), budget_s=2)\n"
     )
     tune = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path

@@ -8,7 +8,8 @@
 * A warm first call imports neither importlib.metadata, packaging, the YAML reader, PyYAML nor
   jsonschema; nor archspec (the host CPU's identification is kept in the cache directory:
   tests/test_host.py), shutil (``nvidia-smi`` is looked up on ``PATH`` as ``shutil.which``
-  does) or difflib (only messages need it).
+  does) or difflib (only messages need it); nor logging, a thread pool, the tuner, the
+  alignment results or any plugin's framework.
 * The catalogue of builtin ops is declared with one advance of the dispatch generation.
 """
 
@@ -287,11 +288,12 @@ def test_a_requirement_with_a_plain_specifier_imports_no_packaging() -> None:
 # -- the first call as a whole ------------------------------------------------------------------
 
 
-def test_a_warm_first_call_imports_no_metadata_reader(tmp_path: Path) -> None:
+def test_a_warm_first_call_imports_only_what_it_needs(tmp_path: Path) -> None:
     """With every installed plugin autoloaded and the caches warm, the first call reads the
     plugins, the device library, the host CPU and the tuning fingerprint without
     importlib.metadata (and its e-mail parser), packaging, the YAML reader, PyYAML, jsonschema,
-    archspec, shutil or difflib."""
+    archspec, shutil or difflib; and runs without logging (dispatch logs only where a program
+    imported it), a thread pool, the tuner, the alignment results, or a plugin's framework."""
     env = {k: v for k, v in os.environ.items() if k != "PRISM_DISABLE_PLUGIN_AUTOLOAD"}
     env["PRISM_CACHE_DIR"] = str(tmp_path)
     heavy = [
@@ -304,6 +306,14 @@ def test_a_warm_first_call_imports_no_metadata_reader(tmp_path: Path) -> None:
         "archspec",
         "shutil",
         "difflib",
+        "logging",
+        "concurrent.futures",
+        "prism_core._tuning",
+        "prism_core.genomics.result",
+        "torch",
+        "scipy",
+        "numba",
+        "parasail",
     ]
     if nvidia_smi._which("nvidia-smi") is None:
         heavy.append("subprocess")  # imported to run nvidia-smi where there is one

@@ -237,3 +237,24 @@ def test_the_flag_names_users_know() -> None:
 def test_flag_clauses_take_true_or_false(value: Any) -> None:
     with pytest.raises(RequirementError, match="a CPU flag is present or absent"):
         Requirement({"flag:avx512f": value})
+
+
+def test_variants_share_the_requirements_they_ask_alike() -> None:
+    """Plugins give hundreds of variants the same few mappings: each is parsed once.  A mapping
+    with other values (a list) is parsed for each variant, ``True`` and ``1`` are told apart (a
+    flag takes the one, not the other), and a malformed mapping is refused each time."""
+    from prism_core import Variant
+
+    def make(requires: Any) -> Variant:
+        return Variant("matmul", "numpy:matmul", requires=requires)
+
+    cpu = make({"kind": "cpu"})
+    assert make({"kind": "cpu"}).requirement is cpu.requirement
+    assert make(None).requirement is make({}).requirement
+    assert make({"flag:avx2": True}).requirement is make({"flag:avx2": True}).requirement
+    listed = make({"vendor": ["nvidia", "amd"]})
+    assert listed.requirement == make({"vendor": ["nvidia", "amd"]}).requirement
+    assert listed.requirement is not make({"vendor": ["nvidia", "amd"]}).requirement
+    for _ in range(2):
+        with pytest.raises(RequirementError, match="a CPU flag is present or absent"):
+            make({"flag:avx2": 1})

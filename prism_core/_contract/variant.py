@@ -14,6 +14,26 @@ from prism_core._errors import PrismError, describe_exception
 
 __all__ = ["CanRun", "Variant", "VariantImportError"]
 
+#: Requirements parsed for variants, by their mappings' items: plugins give hundreds of
+#: variants the same few mappings (``{"kind": "cpu"}``), and a parsed requirement never changes.
+_PARSED: dict[tuple[Any, ...], Requirement] = {}
+
+
+def _parsed(requires: Mapping[str, Any] | None) -> Requirement:
+    """``Requirement(requires)``, one instance per distinct mapping of strings, integers and
+    booleans (others are parsed each time)."""
+    if requires is None:
+        key: tuple[Any, ...] = ()
+    elif type(requires) is dict and all(type(v) in (str, int, bool) for v in requires.values()):
+        key = tuple((k, type(v), v) for k, v in requires.items())
+    else:
+        return Requirement(requires)
+    found = _PARSED.get(key)
+    if found is None:
+        found = _PARSED[key] = Requirement(requires)
+    return found
+
+
 #: What ``can_run`` may answer: ``True`` (yes), or a string saying why not.
 CanRun = Callable[..., "bool | str"]
 
@@ -76,7 +96,7 @@ class Variant:
         self.op = op
         self.fn = fn
         self.backend = backend
-        self.requirement = requires if isinstance(requires, Requirement) else Requirement(requires)
+        self.requirement = requires if isinstance(requires, Requirement) else _parsed(requires)
         self.priority = int(priority)
         self.can_run = can_run
         self.dtype_support = bool(dtype_support)

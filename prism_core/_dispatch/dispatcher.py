@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import operator
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -69,7 +69,6 @@ __all__ = [
     "fallbacks",
 ]
 
-logger = logging.getLogger("prism_core")
 
 #: Exceptions that are the caller's (a shape mismatch, a wrong dtype): they reach the caller
 #: unchanged and never cause a fallback.
@@ -595,8 +594,11 @@ def _build(
             plan.fn = plan.first = plan.checked = plan.check = None
             plan.call = runner
             plan.untuned = False
-    if logger.isEnabledFor(logging.DEBUG):
-        logger.debug(
+    # Unless something imported logging, no handler can be configured and a record would go
+    # nowhere: the first call does not import it.
+    logging = sys.modules.get("logging")
+    if logging is not None and logging.getLogger("prism_core").isEnabledFor(logging.DEBUG):
+        logging.getLogger("prism_core").debug(
             "dispatch %s in %r: %s (rejected: %s)",
             op.name,
             scope,

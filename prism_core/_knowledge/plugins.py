@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import field
@@ -359,7 +360,7 @@ class PluginSet:
             return
         variants = [*collected, *during_hooks, *(results["prism_variants"] or [])]
         names = [v.name for v in variants]
-        twice = sorted({n for n in names if names.count(n) > 1})
+        twice = sorted(n for n, count in Counter(names).items() if count > 1)
         if twice:
             self.manager.unregister(plugin)
             record.status = "failed"

@@ -51,11 +51,12 @@ from prism_core._contract.variant import Variant
 from prism_core._dispatch.ops import Op, register_op
 from prism_core._errors import PrismError
 from prism_core._knowledge.work import Work, declare_work
-from prism_core.genomics.result import AlignmentResult, BatchResult
 from prism_core.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+    from prism_core.genomics.result import AlignmentResult, BatchResult
 
     Array = npt.NDArray[Any]
 
@@ -288,6 +289,9 @@ def sw_align_reference(
     sequence (see the module docstring for the recurrences)."""
     import numpy as np
 
+    # Imported when an alignment runs, not at discovery: this module loads on every first call.
+    from prism_core.genomics.result import AlignmentResult
+
     q = _codes(query, "query")
     t = _codes(target, "target")
     m_, o, e = _scoring_args(matrix, gap_open, gap_extend, SW_ALIGN)
@@ -322,6 +326,8 @@ def sw_align_reference(
 
 
 def _empty(traceback: bool) -> AlignmentResult:
+    from prism_core.genomics.result import AlignmentResult
+
     if traceback:
         return AlignmentResult(0, -1, -1, -1, -1, "")
     return AlignmentResult(0, -1, -1)
@@ -524,6 +530,8 @@ def sw_align_batch_reference(
     """The NumPy reference of ``genomics.sw_align_batch``: one pass per query letter over all
     targets of a group at once (see the module docstring)."""
     import numpy as np
+
+    from prism_core.genomics.result import BatchResult
 
     q = _codes(query, "query")
     packed = _codes(targets, "targets")

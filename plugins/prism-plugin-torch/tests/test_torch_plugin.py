@@ -5,6 +5,7 @@ runs, the backend says why not) where torch cannot be imported."""
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import subprocess
 import sys
@@ -140,6 +141,48 @@ def test_the_plugins_command_imports_no_torch() -> None:
     imported = [line.rpartition("|")[2].strip() for line in proc.stderr.splitlines()]
     assert "prism_plugin_torch.variants" in imported  # the hooks ran
     assert not [m for m in imported if m == "torch" or m.startswith("torch.")]
+
+
+#: ``prism doctor --json`` on a host whose NVIDIA driver is (or is not) seen: the torch backend's
+#: part of the report, and whether torch was imported.
+DOCTOR = """
+import contextlib, io, json, sys
+from prism_core import nvidia_smi
+from prism_core._cli import main
+
+nvidia_smi._which = lambda command: None  # no nvidia-smi on PATH
+nvidia_smi.DRIVER_FILES = {files!r}
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    assert main(["doctor", "--json"]) == 0
+torch = json.loads(out.getvalue())["plugins"]["backends"]["torch"]
+print(json.dumps({{"torch": torch, "imported": "torch" in sys.modules}}))
+"""
+
+
+@pytest.mark.timeout(GUARD_S)
+@pytest.mark.parametrize("driver", [False, True], ids=["no driver", "a driver"])
+def test_the_doctor_imports_torch_only_where_a_gpu_may_be(tmp_path: Path, driver: bool) -> None:
+    """Without an NVIDIA driver, ``prism doctor`` reports torch installed at its version and
+    CUDA unavailable, with the reason, without importing torch (about a second); where a driver
+    is, it imports torch and reports what torch says."""
+    files = (str(tmp_path),) if driver else ()
+    found = json.loads(run_python(DOCTOR.format(files=files), timeout=GUARD_S).stdout)
+    version = importlib.metadata.version("torch")
+    torch = found["torch"]
+    assert (torch["available"], torch["version"]) == (True, version), torch
+    assert found["imported"] is driver
+    capabilities = torch["capabilities"]
+    if driver:
+        assert capabilities["torch"] == version and "threads" in capabilities, capabilities
+    else:
+        assert capabilities == {
+            "torch": version,
+            "imported": False,
+            "cuda_available": False,
+            "cuda_reason": "no NVIDIA driver on this host (no nvidia-smi on PATH, no "
+            "/proc/driver/nvidia)",
+        }
 
 
 #: Put on PYTHONPATH as sitecustomize: ``import torch`` fails as on a host without torch.

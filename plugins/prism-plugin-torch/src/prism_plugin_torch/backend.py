@@ -2,8 +2,10 @@
 
 Importing this module, creating the backend and asking :meth:`TorchBackend.owns` or
 :meth:`TorchBackend.is_native` import no torch: plugin discovery and ``prism plugins`` stay
-cheap.  :meth:`TorchBackend.availability` imports it (and never raises); the array methods use
-it.
+cheap.  Importing torch takes about a second, so :meth:`TorchBackend.availability` and
+:meth:`TorchBackend.capabilities` answer from the installed package where torch is not imported
+yet and no NVIDIA driver is here (``prism doctor``, ``prism backends`` and ``prism explain`` stay
+fast); the array methods import it, and so does a question about CUDA where a GPU may be.
 
 Where arrays live: torch tensors stay where they are.  :meth:`TorchBackend.asarray` and
 :meth:`TorchBackend.empty` make tensors on the device in scope (a GPU when
@@ -66,6 +68,27 @@ def cuda_unavailable() -> str | None:
         return f"torch {version} finds no CUDA device (torch.cuda.device_count() is 0)"
     except Exception as exc:
         return f"torch {version}: {type(exc).__name__}: {backend_kit.first_line(exc)}"
+
+
+def _installed_torch() -> Availability | None:
+    """What the installed packages say about torch without importing it: not installed, or
+    available at its distribution's version; ``None`` where only importing it can tell (a
+    module without metadata, an import hook that fails otherwise)."""
+    import importlib.util
+
+    try:
+        if importlib.util.find_spec("torch") is None:
+            return Availability(False, "torch not installed")
+    except ModuleNotFoundError:
+        return Availability(False, "torch not installed")
+    except Exception:
+        return None
+    import importlib.metadata
+
+    try:
+        return Availability(True, version=importlib.metadata.version("torch"))
+    except Exception:
+        return None
 
 
 def _torch() -> ModuleType:
@@ -177,9 +200,15 @@ class TorchBackend(Backend):
 
     # -- identity and availability ------------------------------------------------------------
     def availability(self) -> Availability:
-        """Available where torch imports; the reason says why not (not installed, or the error
-        of an installed torch that cannot load).  CUDA is not needed: without it the backend
-        runs on the CPU, and :meth:`can_drive` says why it does not drive the GPUs."""
+        """Available where torch is installed; the reason says why not (not installed, or the
+        error of an installed torch that cannot load).  CUDA is not needed: without it the
+        backend runs on the CPU, and :meth:`can_drive` says why it does not drive the GPUs.
+
+        Until something imports torch, an installed torch is taken at its package's word (the
+        version of its metadata) instead of being imported; an installed torch that cannot load
+        then fails at its first op, and dispatch falls back with the import error."""
+        if self._availability is None and "torch" not in sys.modules:
+            self._availability = _installed_torch()
         if self._availability is None:
             torch, why = backend_kit.import_framework("torch")
             if torch is None:
@@ -212,7 +241,22 @@ class TorchBackend(Backend):
 
     def capabilities(self) -> dict[str, Any]:
         """torch's version, its CUDA (or that it is a CPU-only build), threads, devices, and
-        the MKL/OpenMP summary of ``torch.__config__.parallel_info()``."""
+        the MKL/OpenMP summary of ``torch.__config__.parallel_info()``.
+
+        Where torch is not imported yet and no NVIDIA driver is here, its version and that CUDA
+        is unavailable (and why) only: torch is not imported to say so."""
+        version = self.availability().version
+        if "torch" not in sys.modules:
+            from prism_core.nvidia_smi import driver_absent
+
+            why_not = driver_absent()
+            if why_not is not None:
+                return {
+                    "torch": version,
+                    "imported": False,
+                    "cuda_available": False,
+                    "cuda_reason": why_not,
+                }
         torch = _torch()
         why = cuda_unavailable()
         devices = ["cpu"]
