@@ -302,9 +302,11 @@ def test_thread_variables_and_backend_settings_are_in_the_fingerprint(
     from prism_core._builtin.numpy_backend import NumpyBackend
     from prism_core._knowledge.plugins import reload_plugins
 
-    _fresh_plugins()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    reload_plugins()
     before = host_fingerprint()
-    assert not any(k.startswith(("environment.", "setting.")) for k in before.components)
+    assert "environment.OMP_NUM_THREADS" not in before.components
+    assert "setting.numpy.precision" not in before.components
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
     monkeypatch.setattr(NumpyBackend, "settings", lambda self: {"precision": "x64"}, raising=False)
     reload_plugins()  # plugins found again: the fingerprint is computed again
@@ -312,6 +314,8 @@ def test_thread_variables_and_backend_settings_are_in_the_fingerprint(
     assert after.components["environment.OMP_NUM_THREADS"] == "3"
     assert after.components["setting.numpy.precision"] == "x64"
     assert after.digest != before.digest
+    monkeypatch.undo()
+    reload_plugins()  # the next test's fingerprint is the host's again
 
 
 def test_the_fingerprint_changes_with_every_component() -> None:
