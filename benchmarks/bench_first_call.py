@@ -293,12 +293,12 @@ def _imports(env: dict[str, str], cwd: Path, runs: int) -> dict[str, Any]:
     }
 
 
+def _summary(samples: list[float]) -> dict[str, Any]:
+    return {"median_ms": round(statistics.median(samples), 1), "min_ms": round(min(samples), 1)}
+
+
 def _stats(samples: list[float]) -> dict[str, Any]:
-    return {
-        "median_ms": round(statistics.median(samples), 1),
-        "min_ms": round(min(samples), 1),
-        "samples_ms": [round(s, 2) for s in samples],
-    }
+    return {**_summary(samples), "samples_ms": [round(s, 2) for s in samples]}
 
 
 def _compile(*trees: Path) -> None:
@@ -386,11 +386,7 @@ def main() -> int:
                     runs[tree_name].append(json.loads(_python(BREAKDOWN, env, work)))
             for tree_name, tree_runs in runs.items():
                 steps[tree_name] = {
-                    label: {
-                        "median_ms": round(statistics.median(r[i] for r in tree_runs), 1),
-                        "min_ms": round(min(r[i] for r in tree_runs), 1),
-                    }
-                    for i, (label, _) in enumerate(STEPS)
+                    label: _summary([r[i] for r in tree_runs]) for i, (label, _) in enumerate(STEPS)
                 }
             doctor_runs: dict[str, list[dict[str, float]]] = {name: [] for name, _, _ in trees}
             for _ in range(max(3, args.repeat // 3)):
@@ -399,10 +395,7 @@ def main() -> int:
                     doctor_runs[tree_name].append(json.loads(_python(DOCTOR_BREAKDOWN, env, work)))
             for tree_name, sections in doctor_runs.items():
                 doctor_steps[tree_name] = {
-                    label: {
-                        "median_ms": round(statistics.median(r[label] for r in sections), 1),
-                        "min_ms": round(min(r[label] for r in sections), 1),
-                    }
+                    label: _summary([r[label] for r in sections])
                     for label in sections[0]
                 }
         imports = {
