@@ -104,7 +104,7 @@ def legend(fig: Any, title: str) -> list[str]:
 
 
 def test_a_real_run_is_drawn_and_written_as_png(tmp_path: Path) -> None:
-    report = run_bench(quick=True, ops=["add", "matmul"], dtypes=["float64"], budget_s=1.0,
+    report = run_bench(quick=True, ops=["add", "matmul"], dtypes=["float64"], budget_s=10,
                        store=False)  # fmt: skip
     path = tmp_path / "bench.png"
     plot(report, str(path))
