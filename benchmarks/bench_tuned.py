@@ -50,7 +50,9 @@ def _in(ctx: contextvars.Context, fn: Any, call: tuple[Any, ...]) -> Any:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="prism bench's quick sizes")
-    parser.add_argument("--budget", type=float, default=None, help="seconds per case")
+    parser.add_argument(
+        "--budget", type=float, default=None, help="the most prism bench may take, seconds"
+    )
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
 
@@ -78,7 +80,7 @@ def main() -> int:
             ctx.run(prism.use_backend(name).__enter__)
             contenders.append(Runner(name, name, None, _in(ctx, fn, call)))
         contenders.append(Runner("prism", "", None, _in(contextvars.copy_context(), fn, call)))
-        got = {m.variant: m for m in measure(contenders, budget_s=args.budget or 1.0, min_rounds=7)}
+        got = {m.variant: m for m in measure(contenders, budget_s=1.0, min_rounds=7)}
         through = {k: v.seconds for k, v in got.items() if k != "prism" and v.error is None}
         oracle = min(through, key=through.__getitem__)
         prism_s = got["prism"].seconds

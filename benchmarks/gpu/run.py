@@ -264,7 +264,7 @@ def steps(results: Path, workers: int) -> list[Step]:
              [py, "-m", "prism_core", "bench", "--json", "--plot", str(results / "bench.png")],
              150, parse_bench,
              dry=[py, "-m", "prism_core", "bench", "--json", "--no-store", "--ops", "add",
-                  "--dtypes", "float32", "--budget", "0.02"]),
+                  "--dtypes", "float32", "--budget", "10"]),
     ]  # fmt: skip
 
 
