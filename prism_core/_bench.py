@@ -558,6 +558,15 @@ def _versus(row: BenchRow) -> str:
     return f"{_r(row.vs_oracle)} ({spread})"
 
 
+def header(host: dict[str, Any], load: MachineLoad, budget_s: float | None) -> str:
+    """What ``prism bench`` prints before it measures: the devices, the backends with their
+    versions, the machine's load and the budget."""
+    devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
+    backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
+    cap = f"; at most {budget_s:g} s (--budget)" if budget_s is not None else ""
+    return f"devices: {devices}\nbackends: {backends}\n{load.describe()}{cap}\n"
+
+
 def render(report: BenchReport) -> list[list[str]]:
     """The table's rows (header first)."""
     rows = [

@@ -581,7 +581,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._bench import bench_host, render, run_bench
+    from prism_core._bench import bench_host, header, render, run_bench
     from prism_core._bench_plot import plot
     from prism_core._knowledge.tuning import TuningStore
     from prism_core._tuning.load import MachineLoad
@@ -601,16 +601,10 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     began = time.perf_counter()
     host = bench_host()
     load = MachineLoad()
-    # The header at once: what runs here, before the first case is measured.
-    header = out if not args.json else err
-    devices = ", ".join(f"{d['name']} ({d['device_type']})" for d in host["devices"]) or "-"
-    backends = ", ".join(f"{k} {v or ''}".strip() for k, v in host["backends"].items())
-    cap = f"; at most {args.budget:g} s (--budget)" if args.budget is not None else ""
-    header.write(
-        f"devices: {devices}\nbackends: {backends}\n{load.describe()}{cap}\n"
-        + ("\n" if not args.json else "")
-    )
-    header.flush()
+    # The header at once, before the first case is measured (on stderr beside --json).
+    shown = err if args.json else out
+    shown.write(header(host, load, args.budget) + ("" if args.json else "\n"))
+    shown.flush()
     deadline = None if args.budget is None else began + args.budget
     progress = Progress.auto(err, lines=True, prefix="prism bench: ", deadline=deadline)
     store = False if args.no_store else TuningStore()
@@ -640,9 +634,8 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         f"size, {ratio(summary['prism_vs_numpy'])} NumPy alone "
         f"(NumPy alone: {ratio(summary['numpy_vs_oracle'])} the fastest)\n"
     )
-    summary_ties = summary["ties"]
     out.write(
-        f"{summary_ties} of {len(report.rows)} row(s) tie with the fastest variant (the gap is "
+        f"{summary['ties']} of {len(report.rows)} row(s) tie with the fastest variant (the gap is "
         "within the 95 % interval of this run's rounds)\n"
     )
     if report.load is not None and report.load.samples:
