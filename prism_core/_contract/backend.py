@@ -215,8 +215,11 @@ class Backend(abc.ABC):
         """Run ``fn`` in the backend's execution context (stream, device) and return its result."""
         return fn(*args, **kwargs)
 
-    def synchronize(self) -> None:  # noqa: B027 - optional: a synchronous backend has nothing to do
-        """Wait until all work submitted to the backend has finished."""
+    def synchronize(self, *arrays: Any) -> None:  # noqa: B027 - a synchronous backend: nothing to do
+        """Wait until the work submitted to the backend has finished: all of it, or at least
+        the work that computes ``arrays`` where they are given (Prism passes the results it is
+        about to time or move).  A backend without a device-wide wait (JAX) waits on the
+        arrays alone."""
 
     def settings(self) -> Mapping[str, str]:
         """The settings of this backend that change what it computes or how fast (a thread
@@ -228,7 +231,9 @@ class Backend(abc.ABC):
         return {}
 
     def shutdown(self) -> None:  # noqa: B027 - optional: most backends hold nothing to release
-        """Release the backend's resources; called once at interpreter exit."""
+        """Release the backend's resources.  Prism calls it once, at interpreter exit, for each
+        backend of the plugins in use; what it raises is reported on standard error and never
+        stops the exit."""
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} backend {self.name!r}>"

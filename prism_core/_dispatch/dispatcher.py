@@ -1341,7 +1341,6 @@ def _runner(
     moves: Moves,
     backend: Backend | None,
 ) -> Callable[[], Any]:
-    sync = backend.synchronize if backend is not None else (lambda: None)
     name = backend.name if backend is not None else ""
     converters = moves.converters
     result = moves.result
@@ -1354,9 +1353,10 @@ def _runner(
             if converters
             else fn(*call_args, **kwargs)
         )
+        if backend is not None:
+            backend.synchronize(out)  # the time is the work's, also on a device that runs async
         if result is not None:
             out = result(out)
-        sync()
         return out
 
     return run

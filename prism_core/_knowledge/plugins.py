@@ -10,7 +10,9 @@ Discovery happens once, on first use (``import prism_core`` imports no plugin).
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import sys
 import threading
 import warnings
 from collections import Counter
@@ -890,6 +892,24 @@ def plugins() -> PluginSet:
                 announce(PLUGINS)
             current = _current
     return current
+
+
+def _shutdown() -> None:
+    """``Backend.shutdown`` of each backend of the plugins in use, at interpreter exit; what one
+    raises is said on standard error and the others still run."""
+    found = _current
+    if found is None:
+        return
+    for backend in list(found.backends.values()):
+        try:
+            backend.shutdown()
+        except Exception as exc:  # a plugin's fault must not stop the exit or the others
+            sys.stderr.write(
+                f"prism: backend {backend.name!r} failed to shut down: {_describe_exception(exc)}\n"
+            )
+
+
+atexit.register(_shutdown)
 
 
 def discovering() -> bool:

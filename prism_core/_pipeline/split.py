@@ -1231,7 +1231,7 @@ def _to_home(value: Any, home: Backend, reference: Backend | None) -> Any:
     owner = _plugins().owner(value)
     if owner is None:
         return value
-    owner.synchronize()  # the part's time is its work's, also on a device that runs async
+    owner.synchronize(value)  # the part's time is its work's, also on a device that runs async
     if owner is home:
         return value
     if home is reference:

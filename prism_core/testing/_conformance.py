@@ -747,7 +747,7 @@ def _call(
     expected = reference.resolve()(*args, **kwargs)
     try:
         raw = variant.resolve()(*native, **kwargs)
-        backend.synchronize()
+        backend.synchronize(raw)
         actual = _to_numpy(backend, raw)
     except Exception as exc:
         return _Outcome(error=f"raised {describe_exception(exc)}")

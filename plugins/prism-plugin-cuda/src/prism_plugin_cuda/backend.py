@@ -207,6 +207,7 @@ class CudaBackend(Backend):
         return self._cupy().empty(tuple(shape), dtype=cupy_dtype(dtype))
 
     # -- execution ----------------------------------------------------------------------------
-    def synchronize(self) -> None:
-        """Wait until the current CUDA device has finished all submitted work."""
+    def synchronize(self, *arrays: Any) -> None:
+        """Wait until the current CUDA device has finished all submitted work (``arrays``
+        included)."""
         self._cupy().cuda.runtime.deviceSynchronize()

@@ -407,9 +407,9 @@ class TorchBackend(Backend):
         return vmap(fn, in_axes, out_axes)
 
     # -- execution ----------------------------------------------------------------------------
-    def synchronize(self) -> None:
-        """Wait for the GPU's queued work (nothing to wait for on the CPU, or before CUDA is
-        used)."""
+    def synchronize(self, *arrays: Any) -> None:
+        """Wait for the GPU's queued work, ``arrays``' included (nothing to wait for on the CPU,
+        or before CUDA is used)."""
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
             torch.cuda.synchronize()
