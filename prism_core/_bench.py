@@ -33,6 +33,7 @@ from typing import Any
 from prism_core._dispatch.dispatcher import Runner, candidates
 from prism_core._dispatch.ops import get_op
 from prism_core._errors import PrismError
+from prism_core._quantities import seconds_text
 from prism_core._tuning.load import MachineLoad
 from prism_core._tuning.tuner import (
     Keeper,
@@ -212,9 +213,9 @@ class BenchRow:
             "n": self.n,
             "times": {m.variant: (None if m.error else m.seconds) for m in timed},
             "intervals": {
-                m.variant: median_interval(m.samples)
+                m.variant: bounds
                 for m in self.check
-                if m.error is None and median_interval(m.samples) is not None
+                if m.error is None and (bounds := median_interval(m.samples)) is not None
             },
             "errors": {m.variant: m.error for m in self.check if m.error},
             "tuned": self.case.decided,
@@ -533,13 +534,7 @@ def _check(
 
 
 def _t(seconds: float | None) -> str:
-    if seconds is None or not math.isfinite(seconds):
-        return "-"
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
+    return "-" if seconds is None or not math.isfinite(seconds) else seconds_text(seconds)
 
 
 def _r(ratio: float | None) -> str:

@@ -93,14 +93,18 @@ class MachineLoad:
     def is_busy(share: float | None) -> bool:
         return share is not None and share > BUSY
 
+    @property
+    def busy(self) -> bool:
+        """Whether other processes made the machine busy before or during the run."""
+        return any(self.is_busy(s) for s in (self.before, *self.samples))
+
     def as_dict(self) -> dict[str, object]:
         """The load as ``prism bench --json`` reports it."""
-        known = [s for s in (self.before, *self.samples) if s is not None]
         return {
             "cpus": _cpu_count(),
             "others_before": self.before,
             "others_peak": self.peak,
-            "busy": any(self.is_busy(s) for s in known),
+            "busy": self.busy,
             "busy_above": BUSY,
         }
 
@@ -111,8 +115,7 @@ class MachineLoad:
         text = f"other processes used {self.before:.0%} of the {_cpu_count()} CPUs before"
         if self.peak is not None:
             text += f", at most {self.peak:.0%} during"
-        known = [s for s in (self.before, *self.samples) if s is not None]
-        if any(self.is_busy(s) for s in known):
+        if self.busy:
             return (
                 f"machine busy: {text}; the cases measured while it was busy took more rounds, "
                 "and the times are less certain"

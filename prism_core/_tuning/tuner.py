@@ -763,13 +763,12 @@ def tune(
     began = time.perf_counter()
     deadline = None if budget_s is None else began + float(budget_s)
     shown: Progress | None = None
-    if progress is None or isinstance(progress, bool):
-        shown = Progress.auto(
+    if progress is False:
+        shown = progress = Progress(sys.stderr, "off")
+    elif progress is None or progress is True:
+        shown = progress = Progress.auto(
             sys.stderr, lines=progress is True, prefix="prism.tune: ", deadline=deadline
         )
-        if progress is False:
-            shown.mode = "off"
-        progress = shown
     cases: list[TuneCase] = []
     keeper = Keeper(store if record else False)
     try:
