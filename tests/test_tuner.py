@@ -519,3 +519,27 @@ def test_the_report_says_tie_only_within_the_noise() -> None:
     assert erratic.endswith(
         "(tie, the declared first: torch.add 25% faster at the minimum)"
     )
+
+
+def test_a_compilation_at_a_new_shape_is_measured_apart_and_reported() -> None:
+    """A backend that compiles per shape (``Backend.compiles``, JAX's jit) pays a compilation
+    at the first call: the tuner times that call apart and reports it, and the times it
+    compares are of the compiled calls only."""
+    compiled: set[int] = set()
+
+    def jitted() -> int:
+        if 64 not in compiled:
+            compiled.add(64)
+            _spin(1_000_000)  # compiling: 10 ms on the virtual clock
+        return _spin(1_000)  # 10 µs a call
+
+    (m,) = measure([Runner("jit.op", "jit", None, jitted, compiles=True)], budget_s=0.05)
+    assert m.first_call == pytest.approx(0.01, rel=0.01)
+    assert m.seconds == pytest.approx(1e-5, rel=0.2)
+    assert m.as_dict()["first_call"] == m.first_call
+    case = tuner.TuneCase("op", ((64,),), "float32", 7, "cpu", (m,), "jit.op", "jit.op", "only")
+    assert "jit.op 10 µs (first call 10 ms: jit compiles per shape)" in str(
+        tuner.TuneReport((case,))
+    )
+    (plain,) = measure([Runner("eager.op", "eager", None, lambda: _spin(1_000))], budget_s=0.05)
+    assert plain.first_call is None  # a backend that does not compile: nothing apart

@@ -21,6 +21,8 @@ __all__ = ["NumpyBackend"]
 class NumpyBackend(Backend):
     """NumPy on the host CPU: the reference every other backend is tested against."""
 
+    transfer = "dlpack"  # numpy.from_dlpack shares host memory
+
     __module__ = "prism_core._builtin.numpy_backend"
 
     name = "numpy"

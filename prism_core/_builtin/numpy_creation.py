@@ -16,7 +16,7 @@ import operator
 from typing import Any
 
 from prism_core._builtin.numpy_ops import numpy_dtype
-from prism_core.backend_kit import host_only
+from prism_core._contract.device_argument import host_only
 
 __all__ = [
     "arange",
@@ -193,7 +193,7 @@ def check_meshgrid(arrays: tuple[Any, ...], indexing: Any) -> None:
     backend's own, compared by Prism's name)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
-    from prism_core.backend_kit import dtype_name
+    from prism_core._description.dtypes import dtype_name
 
     names = {dtype_name(a.dtype) for a in arrays if hasattr(a, "dtype")}
     if len(names) > 1:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from prism_core._builtin.numpy_ops import numpy_dtype
-from prism_core.backend_kit import host_only
+from prism_core._contract.device_argument import host_only
 
 __all__ = [
     "fftfreq",

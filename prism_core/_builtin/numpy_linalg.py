@@ -227,7 +227,7 @@ def slogdet(x: Any, /) -> Any:
     result = np.linalg.slogdet(x)
     if hasattr(result, "logabsdet"):  # NumPy >= 2.0: its SlogdetResult
         return result
-    from prism_core.backend_kit import SlogdetResult  # pragma: no cover - NumPy 1.x
+    from prism_core._contract.results import SlogdetResult  # pragma: no cover - NumPy 1.x
 
     return SlogdetResult(*result)  # pragma: no cover
 

@@ -25,12 +25,12 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
+from prism_core._contract.device_argument import host_only
 from prism_core._contract.variant import Variant
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.families import TABLE_OPS
-from prism_core.backend_kit import host_only
 
 if TYPE_CHECKING:
     import numpy as np
@@ -308,7 +308,9 @@ def linalg_qr(x: Any, /, *, mode: QRMode = "reduced") -> Any:
     result = np.linalg.qr(x, mode=mode)
     if hasattr(result, "Q"):  # NumPy >= 1.25: QRResult
         return result
-    from prism_core.backend_kit import QRResult  # pragma: no cover - older NumPy's plain tuple
+    from prism_core._contract.results import (
+        QRResult,  # pragma: no cover - older NumPy's plain tuple
+    )
 
     return QRResult(*result)  # pragma: no cover
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from prism_core.backend_kit import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+from prism_core._contract.results import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 
 __all__ = [
     "argsort",

@@ -118,6 +118,14 @@ class Backend(abc.ABC):
     #: (``prism_core/_knowledge/threads.py``).  Empty: the name's entry in
     #: ``threads.DEFAULT_MODULES``, or none (a backend on a GPU).
     thread_modules: tuple[str, ...] = ()
+    #: How the backend takes an array it does not own (:meth:`to_device`): ``"dlpack"`` shares
+    #: its memory where the devices allow (zero copy; a copy only across devices), ``"copy"``
+    #: copies it always.  ``prism explain`` says which a move is.
+    transfer: str = "copy"
+    #: Whether the backend compiles each op for each new input shape (JAX's ``jit``): the
+    #: first call at a shape then costs a compilation, which tuning measures and reports
+    #: apart from the steady time instead of hiding it in warm-up.
+    compiles: bool = False
 
     # -- identity and availability ----------------------------------------------------------
     @abc.abstractmethod
@@ -132,6 +140,16 @@ class Backend(abc.ABC):
         from prism_core._description.requirements import Requirement
 
         return Requirement(dict(self.drives)).match(device)
+
+    def dtypes(self, device: DeviceDescription | None = None) -> frozenset[str] | None:
+        """The data types (Prism's names: ``"float64"``, ``"bool_"``) this backend holds on
+        ``device`` (``None``: its default device), or ``None`` (the default) for every dtype
+        it is given.  Dispatch declines a variant of this backend, with the reason, for a call
+        whose arrays are of another dtype, before converting anything; conformance tries
+        only these.  JAX without x64 holds no float64: it declares so, rather than computing
+        in float32 what was asked in float64.  Must be cheap and must not import the
+        framework when it is not imported yet."""
+        return None
 
     def capabilities(self) -> dict[str, Any]:
         """Facts about the runtime (framework and driver versions, threads, devices), which

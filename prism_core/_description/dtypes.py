@@ -16,6 +16,7 @@ __all__ = [
     "complex64",
     "complex128",
     "dtype",
+    "dtype_name",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",
@@ -174,7 +175,7 @@ _BY_NAME: dict[str, DType] = {}
 for _d in ALL:
     _BY_NAME[_d.name] = _d
     _BY_NAME[_d.vocab] = _d
-#: Foreign dtype objects already read (NumPy's, torch's), by themselves.
+#: Foreign dtype objects already read (NumPy's, torch's), by their type and themselves.
 _SEEN: dict[Any, DType] = {}
 _BY_NAME.update(
     {"bool": bool_, "half": float16, "float": float64, "double": float64, "complex": complex128}
@@ -190,7 +191,9 @@ def dtype(value: Any) -> DType:
         try:
             # NumPy dtypes and scalar types, torch dtypes: read once, then looked up (can_run
             # checks compare dtypes on every call).
-            seen = _SEEN.get(value)
+            # Keyed with the type: a library's dtype equal to NumPy's (array-api-strict's
+            # warns when compared with one) is never compared with another library's.
+            seen = _SEEN.get((type(value), value))
         except TypeError:  # a tuple holding something unhashable
             seen = None
         if seen is not None:
@@ -216,14 +219,24 @@ def dtype(value: Any) -> DType:
     inner = None if isinstance(value, type) else getattr(value, "dtype", None)
     if inner is not None:  # an array, an ArraySpec, a tensor
         return dtype(inner)
-    # NumPy dtypes and scalar types have a name; torch dtypes print as "torch.float32".
+    # NumPy dtypes and scalar types have a name; other libraries' dtypes print as
+    # "torch.float32", "array_api_strict.float64".
     name = getattr(value, "name", None) or getattr(value, "__name__", None) or str(value)
     if isinstance(name, str):
-        name = name.removeprefix("torch.")
+        name = name.rpartition(".")[2]
         if name in _BY_NAME:
             found = _BY_NAME[name]
             if len(_SEEN) < 1024 and type(value).__hash__ is not None:
                 with contextlib.suppress(TypeError):  # a tuple holding something unhashable
-                    _SEEN[value] = found
+                    _SEEN[type(value), value] = found
             return found
     raise TypeError(f"cannot interpret {value!r} as a data type")
+
+
+def dtype_name(dt: Any) -> str:
+    """Prism's name of a dtype of any framework (``"float32"``), or its text when Prism does
+    not know it."""
+    try:
+        return dtype(dt).name
+    except (TypeError, ValueError):
+        return str(dt).rpartition(".")[2]

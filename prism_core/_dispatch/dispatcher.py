@@ -446,6 +446,10 @@ def _judge(
         if not match:
             reasons.extend(f"{dev.device_type}: {r}" for r in match.reasons)
             continue
+        unheld = _not_held(backend, dev, dtypes)
+        if unheld:
+            reasons.append(unheld)
+            continue
         if variant.dtype_support:
             missing = [d for d in dict.fromkeys(dtypes) if not dev.supports(op.name, d)]
             if missing:
@@ -457,6 +461,23 @@ def _judge(
     if not reasons:
         reasons.append("no device in scope")
     return None, backend, reasons
+
+
+def _not_held(backend: Backend, device: DeviceDescription, dtypes: Sequence[str]) -> str:
+    """Why ``backend`` cannot take arrays of ``dtypes`` on ``device`` (it declares the dtypes it
+    holds, ``Backend.dtypes``, and these are not among them); empty when it can."""
+    held = backend.dtypes(device)
+    if held is None or not dtypes:
+        return ""
+    from prism_core._description.dtypes import dtype_name
+
+    missing = [n for n in dict.fromkeys(map(dtype_name, dtypes)) if n not in held]
+    if not missing:
+        return ""
+    return (
+        f"{backend.name} holds no {', '.join(missing)} on {device.device_type} "
+        f"(it holds {', '.join(sorted(held))})"
+    )
 
 
 def _verified(
@@ -1264,6 +1285,9 @@ class Runner:
     backend: str
     device: str | None
     run: Callable[[], Any]
+    #: Whether the backend compiles per input shape (``Backend.compiles``): the first call
+    #: at a shape then includes a compilation, which tuning reports apart.
+    compiles: bool = False
 
     __module__ = "prism_core"
 
@@ -1320,6 +1344,7 @@ def candidates(op: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = Non
                     plan.moves.get(variant.name, _NO_MOVES),
                     backends.get(executor.backend),
                 ),
+                getattr(backends.get(executor.backend), "compiles", False),
             )
         )
     dtype = tuning_dtype(_array_dtypes(the_op, args))

@@ -374,7 +374,8 @@ def describe(
     """One sentence on moving ``value`` (argument ``position``) to ``backend`` on ``device``,
     with its estimated cost: a copy over the device's host link costs its size over the link's
     one-way bandwidth (half the ``bandwidth_gbps`` the description gives for both directions);
-    memory both sides read is shared through DLPack where it allows."""
+    memory both sides read is shared through DLPack where it allows and the backend takes
+    arrays so (``Backend.transfer``), else copied."""
     kind = (
         "described array"  # an ArraySpec: shape and dtype only, standing for a NumPy array
         if type(value).__name__ == "ArraySpec"
@@ -391,8 +392,13 @@ def describe(
     came = f" from {source.name}" if source is not None else ""
     where = backend.name + (f" on {device.device_type}" if device is not None else "")
     on_gpu = device is not None and device.kind not in (None, "cpu")
+    shares = backend.transfer == "dlpack"
     if _in_host_memory(value) and not on_gpu:
-        how = "host memory on both sides: shared through DLPack where it allows, else copied"
+        how = (
+            "host memory on both sides: shared through DLPack where it allows, else copied"
+            if shares
+            else f"host memory on both sides: copied ({backend.name} takes arrays by copy)"
+        )
     elif _in_host_memory(value) and on_gpu:
         assert device is not None
         link = device.data.get("host_link") or {}
@@ -407,6 +413,8 @@ def describe(
             how = "copied over the host link (its bandwidth is not described: cost unknown)"
     elif not on_gpu:
         how = "copied from device memory to host memory (the source's link is not known here)"
-    else:
+    elif shares:
         how = "device memory on both sides: shared through DLPack where the devices allow"
+    else:
+        how = f"device memory on both sides: copied ({backend.name} takes arrays by copy)"
     return f"argument {position}: {what}{came} -> {where}: {how}"

@@ -151,6 +151,9 @@ _synced: list[Any] = [None]
 _declared = [False]
 #: The tuning records the ops' keying reflects (``prism_core._knowledge.tuning.records()``).
 _tuned: list[Any] = [None]
+#: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of theirs
+#: can run a call depends on its dtypes, so the ops they have variants of key plans by dtype.
+_by_dtype: list[frozenset[str]] = [frozenset()]
 #: Every op's keys hold the size bucket (tuning on first use is on: each new size is tuned).
 every_size: list[bool] = [False]
 
@@ -168,7 +171,10 @@ def bump() -> None:
             if every_size[0] or (tuned is not None and tuned.sizes_matter(op.name)):
                 op._keying[0] = 2
             else:
-                op._keying[0] = 1 if any(v.dtype_support for v in op.variants) else 0
+                by_dtype = _by_dtype[0]
+                op._keying[0] = (
+                    1 if any(v.dtype_support or v.backend in by_dtype for v in op.variants) else 0
+                )
             op._plans.clear()
 
 
@@ -401,6 +407,9 @@ def sync_plugins(ps: PluginSet) -> None:
         if _synced[0] is ps:
             return
         remove_variants(lambda v: v.source.startswith("plugin:"))
+        _by_dtype[0] = frozenset(
+            name for name, backend in ps.backends.items() if _declares_dtypes(backend)
+        )
         for record in ps.loaded:
             try:
                 for variant in record.variants:
@@ -413,6 +422,13 @@ def sync_plugins(ps: PluginSet) -> None:
         _synced[0] = ps
         bump()
     _warn_unknown_keys([v for r in ps.loaded for v in r.variants])
+
+
+def _declares_dtypes(backend: Any) -> bool:
+    try:
+        return backend.dtypes() is not None
+    except Exception:  # reported where dispatch asks it again, with the call
+        return True
 
 
 def _join(variant: Variant) -> None:

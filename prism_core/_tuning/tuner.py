@@ -97,6 +97,9 @@ class Measurement:
     samples: tuple[float, ...] = ()
     calls_per_sample: int = 0
     error: str | None = None
+    #: Seconds of the first call measured, where the backend compiles per shape
+    #: (``Backend.compiles``): a compilation at a new shape, which the times above exclude.
+    first_call: float | None = None
 
     __module__ = "prism_core"
 
@@ -110,6 +113,7 @@ class Measurement:
             "rounds": len(self.samples),
             "calls_per_sample": self.calls_per_sample,
             "error": self.error,
+            "first_call": self.first_call,
         }
 
 
@@ -192,7 +196,7 @@ class TuneReport:
         for c in self.cases:
             shape = " ".join("x".join(map(str, s)) for s in c.shapes)
             times = ", ".join(
-                f"{m.variant} {seconds_text(m.seconds)}"
+                f"{m.variant} {seconds_text(m.seconds)}{_first_call_text(m)}"
                 if m.error is None
                 else f"{m.variant} failed"
                 for m in sorted(c.measurements, key=lambda m: (m.error is not None, m.seconds))
@@ -257,6 +261,13 @@ def _apart(rival: str, seconds: float, kept: float) -> str:
     return f"{rival} {_ratio_text(kept, seconds)} faster at the minimum"
 
 
+def _first_call_text(m: Measurement) -> str:
+    """`` (first call 310 ms: compiles per shape)`` where the backend compiles, else empty."""
+    if m.first_call is None:
+        return ""
+    return f" (first call {seconds_text(m.first_call)}: {m.backend} compiles per shape)"
+
+
 def _ratio_text(slow: float, fast: float) -> str:
     """How much faster ``fast`` seconds are than ``slow``: ``12%`` below twice, ``40x`` above."""
     ratio = slow / max(fast, 1e-12)
@@ -297,6 +308,7 @@ def measure(
     """
     errors: dict[str, str] = {}
     numbers: dict[str, int] = {}
+    first_calls: dict[str, float] = {}
     start = time.perf_counter()
     for r in runners:
         if deadline is not None and time.perf_counter() > deadline:
@@ -309,7 +321,9 @@ def measure(
             warm_until = time.perf_counter() + min(0.1 * budget_s, 0.05)
             if deadline is not None:
                 warm_until = min(warm_until, deadline)
-            r.run()
+            first = _timed(r.run, 1)
+            if r.compiles:
+                first_calls[r.variant] = first  # a compilation at this shape, reported apart
             while time.perf_counter() < warm_until:
                 r.run()
             once = max(_timed(r.run, 1), 1e-8)
@@ -361,6 +375,7 @@ def measure(
                     statistics.median(got),
                     tuple(got),
                     numbers[r.variant],
+                    first_call=first_calls.get(r.variant),
                 )
             )
     return out
@@ -437,7 +452,7 @@ def _merged(first: Measurement, more: Measurement) -> Measurement:
     samples = first.samples + more.samples
     return Measurement(
         first.variant, first.backend, first.device, min(samples), statistics.median(samples),
-        samples, first.calls_per_sample,
+        samples, first.calls_per_sample, first_call=first.first_call,
     )  # fmt: skip
 
 

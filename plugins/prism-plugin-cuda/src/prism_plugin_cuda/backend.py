@@ -69,6 +69,7 @@ class CudaBackend(Backend):
     name = "cuda"
     aliases = ("cupy",)
     priority = 10
+    transfer = "dlpack"  # cupy.from_dlpack shares device memory (host arrays are copied over)
     description = "NVIDIA GPUs through CuPy"
     drives: Mapping[str, Any] = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
 

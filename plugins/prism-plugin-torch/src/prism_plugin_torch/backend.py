@@ -189,6 +189,7 @@ class TorchBackend(Backend):
 
     name = "torch"
     thread_modules = ("torch",)
+    transfer = "dlpack"  # CPU tensors and NumPy arrays share memory both ways
     aliases = ("pytorch",)
     priority = 0
     description = "PyTorch on the host CPU and on NVIDIA GPUs (CUDA)"

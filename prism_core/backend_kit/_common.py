@@ -1,30 +1,5 @@
-"""Helpers for backend authors: what the torch, CuPy and SciPy plugins share.
-
-Importing this module is cheap and imports no array framework, so a plugin's hooks may use it
-at discovery.  It holds what every GPU or framework backend needs and would otherwise copy:
-
-* probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
-  :func:`probe_library`);
-* batches on the host's CPUs: :func:`usable_cpus`, :func:`thread_pool` (kept pools) and
-  :func:`balanced_chunks` (a packed batch cut into runs of about equal size);
-* :class:`HostLibraryBackend`, the base of backends that compute on NumPy arrays with a library
-  of their own (SciPy, parasail, Numba): availability and NumPy's array methods;
-* NumPy's words for the caller mistakes frameworks report differently
-  (:func:`broadcast_shapes`, :func:`linalg_error`), so that a caller's mistake is the caller's
-  ``ValueError`` on every backend and never looks like a backend failure to dispatch;
-* ``can_run`` factories (:func:`size_check`);
-* the result tuples of the decompositions, with NumPy's field names (:class:`SVDResult`, ...);
-* the result tuples of the ``unique_*`` functions, with the standard's (and NumPy 2's) field
-  names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
-* :func:`dtype_name`, Prism's name for any framework's dtype;
-* :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
-  :func:`host_only`, the check of the backends that create in host memory only.
-
-The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
-backends"): variants are named lazily (``"prism_plugin_torch.ops:matmul"``), the backend imports
-its framework in :meth:`~prism_core.Backend.availability` and keeps the module, and op
-functions check arguments in NumPy's words before calling the framework.
-"""
+"""What the bundled plugins share besides the namespace backend (the package docstring,
+``prism_core.backend_kit``, lists it).  Cheap to import: no array framework."""
 
 from __future__ import annotations
 
@@ -34,10 +9,22 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from prism_core._config import usable_cpus
 from prism_core._contract.backend import Availability, Backend
+from prism_core._contract.device_argument import host_only, requested_device
+from prism_core._contract.results import (
+    EighResult,
+    EigResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+)
+from prism_core._description.dtypes import dtype_name
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -66,66 +53,6 @@ __all__ = [
     "thread_pool",
     "usable_cpus",
 ]
-
-
-class SVDResult(NamedTuple):
-    """``linalg.svd``'s result, named as NumPy's: ``(U, S, Vh)``."""
-
-    U: Any
-    S: Any
-    Vh: Any
-
-
-class EighResult(NamedTuple):
-    """``linalg.eigh``'s result, named as NumPy's."""
-
-    eigenvalues: Any
-    eigenvectors: Any
-
-
-class EigResult(NamedTuple):
-    """``linalg.eig``'s result, named as NumPy's."""
-
-    eigenvalues: Any
-    eigenvectors: Any
-
-
-class QRResult(NamedTuple):
-    """``linalg.qr``'s result, named as NumPy's: ``(Q, R)``."""
-
-    Q: Any
-    R: Any
-
-
-class SlogdetResult(NamedTuple):
-    """``linalg.slogdet``'s result, named as NumPy's: ``(sign, logabsdet)``."""
-
-    sign: Any
-    logabsdet: Any
-
-
-class UniqueAllResult(NamedTuple):
-    """``unique_all``'s result, named as the Array API's (and NumPy 2's):
-    ``(values, indices, inverse_indices, counts)``."""
-
-    values: Any
-    indices: Any
-    inverse_indices: Any
-    counts: Any
-
-
-class UniqueCountsResult(NamedTuple):
-    """``unique_counts``'s result, named as the Array API's: ``(values, counts)``."""
-
-    values: Any
-    counts: Any
-
-
-class UniqueInverseResult(NamedTuple):
-    """``unique_inverse``'s result, named as the Array API's: ``(values, inverse_indices)``."""
-
-    values: Any
-    inverse_indices: Any
 
 
 def first_line(exc: BaseException) -> str:
@@ -185,17 +112,6 @@ def linalg_error(message: str) -> Exception:
     return np.linalg.LinAlgError(message)
 
 
-def dtype_name(dt: Any) -> str:
-    """Prism's name of a dtype of any framework (``"float32"``), or its text when Prism does
-    not know it."""
-    from prism_core._description.dtypes import dtype
-
-    try:
-        return dtype(dt).name
-    except (TypeError, ValueError):
-        return str(dt).rpartition(".")[2]
-
-
 def _arrays(args: Sequence[Any]) -> list[Any]:
     found: list[Any] = []
     for a in args:
@@ -227,47 +143,6 @@ def size_check(
 
     can_run.__qualname__ = can_run.__name__ = f"size_check({min_elements})"
     return can_run
-
-
-#: The devices a host-memory backend (NumPy, SciPy) creates on, for its error messages.
-_HOST_DEVICES = (
-    "None, 'cpu' or Prism's description of a CPU "
-    "(prism_core.array_api.__array_namespace_info__().default_device())"
-)
-
-
-def requested_device(device: Any) -> tuple[str, Any]:
-    """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks
-    of a backend: ``("default", None)`` for ``None`` (the backend's own default);
-    ``("cpu", None)`` for ``"cpu"`` and for Prism's description of a CPU (a
-    :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription` of kind
-    ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
-    instance's ``index`` says which; a description alone means the first); and
-    ``("native", device)`` for anything else: a backend's own device object or name
-    (``torch.device("cuda:1")``, ``"cuda"``), which the backend reads itself.
-
-    Dispatch has already chosen the backend by then (a ``device=`` naming an accelerator runs the
-    call as ``prism_core.device(...)`` would); the variant only has to honour it."""
-    if device is None:
-        return "default", None
-    if isinstance(device, str) and device == "cpu":
-        return "cpu", None
-    description = getattr(device, "description", device)
-    kind = getattr(description, "kind", None)
-    if kind is not None and hasattr(description, "device_type"):
-        return ("cpu", None) if kind == "cpu" else ("gpu", device)
-    return "native", device
-
-
-def host_only(op: str, device: Any) -> None:
-    """Raise ``ValueError`` unless ``device`` (a creation function's ``device=``) names host
-    memory, where NumPy and SciPy create arrays; the message names the op, the device and what
-    is accepted."""
-    if requested_device(device)[0] not in ("default", "cpu"):
-        raise ValueError(
-            f"{op}: device={device!r} is not where this backend creates arrays (host memory); "
-            f"it takes {_HOST_DEVICES}"
-        )
 
 
 def probe_library(name: str, minimum: str, distribution: str) -> Availability:
@@ -316,6 +191,8 @@ class HostLibraryBackend(Backend):
     (``distribution``), and says what it adds (``capabilities``).  Creating one is cheap:
     :meth:`availability` imports the library on first use (:func:`probe_library`) and keeps
     the answer; the array methods import NumPy."""
+
+    transfer = "dlpack"  # NumPy arrays, shared through numpy.from_dlpack
 
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
     #: The library's module (``"scipy"``).

@@ -1,0 +1,85 @@
+"""Helpers for backend authors: what the torch, CuPy and SciPy plugins share.
+
+Importing this module is cheap and imports no array framework, so a plugin's hooks may use it
+at discovery.  It holds what every GPU or framework backend needs and would otherwise copy:
+
+* :class:`NamespaceBackend` and :class:`Target` (``namespace.py``): a library that speaks the
+  Array API (``jax.numpy``, array-api-compat's namespaces) as a backend, a variant for every op
+  of the standard with Prism's semantics, and per-op overrides and declines;
+* probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
+  :func:`probe_library`);
+* batches on the host's CPUs: :func:`usable_cpus`, :func:`thread_pool` (kept pools) and
+  :func:`balanced_chunks` (a packed batch cut into runs of about equal size);
+* :class:`HostLibraryBackend`, the base of backends that compute on NumPy arrays with a library
+  of their own (SciPy, parasail, Numba): availability and NumPy's array methods;
+* NumPy's words for the caller mistakes frameworks report differently
+  (:func:`broadcast_shapes`, :func:`linalg_error`), so that a caller's mistake is the caller's
+  ``ValueError`` on every backend and never looks like a backend failure to dispatch;
+* ``can_run`` factories (:func:`size_check`);
+* the result tuples of the decompositions, with NumPy's field names (:class:`SVDResult`, ...);
+* the result tuples of the ``unique_*`` functions, with the standard's (and NumPy 2's) field
+  names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
+* :func:`dtype_name`, Prism's name for any framework's dtype;
+* :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
+  :func:`host_only`, the check of the backends that create in host memory only.
+
+The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
+backends"): variants are named lazily (``"prism_plugin_torch.ops:matmul"``), the backend imports
+its framework in :meth:`~prism_core.Backend.availability` and keeps the module, and op
+functions check arguments in NumPy's words before calling the framework.
+"""
+
+from __future__ import annotations
+
+from prism_core.backend_kit._common import (
+    EighResult,
+    EigResult,
+    HostLibraryBackend,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+    balanced_chunks,
+    broadcast_shapes,
+    dtype_name,
+    first_line,
+    host_only,
+    import_framework,
+    linalg_error,
+    probe_library,
+    requested_device,
+    shape_of,
+    size_check,
+    thread_pool,
+    usable_cpus,
+)
+from prism_core.backend_kit.namespace import NamespaceBackend, Target
+
+__all__ = [
+    "EigResult",
+    "EighResult",
+    "HostLibraryBackend",
+    "NamespaceBackend",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "Target",
+    "UniqueAllResult",
+    "UniqueCountsResult",
+    "UniqueInverseResult",
+    "balanced_chunks",
+    "broadcast_shapes",
+    "dtype_name",
+    "first_line",
+    "host_only",
+    "import_framework",
+    "linalg_error",
+    "probe_library",
+    "requested_device",
+    "shape_of",
+    "size_check",
+    "thread_pool",
+    "usable_cpus",
+]

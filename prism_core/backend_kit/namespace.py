@@ -1,0 +1,558 @@
+"""Namespace backends: a library that already speaks the Python Array API is a Prism backend.
+
+:class:`NamespaceBackend` turns an Array API namespace (``jax.numpy``,
+``array_api_compat.torch``, ``cupy``, ``array_api_strict``, ...) into a backend: it gives a
+variant for every op of the standard the namespace computes, with Prism's semantics where a
+library's differ, and a plugin adds only what is its own (per-op overrides, per-op declines, the
+library's quirks).  docs/writing-a-plugin.md, "Your library already speaks the Array API",
+shows a whole plugin.
+
+What every variant of a namespace backend does besides calling the namespace's function:
+
+* **dtypes**: ``dtype=`` arguments (a Prism dtype, a NumPy dtype, a name) become the library's;
+  an array of a dtype the backend does not hold (:attr:`NamespaceBackend.holds`) is declined by
+  dispatch before anything is converted.
+* **promotion**: operands of different dtypes, and Python scalars of another kind than the
+  array's (``int32_array + 1.5``), are promoted as NumPy promotes them (the reference; the
+  standard leaves mixed kinds to the library) before the library sees them.
+* **caller mistakes**: when the library raises, the reference is asked with the same arguments
+  on the host: where it raises a caller's error (``ValueError``, ``TypeError``, ...) that is the
+  exception raised, with the reference's words, so that a mistake reads the same on every
+  backend and dispatch never takes it for a failure of the backend; where the reference
+  computes the call, the library's error is the backend's failure (a ``RuntimeError``, which
+  automatic mode falls back from).
+* **where it runs**: with several :class:`Target` devices (torch's CPU and CUDA), each op has a
+  variant per target; data stays where it is, and moves to an accelerator only where the caller
+  named one (``prism_core.device(...)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from prism_core._contract.backend import Availability, Backend
+from prism_core._contract.device_argument import requested_device
+from prism_core._contract.variant import CanRun, Variant
+from prism_core._description.dtypes import dtype as prism_dtype
+from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge.standard import STANDARD_OPS
+from prism_core.backend_kit._common import first_line, import_framework, probe_library
+
+if TYPE_CHECKING:
+    from prism_core._description.device import DeviceDescription
+
+__all__ = ["NamespaceBackend", "Target"]
+
+#: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
+_SCALARS = frozenset({bool, int, float, complex})
+#: The kinds an array keeps when a scalar of each type joins it (else NumPy promotes it).
+_KEEPS = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
+#: The modules whose dtypes (and names, and Python types) Prism reads itself.
+_PRISM_OR_NUMPY = frozenset({"builtins", "numpy", "prism_core"})
+#: The standard's function for each Prism op whose name differs.
+_NAMES = {op: name for name, op in STANDARD_OPS.items() if name != op}
+#: The ops whose operands at these positions are promoted together as NumPy promotes them.
+_PROMOTED: dict[str, tuple[int, ...]] = {
+    **{e.name: (0, 1) for e in ELEMENTWISE if e.arity == 2},
+    **dict.fromkeys(
+        (
+            "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "matmul",
+            "vecdot", "tensordot", "linalg.cross", "linalg.outer", "linalg.solve", "dot",
+        ),
+        (0, 1),
+    ),
+    "where": (1, 2),
+}  # fmt: skip
+#: The ops whose first argument is a sequence of arrays, promoted together.
+_SEQUENCES = frozenset({"concat", "stack"})
+#: The creation ops, whose ``device=`` names where the result goes.
+_CREATION = frozenset(
+    {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}
+    | {"zeros_like", "ones_like", "full_like", "empty_like"}
+)
+
+
+class Target(NamedTuple):
+    """One kind of device a namespace backend computes on.
+
+    ``name`` is the target's (``"cpu"``, ``"cuda"``); the first target's variants are named
+    ``<backend>.<op>``, the others' ``<backend>.<target>.<op>``.  ``requires`` is the device
+    requirement of its variants, ``priority`` theirs (an accelerator's above the host's, so that
+    it wins where the caller named it).
+    """
+
+    name: str
+    requires: Mapping[str, Any]
+    priority: int = 0
+
+
+class NamespaceBackend(Backend):
+    """A backend computing Prism's ops with an Array API namespace.
+
+    Subclass it and set:
+
+    * ``name`` (and ``description``, ``drives``, as for any backend);
+    * ``namespace``: the module path of the namespace (``"jax.numpy"``), imported on first use;
+    * ``library`` and ``minimum``: the module probed for availability and its least version
+      (``"jax"``, ``"0.4.30"``); ``distribution``, the plugin's name for messages;
+    * ``array_types``: the library's array classes as ``"module:Class"`` (``"jax:Array"``),
+      found without importing the library;
+    * ``targets``: the devices it computes on (default: one, the CPU);
+    * ``holds``: the dtypes it holds (Prism's names), or ``None`` for all of them;
+    * ``overrides``: op -> a function (or ``"module:attribute"``) replacing the namespace's:
+      a faster kernel, a fix of a library quirk (say which in a comment), or an op beyond the
+      standard (``dot``, ``einsum``, ``linalg.eig``);
+    * ``declines``: op -> a ``can_run`` asked before each call of the op's variants;
+    * ``transfer`` (``"dlpack"`` or ``"copy"``) and ``compiles``, as for any backend.
+
+    :meth:`variants` gives the plugin's ``prism_variants`` hook its list.
+    """
+
+    namespace: str = ""
+    library: str = ""
+    minimum: str = "0"
+    distribution: str = ""
+    array_types: tuple[str, ...] = ()
+    targets: tuple[Target, ...] = (Target("cpu", MappingProxyType({"kind": "cpu"})),)
+    holds: frozenset[str] | None = None
+    overrides: Mapping[str, Callable[..., Any] | str] = MappingProxyType({})
+    declines: Mapping[str, CanRun] = MappingProxyType({})
+
+    def __init__(self) -> None:
+        # Creating the backend is cheap: nothing is imported or probed here.
+        self._xp: ModuleType | None = None
+        self._availability: Availability | None = None
+        self._functions: dict[tuple[str, str], Callable[..., Any]] = {}
+
+    # -- the library ----------------------------------------------------------------------------
+    @property
+    def xp(self) -> ModuleType:
+        """The namespace, imported on first use."""
+        xp = self._xp
+        if xp is None:
+            xp = self._xp = importlib.import_module(self.namespace)
+        return xp
+
+    def availability(self) -> Availability:
+        """Whether :attr:`library` imports here at :attr:`minimum` or later, and the namespace
+        with it; the reason says what to install or why an installed one cannot load."""
+        if self._availability is None:
+            library = self.library or self.namespace.partition(".")[0]
+            found = probe_library(library, self.minimum, self.distribution or self.name)
+            if found and self.namespace != library:
+                module, why = import_framework(self.namespace)
+                if module is None:
+                    found = Availability(False, f"{self.namespace} {why}", found.version)
+            self._availability = found
+        return self._availability
+
+    def dtypes(self, device: DeviceDescription | None = None) -> frozenset[str] | None:
+        """:attr:`holds`, on every device."""
+        return self.holds
+
+    def capabilities(self) -> dict[str, Any]:
+        """The library's version, its namespace, the dtypes it holds and how it moves data."""
+        held = self.dtypes()
+        return {
+            self.library or self.namespace: self.availability().version,
+            "namespace": self.namespace,
+            "dtypes": "all" if held is None else sorted(held),
+            "transfer": self.transfer,
+            "compiles per shape": self.compiles,
+        }
+
+    # -- arrays ---------------------------------------------------------------------------------
+    def owns(self, value: Any) -> bool:
+        """Whether ``value`` is one of :attr:`array_types`; imports nothing (an array of the
+        library cannot exist before the library is imported)."""
+        for spec in self.array_types:
+            module, _, attribute = spec.partition(":")
+            found = sys.modules.get(module)
+            if found is not None and isinstance(value, getattr(found, attribute)):
+                return True
+        return False
+
+    def is_native(self, value: Any) -> bool:
+        """The library's arrays and Python scalars, which the standard takes as they are."""
+        return type(value) in _SCALARS or self.owns(value)
+
+    def native_dtype(self, value: Any) -> Any:
+        """The library's dtype for a ``dtype=`` argument (a Prism dtype, a NumPy dtype, a name,
+        or the library's own); ``None`` stays ``None``.  ``TypeError`` for what is no dtype or
+        one the library lacks."""
+        if value is None:
+            return None
+        if type(value).__module__.partition(".")[0] not in _PRISM_OR_NUMPY:
+            return value  # the library's own dtype (or its error)
+        name = prism_dtype(value).name  # TypeError, naming it, for what is no dtype
+        found = getattr(self.xp, "bool" if name == "bool_" else name, None)
+        if found is None:
+            raise TypeError(f"dtype: {self.name} has no {name} ({self.namespace}.{name})")
+        return found
+
+    def _held_dtype(self, op: str, value: Any) -> Any:
+        """The library's dtype for a ``dtype=`` argument of ``op``, which it must hold."""
+        native = self.native_dtype(value)
+        name = _numpy_name(native)
+        self._check_held(op, "bool_" if name == "bool" else name)
+        return native
+
+    def _check_held(self, what: str, name: str) -> None:
+        held = self.dtypes()
+        if held is not None and name not in held:
+            raise TypeError(
+                f"{what}: {self.name} holds no {name}; it holds {', '.join(sorted(held))}"
+            )
+
+    def device_for(self, target: Target) -> Any:
+        """The library's device of ``target``, where its variants put their arguments and
+        results; ``None`` (the default): the library's default device, nothing moved."""
+        return None
+
+    def where(self, array: Any) -> str:
+        """The name of the target ``array`` (one of the library's) lives on; the default: the
+        first target's."""
+        return self.targets[0].name
+
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """An array of the library holding ``obj``, in NumPy's dtype for it (lists and scalars
+        are read as NumPy reads them); a dtype the backend does not hold is a ``TypeError``."""
+        return self._make(obj, dtype=self.native_dtype(dtype))
+
+    def _make(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: Any = None) -> Any:
+        """``xp.asarray`` of ``obj`` in NumPy's dtype for it, checked against what the backend
+        holds."""
+        if not self.owns(obj) and not hasattr(obj, "dtype"):
+            import numpy as np
+
+            obj = np.asarray(obj)  # NumPy's dtype for lists and scalars, as the reference
+        name = _numpy_name(dtype if dtype is not None else obj.dtype)
+        self._check_held("asarray", "bool_" if name == "bool" else name)
+        kwargs: dict[str, Any] = {"dtype": dtype, "copy": copy}
+        if device is not None:
+            kwargs["device"] = device
+        return self.xp.asarray(obj, **kwargs)
+
+    def to_numpy(self, array: Any) -> Any:
+        """A writable NumPy array with the contents of ``array`` (a copy where the library's
+        view of its memory is read-only)."""
+        import numpy as np
+
+        out = np.asarray(array)
+        return out if out.flags.writeable else out.copy()
+
+    def from_dlpack(self, obj: Any) -> Any:
+        """``obj`` as the library's array: shared through DLPack where :attr:`transfer` is
+        ``"dlpack"`` and the library takes it, else copied (``asarray(obj, copy=True)``)."""
+        if self.transfer == "dlpack":
+            try:
+                return self.xp.from_dlpack(obj)
+            except (BufferError, TypeError, ValueError, RuntimeError):
+                pass  # byte-swapped, read-only or otherwise unexportable: copied below
+        return self._make(obj, copy=True)
+
+    def empty(self, shape: Sequence[int], dtype: Any) -> Any:
+        return self.xp.empty(tuple(shape), dtype=self.native_dtype(dtype))
+
+    # -- the variants ---------------------------------------------------------------------------
+    def provides(self, op: str) -> bool:
+        """Whether this backend has a variant of ``op``: an op of the standard, one it
+        overrides, and ``to_numpy``."""
+        return op in _STANDARD or op in self.overrides or op == "to_numpy"
+
+    def variants(self, ops: Collection[str] | None = None) -> list[Variant]:
+        """A variant of each op it :meth:`provides` (of those in ``ops``: the ops the
+        installed prism-core declares) on each target; nothing is imported."""
+        out: list[Variant] = []
+        first = self.targets[0]
+        for op in sorted(_STANDARD | set(self.overrides) | {"to_numpy"}):
+            if ops is not None and op not in ops:
+                continue
+            for target in self.targets:
+                name = f"{self.name}.{op}" if target is first else f"{self.name}.{target.name}.{op}"
+                out.append(
+                    Variant(
+                        op,
+                        self._lazy(op, target),
+                        backend=self.name,
+                        requires=dict(target.requires),
+                        priority=target.priority,
+                        can_run=self._can_run(op, target),
+                        name=name,
+                    )
+                )
+        return out
+
+    def _lazy(self, op: str, target: Target) -> Callable[..., Any]:
+        """The variant's function: made on its first call (importing the library then)."""
+        functions = self._functions
+        key = (op, target.name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            fn = functions.get(key)
+            if fn is None:
+                fn = functions[key] = self.function(op, target)
+            return fn(*args, **kwargs)
+
+        call.__name__ = call.__qualname__ = op.rpartition(".")[2]
+        return call
+
+    def _can_run(self, op: str, target: Target) -> CanRun | None:
+        declines = self.declines.get(op)
+        if len(self.targets) == 1:
+            return declines
+        placed = self._placement(op, target)
+        if declines is None:
+            return placed
+
+        def can_run(*args: Any, **kwargs: Any) -> bool | str:
+            verdict = placed(*args, **kwargs)
+            return declines(*args, **kwargs) if verdict is True else verdict
+
+        return can_run
+
+    def _placement(self, op: str, target: Target) -> CanRun:
+        """Data stays where it is: a target takes the calls whose arrays of this library live
+        on it; an accelerator also takes host data where the caller named a device."""
+        default = target is self.targets[0]
+        prefix = self.name if default else f"{self.name}.{target.name}"
+
+        def can_run(*args: Any, **kwargs: Any) -> bool | str:
+            here = False
+            for a in _arrays(args, kwargs):
+                if self.owns(a):
+                    where = self.where(a)
+                    if where != target.name:
+                        other = next(t for t in self.targets if t.name == where)
+                        elsewhere = (
+                            self.name if other is self.targets[0] else f"{self.name}.{where}"
+                        )
+                        return f"the data is on {where}; {elsewhere}.{op} runs it there"
+                    here = True
+            if default or here:
+                return True
+            from prism_core._dispatch.scope import current_scope
+
+            if current_scope().device is not None:
+                return True  # the caller named the device: host data goes there
+            return (
+                f"the data is in host memory and no device is named; {prefix.split('.')[0]}."
+                f"{op} runs it there (name the device with prism.device(...) to move it)"
+            )
+
+        can_run.__name__ = can_run.__qualname__ = f"on_{target.name}[{op}]"
+        return can_run
+
+    def function(self, op: str, target: Target | None = None) -> Callable[..., Any]:
+        """The function the variant of ``op`` on ``target`` runs: the override or the
+        namespace's function, with Prism's semantics around it (the module docstring)."""
+        target = target or self.targets[0]
+        base = self._base(op)
+        device = self.device_for(target)
+        promoted = _PROMOTED.get(op)
+        sequence = op in _SEQUENCES
+        creation = op in _CREATION
+        has_dtype = creation or op in _DTYPE_KEYWORD
+        cast = op == "astype"  # its dtype is positional
+        listed = op in _TUPLES
+        backend = self
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            given, keywords = args, kwargs
+            try:
+                if has_dtype and kwargs.get("dtype") is not None:
+                    kwargs = {**kwargs, "dtype": backend._held_dtype(op, kwargs["dtype"])}
+                elif cast and len(args) > 1:
+                    args = (args[0], backend._held_dtype(op, args[1]), *args[2:])
+                if creation:
+                    kwargs = {**kwargs, "device": backend._device(kwargs.get("device"), device)}
+                elif device is not None:
+                    args, kwargs = backend._placed(args, kwargs, device)
+                if promoted is not None:
+                    args = backend._promote(op, args, promoted)
+                elif sequence and args and isinstance(args[0], (list, tuple)):
+                    items = backend._promote(op, tuple(args[0]), range(len(args[0])))
+                    args = (list(items), *args[1:])
+                out = base(*args, **kwargs)
+                return tuple(out) if listed and type(out) is list else out
+            except Exception as exc:
+                error = backend.reference_error(op, exc, given, keywords)
+                if error is exc:
+                    raise
+                raise error from exc
+
+        run.__name__ = run.__qualname__ = op.rpartition(".")[2]
+        run.__doc__ = f"{op} on {self.name} ({self.namespace})"
+        return run
+
+    def _base(self, op: str) -> Callable[..., Any]:
+        override = self.overrides.get(op)
+        if override is not None:
+            if isinstance(override, str):
+                module, _, attribute = override.partition(":")
+                found: Any = importlib.import_module(module)
+                for part in attribute.split("."):
+                    found = getattr(found, part)
+                return found  # type: ignore[no-any-return]
+            return override
+        if op == "to_numpy":
+            return self.to_numpy
+        if op == "asarray":
+            return self._asarray
+        found = self.xp
+        for part in _NAMES.get(op, op).split("."):
+            try:
+                found = getattr(found, part)
+            except AttributeError:
+                raise NotImplementedError(
+                    f"{self.namespace} has no {_NAMES.get(op, op)} (the standard's function "
+                    f"for {op}); {self.name} cannot run it"
+                ) from None
+        return found  # type: ignore[no-any-return]
+
+    def _asarray(
+        self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+    ) -> Any:
+        return self._make(obj, dtype=dtype, device=device, copy=copy)
+
+    def _device(self, given: Any, device: Any) -> Any:
+        """What a creation function passes as ``device=``: the target's device, or the
+        library's for what the caller gave (Prism's description of a CPU: the default)."""
+        kind, value = requested_device(given)
+        if kind == "native":
+            return value
+        return device
+
+    def _placed(self, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
+        """The arguments with every array on ``device`` (host data, and the library's arrays
+        elsewhere, moved)."""
+
+        def move(value: Any) -> Any:
+            if hasattr(value, "shape") and hasattr(value, "dtype"):
+                return self.xp.asarray(value, device=device)
+            if type(value) in (list, tuple) and any(hasattr(v, "dtype") for v in value):
+                return type(value)(move(v) for v in value)
+            return value
+
+        return tuple(move(a) for a in args), {k: move(v) for k, v in kwargs.items()}
+
+    def _promote(self, op: str, args: tuple[Any, ...], positions: Iterable[int]) -> Any:
+        """``args`` with the arrays at ``positions`` cast to NumPy's result type where the
+        library could promote otherwise: mixed dtypes, or a Python scalar of a kind the
+        array's dtype does not hold (``int32_array + 1.5`` is float64 in NumPy)."""
+        places = [i for i in positions if i < len(args)]
+        dtypes = {args[i].dtype for i in places if hasattr(args[i], "dtype")}
+        scalars = [args[i] for i in places if type(args[i]) in _SCALARS]
+        if not dtypes:
+            return args
+        if len(dtypes) == 1:
+            kind = _kind(next(iter(dtypes)))
+            if kind is None or all(kind in _KEEPS[type(s)] for s in scalars):
+                return args
+        import numpy as np
+
+        try:
+            given = [np.dtype(_numpy_name(d)) for d in dtypes]
+        except TypeError:
+            return args  # a dtype NumPy lacks (bfloat16): the library's promotion
+        result = np.result_type(*given, *scalars)
+        name = "bool_" if result == np.bool_ else result.name
+        self._check_held(op, name)
+        native = self.native_dtype(name)
+        out = list(args)
+        for i in places:
+            if hasattr(out[i], "dtype") and out[i].dtype != native:
+                out[i] = self.xp.astype(out[i], native)
+        return tuple(out)
+
+    # -- caller mistakes ------------------------------------------------------------------------
+    def reference_error(
+        self, op: str, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Exception:
+        """What to raise for ``exc``, raised by the library on this call: the reference's
+        exception where the reference raises a caller's error on the same arguments (on the
+        host); ``exc`` itself where the reference has no verdict; and a ``RuntimeError``, the
+        backend's failure, where the reference computes the call."""
+        from prism_core import reference
+        from prism_core._dispatch.dispatcher import CALLER_ERRORS
+
+        if isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__:
+            return exc
+        try:
+            implementation = reference.implementation(op)
+        except KeyError:
+            return exc
+        try:
+            host_args = [self._on_host(a) for a in args]
+            host_kwargs = {k: self._on_host(v) for k, v in kwargs.items()}
+            if kwargs.get("dtype") is not None:
+                host_kwargs["dtype"] = prism_dtype(kwargs["dtype"])  # a library's dtype too
+        except Exception:
+            return exc
+        import numpy as np
+
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                implementation(*host_args, **host_kwargs)
+        except CALLER_ERRORS as mistake:
+            return mistake  # type: ignore[return-value]
+        except Exception:
+            return exc
+        return RuntimeError(
+            f"{self.name} failed where the reference computes the call: "
+            f"{type(exc).__name__}: {first_line(exc)}"
+        )
+
+    def _on_host(self, value: Any) -> Any:
+        """An argument as the reference takes it: the library's arrays as NumPy's."""
+        if self.owns(value):
+            return self.to_numpy(value)
+        if type(value) in (list, tuple):
+            return type(value)(self._on_host(v) for v in value)
+        return value
+
+
+#: Every op of the standard, by Prism's name.
+_STANDARD = frozenset(STANDARD_OPS.values())
+#: The ops whose result is a tuple of arrays in NumPy (the reference), a list in the standard.
+_TUPLES = frozenset({"broadcast_arrays", "meshgrid"})
+#: The ops beyond creation that take a ``dtype=`` keyword.
+_DTYPE_KEYWORD = frozenset({"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean"})
+
+
+def _arrays(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[Any]:
+    found: list[Any] = []
+    for a in (*args, *kwargs.values()):
+        if hasattr(a, "shape") and hasattr(a, "dtype"):
+            found.append(a)
+        elif type(a) in (list, tuple):
+            found.extend(x for x in a if hasattr(x, "shape") and hasattr(x, "dtype"))
+    return found
+
+
+def _numpy_name(dt: Any) -> str:
+    """The NumPy name of a library's dtype: its ``name`` (NumPy's, JAX's, CuPy's dtypes), else
+    the last word of its text (``torch.float32``, ``array_api_strict.float64``)."""
+    if type(dt).__module__.partition(".")[0] in _PRISM_OR_NUMPY or isinstance(dt, type):
+        import numpy as np
+
+        with contextlib.suppress(TypeError):
+            return str(np.dtype(dt).name)  # NumPy's dtypes and scalar types, Python's types
+    name = getattr(dt, "name", None)
+    return name if isinstance(name, str) else str(dt).rpartition(".")[2]
+
+
+def _kind(dt: Any) -> str | None:
+    import numpy as np
+
+    try:
+        return str(np.dtype(_numpy_name(dt)).kind)
+    except TypeError:
+        return None

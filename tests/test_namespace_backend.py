@@ -1,0 +1,196 @@
+"""A namespace backend (``prism_core.backend_kit.NamespaceBackend``) over a real Array API
+library, array-api-strict (the standard's own strict namespace), installed as a plugin and found
+through its entry point: the variants it makes, Prism's semantics around the library's (NumPy's
+promotion, the reference's errors, NumPy in and out), declared dtypes, overrides and declines."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import prism_core as prism
+from prism_core.backend_kit import NamespaceBackend, Target
+
+from .conftest import put_distribution_on_path
+
+strict = pytest.importorskip("array_api_strict", reason="the namespace of these tests")
+STRICT_ARRAY = type(strict.asarray(0))
+
+PLUGIN = '''
+import numpy as np
+import prism_core
+from prism_core.backend_kit import NamespaceBackend
+
+
+def dot(a, b):
+    """strict has no dot: the override computes it (and says so in its result's name)."""
+    import array_api_strict as xp
+
+    return xp.vecdot(a, b)
+
+
+def small(*args, **kwargs):
+    sizes = [a.size for a in args if hasattr(a, "size")]
+    return True if max(sizes, default=0) >= 4 else "too small for strict (under 4 elements)"
+
+
+class Strict(NamespaceBackend):
+    name = "strict"
+    description = "array-api-strict, the standard's strict namespace"
+    drives = {"kind": "cpu"}
+    namespace = "array_api_strict"
+    library = "array_api_strict"
+    minimum = "2.0"
+    array_types = ("array_api_strict._array_object:Array",)
+    overrides = {"dot": dot}
+    declines = {"linalg.det": small}
+
+
+class NoFloat64(Strict):
+    name = "strict32"
+    holds = frozenset({"float32", "int32", "int64", "bool_"})
+
+
+@prism_core.hookimpl
+def prism_backends():
+    return [Strict(), NoFloat64()]
+
+
+@prism_core.hookimpl
+def prism_variants():
+    ops = set(prism_core.all_ops())
+    return Strict().variants(ops) + NoFloat64().variants(ops)
+'''
+
+
+@pytest.fixture
+def strict_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    site = tmp_path / "site"
+    put_distribution_on_path(
+        monkeypatch, site, "prism-strict", "1.0", "[prism.plugins]\nstrict = strict_plugin\n"
+    )
+    (site / "strict_plugin.py").write_text(textwrap.dedent(PLUGIN))
+    ps = prism.reload_plugins(prism.PluginSettings(allow=("strict",)))
+    assert ps.records["strict"].status == "loaded", ps.records["strict"].reason
+    yield
+    prism.reload_plugins()
+
+
+def test_a_variant_for_every_op_of_the_standard_and_the_overrides() -> None:
+    ops = {v.op for v in NamespaceBackend().variants()}
+    from prism_core._knowledge.standard import STANDARD_OPS
+
+    assert ops == set(STANDARD_OPS.values()) | {"to_numpy"}
+    assert "dot" not in ops  # not the standard's: only an override brings it
+
+
+def test_making_the_variants_imports_nothing(strict_plugin: None) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom prism_core.backend_kit import NamespaceBackend\n"
+        "class B(NamespaceBackend):\n    name = 'b'\n    namespace = 'array_api_strict'\n"
+        "B().variants()\nprint('array_api_strict' in sys.modules, 'numpy' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+def test_its_results_are_the_librarys_arrays_with_numpys_values(strict_plugin: None) -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(6.0).reshape(3, 2)
+    with prism.use_backend("strict"):
+        out = prism.matmul(a, b)
+        total = prism.sum(a, axis=1)
+        made = prism.zeros((2,), dtype=prism.float32)
+    assert isinstance(out, STRICT_ARRAY)
+    np.testing.assert_array_equal(np.asarray(out), a @ b)
+    np.testing.assert_array_equal(np.asarray(total), a.sum(axis=1))
+    assert made.dtype == strict.float32
+
+
+def test_its_own_arrays_stay_its_own_and_numpy_comes_back(strict_plugin: None) -> None:
+    x = strict.asarray([[1.0, 2.0], [3.0, 4.0]])
+    assert isinstance(prism.matmul(x, x), STRICT_ARRAY)  # data stays where it lives
+    with prism.use_backend("strict"):
+        back = prism.to_numpy(prism.add(x, x))
+    assert isinstance(back, np.ndarray) and back.flags.writeable
+
+
+def test_mixed_dtypes_and_scalars_promote_as_numpy(strict_plugin: None) -> None:
+    """array-api-strict refuses mixed kinds (the standard leaves them undefined); Prism's
+    semantics are NumPy's."""
+    i = strict.asarray([1, 2, 3], dtype=strict.int32)
+    f = strict.asarray([0.5, 0.5, 0.5], dtype=strict.float32)
+    with pytest.raises(TypeError):
+        i + f  # the library alone
+    mixed = prism.add(i, f)
+    assert mixed.dtype == strict.float64  # np.result_type(int32, float32)
+    scalar = prism.multiply(i, 1.5)
+    assert scalar.dtype == strict.float64
+    np.testing.assert_array_equal(np.asarray(scalar), np.arange(1, 4, dtype=np.int32) * 1.5)
+    assert prism.add(f, 1).dtype == strict.float32  # a weak scalar of a kind it holds
+
+
+def test_a_callers_mistake_raises_the_references_exception_in_its_words(
+    strict_plugin: None,
+) -> None:
+    a = np.ones((2, 3))
+    with pytest.raises(ValueError, match="mismatch") as numpy_said:
+        np.matmul(a, a)
+    with prism.use_backend("strict"), pytest.raises(ValueError, match="mismatch") as prism_said:
+        prism.matmul(a, a)
+    assert str(prism_said.value) == str(numpy_said.value)
+    with prism.use_backend("strict"), pytest.raises(np.linalg.LinAlgError, match="Singular"):
+        prism.linalg.inv(np.zeros((2, 2)))
+
+
+def test_what_the_reference_computes_is_the_backends_failure(strict_plugin: None) -> None:
+    """strict inverts no integer matrix; NumPy does: not the caller's mistake, so automatic
+    mode falls back (and says so), and a named backend reports its failure."""
+    m = strict.asarray([[2, 0], [0, 4]])
+    with pytest.warns(prism.PrismWarning, match=r"strict(32)?\.linalg\.inv failed"):
+        out = prism.linalg.inv(m)
+    np.testing.assert_allclose(np.asarray(out), [[0.5, 0.0], [0.0, 0.25]])
+    with prism.use_backend("strict"), pytest.raises(prism.BackendError, match="reference computes"):
+        prism.linalg.inv(np.array([[2, 0], [0, 4]]))
+
+
+def test_an_undeclared_dtype_is_declined_before_any_conversion(strict_plugin: None) -> None:
+    a64 = np.ones((4, 4))
+    a32 = np.ones((4, 4), dtype=np.float32)
+    decision = prism.explain("matmul", a64, a64)
+    reasons = {c.variant: c.reasons for c in decision.candidates}
+    assert any("strict32 holds no float64" in r for r in reasons["strict32.matmul"])
+    with prism.use_backend("strict32"):
+        assert prism.matmul(a32, a32).dtype == strict.float32
+        with pytest.raises(prism.DispatchError, match="strict32 holds no float64"):
+            prism.matmul(a64, a64)
+
+
+def test_overrides_and_declines(strict_plugin: None) -> None:
+    v = np.arange(4.0)
+    with prism.use_backend("strict"):
+        assert float(prism.dot(v, v)) == 14.0
+        assert float(prism.linalg.det(np.eye(2) * 3)) == pytest.approx(9.0)  # det's can_run
+    decision = prism.explain("linalg.det", np.eye(1))
+    said = {c.variant: c.reasons for c in decision.candidates}
+    assert said["strict.linalg.det"] == ("can_run: too small for strict (under 4 elements)",)
+
+
+def test_targets_name_their_variants_and_keep_data_where_it_is() -> None:
+    class TwoPlaces(NamespaceBackend):
+        name = "two"
+        namespace = "array_api_strict"
+        targets = (Target("cpu", {"kind": "cpu"}), Target("gpu", {"kind": "gpu"}, 10))
+
+    names = {v.name for v in TwoPlaces().variants({"matmul"})}
+    assert names == {"two.matmul", "two.gpu.matmul"}
+    gpu = next(v for v in TwoPlaces().variants({"matmul"}) if v.name == "two.gpu.matmul")
+    assert gpu.priority == 10
+    assert "no device is named" in gpu.can_run(np.ones(2), np.ones(2))
