@@ -10,6 +10,13 @@ operands, no keyword) are declared from a table, ``_knowledge/elementwise.py``, 
 each does is declared beside them; the standard's other families from theirs
 (``_knowledge/families.py``).
 
+Each op's documentation starts with its signature, as Python writes one
+(``sum(x, /, *, axis=None, dtype=None, keepdims=False): the sum ...``): the one place it is
+written.  The function users call passes its arguments on as ``(*args, **kwargs)``; what
+``inspect.signature``, ``help()`` and editors show of it is that declared signature
+(:func:`signature_text`, :func:`parse_signature`; ``ops.OpSignature`` parses it when first
+read).
+
 ``array_args`` lists the indices of the positional parameters that are arrays; an op whose
 positional arguments are not all arrays says so (``()`` for creation ops, ``None`` for ``einsum``
 and ``asarray``, whose arrays are recognised by having a ``dtype``).  ``sequences`` lists those of
@@ -20,12 +27,15 @@ element of such an argument that is an array, to key a call on and to move betwe
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.families import TABLE_OPS
 
-__all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec"]
+if TYPE_CHECKING:
+    import inspect
+
+__all__ = ["ALIASES", "CATALOGUE", "SPECS", "OpSpec", "parse_signature", "signature_text"]
 
 
 class OpSpec(NamedTuple):
@@ -41,6 +51,72 @@ class OpSpec(NamedTuple):
 
 
 _SPECS: list[OpSpec] = []
+
+
+def signature_text(name: str, doc: str) -> str | None:
+    """The signature an op's documentation starts with, from the parenthesis on: ``"(x, /, *,
+    axis=None)"`` of ``"sum(x, /, *, axis=None): the sum ..."``, the one place a builtin op's
+    signature is written; ``None`` when ``doc`` does not start with ``name(`` and a ``): ``."""
+    if not doc.startswith(name + "("):
+        return None
+    end = doc.find("): ", len(name))
+    return None if end < 0 else doc[len(name) : end + 1]
+
+
+class _Text:
+    """A default that is not a literal (``dtype=float64``), shown as it is written."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def parse_signature(text: str) -> inspect.Signature:
+    """``text``, a signature as Python writes it (``"(x, /, *, axis=None)"``), as an
+    :class:`inspect.Signature`: defaults that are literals as their values, the others
+    (``dtype=float64``) as objects whose repr is their text.  Text that is no signature is a
+    ``SyntaxError``."""
+    import ast
+    import inspect
+
+    tree = ast.parse(f"def f{text}: pass")
+    function = tree.body[0]
+    if len(tree.body) != 1 or not isinstance(function, ast.FunctionDef):
+        raise SyntaxError(f"{text!r} is not a signature such as '(x, /, *, axis=None)'")
+    arguments = function.args
+
+    def default(node: ast.expr | None) -> object:
+        if node is None:
+            return inspect.Parameter.empty
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            return _Text(ast.unparse(node))
+
+    P = inspect.Parameter
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = [None] * (len(positional) - len(arguments.defaults)) + list(arguments.defaults)
+    parameters = [
+        P(
+            a.arg,
+            P.POSITIONAL_ONLY if i < len(arguments.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+            default=default(d),
+        )
+        for i, (a, d) in enumerate(zip(positional, defaults, strict=True))
+    ]
+    if arguments.vararg is not None:
+        parameters.append(P(arguments.vararg.arg, P.VAR_POSITIONAL))
+    parameters += [
+        P(a.arg, P.KEYWORD_ONLY, default=default(d))
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+    ]
+    if arguments.kwarg is not None:
+        parameters.append(P(arguments.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(parameters)
 
 
 def _declare(

@@ -12,6 +12,7 @@ user code.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, overload
@@ -237,12 +238,105 @@ def _make_function(op: Op) -> OpFunction:
     function.__name__ = function.__qualname__ = leaf
     function.__doc__ = op.__doc__
     function.__module__ = "prism_core"
+    # What ``inspect.signature``, ``help()`` and editors show: the op's declared signature, not
+    # the ``(*args, **kwargs)`` of the hot path; parsed when first read (not for 172 ops at the
+    # first call).
+    signature = OpSignature(source=partial(_declared_signature, op))
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    op.__signature__ = signature  # type: ignore[attr-defined]
     function.op = op  # type: ignore[attr-defined]
     function.name = op.name  # type: ignore[attr-defined]
     function.variants = op.variants  # type: ignore[attr-defined]
     function.variant = op.variant  # type: ignore[attr-defined]
     function.explain = partial(explain, op)  # type: ignore[attr-defined]
     return function  # type: ignore[return-value]
+
+
+# The slots of ``inspect.Signature`` that :class:`OpSignature` fills when first read.
+_PARAMETERS: Any = inspect.Signature.__dict__["_parameters"]
+_RETURN_ANNOTATION: Any = inspect.Signature.__dict__["_return_annotation"]
+#: What a function that takes anything shows: an op declared with no signature in its doc.
+_ANYTHING = "(*args, **kwargs)"
+
+
+class OpSignature(inspect.Signature):
+    """An op function's signature (``inspect.signature(prism_core.sum)``), made from its
+    ``source`` when first read: an :class:`inspect.Signature` in every respect (``bind``,
+    ``replace``, equality), whose parameters are parsed only if someone asks for them.
+
+    The function users call takes ``(*args, **kwargs)`` and passes them on unchanged (the hot
+    path builds no bound arguments); its ``__signature__`` is one of these, made from the
+    signature the op's documentation starts with (``sum(x, /, *, axis=None, ...)``, the
+    catalogue's one place for it) or from the reference function of an op declared with
+    :func:`operation`.
+    """
+
+    __slots__ = ("_source",)
+
+    def __init__(
+        self,
+        parameters: Any = None,
+        *,
+        return_annotation: Any = inspect.Signature.empty,
+        source: Callable[[], inspect.Signature] | None = None,
+        **options: Any,
+    ) -> None:
+        self._source = source
+        if source is None:  # made from parameters, as ``replace`` makes one
+            super().__init__(parameters, return_annotation=return_annotation, **options)
+
+    def _made(self) -> None:
+        source = self._source
+        made = inspect.Signature() if source is None else source()
+        _PARAMETERS.__set__(self, made.parameters)
+        _RETURN_ANNOTATION.__set__(self, made.return_annotation)
+
+    @property
+    def _parameters(self) -> Any:
+        try:
+            return _PARAMETERS.__get__(self)
+        except AttributeError:  # not read yet
+            self._made()
+            return _PARAMETERS.__get__(self)
+
+    @_parameters.setter
+    def _parameters(self, value: Any) -> None:
+        _PARAMETERS.__set__(self, value)
+
+    @property
+    def _return_annotation(self) -> Any:
+        try:
+            return _RETURN_ANNOTATION.__get__(self)
+        except AttributeError:
+            self._made()
+            return _RETURN_ANNOTATION.__get__(self)
+
+    @_return_annotation.setter
+    def _return_annotation(self, value: Any) -> None:
+        _RETURN_ANNOTATION.__set__(self, value)
+
+
+def _declared_signature(op: Op) -> inspect.Signature:
+    """The signature ``op``'s documentation starts with (``catalogue.signature_text``), or
+    ``(*args, **kwargs)`` where it starts with none (an op a user declared with a prose doc)."""
+    from prism_core._dispatch.catalogue import parse_signature, signature_text
+
+    text = signature_text(op.name, op.__doc__ or "")
+    if text is not None:
+        try:
+            return parse_signature(text)
+        except SyntaxError:  # prose that only looks like a signature: "f(x) is ...: ..."
+            pass
+    return parse_signature(_ANYTHING)
+
+
+def _reference_signature(reference: Callable[..., Any], op: Op) -> inspect.Signature:
+    """The signature of ``op``'s reference function; where it has none that ``inspect`` can
+    read (a builtin such as ``max``), what ``op``'s documentation declares."""
+    try:
+        return inspect.signature(reference)
+    except (TypeError, ValueError):
+        return _declared_signature(op)
 
 
 #: What :func:`_on_device` returns for a call it leaves where it is.
@@ -311,6 +405,10 @@ def operation(
 
     def declare(f: Callable[..., Any]) -> OpFunction:
         op = Op(name or f.__name__, f.__doc__ or "", aliases=aliases, array_args=array_args)
+        # The reference function's signature is the op's (read when first asked for).
+        signature = OpSignature(source=partial(_reference_signature, f, op))
+        op.function.__signature__ = signature  # type: ignore[attr-defined]
+        op.__signature__ = signature  # type: ignore[attr-defined]
         register_op(op)
         add_variant(
             Variant(

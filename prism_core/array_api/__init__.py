@@ -1,34 +1,18 @@
-"""`prism_core.array_api`: the Python Array API standard (2024.12) as Prism ops, so far.
+"""`prism_core.array_api`: the Python Array API standard (2024.12) as Prism ops.
 
 Every function here is a Prism op, dispatched like any (``prism explain sin``): on NumPy arrays
 NumPy computes it, on torch tensors (or under ``use_backend("torch")``) torch, on a GPU whatever
 plugin runs the op there; the arrays returned are the backend's own, with no wrapper.
 
-What exists in this increment (issue 12):
+Every function, constant and data type of the standard 2024.12 is here, with the ``linalg`` and
+``fft`` extensions and the inspection API (``__array_namespace_info__()``); ``pow`` is Prism's
+``power``.  The functions the standard added after 2024.12 (``isin``, ``linalg.eigvals``) are
+not.  ``docs/array-api.md`` lists them by family and says where each family is declared.
 
-* **every elementwise function** of the standard (``abs`` to ``trunc``, ``pow`` being Prism's
-  ``power``), the ones that are alike declared from a table (``_knowledge/elementwise.py``);
-* **the dtypes** Prism has: ``bool``, ``int8`` to ``int64``, ``uint8``, ``float32``,
-  ``float64``, ``complex64``, ``complex128`` (Prism's dtypes, which compare equal to NumPy's
-  and torch's; ``uint16``, ``uint32`` and ``uint64`` are not Prism dtypes yet, and are missing);
-* **the constants** ``e``, ``inf``, ``nan``, ``newaxis``, ``pi``;
-* ``__array_namespace_info__()`` with ``capabilities()``, ``default_device()``,
-  ``devices()`` (the devices Prism describes on this host), ``default_dtypes()`` and
-  ``dtypes()``.
-
-Still missing (later increments of issue 12): the creation functions but ``asarray``,
-``zeros``, ``ones``, ``full`` and ``from_dlpack`` (no ``arange``, ``linspace``, ``eye``,
-``*_like``, ``meshgrid``, ``tril``/``triu``); the data-type functions (``astype``,
-``can_cast``, ``finfo``, ``iinfo``, ``isdtype``, ``result_type``); indexing (``take``,
-``take_along_axis``); the manipulation functions but ``reshape``, ``moveaxis``,
-``expand_dims``, ``stack`` and ``concat`` (no ``permute_dims``, ``flip``, ``roll``,
-``squeeze``, ``broadcast_*``, ``tile``, ``repeat``, ``unstack``); searching (``nonzero``,
-``searchsorted``, ``count_nonzero``), set (``unique_*``), sorting (``argsort``) and the
-statistical functions but ``sum``, ``mean``, ``std``, ``min``, ``max`` and
-``cumulative_sum`` (no ``var``, ``prod``, ``cumulative_prod``, ``all``, ``any``, ``diff``);
-``matrix_transpose``, ``tensordot``, ``vecdot``; and most of the ``linalg`` and ``fft``
-extensions.  ``where``, ``clip``, ``argmax``, ``argmin``, ``sort``, ``matmul`` exist as
-Prism ops (``prism_core.where``, ...) and are exposed here too.
+Each function shows the standard's signature (``inspect.signature(xp.sum)`` is ``(x, /, *,
+axis=None, dtype=None, keepdims=False)``), the one its op's documentation starts with, though
+it passes its arguments on as ``(*args, **kwargs)``.  The standard's own test suite
+(data-apis/array-api-tests) runs on this namespace with ``benchmarks/array_api_tests.py``.
 
 Type promotion: the backend's.  NumPy's (NEP 50: no value-based casting, Python scalars take
 the array operand's dtype) agrees with the standard's promotion table wherever the table
