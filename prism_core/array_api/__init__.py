@@ -44,23 +44,11 @@ from prism_core._description.dtypes import (
     uint32,
     uint64,
 )
-from prism_core._knowledge.elementwise import STANDARD_ELEMENTWISE
-from prism_core._knowledge.families import TABLE_OPS
+from prism_core._knowledge.standard import STANDARD_OPS
 
-#: This namespace's function name -> the Prism op that is it.
-_OPS: dict[str, str] = {
-    **STANDARD_ELEMENTWISE,
-    **{
-        name: name
-        for name in (
-            "asarray", "zeros", "ones", "full", "from_dlpack", "where", "argmax", "argmin",
-            "sort", "sum", "mean", "std", "min", "max", "cumulative_sum", "reshape",
-            "moveaxis", "expand_dims", "stack", "concat", "matmul",
-        )
-    },
-    # The families declared as tables (issue 12); the extensions' are in ``linalg`` and ``fft``.
-    **{row.name: row.name for row in TABLE_OPS if row.standard and "." not in row.name},
-}  # fmt: skip
+#: This namespace's function name -> the Prism op that is it (the extensions' are in ``linalg``
+#: and ``fft``).
+_OPS: dict[str, str] = {name: op for name, op in STANDARD_OPS.items() if "." not in name}
 
 #: This namespace's functions that are not ops (they take dtypes or shapes, not arrays):
 #: name -> ``"module:attribute"``.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from prism_core.array_api._extension import extension
 
 #: This extension's function name -> the Prism op that is it.
-_OPS, __getattr__ = extension("fft", ("fft", "ifft", "rfft"), (), globals())
+_OPS, __getattr__ = extension("fft", (), globals())
 
 __all__ = sorted(_OPS)
 
