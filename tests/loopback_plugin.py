@@ -81,8 +81,14 @@ class WrappedBackend(LoopbackBackend):
 
 
 def big_add(a: Any, b: Any) -> Any:
-    assert isinstance(a, Wrapped) and isinstance(b, Wrapped), "arguments were not moved"
-    return Wrapped(a.data + b.data)
+    # Arrays arrive moved; a Python scalar operand arrives as it is (dispatch moves arrays).
+    moved = [isinstance(x, Wrapped) or not hasattr(x, "__dlpack__") for x in (a, b)]
+    assert all(moved), "arguments were not moved"
+    return Wrapped(_data(a) + _data(b))
+
+
+def _data(x: Any) -> Any:
+    return x.data if isinstance(x, Wrapped) else x
 
 
 def big_only(a: Any, b: Any) -> bool | str:

@@ -13,13 +13,17 @@ or, one test per check, with the pytest plugin Prism installs::
     pytest --prism-backend acme
 
 ``check_backend`` checks the :class:`prism_core.Backend` contract (identity, availability with a
-reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, ``asarray`` and
-``empty`` with a dtype, ``is_native``) and then every variant the backend contributes: called in
-every dtype the op is defined in, on inputs of several shapes and layouts, and with each keyword
-argument the op documents, and compared with the op's NumPy reference for values, output dtypes
-and result types.  Each check has a name (``acme.fft.fft-dtype-complex64``).  An unavailable
-backend is not a failure: its array checks are *skipped* with the backend's own reason, so the
-suite runs in CI without the hardware and for real on a machine that has it.
+reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, a writable
+``to_numpy``, ``asarray`` and ``empty`` with a dtype, ``is_native``, ``dtypes``) and then every
+variant the backend contributes: called in every dtype the op is defined in that the backend
+holds, on inputs of several shapes and layouts, and with each keyword argument the op
+documents, and compared with the op's NumPy reference for values, output dtypes and result
+types; and for what the plugin guide promises beyond that: a caller's mistakes raise the
+reference's exception in its words, singular matrices, Python scalars, mixed dtypes, and a
+``can_run`` that answers from shapes and dtypes before anything is converted.  Each check has a
+name (``acme.fft.fft-dtype-complex64``).  An unavailable backend is not a failure: its array
+checks are *skipped* with the backend's own reason, so the suite runs in CI without the
+hardware and for real on a machine that has it.
 
 A plugin's own test suite runs on the plugin as users get it, installed and alone, with the
 conftest :func:`isolated_plugin` makes.

@@ -1,5 +1,5 @@
 """The arrays the conformance suite calls ops with: the sizes, a maker of arrays of one dtype,
-and the cases of every layout of ``_conformance.SHAPES`` that the suite and the families'
+and the cases of every layout of ``_standard.SHAPES`` that the suite and the families'
 tables (``_cases``) share.  It imports neither, so both can import it."""
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ class ConformanceItem(pytest.Item):
         self.check = check
 
     def runtest(self) -> None:
-        from prism_core.testing._conformance import FAILED, SKIPPED
+        from prism_core.testing._judging import FAILED, SKIPPED
 
         result = self.check.run()
         if result.status == SKIPPED:
@@ -107,9 +107,15 @@ class _Conformance:
                 raise pytest.UsageError(f"{OPTION} {name}: {exc}") from None
             node = f"prism-backend-{name}"
             parent = _Backend.from_parent(session, name=node, nodeid=node)
-            items.extend(
+            made = [
                 ConformanceItem.from_parent(
                     parent, name=f"test_conformance[{check.name}]", check=check
                 )
                 for check in checks
+            ]
+            # Reported as collected, as a collector's items are: the terminal's count ("N
+            # tests collected", "collected N items") is of the items in collection reports.
+            session.ihook.pytest_collectreport(
+                report=pytest.CollectReport(parent.nodeid, "passed", None, list[Any](made))
             )
+            items.extend(made)

@@ -8,8 +8,9 @@
 * ``keyword_cases(op, m)`` (optional): ``{keyword: [(args, kwargs), ...]}`` exercising each
   keyword argument the op documents, or ``None`` for another family's op.
 
-``_conformance`` imports this package: it merges the families' ``DTYPES`` into its own when it
-is imported, and its ``input_cases`` and ``keyword_cases`` ask each family.  The families import
+``_standard`` (the suite's standard inputs) imports this package: it merges the families'
+``DTYPES`` into its own when it is imported, and its ``input_cases`` and ``keyword_cases`` ask
+each family.  The families import
 only ``prism_core.testing._inputs`` (the arrays the suite shares with them), never the suite.
 """
 

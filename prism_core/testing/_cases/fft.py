@@ -1,7 +1,7 @@
 """The conformance suite's inputs for the fft family of the Array API (see ``__init__``).
 
 The n-dimensional transforms and the shifts take arrays of every layout of
-``_conformance.SHAPES`` (``empty``: an empty batch, transformed along its non-empty axis) and
+``_standard.SHAPES`` (``empty``: an empty batch, transformed along its non-empty axis) and
 ``sizes``, a call with ``s`` and ``axes``; the one-dimensional ones take signals (a size-one
 one with ``n=1``: the default ``n`` of one point of a half spectrum is 0, which is an error).
 The frequencies take no array: ``n`` (``standard``, ``one``) and ``d`` (``spacing``), in the

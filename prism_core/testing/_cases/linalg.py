@@ -1,6 +1,6 @@
 """The conformance suite's inputs for the linalg family of the Array API (see ``__init__``).
 
-Every op has a case per layout of ``_conformance.SHAPES`` where it is defined on it (``outer``
+Every op has a case per layout of ``_standard.SHAPES`` where it is defined on it (``outer``
 takes vectors, which have no Fortran order), and ``stack`` where it takes stacks of matrices.
 The determinants are of matrices near the identity (``well_conditioned`` scaled down), so that
 they neither overflow in float32 nor underflow.  :func:`keyword_cases` exercises every keyword

@@ -1,5 +1,5 @@
 """The conformance suite's inputs for the manipulation and indexing family of the Array API
-(``__init__``): each op on arrays of every layout of :data:`~prism_core.testing._conformance.SHAPES`
+(``__init__``): each op on arrays of every layout of :data:`~prism_core.testing._standard.SHAPES`
 (the ``standard`` case large enough for a GPU's size check), with the keyword arguments the
 layout calls for (``take`` of a matrix needs its ``axis``)."""
 
