@@ -18,6 +18,7 @@ else or say something vaguer: each names the argument at fault, on NumPy and on 
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -397,10 +398,14 @@ def test_broadcast_shapes_errors() -> None:
 
 
 def test_the_cuda_functions_check_what_cupy_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """CuPy wraps indices out of range and takes no array of counts: the plugin's functions
-    check the indices and give CuPy the counts as a list (run here with NumPy as ``cupy``)."""
-    manipulation = pytest.importorskip("prism_plugin_cuda.manipulation")
+    """CuPy wraps indices out of range and takes no uint64 counts: the ``cuda`` backend's
+    functions check the indices and cast the counts (run here with NumPy as ``cupy``)."""
+    cuda = pytest.importorskip("prism_plugin_cuda.backend", reason="prism-plugin-cuda")
     monkeypatch.setitem(sys.modules, "cupy", np)
+    backend = cuda.CudaBackend()
+    backend._xp = np
+    ops = ("take", "take_along_axis", "repeat", "broadcast_arrays", "unstack")
+    manipulation = types.SimpleNamespace(**{op: backend.function(op) for op in ops})
     x = np.arange(6.0).reshape(2, 3)
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 1 with size 3"):
         manipulation.take(x, np.array([5]), axis=1)

@@ -15,6 +15,7 @@ plugin's implementations run with NumPy standing in for CuPy at the end.
 from __future__ import annotations
 
 import sys
+import types
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -397,11 +398,18 @@ def test_searchsorted_needs_a_vector_x1(backend: str) -> None:
 
 @pytest.fixture
 def cupy_family(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``prism_plugin_cuda.searching`` with NumPy as ``cupy`` (CuPy mirrors NumPy's API): the
-    plugin's own code runs, CuPy's does not (``test_cuda_gpu.py`` runs it on a GPU)."""
-    module = pytest.importorskip("prism_plugin_cuda.searching", reason="prism-plugin-cuda")
-    monkeypatch.setitem(sys.modules, "cupy", np)
-    return module
+    """The ``cuda`` backend's functions of these ops with NumPy as ``cupy`` (CuPy mirrors
+    NumPy's API): the plugin's own code runs, CuPy's does not (``test_cuda_gpu.py`` runs it on
+    a GPU)."""
+    cuda = pytest.importorskip("prism_plugin_cuda.backend", reason="prism-plugin-cuda")
+    cupy = types.ModuleType("cupy")
+    vars(cupy).update(vars(np))
+    # CuPy's unique_values is unique(x, equal_nan=False): sorted, where NumPy 2.3's are not.
+    cupy.unique_values = lambda x: np.unique(x, equal_nan=False)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    backend = cuda.CudaBackend()
+    backend._xp = cupy
+    return types.SimpleNamespace(**{op: backend.function(op) for op in FAMILY})
 
 
 def test_the_cupy_plugin_functions(cupy_family: Any) -> None:

@@ -17,6 +17,7 @@ standing in for CuPy at the end.
 from __future__ import annotations
 
 import sys
+import types
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -327,11 +328,15 @@ def test_cumulative_prod_needs_an_axis_beyond_one_dimension(backend: str) -> Non
 
 @pytest.fixture
 def cupy_family(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """``prism_plugin_cuda.statistics`` with NumPy as ``cupy`` (CuPy mirrors NumPy's API): the
-    plugin's own code runs, CuPy's does not (``test_cuda_gpu.py`` runs it on a GPU)."""
-    module = pytest.importorskip("prism_plugin_cuda.statistics", reason="prism-plugin-cuda")
+    """The ``cuda`` backend's functions of these ops with NumPy as ``cupy`` (CuPy mirrors
+    NumPy's API): the plugin's own code runs, CuPy's does not (``test_cuda_gpu.py`` runs it on
+    a GPU)."""
+    cuda = pytest.importorskip("prism_plugin_cuda.backend", reason="prism-plugin-cuda")
     monkeypatch.setitem(sys.modules, "cupy", np)
-    return module
+    backend = cuda.CudaBackend()
+    backend._xp = np
+    ops = ("prod", "var", "cumulative_prod", "diff")
+    return types.SimpleNamespace(**{op: backend.function(op) for op in ops})
 
 
 def test_the_cupy_plugin_functions(cupy_family: Any) -> None:

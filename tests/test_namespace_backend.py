@@ -8,6 +8,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from types import MappingProxyType
 
 import numpy as np
 import pytest
@@ -194,3 +195,163 @@ def test_targets_name_their_variants_and_keep_data_where_it_is() -> None:
     gpu = next(v for v in TwoPlaces().variants({"matmul"}) if v.name == "two.gpu.matmul")
     assert gpu.priority == 10
     assert "no device is named" in gpu.can_run(np.ones(2), np.ones(2))
+
+
+def test_python_ints_out_of_an_integer_dtype_s_range_overflow_as_in_numpy() -> None:
+    """NEP 50: ``uint8_array + 300`` is NumPy's OverflowError; a library that wraps (torch's
+    ``add`` does; here an override standing in for one) must not compute it."""
+
+    def wrapping_add(a: object, b: int) -> object:
+        return strict.asarray(np.asarray(a) + np.uint8(b % 256))
+
+    class Wraps(NamespaceBackend):
+        name = "wraps"
+        namespace = "array_api_strict"
+        overrides = MappingProxyType({"add": wrapping_add})
+
+    add = Wraps().function("add")
+    u = strict.asarray([1, 2], dtype=strict.uint8)
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for uint8"):
+        np.add(np.ones(2, np.uint8), 300)
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for uint8"):
+        add(u, 300)
+    assert add(u, 255).dtype == strict.uint8  # in range: the array's dtype
+
+
+def test_frequencies_and_trace_take_prism_s_dtypes(strict_plugin: None) -> None:
+    """``fft.fftfreq``/``rfftfreq`` are creation functions (``dtype=``, ``device=``) and
+    ``linalg.trace`` takes ``dtype=``: a Prism or NumPy dtype becomes the library's."""
+    with prism.use_backend("strict"):
+        assert prism.fft.fftfreq(4, dtype=prism.float32).dtype == strict.float32
+        assert prism.fft.rfftfreq(4, dtype=np.float32).dtype == strict.float32
+        eye = strict.asarray(np.eye(2))
+        assert prism.linalg.trace(eye, dtype=prism.float32).dtype == strict.float32
+
+
+def test_meshgrid_gives_the_standard_s_list_as_the_reference_does(strict_plugin: None) -> None:
+    v = strict.asarray([1.0, 2.0])
+    with prism.use_backend("strict"):
+        grid = prism.meshgrid(v, v)
+    assert type(grid) is list and type(prism.meshgrid(np.ones(2), np.ones(3))) is list
+
+
+def test_python_scalars_alone_compute_as_the_reference_does(strict_plugin: None) -> None:
+    """The standard's functions take arrays; Prism's ops (NumPy's) take Python scalars too:
+    alone, the first becomes an array of NumPy's dtype for it."""
+    with prism.use_backend("strict"):
+        logged, added = prism.log(0.5), prism.add(1, 2)
+    assert logged.dtype == strict.float64 and float(logged) == pytest.approx(np.log(0.5))
+    assert added.dtype == strict.int64 and int(added) == 3
+
+
+def test_integers_widen_where_numpy_widens(strict_plugin: None) -> None:
+    """Sums accumulate small integers in 64 bits, true division and means give float64, and the
+    floating functions the smallest float that holds the integers (float32 for int16): NumPy's
+    types, where array-api-strict refuses or keeps the narrow type."""
+    i16 = np.array([1, 2, 3], dtype=np.int16)
+    with prism.use_backend("strict"):
+        got = {
+            "sum": prism.sum(i16),
+            "cumulative_prod": prism.cumulative_prod(i16),
+            "divide": prism.divide(i16, i16),
+            "mean": prism.mean(i16),
+            "sqrt": prism.sqrt(i16),
+            "atan2": prism.atan2(i16, i16),
+        }
+    want = {
+        "sum": np.sum(i16),
+        "cumulative_prod": np.cumprod(i16),
+        "divide": np.divide(i16, i16),
+        "mean": np.mean(i16),
+        "sqrt": np.sqrt(i16),
+        "atan2": np.arctan2(i16, i16),
+    }
+    for op, value in got.items():
+        assert str(value.dtype).rpartition(".")[2] == want[op].dtype.name, op
+        np.testing.assert_allclose(np.asarray(value), want[op], rtol=1e-3)
+
+
+def test_copy_false_refuses_a_copy_the_library_needs_even_where_numpy_needs_none() -> None:
+    """The standard's ``ValueError`` for ``copy=False`` where the library must copy (a NumPy
+    array into a library that cannot share its memory), though NumPy itself shares it."""
+
+    def copying_asarray(obj: object, /, **kwargs: object) -> object:
+        if kwargs.get("copy") is False:
+            raise ValueError("Unable to avoid copy while creating an array as requested.")
+        return strict.asarray(obj)
+
+    class Copies(NamespaceBackend):
+        name = "copies"
+        namespace = "array_api_strict"
+        overrides = MappingProxyType({"asarray": copying_asarray})
+
+    asarray = Copies().function("asarray")
+    np.asarray(np.ones(2), copy=False)  # NumPy shares it
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        asarray(np.ones(2), copy=False)
+
+
+def test_a_library_without_device_keywords_creates_on_its_default_device(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``device=None`` is the library's default: not passed, so that a namespace whose creation
+    functions take no ``device=`` (CuPy's: they create on the current GPU) creates there."""
+    import sys
+    import types
+
+    lib = types.ModuleType("no_device_lib")
+    lib.zeros = lambda shape, dtype=None: np.zeros(shape, dtype=dtype)  # type: ignore[attr-defined]
+    lib.float32 = np.float32  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "no_device_lib", lib)
+
+    class NoDevice(NamespaceBackend):
+        name = "nodevice"
+        namespace = "no_device_lib"
+
+    zeros = NoDevice().function("zeros")
+    assert zeros((2,), dtype=prism.float32).dtype == np.float32
+    assert zeros((2,), dtype="float32", device=None).shape == (2,)
+
+
+def test_numpy_s_own_dtype_names_as_the_reference_reads_them() -> None:
+    """A ``dtype=`` in NumPy's own spelling (``"f4"``), which the reference takes, is the
+    library's dtype; a name neither knows is a ``TypeError``."""
+
+    class Strict(NamespaceBackend):
+        name = "strictnames"
+        namespace = "array_api_strict"
+
+    backend = Strict()
+    assert backend.native_dtype("f4") == strict.float32
+    assert backend.native_dtype("<i8") == strict.int64
+    with pytest.raises(TypeError):
+        backend.native_dtype("float33")
+
+
+def test_the_decompositions_are_the_reference_s_named_tuples(strict_plugin: None) -> None:
+    """``prism_core``'s result tuples (NumPy's field names), not the library's own."""
+    from prism_core.backend_kit import QRResult, SVDResult
+
+    with prism.use_backend("strict"):
+        svd = prism.linalg.svd(strict.asarray(np.eye(2)))
+        qr = prism.linalg.qr(strict.asarray(np.eye(2)))
+    assert type(svd) is SVDResult and svd._fields == ("U", "S", "Vh")
+    assert type(qr) is QRResult
+
+
+def test_a_device_the_library_cannot_read_is_its_own_error_in_its_words() -> None:
+    """``device=`` names the library's devices, which the NumPy reference (host memory only)
+    cannot judge: the library's reading of it is the error raised."""
+
+    class Devices(NamespaceBackend):
+        name = "devices"
+        namespace = "array_api_strict"
+
+        def _device(self, given: object, device: object) -> object:
+            if given not in (None, "cpu"):
+                raise ValueError(f"device={given!r} is not a device devices knows")
+            return device
+
+    zeros = Devices().function("zeros")
+    with pytest.raises(ValueError, match="device='nowhere' is not a device devices knows"):
+        zeros((2,), device="nowhere")

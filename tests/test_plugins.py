@@ -395,7 +395,7 @@ def test_plugins_json(venv: Venv) -> None:
         "rtx-6000-ada.yaml",
         "l40s.yaml",
     }
-    assert cuda["info"]["requires"] == ["cupy-cuda12x>=13"]
+    assert cuda["info"]["requires"] == ["cupy-cuda12x>=14.2"]
     assert "prism_detect_devices" in cuda["hooks"]
     assert "prism_variants" in cuda["hooks"]
     # One variant of every op of the catalogue, and cuda.tensor_core_matmul.  (The catalogue,

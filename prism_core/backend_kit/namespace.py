@@ -29,6 +29,7 @@ What every variant of a namespace backend does besides calling the namespace's f
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import sys
 import warnings
@@ -38,6 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prism_core._contract.backend import Availability, Backend
 from prism_core._contract.device_argument import requested_device
+from prism_core._contract.results import EighResult, QRResult, SlogdetResult, SVDResult
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
@@ -69,12 +71,34 @@ _PROMOTED: dict[str, tuple[int, ...]] = {
     ),
     "where": (1, 2),
 }  # fmt: skip
+#: The ops whose integer arguments NumPy computes in a wider type (``NamespaceBackend._widen``).
+_WIDENED: dict[str, str] = {
+    **dict.fromkeys(("sum", "prod", "cumulative_sum", "cumulative_prod"), "accumulate"),
+    **dict.fromkeys(("divide", "mean", "std", "var"), "float64"),
+    **dict.fromkeys(
+        [
+            e.name
+            for e in ELEMENTWISE
+            if e.kinds in ("floating", "real_floating")
+            and not e.boolean_result
+            and e.name not in ("imag", "reciprocal")
+        ]
+        + ["sqrt", "exp", "log"],
+        "float",
+    ),
+}
 #: The ops whose first argument is a sequence of arrays, promoted together.
 _SEQUENCES = frozenset({"concat", "stack"})
+#: The elementwise ops, which the reference computes on Python scalars alone (``log(0.5)``)
+#: where the standard's functions take arrays.
+_ELEMENTWISE = frozenset(e.name for e in ELEMENTWISE) | frozenset(
+    {"add", "subtract", "multiply", "divide", "power", "square", "sqrt", "exp", "log", "abs"}
+    | {"real", "conj", "maximum", "minimum"}
+)
 #: The creation ops, whose ``device=`` names where the result goes.
 _CREATION = frozenset(
     {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}
-    | {"zeros_like", "ones_like", "full_like", "empty_like"}
+    | {"zeros_like", "ones_like", "full_like", "empty_like", "fft.fftfreq", "fft.rfftfreq"}
 )
 
 
@@ -190,11 +214,40 @@ class NamespaceBackend(Backend):
             return None
         if type(value).__module__.partition(".")[0] not in _PRISM_OR_NUMPY:
             return value  # the library's own dtype (or its error)
-        name = prism_dtype(value).name  # TypeError, naming it, for what is no dtype
+        try:
+            name = prism_dtype(value).name  # TypeError, naming it, for what is no dtype
+        except ValueError:
+            if not isinstance(value, str):
+                raise
+            import numpy as np
+
+            name = np.dtype(value).name  # NumPy's own names ("f4"), as the reference reads them
         found = getattr(self.xp, "bool" if name == "bool_" else name, None)
         if found is None:
             raise TypeError(f"dtype: {self.name} has no {name} ({self.namespace}.{name})")
         return found
+
+    def _widen(self, op: str, args: tuple[Any, ...], rule: str) -> tuple[Any, ...]:
+        """``args`` with their integer and bool arrays cast to the dtype NumPy computes ``op``
+        in (``rule``): sums and products accumulate in the 64-bit integer of their kind;
+        ``divide``, ``mean``, ``std`` and ``var`` give float64; the floating functions the
+        smallest float that holds the integers (``sqrt`` of int8 is float16)."""
+        out = list(args)
+        for i, a in enumerate(args[:1] if rule == "accumulate" else args):
+            kind = _kind(a.dtype) if hasattr(a, "dtype") else None
+            if kind is None or kind not in "biu":
+                continue
+            import numpy as np
+
+            given = np.dtype(_numpy_name(a.dtype))
+            if rule == "accumulate":
+                if given.itemsize == 8:
+                    continue
+                wanted = "uint64" if kind == "u" else "int64"
+            else:
+                wanted = "float64" if rule == "float64" else np.result_type(given, np.float16).name
+            out[i] = self.xp.astype(a, self._held_dtype(op, wanted))
+        return tuple(out)
 
     def _held_dtype(self, op: str, value: Any) -> Any:
         """The library's dtype for a ``dtype=`` argument of ``op``, which it must hold."""
@@ -356,31 +409,51 @@ class NamespaceBackend(Backend):
         base = self._base(op)
         device = self.device_for(target)
         promoted = _PROMOTED.get(op)
+        widened = _WIDENED.get(op)
         sequence = op in _SEQUENCES
+        elementwise = op in _ELEMENTWISE
         creation = op in _CREATION
         has_dtype = creation or op in _DTYPE_KEYWORD
         cast = op == "astype"  # its dtype is positional
-        listed = op in _TUPLES
+        container = _CONTAINERS.get(op)
         backend = self
 
         def run(*args: Any, **kwargs: Any) -> Any:
             given, keywords = args, kwargs
+            # The library's reading of device= is its verdict (the reference knows only host
+            # memory, so its error would not say what the library takes): not asked below.
+            where = backend._device(kwargs.get("device"), device) if creation else None
             try:
                 if has_dtype and kwargs.get("dtype") is not None:
                     kwargs = {**kwargs, "dtype": backend._held_dtype(op, kwargs["dtype"])}
                 elif cast and len(args) > 1:
                     args = (args[0], backend._held_dtype(op, args[1]), *args[2:])
                 if creation:
-                    kwargs = {**kwargs, "device": backend._device(kwargs.get("device"), device)}
+                    # None is the library's default device: not passed, so that a namespace
+                    # whose creation functions take no device= (CuPy's) creates there.
+                    kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+                    if where is not None:
+                        kwargs["device"] = where
                 elif device is not None:
                     args, kwargs = backend._placed(args, kwargs, device)
+                if (
+                    elementwise
+                    and args
+                    and type(args[0]) in _SCALARS
+                    and not any(hasattr(a, "dtype") for a in args[1:])
+                ):  # Python scalars alone: the first as an array
+                    args = (backend._make(args[0], device=device), *args[1:])
                 if promoted is not None:
                     args = backend._promote(op, args, promoted)
+                if widened is not None and not kwargs.get("dtype"):
+                    args = backend._widen(op, args, widened)
                 elif sequence and args and isinstance(args[0], (list, tuple)):
                     items = backend._promote(op, tuple(args[0]), range(len(args[0])))
                     args = (list(items), *args[1:])
                 out = base(*args, **kwargs)
-                return tuple(out) if listed and type(out) is list else out
+                if container is not None and type(out) is not container:
+                    return container(*out) if hasattr(container, "_fields") else container(out)
+                return out
             except Exception as exc:
                 error = backend.reference_error(op, exc, given, keywords)
                 if error is exc:
@@ -446,14 +519,20 @@ class NamespaceBackend(Backend):
         """``args`` with the arrays at ``positions`` cast to NumPy's result type where the
         library could promote otherwise: mixed dtypes, or a Python scalar of a kind the
         array's dtype does not hold (``int32_array + 1.5`` is float64 in NumPy)."""
+        if positions == (0, 1) and len(args) > 1:  # two operands of one dtype: asked first
+            first = getattr(args[0], "dtype", None)
+            if first is not None and first == getattr(args[1], "dtype", None):
+                return args
         places = [i for i in positions if i < len(args)]
         dtypes = {args[i].dtype for i in places if hasattr(args[i], "dtype")}
         scalars = [args[i] for i in places if type(args[i]) in _SCALARS]
-        if not dtypes:
-            return args
+        if not dtypes or (len(dtypes) == 1 and not scalars):
+            return args  # nothing to promote (the common case: asked first, as it is cheap)
         if len(dtypes) == 1:
             kind = _kind(next(iter(dtypes)))
             if kind is None or all(kind in _KEEPS[type(s)] for s in scalars):
+                if kind in ("i", "u"):
+                    _in_bounds(next(iter(dtypes)), scalars)
                 return args
         import numpy as np
 
@@ -505,6 +584,8 @@ class NamespaceBackend(Backend):
             return mistake  # type: ignore[return-value]
         except Exception:
             return exc
+        if isinstance(exc, ValueError) and kwargs.get("copy") is False:
+            return exc  # the standard's refusal of a copy this library needs (NumPy's none)
         return RuntimeError(
             f"{self.name} failed where the reference computes the call: "
             f"{type(exc).__name__}: {first_line(exc)}"
@@ -521,10 +602,21 @@ class NamespaceBackend(Backend):
 
 #: Every op of the standard, by Prism's name.
 _STANDARD = frozenset(STANDARD_OPS.values())
-#: The ops whose result is a tuple of arrays in NumPy (the reference), a list in the standard.
-_TUPLES = frozenset({"broadcast_arrays", "meshgrid"})
+#: The ops whose result is a sequence of arrays, and its type in the reference (a library may
+#: give the other: the standard said lists, and says tuples since 2024.12).
+_CONTAINERS: dict[str, type] = {
+    "broadcast_arrays": tuple,
+    "meshgrid": list,
+    # The decompositions: the reference's named tuples (a library's have other types, names).
+    "linalg.svd": SVDResult,
+    "linalg.eigh": EighResult,
+    "linalg.qr": QRResult,
+    "linalg.slogdet": SlogdetResult,
+}
 #: The ops beyond creation that take a ``dtype=`` keyword.
-_DTYPE_KEYWORD = frozenset({"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean"})
+_DTYPE_KEYWORD = frozenset(
+    {"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "linalg.trace"}
+)
 
 
 def _arrays(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[Any]:
@@ -549,7 +641,20 @@ def _numpy_name(dt: Any) -> str:
     return name if isinstance(name, str) else str(dt).rpartition(".")[2]
 
 
+def _in_bounds(dt: Any, scalars: list[Any]) -> None:
+    """NumPy's ``OverflowError`` (NEP 50) for a Python int out of the range of the integer
+    dtype it joins, which a library would wrap silently (``uint8_array + 300``)."""
+    import numpy as np
+
+    info = np.iinfo(_numpy_name(dt))
+    for s in scalars:
+        if type(s) is int and not info.min <= s <= info.max:
+            raise OverflowError(f"Python integer {s} out of bounds for {info.dtype}")
+
+
+@functools.lru_cache(maxsize=256)
 def _kind(dt: Any) -> str | None:
+    """NumPy's kind letter of a library's dtype (cached: asked on every call of many ops)."""
     import numpy as np
 
     try:

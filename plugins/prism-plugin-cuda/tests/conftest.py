@@ -111,6 +111,11 @@ class _NumpyAsCupy(types.ModuleType):
             )
         )
 
+    @staticmethod
+    def unique_values(x: Any) -> Any:
+        """CuPy's (``unique(x, equal_nan=False)``: sorted), where NumPy 2.3's are in no order."""
+        return np.unique(x, equal_nan=False)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(np, name)
 
@@ -124,7 +129,7 @@ def numpy_as_cupy(cuda_backend: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     cupyx.errstate = lambda **kwargs: contextlib.nullcontext()  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "cupy", cupy)
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
-    monkeypatch.setattr(cuda_backend, "_module", cupy)
+    monkeypatch.setattr(cuda_backend, "_xp", cupy)
     monkeypatch.setattr(
         cuda_backend, "_availability", prism_core.Availability(True, version=cupy.__version__)
     )

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pytest
 from prism_plugin_cuda import ops
-from prism_plugin_cuda.backend import NOT_INSTALLED, CudaBackend, CudaUnavailableError, cupy_dtype
+from prism_plugin_cuda.backend import NOT_INSTALLED, CudaBackend, CudaUnavailableError
 
 import prism_core
 
@@ -102,7 +102,7 @@ def test_creating_the_backend_imports_nothing(cupy_is: Callable[..., None]) -> N
     cupy_is(None)  # an import of CuPy would fail
     backend = CudaBackend()
     assert backend._availability is None
-    assert backend._module is None
+    assert backend._xp is None
 
 
 # -- reasons ----------------------------------------------------------------------------------
@@ -141,8 +141,22 @@ def test_cupy_with_a_device(cupy_is: Callable[..., None]) -> None:
     backend = CudaBackend()
     state = backend.availability()
     assert state and state.version == "14.2.0" and state.reason == ""
-    assert backend._module is cupy
+    assert backend._xp is cupy
     assert backend.availability() is state  # probed once
+
+
+def test_a_cupy_older_than_14_2(cupy_is: Callable[..., None]) -> None:
+    """CuPy 14.1 lacks functions of the standard the backend calls (``cumulative_sum``)."""
+    cupy_is(fake_cupy("14.1.1"))
+    backend = CudaBackend()
+    state = backend.availability()
+    assert not state and state.version == "14.1.1"
+    assert state.reason == (
+        "cupy 14.1.1 is installed; the cuda backend needs cupy>=14.2 (pip install -U cupy-cuda12x)"
+    )
+    assert backend._xp is None
+    with pytest.raises(CudaUnavailableError, match=r"needs cupy>=14\.2"):
+        backend.asarray([1.0])
 
 
 def test_a_cupy_that_breaks_on_import(
@@ -205,9 +219,9 @@ def test_availability_on_this_host() -> None:
 def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
     """The real CuPy (``pip install cupy-cuda12x``, about 140 MB) in a throwaway environment:
     where there is no NVIDIA driver, the backend's reason is CUDA's own message.  Also checks,
-    without a GPU, every CuPy function the plugin names: each pass-through op and each
-    ``cupy.X`` / ``cupyx.X`` attribute ``prism_plugin_cuda/ops.py`` uses exists in that
-    CuPy."""
+    without a GPU, every CuPy function the plugin names: the function of each op (CuPy's of
+    the standard's name, or the override) and each ``cupy.X`` / ``cupyx.X`` attribute
+    ``prism_plugin_cuda/ops.py`` uses exists in that CuPy."""
     if importlib.util.find_spec("cupy") is not None:
         pytest.skip("CuPy is installed here: test_availability_on_this_host covers its reason")
     deadline = time.monotonic() + INSTALL_BUDGET_S
@@ -227,7 +241,8 @@ def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
         pytest.skip(f"cannot create a virtual environment with `python -m venv`: {made.stderr}")
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
     installed = run(
-        "pip install cupy-cuda12x", [str(python), "-m", "pip", "install", "-q", "cupy-cuda12x>=13"]
+        "pip install cupy-cuda12x",
+        [str(python), "-m", "pip", "install", "-q", "cupy-cuda12x>=14.2"],
     )
     if installed.returncode != 0:
         tail = (installed.stderr or installed.stdout).strip().splitlines()[-1:]
@@ -248,12 +263,20 @@ def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
 
         state = CudaBackend().availability()
         names = json.loads(sys.argv[1])
+        backend = CudaBackend()
+        backend._xp = cupy  # no GPU: the functions are made, not called
+        unresolved = []
+        for v in backend.variants():
+            try:
+                backend.function(v.op)
+            except Exception as exc:
+                unresolved.append(f"{v.op}: {exc}")
         print(json.dumps({
             "available": state.available,
             "reason": state.reason,
             "version": cupy.__version__,
             "ndarray_module": cupy.ndarray.__module__,
-            "passthrough": {n: callable(getattr(ops, n)) for n in ops.PASSTHROUGH},
+            "unresolved": unresolved,
             "missing": sorted(n for n in names if not has(cupy if n.startswith("cupy.")
                               else cupyx, n.partition(".")[2])),
         }))
@@ -273,7 +296,7 @@ def test_real_cupy_installed_without_a_gpu(tmp_path: Path) -> None:
     assert found["reason"].startswith(f"cupy {found['version']} is installed but "), found
     assert "cuda" in found["reason"].lower(), found["reason"]
     assert found["ndarray_module"] == "cupy"  # what CudaBackend.owns reads
-    assert found["passthrough"] == dict.fromkeys(ops.PASSTHROUGH, True)
+    assert found["unresolved"] == []
     assert found["missing"] == []
 
 
@@ -317,7 +340,7 @@ def test_is_native_before_cupy_is_imported(cupy_is: Callable[..., None]) -> None
     assert backend.is_native(CupyLike())
     assert not backend.is_native(np.ones(3))
     assert not backend.is_native([1.0, 2.0])
-    assert backend._module is None
+    assert backend._xp is None
 
 
 def test_is_native_after_the_probe(cupy_is: Callable[..., None]) -> None:
@@ -345,18 +368,18 @@ def test_is_native_after_the_probe(cupy_is: Callable[..., None]) -> None:
         (int, "int64"),
     ],
 )
-def test_cupy_dtype(given: Any, expected: str) -> None:
-    assert cupy_dtype(given) == np.dtype(expected)
+def test_native_dtype(numpy_as_cupy: CudaBackend, given: Any, expected: str) -> None:
+    assert numpy_as_cupy.native_dtype(given) == np.dtype(expected)
 
 
-def test_cupy_dtype_refuses_what_cupy_has_not() -> None:
-    assert cupy_dtype(None) is None
+def test_native_dtype_refuses_what_cupy_has_not(numpy_as_cupy: CudaBackend) -> None:
+    assert numpy_as_cupy.native_dtype(None) is None
     with pytest.raises(TypeError, match="no bfloat16"):
-        cupy_dtype(prism_core.bfloat16)
+        numpy_as_cupy.native_dtype(prism_core.bfloat16)
     with pytest.raises(TypeError, match="no bfloat16"):
-        cupy_dtype("bf16")
+        numpy_as_cupy.native_dtype("bf16")
     with pytest.raises(TypeError):
-        cupy_dtype("float33")
+        numpy_as_cupy.native_dtype("float33")
 
 
 def test_to_device_refuses_a_device_it_does_not_drive(library: prism_core.DeviceLibrary) -> None:

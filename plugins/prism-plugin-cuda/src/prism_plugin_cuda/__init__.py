@@ -2,10 +2,10 @@
 
 * ``prism_plugin_cuda.plugin``: the hook implementations (entry point ``cuda`` in the group
   ``prism.plugins``);
-* ``prism_plugin_cuda.backend``: :class:`CudaBackend` (``cuda``, alias ``cupy``), on CuPy,
-  which is not imported until the backend is used;
-* ``prism_plugin_cuda.variants`` and ``prism_plugin_cuda.ops``: a variant of every op of
-  Prism's catalogue, on CuPy;
+* ``prism_plugin_cuda.backend``: :class:`CudaBackend` (``cuda``, alias ``cupy``), a namespace
+  backend on CuPy (not imported until the backend is used): a variant of every op of Prism's
+  catalogue, and ``can_run``'s policy;
+* ``prism_plugin_cuda.ops``: the functions where CuPy's own differs from the NumPy reference;
 * ``prism_plugin_cuda.detect``: detection of the GPUs of this host through ``nvidia-smi``;
 * ``prism_plugin_cuda/hardware/``: device descriptions of NVIDIA boards that Prism does not ship.
 """

@@ -1,8 +1,8 @@
 """The hook implementations of the ``cuda`` plugin (entry point ``cuda`` in ``prism.plugins``).
 
 Every hook is cheap: nothing here imports CuPy (the backend imports it in its methods; the
-variants name their functions as ``"prism_plugin_cuda.ops:matmul"``, imported when dispatch
-first chooses one), and ``nvidia-smi`` runs only when Prism inspects the host.
+variants' functions are made when dispatch first calls them), and ``nvidia-smi`` runs only when
+Prism inspects the host.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "NVIDIA GPUs: CUDA backend on CuPy, nvidia-smi detection, boards",
         "url": "https://developer.nvidia.com/cuda-zone",
-        "requires": ["cupy-cuda12x>=13"],
+        "requires": ["cupy-cuda12x>=14.2"],
     }
 
 
@@ -53,11 +53,9 @@ def prism_backends() -> Sequence[Backend]:
 @prism_core.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """One variant of every op of the catalogue on the GPU (``cuda.add``, ...), and
-    ``cuda.tensor_core_matmul`` where tensor cores accelerate the dtype; see
-    ``prism_plugin_cuda.variants``."""
-    from .variants import variants
-
-    return variants()
+    ``cuda.tensor_core_matmul`` where tensor cores accelerate the dtype
+    (:meth:`CudaBackend.variants`)."""
+    return CudaBackend().variants(set(prism_core.all_ops()))
 
 
 @prism_core.hookimpl
