@@ -230,15 +230,17 @@ def parse_bench(results: Path, output: str) -> Outcome:
 def steps(results: Path, workers: int) -> list[Step]:
     py = sys.executable
     bench = ROOT / "benchmarks"
-    tests = ["plugins/prism-plugin-torch/tests", "plugins/prism-plugin-cuda/tests"]
-    # The conformance suite is a step of its own; pytest-benchmark (on the GPU image) warns
-    # under xdist, which the project's filterwarnings = error makes fatal.
+    tests = [f"plugins/prism-plugin-{name}/tests" for name in ("torch", "cuda", "jax")]
+    # The conformance suite is a step of its own (JAX's whole run takes minutes: not here);
+    # pytest-benchmark (on the GPU image) warns under xdist, which the project's
+    # filterwarnings = error makes fatal.
+    skipped = "not test_conformance_on_the_gpu and not test_the_conformance_suite_passes"
     pytest = [py, "-m", "pytest", *tests, "-m", "not slow", "-p", "no:cacheprovider",
-              "-p", "no:benchmark", "-q", "-k", "not test_conformance_on_the_gpu"]  # fmt: skip
+              "-p", "no:benchmark", "-q", "-k", skipped]  # fmt: skip
     return [
         Step("doctor", "prism doctor: the GPU detected and mapped to its description",
              [py, "-m", "prism_core", "doctor", "--json"], 60, parse_doctor),
-        Step("tests", "the torch and cuda plugins' test suites (without the slow ones)",
+        Step("tests", "the torch, cuda and jax plugins' test suites (without the slow ones)",
              [*pytest, "-n", str(workers), f"--junitxml={results / 'tests.xml'}"], 150,
              parse_pytest, dry=[*pytest, "--collect-only"]),
         Step("conformance", "the conformance suite on torch-CUDA and CuPy",

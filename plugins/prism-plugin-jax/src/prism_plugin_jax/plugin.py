@@ -1,0 +1,319 @@
+"""The ``jax`` plugin: ``jax.numpy``, a namespace of the Array API standard, as a Prism backend.
+
+``NamespaceBackend`` gives a variant of every op of the standard that ``jax.numpy`` has, with
+Prism's semantics around it (NumPy's promotion, the reference's errors); what is here is what
+is JAX's own: the dtypes it holds, where its arrays live, its quirks, and the ops beyond the
+standard it has under NumPy's names.  Nothing here imports JAX until an op runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from types import MappingProxyType
+from typing import Any
+
+import prism_core
+from prism_core import RequirementMatch
+from prism_core.backend_kit import NamespaceBackend, Target
+
+#: Every dtype JAX has; without x64 (its default) it holds none of the 64-bit ones: it would
+#: compute a float64 argument in float32, so it declares them not held instead.
+ALL_DTYPES = frozenset(
+    {"bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"}
+    | {"float16", "bfloat16", "float32", "float64", "complex64", "complex128"}
+)
+X64_ONLY = frozenset({"int64", "uint64", "float64", "complex128"})
+
+
+def x64() -> bool:
+    """Whether JAX computes in 64 bits: its config once imported, else the variable it reads."""
+    jax = sys.modules.get("jax")
+    if jax is not None:
+        return bool(jax.config.jax_enable_x64)
+    return os.environ.get("JAX_ENABLE_X64", "").lower() in ("1", "true", "t", "yes", "y", "on")
+
+
+@functools.cache
+def jitted(name: str, *static: str) -> Any:
+    """``jax.numpy``'s function ``name`` compiled whole with ``jax.jit``: the reductions made of
+    several primitives run as one kernel, where ``jax.numpy`` runs them op by op
+    (benchmarks/bench_jax.py measures where that pays)."""
+    import jax
+    import jax.numpy as jnp
+
+    function: Any = jnp
+    for part in name.split("."):
+        function = getattr(function, part)
+    return jax.jit(function, static_argnames=static)
+
+
+def std(x: Any, /, **kwargs: Any) -> Any:
+    return jitted("std", "axis", "correction", "keepdims")(x, **kwargs)
+
+
+def var(x: Any, /, **kwargs: Any) -> Any:
+    return jitted("var", "axis", "correction", "keepdims")(x, **kwargs)
+
+
+def vector_norm(x: Any, /, **kwargs: Any) -> Any:
+    return jitted("linalg.vector_norm", "axis", "keepdims", "ord")(x, **kwargs)
+
+
+def _finite_or_raise(out: Any, given: Any, what: str) -> Any:
+    """``out``, or an error where JAX answered a finite matrix with NaN or inf: the reference
+    then says what is wrong, in its words (``Singular matrix``)."""
+    import jax.numpy as jnp
+
+    if not bool(jnp.isfinite(out).all()) and bool(jnp.isfinite(given).all()):
+        raise ValueError(f"jax.numpy.linalg.{what} returned non-finite values")
+    return out
+
+
+# JAX returns NaN and inf for a singular matrix where NumPy raises LinAlgError.
+def inv(x: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    return _finite_or_raise(jnp.linalg.inv(x), x, "inv")
+
+
+def solve(x1: Any, x2: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    return _finite_or_raise(jnp.linalg.solve(x1, x2), x1, "solve")
+
+
+# JAX returns NaN for a matrix that is not positive definite.
+def cholesky(x: Any, /, *, upper: bool = False) -> Any:
+    import jax.numpy as jnp
+
+    return _finite_or_raise(jnp.linalg.cholesky(x, upper=upper), x, "cholesky")
+
+
+# jax.numpy.take fills out-of-range indices (with the dtype's minimum) where NumPy raises.
+def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+    import jax.numpy as jnp
+
+    size = x.size if axis is None else x.shape[axis]
+    if indices.size and (int(indices.max()) >= size or int(indices.min()) < -size):
+        raise IndexError("jax.numpy.take: an index is out of range")
+    return jnp.take(x, indices, axis=axis)
+
+
+# jax.numpy.linalg.eig is complex always; the reference's is real where every eigenvalue is
+# (NumPy 2.4 and earlier), which prism_core.reference.eig_real_when_real says.
+def eig(x: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    from prism_core.backend_kit import EigResult
+    from prism_core.reference import eig_real_when_real
+
+    values, vectors = jnp.linalg.eig(x)
+    if eig_real_when_real() and x.dtype.kind != "c" and not bool(jnp.any(values.imag)):
+        return EigResult(values.real, vectors.real)
+    return EigResult(values, vectors)
+
+
+# jax.numpy.linalg.matrix_power answers a negative power of a singular matrix with inf.
+def matrix_power(x: Any, n: int, /) -> Any:
+    import jax.numpy as jnp
+
+    return _finite_or_raise(jnp.linalg.matrix_power(x, n), x, "matrix_power")
+
+
+# jax.numpy.transpose takes no negative axes; the standard's permute_dims does.
+def permute_dims(x: Any, /, axes: tuple[int, ...]) -> Any:
+    import jax.numpy as jnp
+
+    return jnp.permute_dims(x, tuple(a % x.ndim if -x.ndim <= a < 0 else a for a in axes))
+
+
+# jax.numpy.arange casts a float step to an integer dtype first (0.75 -> 0), as NumPy does;
+# the standard, and Prism's reference, compute start + i * step, then cast.
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, **kw: Any) -> Any:
+    import jax.numpy as jnp
+
+    floats = any(type(v) is float for v in (start, stop, step))
+    if dtype is None or not floats or jnp.issubdtype(dtype, jnp.inexact):
+        return jnp.arange(start, stop, step, dtype=dtype, **kw)
+    return jnp.arange(start, stop, step, **kw).astype(dtype)
+
+
+# jax.numpy.searchsorted gives int32 indices always; NumPy's are its index type, int64.
+def searchsorted(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+    import jax.numpy as jnp
+
+    out = jnp.searchsorted(x1, x2, **kwargs)
+    return out.astype(jnp.int64) if x64() else out
+
+
+# jax.numpy.einsum has no dtype=: the operands are cast first, as NumPy's dtype= does.
+def einsum(subscripts: str, /, *operands: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    import jax.numpy as jnp
+
+    if dtype is not None:
+        operands = tuple(jnp.asarray(o).astype(dtype) for o in operands)
+    kwargs.pop("optimize", None)  # JAX picks the contraction order itself
+    return jnp.einsum(subscripts, *operands)
+
+
+def _sizes(x: Any, s: Any, axes: Any, inverse_real: bool) -> Any:
+    """``s`` with NumPy's -1 (the default size of that axis: its own, or ``2 * (m - 1)`` on the
+    last axis of ``irfftn``), which JAX's transforms refuse, replaced."""
+    if s is None or -1 not in s:
+        return s
+    axes = list(range(-len(s), 0) if axes is None else axes)
+    sizes = [x.shape[a] if n == -1 else n for n, a in zip(s, axes, strict=True)]
+    if inverse_real and s[-1] == -1:
+        sizes[-1] = 2 * (x.shape[axes[-1]] - 1)
+    return tuple(sizes)
+
+
+def _transform(name: str) -> Any:
+    def transform(x: Any, /, *, s: Any = None, axes: Any = None, **kwargs: Any) -> Any:
+        import jax.numpy as jnp
+
+        sizes = _sizes(x, s, axes, name == "irfftn")
+        return getattr(jnp.fft, name)(x, s=sizes, axes=axes, **kwargs)
+
+    transform.__name__ = transform.__qualname__ = name
+    return transform
+
+
+# jax.numpy.linalg.matrix_rank takes a vector, which NumPy refuses (the reference says why).
+def matrix_rank(x: Any, /, **kwargs: Any) -> Any:
+    import jax.numpy as jnp
+
+    if x.ndim < 2:
+        raise ValueError("jax.numpy.linalg.matrix_rank: not a matrix")
+    return jnp.linalg.matrix_rank(x, **kwargs)
+
+
+def declines_integers(*args: Any, **kwargs: Any) -> bool | str:
+    """jax.numpy.convolve computes integers in floating point (inexact past 2**53)."""
+    if any(getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" for a in args):
+        return "jax.numpy.convolve computes integers in floating point; NumPy's are exact"
+    return True
+
+
+def declines_rank(*args: Any, **kwargs: Any) -> bool | str:
+    """jax.numpy.linalg.matrix_rank fails on an empty matrix, and applies an array ``rtol``
+    to the singular values rather than to each matrix of a stack."""
+    if args and getattr(args[0], "size", 1) == 0:
+        return "jax.numpy.linalg.matrix_rank takes no empty matrix"
+    if getattr(kwargs.get("rtol"), "ndim", 0):
+        return "jax.numpy.linalg.matrix_rank reads an array rtol otherwise than NumPy"
+    return True
+
+
+class JaxBackend(NamespaceBackend):
+    """JAX on the host CPU, and on a GPU where JAX has one."""
+
+    name = "jax"
+    description = "JAX (jax.numpy) on the host CPU and on GPUs"
+    drives = MappingProxyType({"kind": ("cpu", "gpu")})
+    namespace = "jax.numpy"
+    library = "jax"
+    minimum = "0.4.32"
+    distribution = "prism-plugin-jax"
+    array_types = ("jax:Array",)
+    targets = (Target("cpu", {"kind": "cpu"}), Target("gpu", {"kind": "gpu"}, 10))
+    # JAX imports NumPy's arrays by copy: a DLPack import of one made JAX abort at exit.
+    transfer = "copy"
+    compiles = True
+    thread_modules = ("jax",)
+    overrides = MappingProxyType(
+        {
+            "std": std,
+            "var": var,
+            "linalg.vector_norm": vector_norm,
+            "linalg.inv": inv,
+            "linalg.solve": solve,
+            "linalg.cholesky": cholesky,
+            "linalg.eig": eig,
+            "take": take,
+            "linalg.matrix_power": matrix_power,
+            "linalg.matrix_rank": matrix_rank,
+            "permute_dims": permute_dims,
+            "arange": arange,
+            "searchsorted": searchsorted,
+            "einsum": einsum,
+            **{f"fft.{name}": _transform(name) for name in ("fftn", "ifftn", "rfftn", "irfftn")},
+            # Beyond the standard: jax.numpy has NumPy's functions, with NumPy's signatures.
+            "dot": "jax.numpy:dot",
+            "convolve": "jax.numpy:convolve",
+            "transpose": "jax.numpy:transpose",
+            "triu_indices": "jax.numpy:triu_indices",
+            "linalg.norm": "jax.numpy:linalg.norm",
+        }
+    )
+
+    declines = MappingProxyType(
+        {"convolve": declines_integers, "linalg.matrix_rank": declines_rank}
+    )
+
+    def dtypes(self, device: Any = None) -> frozenset[str]:
+        return ALL_DTYPES if x64() else ALL_DTYPES - X64_ONLY
+
+    def settings(self) -> dict[str, str]:
+        return {"x64": str(x64())}
+
+    def can_drive(self, device: Any) -> RequirementMatch:
+        """CPUs, and GPUs where JAX has a GPU backend (on a simulated device, the description
+        alone decides)."""
+        match = super().can_drive(device)
+        if not match or device.kind == "cpu" or prism_core.current_scope().simulated:
+            return match
+        why = gpu_unavailable()
+        return match if why is None else RequirementMatch(False, (why,))
+
+    def device_for(self, target: Target) -> Any:
+        import jax
+
+        return None if jax.default_backend() == target.name else jax.devices(target.name)[0]
+
+    def where(self, array: Any) -> str:
+        return "cpu" if next(iter(array.devices())).platform == "cpu" else "gpu"
+
+    def synchronize(self, *arrays: Any) -> None:
+        """JAX has no device-wide wait: it waits for the arrays given."""
+        for array in arrays:
+            if self.owns(array):
+                array.block_until_ready()
+
+
+@functools.cache
+def gpu_unavailable() -> str | None:
+    """Why JAX has no GPU here (``None`` when it has one); JAX is imported only where an
+    NVIDIA driver is seen."""
+    from prism_core.nvidia_smi import driver_absent
+
+    why = driver_absent()
+    if why is not None:
+        return why
+    import jax
+
+    try:
+        jax.devices("gpu")
+    except RuntimeError as exc:
+        return f"JAX has no GPU backend: {exc}"
+    return None
+
+
+BACKEND = JaxBackend()
+
+
+@prism_core.hookimpl
+def prism_plugin_info() -> dict[str, Any]:
+    return {"description": "JAX (jax.numpy) as a Prism backend", "requires": ["jax>=0.4.32"]}
+
+
+@prism_core.hookimpl
+def prism_backends() -> list[JaxBackend]:
+    return [BACKEND]
+
+
+@prism_core.hookimpl
+def prism_variants() -> list[prism_core.Variant]:
+    return BACKEND.variants(set(prism_core.all_ops()))
