@@ -31,29 +31,30 @@ functions check arguments in NumPy's words before calling the framework.
 
 from __future__ import annotations
 
-from prism_core.backend_kit._common import (
+from prism_core._config import usable_cpus
+from prism_core._contract.device_argument import host_only, requested_device
+from prism_core._contract.results import (
     EighResult,
     EigResult,
-    HostLibraryBackend,
     QRResult,
     SlogdetResult,
     SVDResult,
     UniqueAllResult,
     UniqueCountsResult,
     UniqueInverseResult,
+)
+from prism_core._description.dtypes import dtype_name
+from prism_core.backend_kit._common import (
+    HostLibraryBackend,
     balanced_chunks,
     broadcast_shapes,
-    dtype_name,
     first_line,
-    host_only,
     import_framework,
     linalg_error,
     probe_library,
-    requested_device,
     shape_of,
     size_check,
     thread_pool,
-    usable_cpus,
 )
 from prism_core.backend_kit.namespace import NamespaceBackend, Target
 

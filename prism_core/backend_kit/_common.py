@@ -11,48 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from prism_core._config import usable_cpus
 from prism_core._contract.backend import Availability, Backend
-from prism_core._contract.device_argument import host_only, requested_device
-from prism_core._contract.results import (
-    EighResult,
-    EigResult,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
-    UniqueAllResult,
-    UniqueCountsResult,
-    UniqueInverseResult,
-)
-from prism_core._description.dtypes import dtype_name
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
-
-__all__ = [
-    "EigResult",
-    "EighResult",
-    "HostLibraryBackend",
-    "QRResult",
-    "SVDResult",
-    "SlogdetResult",
-    "UniqueAllResult",
-    "UniqueCountsResult",
-    "UniqueInverseResult",
-    "balanced_chunks",
-    "broadcast_shapes",
-    "dtype_name",
-    "first_line",
-    "host_only",
-    "import_framework",
-    "linalg_error",
-    "probe_library",
-    "requested_device",
-    "shape_of",
-    "size_check",
-    "thread_pool",
-    "usable_cpus",
-]
 
 
 def first_line(exc: BaseException) -> str:
