@@ -347,7 +347,7 @@ def test_a_device_the_library_cannot_read_is_its_own_error_in_its_words() -> Non
         name = "devices"
         namespace = "array_api_strict"
 
-        def _device(self, given: object, device: object) -> object:
+        def creation_device(self, given: object, device: object) -> object:
             if given not in (None, "cpu"):
                 raise ValueError(f"device={given!r} is not a device devices knows")
             return device

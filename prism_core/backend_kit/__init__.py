@@ -24,7 +24,7 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
   :func:`host_only`, the check of the backends that create in host memory only.
 
 The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
-backends"): variants are named lazily (``"prism_plugin_torch.ops:matmul"``), the backend imports
+backends"): variants are named lazily (``"prism_plugin_scipy.ops:linalg_svd"``), the backend imports
 its framework in :meth:`~prism_core.Backend.availability` and keeps the module, and op
 functions check arguments in NumPy's words before calling the framework.
 """

@@ -135,6 +135,11 @@ class NamespaceBackend(Backend):
     * ``declines``: op -> a ``can_run`` asked before each call of the op's variants;
     * ``transfer`` (``"dlpack"`` or ``"copy"``) and ``compiles``, as for any backend.
 
+    With several targets, a library's devices are its own: :meth:`device_for` (a target's
+    device), :meth:`where` (the target an array lives on), :meth:`place` (arguments moved
+    there), :meth:`creation_device` (what ``device=`` becomes) and :meth:`placement` (the
+    ``can_run`` that keeps data where it is) may be overridden.
+
     :meth:`variants` gives the plugin's ``prism_variants`` hook its list.
     """
 
@@ -360,7 +365,7 @@ class NamespaceBackend(Backend):
         declines = self.declines.get(op)
         if len(self.targets) == 1:
             return declines
-        placed = self._placement(op, target)
+        placed = self.placement(op, target)
         if declines is None:
             return placed
 
@@ -370,9 +375,11 @@ class NamespaceBackend(Backend):
 
         return can_run
 
-    def _placement(self, op: str, target: Target) -> CanRun:
-        """Data stays where it is: a target takes the calls whose arrays of this library live
-        on it; an accelerator also takes host data where the caller named a device."""
+    def placement(self, op: str, target: Target) -> CanRun:
+        """The ``can_run`` of ``op``'s variant on ``target`` (with several targets): data stays
+        where it is, so a target takes the calls whose arrays of this library live on it, and
+        an accelerator also takes host data where the caller named a device.  Override it to
+        say so in your library's words."""
         default = target is self.targets[0]
         prefix = self.name if default else f"{self.name}.{target.name}"
 
@@ -422,7 +429,7 @@ class NamespaceBackend(Backend):
             given, keywords = args, kwargs
             # The library's reading of device= is its verdict (the reference knows only host
             # memory, so its error would not say what the library takes): not asked below.
-            where = backend._device(kwargs.get("device"), device) if creation else None
+            where = backend.creation_device(kwargs.get("device"), device) if creation else None
             try:
                 if has_dtype and kwargs.get("dtype") is not None:
                     kwargs = {**kwargs, "dtype": backend._held_dtype(op, kwargs["dtype"])}
@@ -435,7 +442,7 @@ class NamespaceBackend(Backend):
                     if where is not None:
                         kwargs["device"] = where
                 elif device is not None:
-                    args, kwargs = backend._placed(args, kwargs, device)
+                    args, kwargs = backend.place(args, kwargs, device)
                 if (
                     elementwise
                     and args
@@ -494,17 +501,18 @@ class NamespaceBackend(Backend):
     ) -> Any:
         return self._make(obj, dtype=dtype, device=device, copy=copy)
 
-    def _device(self, given: Any, device: Any) -> Any:
-        """What a creation function passes as ``device=``: the target's device, or the
-        library's for what the caller gave (Prism's description of a CPU: the default)."""
+    def creation_device(self, given: Any, device: Any) -> Any:
+        """What a creation function passes as ``device=`` for the caller's ``given`` on a
+        target whose device is ``device``: the library's own device objects as given, else
+        the target's (``None``: nothing is passed, the library's default)."""
         kind, value = requested_device(given)
         if kind == "native":
             return value
         return device
 
-    def _placed(self, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
-        """The arguments with every array on ``device`` (host data, and the library's arrays
-        elsewhere, moved)."""
+    def place(self, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
+        """``(args, kwargs)`` with every array on ``device``, a target's (host data, and the
+        library's arrays elsewhere, moved with ``xp.asarray(value, device=device)``)."""
 
         def move(value: Any) -> Any:
             if hasattr(value, "shape") and hasattr(value, "dtype"):

@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from prism_plugin_torch import cuda_ops
 from prism_plugin_torch.backend import TorchBackend, cuda_unavailable
-from prism_plugin_torch.variants import FUNCTIONS, gpu_check, host_check, tensor_core_check
+from prism_plugin_torch.variants import gpu_check, host_check, tensor_core_check
 
 import prism_core
 from prism_core import ArraySpec
@@ -231,8 +230,17 @@ def test_per_call_checks() -> None:
 
 
 def test_the_cuda_functions_are_the_cpu_ones_on_the_gpu() -> None:
-    for op, function in FUNCTIONS.items():
-        assert callable(getattr(cuda_ops, function)), op
+    """Every ``torch.<op>`` has its ``torch.cuda.<op>``, whose function the same backend makes
+    for the CUDA target (made here without a GPU: nothing runs)."""
+    backend = prism_core.plugins().backend("torch")
+    assert isinstance(backend, TorchBackend)
+    names = {v.name for v in prism_core.plugins().records["torch"].variants}
+    cuda = next(t for t in backend.targets if t.name == "cuda")
+    for name in names:
+        if name.startswith("torch.") and not name.startswith("torch.cuda."):
+            op = name.removeprefix("torch.")
+            assert f"torch.cuda.{op}" in names, op
+            assert callable(backend.function(op, cuda)), op
 
 
 # -- on a real GPU --------------------------------------------------------------------------------
@@ -280,13 +288,13 @@ def _cases() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
 @pytest.mark.gpu
 @needs_gpu
 def test_every_op_on_the_gpu_as_numpy() -> None:
-    """Every case of test_torch_ops on the GPU (``torch.cuda.<op>``'s functions): the values
-    are NumPy's, the results stay on the GPU."""
-    from test_torch_ops import _run_reference, _same, _to_numpy
+    """Every case of test_torch_ops on the GPU (``torch.cuda.<op>``'s functions, given NumPy
+    arrays, which they move there): the values are NumPy's, the results stay on the GPU."""
+    from test_torch_ops import _run_reference, _same, _to_numpy, _variant
 
     for op, args, kwargs in _cases():
         expected = _run_reference(op, args, kwargs)
-        actual = getattr(cuda_ops, FUNCTIONS[op])(*args, **kwargs)
+        actual = _variant(f"torch.cuda.{op}")(*args, **kwargs)
         if op != "to_numpy":
             for t in actual if isinstance(actual, tuple) else (actual,):
                 assert t.is_cuda, op

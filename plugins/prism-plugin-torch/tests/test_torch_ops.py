@@ -12,8 +12,6 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from prism_plugin_torch import ops
-from prism_plugin_torch.variants import FUNCTIONS
 from torch_testing import builtin_ops
 
 import prism_core
@@ -336,6 +334,12 @@ def _case_id(case: tuple[str, tuple[Any, ...], dict[str, Any]]) -> str:
     return f"{op}({','.join(parts)})"
 
 
+def _variant(name: str) -> Callable[..., Any]:
+    """The function of the torch variant ``name`` (``torch.matmul``), called without dispatch."""
+    op = name.removeprefix("torch.cuda.").removeprefix("torch.")
+    return next(v for v in prism_core.get_op(op).variants if v.name == name).resolve()
+
+
 def _reference(op: str) -> Callable[..., Any]:
     found = [v for v in prism_core.get_op(op).variants if v.reference]
     return found[0].resolve()
@@ -417,8 +421,8 @@ def test_values_as_numpy_through_dispatch(
 
 
 def _tensors(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value.copy())
+    if isinstance(value, (np.ndarray, np.generic)):  # a NumPy scalar as a 0-d tensor too
+        return torch.from_numpy(np.array(value))
     if isinstance(value, list) and value and isinstance(value[0], np.ndarray):
         return [_tensors(v) for v in value]
     if isinstance(value, tuple) and value and isinstance(value[0], np.ndarray):
@@ -428,10 +432,11 @@ def _tensors(value: Any) -> Any:
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
 def test_values_as_numpy_on_tensors(case: tuple[str, tuple[Any, ...], dict[str, Any]]) -> None:
-    """The implementation itself, given tensors (and scalars) as a caller with tensors does."""
+    """The variant's function itself (no dispatch), given tensors (and scalars) as a caller with
+    tensors does."""
     op, args, kwargs = case
     expected = _run_reference(op, args, kwargs)
-    fn = getattr(ops, FUNCTIONS[op])
+    fn = _variant(f"torch.{op}")
     actual = fn(*(_tensors(a) for a in args), **{k: _tensors(v) for k, v in kwargs.items()})
     _same(op, expected, actual if op == "to_numpy" else _to_numpy(actual), args)
 
@@ -440,12 +445,12 @@ def test_every_op_has_a_case() -> None:
     """Every op has a case here, but the Array API families declared as tables (issue 12): those
     are checked against array-api-strict on torch (tests/test_array_api_<family>.py) and by the
     conformance suite, on inputs every one of them has."""
-    from prism_plugin_torch.families import FAMILY_FUNCTIONS
-
+    from prism_core._knowledge.families import TABLE_OPS
     from prism_core.testing import input_cases
 
-    assert {op for op, _, _ in CASES} | set(FAMILY_FUNCTIONS) == builtin_ops()
-    for op in FAMILY_FUNCTIONS:
+    families = {row.name for row in TABLE_OPS}
+    assert {op for op, _, _ in CASES} | families == builtin_ops()
+    for op in families:
         assert input_cases(op), op
 
 
@@ -506,38 +511,58 @@ def test_random_normal_gives_numpy_s_numbers_for_a_seed() -> None:
 
 
 def test_asarray_shares_or_copies_as_asked() -> None:
+    asarray = _variant("torch.asarray")
     x = np.arange(4.0)
-    shared = ops.asarray(x)
+    shared = asarray(x)
     assert shared.data_ptr() == x.__array_interface__["data"][0]
-    assert ops.asarray(x, copy=False).data_ptr() == shared.data_ptr()
-    assert ops.asarray(x, copy=True).data_ptr() != shared.data_ptr()
+    assert asarray(x, copy=False).data_ptr() == shared.data_ptr()
+    assert asarray(x, copy=True).data_ptr() != shared.data_ptr()
     t = torch.arange(3.0)
-    assert ops.asarray(t) is t
-    assert ops.asarray(t, copy=True).data_ptr() != t.data_ptr()
+    assert asarray(t) is t
+    assert asarray(t, copy=True).data_ptr() != t.data_ptr()
     with pytest.raises(ValueError, match="Unable to avoid copy"):
-        ops.asarray([1.0, 2.0], copy=False)
+        asarray([1.0, 2.0], copy=False)
     with pytest.raises(ValueError, match="Unable to avoid copy"):
-        ops.asarray(x, dtype="float32", copy=False)
+        asarray(x, dtype="float32", copy=False)
     swapped = np.arange(3.0).astype(">f8")
     with pytest.raises(ValueError, match="Unable to avoid copy"):
-        ops.asarray(swapped, copy=False)
-    assert ops.asarray(swapped).tolist() == [0.0, 1.0, 2.0]
+        asarray(swapped, copy=False)
+    assert asarray(swapped).tolist() == [0.0, 1.0, 2.0]
 
 
 def test_from_dlpack_takes_only_dlpack_arrays() -> None:
     """NumPy's words (a TypeError): under use_backend, dispatch moves a list to torch first."""
+    from_dlpack = _variant("torch.from_dlpack")
     with pytest.raises(TypeError, match="must be an array that supports DLPack"):
-        ops.from_dlpack([1.0, 2.0])
+        from_dlpack([1.0, 2.0])
     x = np.arange(3.0)
-    assert ops.from_dlpack(x).data_ptr() == x.__array_interface__["data"][0]
+    assert from_dlpack(x).data_ptr() == x.__array_interface__["data"][0]
+
+
+def test_the_variants_copy_what_torch_cannot_share() -> None:
+    """Given directly (no dispatch), a NumPy view with negative strides (which torch 2.13 aborts
+    the process on through DLPack) and a read-only array (torch has no read-only tensors) are
+    copied by ``torch.asarray`` and ``torch.from_dlpack``; NumPy arrays given by keyword are
+    taken too (``prepend=``)."""
+    reversed_view = np.arange(4.0)[::-1]
+    readonly = np.arange(3.0)
+    readonly.flags.writeable = False
+    for name in ("torch.asarray", "torch.from_dlpack"):
+        fn = _variant(name)
+        assert fn(reversed_view).tolist() == [3.0, 2.0, 1.0, 0.0], name
+        fn(readonly)[0] = 7.0
+        assert readonly[0] == 0.0, name
+    diff = _variant("torch.diff")(torch.arange(3.0), prepend=np.array([5.0]))
+    assert diff.tolist() == [-5.0, 1.0, 1.0]
 
 
 def test_reshape_views_and_copies() -> None:
+    reshape = _variant("torch.reshape")
     t = torch.arange(12.0)
-    assert ops.reshape(t, (3, 4)).data_ptr() == t.data_ptr()
-    assert ops.reshape(t, (3, 4), copy=True).data_ptr() != t.data_ptr()
+    assert reshape(t, (3, 4)).data_ptr() == t.data_ptr()
+    assert reshape(t, (3, 4), copy=True).data_ptr() != t.data_ptr()
     with pytest.raises(ValueError, match="Unable to avoid creating a copy"):
-        ops.reshape(t.reshape(3, 4).T, 12, copy=False)
+        reshape(t.reshape(3, 4).T, 12, copy=False)
 
 
 # -- the caller's mistakes: NumPy's exceptions, never a backend failure ---------------------------
@@ -671,6 +696,6 @@ def test_solve_with_a_vector_against_a_stack_of_matrices_gives_numpy_s_shape(
     rng = np.random.default_rng(0)
     a = rng.random(a_shape) + 3 * np.eye(a_shape[-1])
     b = rng.random(b_shape)
-    got = ops.linalg_solve(torch.from_numpy(a), torch.from_numpy(b))
+    got = _variant("torch.linalg.solve")(torch.from_numpy(a), torch.from_numpy(b))
     np.testing.assert_allclose(got.numpy(), np.linalg.solve(a, b))
     assert tuple(got.shape) == np.linalg.solve(a, b).shape

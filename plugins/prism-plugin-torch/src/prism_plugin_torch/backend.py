@@ -1,19 +1,14 @@
-"""The ``torch`` backend: PyTorch on the host CPU and on NVIDIA GPUs through CUDA.
+"""The ``torch`` backend: PyTorch on the host CPU and on NVIDIA GPUs through CUDA, a
+:class:`~prism_core.backend_kit.NamespaceBackend` over ``array_api_compat.torch``, with
+:data:`OVERRIDES` (``prism_plugin_torch.overrides``) where torch or the compat layer still differ
+from NumPy, and for the ops beyond the standard.
 
-Importing this module, creating the backend and asking :meth:`TorchBackend.owns` or
-:meth:`TorchBackend.is_native` import no torch: plugin discovery and ``prism plugins`` stay
-cheap.  Importing torch takes about a second, so :meth:`TorchBackend.availability` and
-:meth:`TorchBackend.capabilities` answer from the installed package where torch is not imported
-yet and no NVIDIA driver is here (``prism doctor``, ``prism backends`` and ``prism explain`` stay
-fast); the array methods import it, and so does a question about CUDA where a GPU may be.
-
-Where arrays live: torch tensors stay where they are.  :meth:`TorchBackend.asarray` and
-:meth:`TorchBackend.empty` make tensors on the device in scope (a GPU when
-``prism_core.device(...)`` names one and CUDA is there, else the CPU);
-:meth:`TorchBackend.to_device` puts an argument on the device of the variant that runs it.  On
-the CPU, NumPy arrays and tensors share memory both ways (:meth:`TorchBackend.from_dlpack`,
-:meth:`TorchBackend.to_numpy`); a copy is made only where memory cannot or must not be shared
-(a GPU, a byte-swapped or read-only array, a view with negative strides).
+Importing this module, creating the backend and asking :meth:`TorchBackend.owns` import no
+torch: plugin discovery stays cheap.  :meth:`TorchBackend.availability` and
+:meth:`TorchBackend.capabilities` answer from the installed packages where torch is not imported
+yet and no NVIDIA driver is here (``prism doctor`` stays fast).  Tensors stay where they are;
+on the CPU NumPy arrays and tensors share memory both ways (DLPack), copied only where memory
+cannot or must not be shared (a GPU, a byte-swapped or read-only array, negative strides).
 """
 
 from __future__ import annotations
@@ -22,24 +17,63 @@ import functools
 import sys
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import prism_core.backend_kit as backend_kit
-from prism_core import Availability, Backend, RequirementMatch
+from prism_core import Availability, RequirementMatch
+from prism_core.backend_kit import NamespaceBackend, Target
 
 if TYPE_CHECKING:
     from prism_core import DeviceDescription
 
-__all__ = ["TorchBackend", "cuda_unavailable", "to_tensor", "torch_dtype"]
+__all__ = ["OVERRIDES", "TorchBackend", "cuda_unavailable", "to_tensor", "torch_dtype"]
 
-#: The devices the backend runs on, as a requirement: CPUs and GPUs; :meth:`can_drive` narrows
-#: the GPUs to NVIDIA's, with CUDA available to torch.
-_DRIVES: Mapping[str, Any] = MappingProxyType({"kind": ("cpu", "gpu")})
-_CPU: Mapping[str, Any] = {"kind": "cpu"}
-_NVIDIA_GPU: Mapping[str, Any] = {"vendor": "nvidia", "kind": "gpu"}
+_CPU: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
+_NVIDIA_GPU: Mapping[str, Any] = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
 #: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
 _SCALARS = frozenset({bool, int, float, complex})
+
+#: The linalg functions, which NumPy computes in float64 for integers and booleans (torch
+#: refuses them; the backend widens ``divide``, ``mean`` and the floating functions itself).
+IN_DOUBLE = tuple(f"linalg.{name}" for name in (
+    "cholesky", "det", "eigh", "eigvalsh", "inv", "matrix_norm", "matrix_rank", "pinv", "qr",
+    "slogdet", "solve", "svd", "svdvals",
+))  # fmt: skip
+#: The Fourier transforms: integers in float64, half precision in single (torch transforms
+#: neither), empty batches made here (torch's FFT libraries refuse them).
+TRANSFORMS = tuple(f"fft.{name}" for name in (
+    "fft", "ifft", "rfft", "fftn", "ifftn", "rfftn", "irfft", "irfftn", "hfft", "ihfft",
+))  # fmt: skip
+#: Creation ops whose default dtype is NumPy's float64 (torch's is float32).
+FLOAT64_DEFAULT = ("zeros", "ones", "empty", "eye", "fft.fftfreq", "fft.rfftfreq")
+#: The ops ``prism_plugin_torch.overrides`` defines one by one: beyond the standard, then where
+#: torch (or array_api_compat.torch) computes otherwise than NumPy.
+_OWN = (
+    "dot", "einsum", "convolve", "transpose", "triu_indices", "random.normal", "linalg.eig",
+    "linalg.norm", "requires_grad", "detach",
+    "asarray", "from_dlpack", "full", "arange", "linspace", "astype", "imag", "abs", "square",
+    "power", "where", "maximum", "minimum", "clip", "sum", "prod", "cumulative_sum",
+    "cumulative_prod", "linalg.trace", "var", "std", "argsort", "sort", "argmax", "argmin",
+    "max", "min", "searchsorted", "unique_all", "unique_counts", "unique_inverse",
+    "unique_values", "roll", "matmul", "linalg.vector_norm", "vecdot", "linalg.cross",
+    "fft.fftshift", "fft.ifftshift", "count_nonzero", "take", "take_along_axis", "repeat",
+)  # fmt: skip
+
+
+def attribute(op: str) -> str:
+    """The name of ``op``'s function in ``prism_plugin_torch.overrides`` (``max_``, not a
+    builtin's name)."""
+    return op.replace(".", "_") + ("_" if op in ("abs", "max", "min", "sum") else "")
+
+
+#: Op -> its override: every op of the tables above.
+OVERRIDES: Mapping[str, str] = MappingProxyType(
+    {
+        op: f"prism_plugin_torch.overrides:{attribute(op)}"
+        for op in (*_OWN, *IN_DOUBLE, *TRANSFORMS, *FLOAT64_DEFAULT)
+    }
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -70,76 +104,56 @@ def cuda_unavailable() -> str | None:
         return f"torch {version}: {type(exc).__name__}: {backend_kit.first_line(exc)}"
 
 
-def _installed_torch() -> Availability | None:
-    """What the installed packages say about torch without importing it: not installed, or
-    available at its distribution's version; ``None`` where only importing it can tell (a
-    module without metadata, an import hook that fails otherwise)."""
+def _installed(module: str, distribution: str) -> Availability | None:
+    """What the installed packages say about ``module`` without importing it: not installed,
+    or available at its distribution's version; ``None`` where only importing it can tell."""
+    import importlib.metadata
     import importlib.util
 
     try:
-        if importlib.util.find_spec("torch") is None:
-            return Availability(False, "torch not installed")
+        if importlib.util.find_spec(module) is None:
+            return Availability(False, f"{distribution} not installed")
+        return Availability(True, version=importlib.metadata.version(distribution))
     except ModuleNotFoundError:
-        return Availability(False, "torch not installed")
+        return Availability(False, f"{distribution} not installed")
     except Exception:
         return None
-    import importlib.metadata
-
-    try:
-        return Availability(True, version=importlib.metadata.version("torch"))
-    except Exception:
-        return None
-
-
-def _torch() -> ModuleType:
-    """torch, imported (the array methods run only where :meth:`availability` said yes)."""
-    import torch
-
-    return torch
-
-
-@functools.cache
-def _dtype_by_name(name: str) -> Any:
-    torch = _torch()
-    found = getattr(torch, "bool" if name in ("bool_", "bool") else name, None)
-    if not isinstance(found, torch.dtype):
-        raise TypeError(f"torch has no data type {name!r}")
-    return found
 
 
 def torch_dtype(value: Any) -> Any:
-    """The torch dtype for a ``dtype=`` argument: a torch dtype, a Prism dtype, a NumPy dtype
-    or scalar type, a Python type or a name (Prism's, ``"fp32"`` included, or NumPy's);
-    ``None`` stays ``None``.  ``TypeError`` for what is no data type, or one torch lacks."""
-    if value is None:
-        return None
-    torch = _torch()
-    if isinstance(value, torch.dtype):
+    """The torch dtype for a ``dtype=`` argument: torch's, Prism's, NumPy's (or its names,
+    ``"f4"``) or a Python type; ``None`` stays ``None``.  ``TypeError`` for what is no dtype,
+    or one torch lacks."""
+    import torch
+
+    if value is None or isinstance(value, torch.dtype):
         return value
+    import numpy as np
+
     import prism_core
 
     try:
         name = prism_core.dtype(value).name
     except (TypeError, ValueError):
-        import numpy as np
-
         try:
-            name = np.dtype(value).name  # NumPy's own names ("f4", "<i2"), uint16, ...
+            name = np.dtype(value).name
         except TypeError:
             raise TypeError(
                 f"dtype: {value!r} is not a data type (give a Prism dtype such as "
                 "prism_core.float32, a NumPy or torch dtype, or a name such as 'float32')"
             ) from None
-    return _dtype_by_name(name)
+    found = getattr(torch, "bool" if name == "bool_" else name, None)
+    if not isinstance(found, torch.dtype):
+        raise TypeError(f"torch has no data type {name!r}")
+    return found
 
 
 def _host_tensor(obj: Any) -> Any:
-    """A tensor with the contents of an object that is not a tensor: NumPy arrays and other
-    DLPack exporters share their memory; read-only arrays (torch cannot protect them), what
-    DLPack refuses (byte-swapped arrays, negative strides) and what is no array (lists,
-    scalars: NumPy infers the dtype, as in NumPy) are copied."""
-    torch = _torch()
+    """A tensor sharing the memory of a NumPy array (or another DLPack exporter); read-only
+    arrays, what DLPack refuses (byte-swapped ones) and what is no array (lists, scalars, in
+    NumPy's dtype) are copied."""
     import numpy as np
+    import torch
 
     strides = getattr(obj, "strides", None)
     if isinstance(strides, tuple) and any(s < 0 for s in strides):
@@ -149,43 +163,65 @@ def _host_tensor(obj: Any) -> Any:
             return torch.from_dlpack(obj.copy())
         obj = np.array(obj, copy=True)
     if isinstance(obj, np.ndarray) and not obj.flags.writeable:
-        # torch would share it and could write into it (tensors have no read-only flag).
-        obj = obj.copy()
+        obj = obj.copy()  # torch would share it and could write into it (no read-only tensors)
     if hasattr(obj, "__dlpack__"):
         try:
             return torch.from_dlpack(obj)
         except (BufferError, TypeError, RuntimeError):
-            # Byte-swapped or otherwise unexportable: copy into native byte order below.
-            pass
+            pass  # byte-swapped or otherwise unexportable: copied into native order below
     array = np.asarray(obj)
     if array.dtype.byteorder not in ("=", "|"):
         array = array.astype(array.dtype.newbyteorder("="))
     if array.dtype.hasobject or array.dtype.kind in "OUSVMm":
         raise TypeError(f"torch cannot hold an array of dtype {array.dtype} ({obj!r:.60})")
     if not array.flags.writeable or array is obj:
-        # Read-only memory torch cannot protect (it warns), or the caller's own array that
-        # DLPack refused: a copy.
-        array = array.copy()
+        array = array.copy()  # memory torch cannot protect, or the caller's own DLPack refused
     return torch.from_numpy(array)
 
 
 def to_tensor(obj: Any, device: Any = None) -> Any:
     """``obj`` as a tensor (on ``device`` when given, else where it is: tensors stay on their
     device, anything else comes to the CPU)."""
-    torch = _torch()
+    import torch
+
     tensor = obj if isinstance(obj, torch.Tensor) else _host_tensor(obj)
     if device is not None and tensor.device != device:
         tensor = tensor.to(device)
     return tensor
 
 
-class TorchBackend(Backend):
-    """PyTorch on the host CPU and on NVIDIA GPUs (CUDA).
+def torch_device(device: Any, default: Any) -> Any:
+    """The torch device a ``device=`` names: ``default`` for ``None``, the CPU for ``"cpu"`` and
+    Prism's CPUs, ``cuda:<index>`` for Prism's NVIDIA GPUs, and torch's reading of anything
+    else; ``ValueError`` for what torch cannot read, or a GPU of another vendor."""
+    import torch
 
-    Arrays are ``torch.Tensor`` on the CPU or on the current CUDA device.  The variants take
-    tensors and Python scalars as they are (:meth:`is_native`); dispatch moves every other
-    array argument with :meth:`to_device`.
-    """
+    what, value = backend_kit.requested_device(device)
+    if what == "default":
+        return default
+    if what == "cpu":
+        return torch.device("cpu")
+    if what == "gpu":
+        description = getattr(value, "description", value)
+        if description.vendor != "nvidia":
+            raise ValueError(
+                f"device={description.device_type!r}: torch computes on NVIDIA GPUs (CUDA) "
+                f"here, not on {description.vendor or 'an unknown vendor'}'s"
+            )
+        return torch.device("cuda", getattr(value, "index", 0) or 0)
+    try:
+        return value if isinstance(value, torch.device) else torch.device(value)
+    except (TypeError, RuntimeError):
+        raise ValueError(
+            f"device={value!r} is not a device torch knows; it takes None, 'cpu', 'cuda', "
+            "'cuda:N', a torch.device, or Prism's description of a CPU or an NVIDIA GPU"
+        ) from None
+
+
+class TorchBackend(NamespaceBackend):
+    """PyTorch on the host CPU (``torch.<op>``) and on NVIDIA GPUs (``torch.cuda.<op>``); its
+    arrays are ``torch.Tensor`` on either, which the variants take as they are (with Python
+    scalars); dispatch moves every other array argument with :meth:`to_device`."""
 
     name = "torch"
     thread_modules = ("torch",)
@@ -193,30 +229,41 @@ class TorchBackend(Backend):
     aliases = ("pytorch",)
     priority = 0
     description = "PyTorch on the host CPU and on NVIDIA GPUs (CUDA)"
-    drives: Mapping[str, Any] = _DRIVES
+    #: CPUs and GPUs; :meth:`can_drive` narrows the GPUs to NVIDIA's, with CUDA available.
+    drives: Mapping[str, Any] = MappingProxyType({"kind": ("cpu", "gpu")})
+    namespace = "array_api_compat.torch"
+    library = "torch"
+    minimum = "2.1"
+    distribution = "prism-plugin-torch"
+    array_types = ("torch:Tensor",)
+    targets = (Target("cpu", _CPU, 0), Target("cuda", _NVIDIA_GPU, 10))
+    overrides = OVERRIDES
 
     def __init__(self) -> None:
-        # Creating the backend must be cheap: nothing is imported or probed here.
-        self._availability: Availability | None = None
+        super().__init__()
+        self._devices: dict[str, Any] = {}
 
     # -- identity and availability ------------------------------------------------------------
     def availability(self) -> Availability:
-        """Available where torch is installed; the reason says why not (not installed, or the
-        error of an installed torch that cannot load).  CUDA is not needed: without it the
-        backend runs on the CPU, and :meth:`can_drive` says why it does not drive the GPUs.
-
-        Until something imports torch, an installed torch is taken at its package's word (the
-        version of its metadata) instead of being imported; an installed torch that cannot load
-        then fails at its first op, and dispatch falls back with the import error."""
-        if self._availability is None and "torch" not in sys.modules:
-            self._availability = _installed_torch()
+        """Available where torch and array-api-compat are installed, else why not (not
+        installed, or the error of a torch that cannot load); CUDA is not needed (:meth:`can_drive`
+        says why the GPUs are not driven).  Until something imports torch, an installed torch
+        is taken at its package's word (a torch that cannot load then fails at its first op,
+        and dispatch falls back with the import error)."""
         if self._availability is None:
-            torch, why = backend_kit.import_framework("torch")
-            if torch is None:
-                self._availability = Availability(False, f"torch {why}")
-            else:
+            found = _installed("torch", "torch") if "torch" not in sys.modules else None
+            if found is None:
+                torch, why = backend_kit.import_framework("torch")
                 version = str(getattr(torch, "__version__", "(unknown version)"))
-                self._availability = Availability(True, version=version)
+                found = (
+                    Availability(True, version=version)
+                    if torch
+                    else Availability(False, f"torch {why}")
+                )
+            compat = _installed("array_api_compat", "array-api-compat")
+            if found and compat is not None and not compat:
+                found = Availability(False, f"{compat.reason} (pip install array-api-compat)")
+            self._availability = found
         return self._availability
 
     def can_drive(self, device: DeviceDescription) -> RequirementMatch:
@@ -241,11 +288,9 @@ class TorchBackend(Backend):
         return gpu
 
     def capabilities(self) -> dict[str, Any]:
-        """torch's version, its CUDA (or that it is a CPU-only build), threads, devices, and
-        the MKL/OpenMP summary of ``torch.__config__.parallel_info()``.
-
-        Where torch is not imported yet and no NVIDIA driver is here, its version and that CUDA
-        is unavailable (and why) only: torch is not imported to say so."""
+        """torch's version, its CUDA (or that it is a CPU-only build), threads, devices and the
+        MKL/OpenMP summary of ``torch.__config__.parallel_info()``; only the version and why
+        CUDA is unavailable where torch is not imported yet and no NVIDIA driver is here."""
         version = self.availability().version
         if "torch" not in sys.modules:
             from prism_core.nvidia_smi import driver_absent
@@ -258,7 +303,8 @@ class TorchBackend(Backend):
                     "cuda_available": False,
                     "cuda_reason": why_not,
                 }
-        torch = _torch()
+        import torch
+
         why = cuda_unavailable()
         devices = ["cpu"]
         if why is None:
@@ -275,6 +321,7 @@ class TorchBackend(Backend):
         ]
         return {
             "torch": torch.__version__,
+            "namespace": self.namespace,
             "cuda": torch.version.cuda or "CPU-only build",
             "cuda_available": why is None,
             **({} if why is None else {"cuda_reason": why}),
@@ -287,28 +334,34 @@ class TorchBackend(Backend):
             "openmp": bool(torch.backends.openmp.is_available()),
             "parallel": parallel,
             "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "transfer": self.transfer,
         }
 
     # -- arrays -------------------------------------------------------------------------------
     def owns(self, value: Any) -> bool:
-        """Whether ``value`` is a torch tensor; imports nothing (a tensor cannot exist before
-        torch is imported)."""
+        """Whether ``value`` is a tensor; imports nothing (no tensor exists before torch)."""
         if not type(value).__module__.startswith("torch"):
             return False
         torch = sys.modules.get("torch")
         return torch is not None and isinstance(value, torch.Tensor)
 
-    def is_native(self, value: Any) -> bool:
-        """Tensors (on any device: the variants' ``can_run`` decide by device) and Python
-        scalars, which torch takes as they are (weakly typed, as in NumPy)."""
-        return type(value) in _SCALARS or self.owns(value)
+    def device_for(self, target: Target) -> Any:
+        import torch
+
+        # One object per target: place knows the CPU by identity (a torch.device's .type
+        # costs a fifth of a microsecond, on every call).
+        return self._devices.setdefault(target.name, torch.device(target.name))
+
+    def native_dtype(self, value: Any) -> Any:
+        return torch_dtype(value)
 
     def default_device(self) -> Any:
-        """Where new tensors go: the GPU when the scope names one and CUDA is here, else the
+        """Where new tensors go: the GPU where the scope names one and CUDA is here, else the
         CPU."""
+        import torch
+
         from prism_core import current_scope
 
-        torch = _torch()
         scope_device = current_scope().device
         if scope_device is not None and scope_device.kind == "gpu" and cuda_unavailable() is None:
             return torch.device("cuda")
@@ -322,11 +375,9 @@ class TorchBackend(Backend):
         return tensor if wanted is None else tensor.to(wanted)
 
     def to_numpy(self, array: Any) -> Any:
-        """A NumPy array with the contents of ``array``: a CPU tensor shares its memory (no
-        copy), a GPU tensor is copied to the host.  bfloat16 and the float8 types, which NumPy
-        lacks, are a ``TypeError``: convert them first (``asarray(x, dtype=float32)``)."""
-        torch = sys.modules.get("torch")
-        if torch is None or not isinstance(array, torch.Tensor):
+        """A NumPy array sharing a CPU tensor's memory (a GPU tensor's copied to the host);
+        ``TypeError`` for bfloat16 and the float8 types, which NumPy lacks."""
+        if not self.owns(array):
             import numpy as np
 
             return np.asarray(array)
@@ -344,27 +395,73 @@ class TorchBackend(Backend):
             ) from exc
 
     def from_dlpack(self, obj: Any) -> Any:
-        """``obj`` as a tensor through DLPack, sharing memory where the devices allow (a NumPy
-        array on the CPU, a CuPy array on the GPU); what DLPack refuses (a byte-swapped array)
-        and objects without DLPack (lists, scalars) are copied."""
+        """``obj`` as a tensor, sharing its memory through DLPack where it can."""
         return to_tensor(obj)
 
     def to_device(self, value: Any, device: DeviceDescription | None = None) -> Any:
-        """``value`` as a tensor on ``device``: the current CUDA device for a GPU
-        (``device.kind == "gpu"``), else the CPU (also for ``None``)."""
-        torch = _torch()
+        """``value`` as a tensor on the current CUDA device for a GPU, else on the CPU."""
+        import torch
+
         on_gpu = device is not None and device.kind == "gpu"
         return to_tensor(value, torch.device("cuda" if on_gpu else "cpu"))
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
-        torch = _torch()
+        import torch
+
         return torch.empty(tuple(shape), dtype=torch_dtype(dtype), device=self.default_device())
+
+    # -- how the namespace's functions are called ---------------------------------------------
+    def creation_device(self, given: Any, device: Any) -> Any:
+        # A creation function's device=: "cpu" and Prism's descriptions read as torch's
+        # devices (the base passes only a library's own device objects through).
+        import torch
+
+        return torch_device(given, device if device is not None else torch.device("cpu"))
+
+    def function(self, op: str, target: Target | None = None) -> Callable[..., Any]:
+        fn = super().function(op, target)
+        if op in ("triu_indices", "random.normal") and target not in (None, self.targets[0]):
+            # Creation ops beyond the standard, which the base passes no device= to.
+            return functools.partial(fn, device=self.device_for(target))
+        return fn
+
+    def place(self, args: tuple[Any, ...], kwargs: dict[str, Any], device: Any) -> Any:
+        # Host arrays (also given directly, as the conformance suite gives keyword arrays)
+        # enter through to_tensor, not torch.asarray, which aborts on a NumPy view with
+        # negative strides (DLPack) and shares read-only memory writable; tensors on the CPU
+        # stay where they are (checked first: the common case).
+        tensor = sys.modules["torch"].Tensor
+        if device is self._devices.get("cpu") and not kwargs:
+            for a in args:
+                if type(a) is not tensor and type(a) not in _SCALARS:
+                    break
+            else:
+                return args, kwargs
+        cpu = device.type == "cpu"
+
+        def move(value: Any) -> Any:
+            if type(value) is tensor and (cpu or value.device == device):
+                return value
+            if hasattr(value, "shape") and hasattr(value, "dtype"):
+                return to_tensor(value, device)
+            if type(value) in (list, tuple) and any(hasattr(v, "dtype") for v in value):
+                return type(value)(move(v) for v in value)
+            return value
+
+        moved = tuple(move(a) for a in args)
+        return moved, ({k: move(v) for k, v in kwargs.items()} if kwargs else kwargs)
+
+    def placement(self, op: str, target: Target) -> Callable[..., bool | str]:
+        # torch's own words for where a call runs (and creation without a named device stays
+        # on the CPU, as torch.zeros does): see prism_plugin_torch.variants.
+        from .variants import gpu_check, host_check
+
+        return host_check(op) if target is self.targets[0] else gpu_check(op)
 
     # -- the numerics protocol ------------------------------------------------------------------
     def requires_grad(self, x: Any, flag: bool = True) -> Any:
-        """``x`` as a tensor that tracks gradients (``flag``) or does not.  A new leaf tensor
-        sharing ``x``'s memory is returned; ``x`` itself is left as it is (a tensor that
-        tracks gradients already is returned unchanged for ``flag=True``)."""
+        """A new leaf tensor sharing ``x``'s memory that tracks gradients (``flag``) or not;
+        ``x`` itself is left as it is (returned where it tracks them already)."""
         tensor = to_tensor(x)
         if not flag:
             return tensor.detach()
@@ -384,16 +481,7 @@ class TorchBackend(Backend):
     def value_and_grad(
         self, fn: Callable[..., Any], argnums: int | tuple[int, ...]
     ) -> Callable[..., Any]:
-        """``fn``'s value and its gradients by torch.autograd.
-
-        The returned function takes ``fn``'s arguments; those at ``argnums`` become tensors
-        that track gradients (NumPy arrays and Python numbers as float64 tensors, complex128
-        for complex data; tensors keep their floating-point dtype, integer tensors become
-        float64), the others pass as they are.  ``fn`` must compute with Prism's ops (which
-        dispatch to torch for tensors) or torch, and return a scalar.  It returns ``(value,
-        grads)``: ``grads`` is one tensor when ``argnums`` is an int, a tuple when it is a
-        tuple (as in JAX).
-        """
+        """``fn``'s value and gradients by torch.autograd (``numerics.value_and_grad``)."""
         from .numerics import value_and_grad
 
         return value_and_grad(fn, argnums)
@@ -401,16 +489,14 @@ class TorchBackend(Backend):
     def vmap(
         self, fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0
     ) -> Callable[..., Any]:
-        """``fn`` vectorised with ``torch.func.vmap`` (``in_axes``/``out_axes`` as its
-        ``in_dims``/``out_dims``); NumPy array arguments become tensors first."""
+        """``fn`` vectorised by ``torch.func.vmap`` (``numerics.vmap``)."""
         from .numerics import vmap
 
         return vmap(fn, in_axes, out_axes)
 
     # -- execution ----------------------------------------------------------------------------
     def synchronize(self, *arrays: Any) -> None:
-        """Wait for the GPU's queued work, ``arrays``' included (nothing to wait for on the CPU,
-        or before CUDA is used)."""
+        """Wait for the GPU's queued work (none on the CPU, or before CUDA is used)."""
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
             torch.cuda.synchronize()

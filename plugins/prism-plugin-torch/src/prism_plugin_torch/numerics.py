@@ -1,10 +1,7 @@
 """Gradients and vectorisation with torch's own transforms: the ``torch`` backend's
-:meth:`~prism_core.Backend.value_and_grad` and :meth:`~prism_core.Backend.vmap`.
-
-Imported by those methods only (it imports torch).  The functions given to them compute with
-Prism's ops, which dispatch to torch for tensor arguments, or with torch directly; either way
-torch.autograd records the computation.
-"""
+:meth:`~prism_core.Backend.value_and_grad` and :meth:`~prism_core.Backend.vmap` (imported by
+them: it imports torch).  The functions given to them compute with Prism's ops, which dispatch
+to torch for tensors, or with torch directly; torch.autograd records either."""
 
 from __future__ import annotations
 
@@ -48,8 +45,6 @@ def _differentiable(value: Any, position: int) -> Any:
         wanted = torch.complex128 if tensor.is_complex() else torch.float64
         if tensor.dtype != wanted:
             tensor = tensor.to(wanted)
-    if tensor.dtype == torch.bool:  # pragma: no cover - made float64 above
-        raise TypeError(f"value_and_grad: argument {position} is boolean")
     return tensor.detach().requires_grad_(True)
 
 

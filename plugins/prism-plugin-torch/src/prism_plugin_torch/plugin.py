@@ -1,9 +1,7 @@
 """The hook implementations of the ``torch`` plugin (entry point ``torch`` in ``prism.plugins``).
 
-Every hook is cheap: nothing here imports torch.  The backend imports it in
-:meth:`~prism_plugin_torch.backend.TorchBackend.availability` and its array methods; the variants
-name their functions as ``"prism_plugin_torch.ops:matmul"``, imported when dispatch first
-chooses one.
+Every hook is cheap: nothing here imports torch; each variant makes its function on its first
+call, importing torch and ``array_api_compat.torch`` then.
 """
 
 from __future__ import annotations
@@ -26,13 +24,18 @@ def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "PyTorch on the host CPU and on NVIDIA GPUs (CUDA): every Prism op",
         "url": "https://pytorch.org",
-        "requires": ["torch>=2.1"],
+        "requires": ["torch>=2.1", "array-api-compat>=1.16"],
     }
+
+
+#: The one backend: dispatch's (``prism_backends``) and the variants' (``prism_variants``),
+#: whose functions it makes and keeps.
+_BACKEND = TorchBackend()
 
 
 @prism_core.hookimpl
 def prism_backends() -> Sequence[Backend]:
-    return [TorchBackend()]
+    return [_BACKEND]
 
 
 @prism_core.hookimpl
@@ -48,12 +51,12 @@ def prism_detect_devices(library: DeviceLibrary) -> Detection:
 @prism_core.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs for every op of the
-    catalogue, and ``torch.cuda.tensor_core_matmul``; see ``prism_plugin_torch.variants``.
+    standard and of the overrides, ``torch.cuda.tensor_core_matmul`` and
+    ``torch.cuda.genomics.sw_align_batch``; see ``prism_plugin_torch.variants``.
 
     Only for the ops the installed prism-core declares: a variant of an op it does not know
-    would fail the whole plugin, and this plugin supports prism-cores from before the ops of
-    issue 8 (``stack``, ``linalg.qr``, ...) as well.
+    would fail the whole plugin.
     """
     from .variants import variants
 
-    return variants(set(prism_core.all_ops()))
+    return variants(_BACKEND, set(prism_core.all_ops()))

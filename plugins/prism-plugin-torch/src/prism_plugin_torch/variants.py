@@ -1,34 +1,14 @@
-"""The variants the ``torch`` plugin contributes (its ``prism_variants`` hook), and their
-per-call checks.
+"""The variants of the ``torch`` plugin (its ``prism_variants`` hook) and their per-call checks.
 
-Two variants of every op of Prism's catalogue (of the Array API families declared as tables in
-prism-core, those ``families.py`` lists), both on the ``torch`` backend:
-
-* ``torch.<op>`` (``requires={"kind": "cpu"}``, priority 0) runs ``prism_plugin_torch.ops`` on
-  the host CPU; its ``can_run`` declines tensors that live on a GPU, whose op is
-  ``torch.cuda.<op>``.
-* ``torch.cuda.<op>`` (``requires={"vendor": "nvidia", "kind": "gpu"}``, priority 10) runs
-  ``prism_plugin_torch.cuda_ops`` on the GPU.  Its ``can_run`` accepts a call whose tensors
-  are on the GPU and any call while a device is named in scope (``prism_core.device(...)``:
-  the caller asked for it; host arrays are then moved); it declines data in host memory, which
-  ``torch.<op>`` computes where it is, so data never moves unasked, and a call without arrays
-  (a creation op) when no device is named: like ``torch.zeros``, it makes CPU tensors then.
-
-And ``torch.cuda.genomics.sw_align_batch`` (``prism_plugin_torch.genomics``), the
-Smith-Waterman batch kernel on NVIDIA GPUs, where the installed prism-core declares the op.
-
-And ``torch.cuda.tensor_core_matmul`` (``requires={"vendor": "nvidia", "tensor_cores": ">=3"}``,
-``dtype_support=True``, priority 20): the same cuBLAS product as ``torch.cuda.matmul``, chosen
-where the device description says a feature accelerates matmul in the call's dtype, so that
-``prism explain`` shows where the tensor cores do the work.  cuBLAS picks tensor-core kernels
-by itself for fp16 and bf16 (and fp64 on the data-center GPUs from Ampere on), and for fp32 only
-as TF32, when ``torch.backends.cuda.matmul.allow_tf32`` is set: a global torch setting that
-this plugin never changes (it trades precision for speed, and is the caller's decision).
-
-Which backend drives which device is ``TorchBackend.can_drive``'s: CPUs, and NVIDIA GPUs where
-torch has CUDA (on a simulated device the description alone).  The implementations are named
-lazily (``"prism_plugin_torch.ops:matmul"``): building this list imports neither torch nor the
-implementations.
+The backend makes ``torch.<op>`` (``{"kind": "cpu"}``, priority 0; :func:`host_check` declines
+tensors on a GPU) and ``torch.cuda.<op>`` (``{"vendor": "nvidia", "kind": "gpu"}``, priority
+10; :func:`gpu_check` takes tensors on the GPU, and any call while a device is named in scope:
+data in host memory, and creation without a named device, stay with ``torch.<op>``, so that
+data never moves unasked).  :func:`variants` adds ``torch.cuda.tensor_core_matmul`` (priority 20,
+where the device description says a feature accelerates matmul in the call's dtype: cuBLAS
+takes the tensor cores for fp16, bf16, fp64 from Ampere on, and fp32 only as TF32 where
+``torch.backends.cuda.matmul.allow_tf32`` is set, a setting this plugin never changes) and
+``torch.cuda.genomics.sw_align_batch``.  Building them imports neither torch nor the overrides.
 """
 
 from __future__ import annotations
@@ -39,151 +19,12 @@ from typing import Any
 import prism_core
 from prism_core import Variant
 
-__all__ = [
-    "CPU_PRIORITY",
-    "CUDA_PRIORITY",
-    "FUNCTIONS",
-    "TENSOR_CORE_PRIORITY",
-    "gpu_check",
-    "host_check",
-    "tensor_core_check",
-    "variants",
-]
-
-#: Priority of ``torch.<op>`` (NumPy's reference variants have 0 too: where the data lives
-#: decides between them, then the names).
-CPU_PRIORITY = 0
-#: Priority of ``torch.cuda.<op>``: preferred to the CPU where it accepts the call.
-CUDA_PRIORITY = 10
-#: Priority of ``torch.cuda.tensor_core_matmul``: preferred to ``torch.cuda.matmul`` where the
-#: device accelerates the call's dtype.
-TENSOR_CORE_PRIORITY = 20
-
-#: Op -> the name of its function in ``ops`` and ``cuda_ops``.
-FUNCTIONS: dict[str, str] = {
-    "asarray": "asarray",
-    "zeros": "zeros",
-    "ones": "ones",
-    "full": "full",
-    "to_numpy": "to_numpy",
-    "add": "add",
-    "subtract": "subtract",
-    "multiply": "multiply",
-    "divide": "divide",
-    "power": "power",
-    "square": "square",
-    "sqrt": "sqrt",
-    "exp": "exp",
-    "log": "log",
-    "abs": "abs_",
-    "real": "real",
-    "conj": "conj",
-    "sum": "sum_",
-    "mean": "mean",
-    "std": "std",
-    "min": "min_",
-    "max": "max_",
-    "reshape": "reshape",
-    "transpose": "transpose",
-    "moveaxis": "moveaxis",
-    "expand_dims": "expand_dims",
-    "matmul": "matmul",
-    "dot": "dot",
-    "einsum": "einsum",
-    "linalg.inv": "linalg_inv",
-    "linalg.solve": "linalg_solve",
-    "linalg.svd": "linalg_svd",
-    "linalg.eig": "linalg_eig",
-    "linalg.eigh": "linalg_eigh",
-    "fft.fft": "fft_fft",
-    "fft.ifft": "fft_ifft",
-    "fft.rfft": "fft_rfft",
-    "convolve": "convolve",
-    "random.normal": "random_normal",
-    "stack": "stack",
-    "concat": "concat",
-    "where": "where",
-    "clip": "clip",
-    "maximum": "maximum",
-    "minimum": "minimum",
-    "argmax": "argmax",
-    "argmin": "argmin",
-    "sort": "sort",
-    "cumulative_sum": "cumulative_sum",
-    "linalg.norm": "linalg_norm",
-    "linalg.vector_norm": "linalg_vector_norm",
-    "linalg.matrix_norm": "linalg_matrix_norm",
-    "linalg.qr": "linalg_qr",
-    "linalg.cholesky": "linalg_cholesky",
-    "triu_indices": "triu_indices",
-    "requires_grad": "requires_grad",
-    "detach": "detach",
-    "from_dlpack": "from_dlpack",
-    # The Array API's other elementwise functions (issue 12): ``ops.ELEMENTWISE``, by name.
-    **{
-        op: op
-        for op in (
-            "acos",
-            "acosh",
-            "asin",
-            "asinh",
-            "atan",
-            "atan2",
-            "atanh",
-            "cos",
-            "cosh",
-            "sin",
-            "sinh",
-            "tan",
-            "tanh",
-            "expm1",
-            "log1p",
-            "log2",
-            "log10",
-            "logaddexp",
-            "hypot",
-            "ceil",
-            "floor",
-            "trunc",
-            "round",
-            "sign",
-            "signbit",
-            "copysign",
-            "nextafter",
-            "negative",
-            "positive",
-            "reciprocal",
-            "imag",
-            "floor_divide",
-            "remainder",
-            "isfinite",
-            "isinf",
-            "isnan",
-            "equal",
-            "not_equal",
-            "greater",
-            "greater_equal",
-            "less",
-            "less_equal",
-            "logical_and",
-            "logical_or",
-            "logical_xor",
-            "logical_not",
-            "bitwise_and",
-            "bitwise_or",
-            "bitwise_xor",
-            "bitwise_invert",
-            "bitwise_left_shift",
-            "bitwise_right_shift",
-        )
-    },
-}
+__all__ = ["gpu_check", "host_check", "tensor_core_check", "variants"]
 
 
 def _arrays(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    """The array arguments of a call (real arrays, or ``prism_core.ArraySpec`` for explain),
-    the arrays in a sequence argument (``stack([a, b])``) and those given by keyword
-    (``clip(x, min=lo)``)."""
+    """The arrays of a call (``prism_core.ArraySpec`` for explain), in a sequence argument
+    (``stack([a, b])``) and by keyword (``clip(x, min=lo)``) too."""
     found = []
     for a in (*args, *kwargs.values()):
         if hasattr(a, "shape") and hasattr(a, "dtype"):
@@ -220,8 +61,6 @@ def gpu_check(op: str) -> Callable[..., bool | str]:
     """``can_run`` of ``torch.cuda.<op>``: tensors on the GPU, or a device named in scope; data
     in host memory, and creation without a named device, stay with ``torch.<op>``."""
     in_host_memory = f"the data is in host memory; torch.{op} runs it there"
-    # As torch.zeros makes CPU tensors unless a device is given: creation follows the data,
-    # which stays in host memory unless the caller names the GPU.
     no_device = (
         f"no device is named: torch.{op} makes its tensors on the CPU, torch's default device "
         "(name the GPU with prism.device(...) to make them there)"
@@ -231,15 +70,13 @@ def gpu_check(op: str) -> Callable[..., bool | str]:
         arrays = _arrays(args, kwargs)
         if any(_on_gpu(a) for a in arrays):
             return True
-        from prism_core import current_scope
-
-        if current_scope().device is not None:
+        if prism_core.current_scope().device is not None:
             return True  # the caller named the device: host data goes there
         if arrays:
             return in_host_memory
-        from .backend import cuda_unavailable
+        from . import backend
 
-        why = cuda_unavailable()
+        why = backend.cuda_unavailable()
         return f"CUDA is not available: {why}" if why is not None else no_device
 
     can_run.__qualname__ = can_run.__name__ = f"on_gpu[{op}]"
@@ -256,13 +93,12 @@ def tensor_core_check() -> Callable[..., bool | str]:
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
         for a in _arrays(args, kwargs):
             try:
-                kind = prism_core.dtype(a.dtype).kind
+                found = prism_core.dtype(a.dtype)
             except (TypeError, ValueError):
                 continue
-            if kind not in "fc":
-                name = prism_core.dtype(a.dtype).name
+            if found.kind not in "fc":
                 return (
-                    f"torch.matmul runs no {name} product on the tensor cores; "
+                    f"torch.matmul runs no {found.name} product on the tensor cores; "
                     "torch.cuda.matmul computes it"
                 )
         return on_gpu(*args, **kwargs)
@@ -271,56 +107,24 @@ def tensor_core_check() -> Callable[..., bool | str]:
     return can_run
 
 
-def variants(ops: Collection[str] | None = None) -> list[Variant]:
-    """``torch.<op>`` and ``torch.cuda.<op>`` for every op of :data:`FUNCTIONS` (or of those
-    among them in ``ops``), and ``torch.cuda.tensor_core_matmul``."""
-    from .families import FAMILY_FUNCTIONS  # the Array API's other families (issue 12)
-
-    # Op -> (host function, GPU function), both "module:attribute" under prism_plugin_torch.
-    targets = {op: (f"ops:{fn}", f"cuda_ops:{fn}") for op, fn in FUNCTIONS.items()}
-    for op, target in FAMILY_FUNCTIONS.items():
-        module, _, attribute = target.partition(":")
-        targets[op] = (target, f"{module}:gpu.{attribute}")
-    out: list[Variant] = []
-    for op, (host, gpu) in targets.items():
-        if ops is not None and op not in ops:
-            continue
-        out.append(
-            Variant(
-                op,
-                f"prism_plugin_torch.{host}",
-                backend="torch",
-                requires={"kind": "cpu"},
-                priority=CPU_PRIORITY,
-                can_run=host_check(op),
-                name=f"torch.{op}",
-            )
-        )
-        out.append(
-            Variant(
-                op,
-                f"prism_plugin_torch.{gpu}",
-                backend="torch",
-                requires={"vendor": "nvidia", "kind": "gpu"},
-                priority=CUDA_PRIORITY,
-                can_run=gpu_check(op),
-                name=f"torch.cuda.{op}",
-            )
-        )
+def variants(backend: Any, ops: Collection[str] | None = None) -> list[Variant]:
+    """``backend``'s variants (``torch.<op>``, ``torch.cuda.<op>``) of the ops in ``ops``,
+    ``torch.cuda.tensor_core_matmul`` and ``torch.cuda.genomics.sw_align_batch``."""
+    out = backend.variants(ops)
     if ops is None or "matmul" in ops:
+        cuda = next(v for v in out if v.name == "torch.cuda.matmul")
         out.append(
             Variant(
                 "matmul",
-                "prism_plugin_torch.cuda_ops:matmul",
+                cuda.fn,
                 backend="torch",
                 requires={"vendor": "nvidia", "tensor_cores": ">=3"},
                 dtype_support=True,
-                priority=TENSOR_CORE_PRIORITY,
+                priority=20,
                 can_run=tensor_core_check(),
                 name="torch.cuda.tensor_core_matmul",
             )
         )
-    from .genomics import variants as genomics_variants  # issue 11: the GPU batch aligner
+    from .genomics import variants as genomics_variants
 
-    out.extend(genomics_variants(ops))
-    return out
+    return out + genomics_variants(ops)
