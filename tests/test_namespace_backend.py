@@ -355,3 +355,16 @@ def test_a_device_the_library_cannot_read_is_its_own_error_in_its_words() -> Non
     zeros = Devices().function("zeros")
     with pytest.raises(ValueError, match="device='nowhere' is not a device devices knows"):
         zeros((2,), device="nowhere")
+
+
+def test_one_librarys_dtypes_are_never_compared_with_anothers(strict_plugin: None) -> None:
+    """array-api-strict warns when its dtypes meet NumPy's in a comparison (an error under
+    this suite's warning filter): the namespace backends' caches keep them apart."""
+    i = strict.asarray([1, 2], dtype=strict.int32)
+    f = strict.asarray([0.5, 0.5], dtype=strict.float32)
+    with prism.use_backend("strict"):
+        prism.add(i, f)  # strict's dtypes enter the caches
+    from prism_core.backend_kit.namespace import _kind
+
+    assert _kind(np.dtype("int32")) == "i"  # NumPy's, hashed alike, asked after them
+    assert _kind(strict.int32) == "i"

@@ -660,9 +660,15 @@ def _in_bounds(dt: Any, scalars: list[Any]) -> None:
             raise OverflowError(f"Python integer {s} out of bounds for {info.dtype}")
 
 
-@functools.lru_cache(maxsize=256)
 def _kind(dt: Any) -> str | None:
     """NumPy's kind letter of a library's dtype (cached: asked on every call of many ops)."""
+    return _kind_of(f"{type(dt).__module__}.{type(dt).__qualname__}", dt)
+
+
+@functools.lru_cache(maxsize=256)
+def _kind_of(kind: str, dt: Any) -> str | None:
+    # Keyed by the dtype's type first: one library's dtype is never compared with another's
+    # (array-api-strict's warns when compared with NumPy's).
     import numpy as np
 
     try:
