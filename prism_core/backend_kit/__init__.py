@@ -15,7 +15,8 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
 * NumPy's words for the caller mistakes frameworks report differently
   (:func:`broadcast_shapes`, :func:`linalg_error`), so that a caller's mistake is the caller's
   ``ValueError`` on every backend and never looks like a backend failure to dispatch;
-* ``can_run`` factories (:func:`size_check`);
+* ``can_run`` helpers: :func:`size_check` (a factory) and :func:`array_arguments` (the arrays of
+  a call, in sequences and keywords too);
 * the result tuples of the decompositions, with NumPy's field names (:class:`SVDResult`, ...);
 * the result tuples of the ``unique_*`` functions, with the standard's (and NumPy 2's) field
   names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
@@ -46,6 +47,7 @@ from prism_core._contract.results import (
 from prism_core._description.dtypes import dtype_name
 from prism_core.backend_kit._common import (
     HostLibraryBackend,
+    array_arguments,
     balanced_chunks,
     broadcast_shapes,
     first_line,
@@ -70,6 +72,7 @@ __all__ = [
     "UniqueAllResult",
     "UniqueCountsResult",
     "UniqueInverseResult",
+    "array_arguments",
     "balanced_chunks",
     "broadcast_shapes",
     "dtype_name",

@@ -74,12 +74,15 @@ def linalg_error(message: str) -> Exception:
     return np.linalg.LinAlgError(message)
 
 
-def _arrays(args: Sequence[Any]) -> list[Any]:
+def array_arguments(args: Sequence[Any], kwargs: Mapping[str, Any] | None = None) -> list[Any]:
+    """The arrays of a call (real ones, or ``prism_core.ArraySpec`` for explain): the
+    positional and keyword arguments that have a ``shape`` and a ``dtype``, and those in a
+    list or tuple argument (``stack([a, b])``, ``clip(x, min=lo)``)."""
     found: list[Any] = []
-    for a in args:
+    for a in (*args, *(kwargs.values() if kwargs else ())):
         if hasattr(a, "shape") and hasattr(a, "dtype"):
             found.append(a)
-        elif isinstance(a, (list, tuple)):
+        elif type(a) in (list, tuple):
             found.extend(x for x in a if hasattr(x, "shape") and hasattr(x, "dtype"))
     return found
 
@@ -92,7 +95,7 @@ def size_check(
     already there has no transfer to save), and declines the others with the reason."""
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
-        arrays = _arrays(args)
+        arrays = array_arguments(args)
         if on_device is not None and any(on_device(a) for a in arrays):
             return True
         largest = max((math.prod(shape_of(a)) for a in arrays), default=0)

@@ -44,7 +44,12 @@ from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.standard import STANDARD_OPS
-from prism_core.backend_kit._common import first_line, import_framework, probe_library
+from prism_core.backend_kit._common import (
+    array_arguments,
+    first_line,
+    import_framework,
+    probe_library,
+)
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -385,7 +390,7 @@ class NamespaceBackend(Backend):
 
         def can_run(*args: Any, **kwargs: Any) -> bool | str:
             here = False
-            for a in _arrays(args, kwargs):
+            for a in array_arguments(args, kwargs):
                 if self.owns(a):
                     where = self.where(a)
                     if where != target.name:
@@ -625,16 +630,6 @@ _CONTAINERS: dict[str, type] = {
 _DTYPE_KEYWORD = frozenset(
     {"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "linalg.trace"}
 )
-
-
-def _arrays(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> list[Any]:
-    found: list[Any] = []
-    for a in (*args, *kwargs.values()):
-        if hasattr(a, "shape") and hasattr(a, "dtype"):
-            found.append(a)
-        elif type(a) in (list, tuple):
-            found.extend(x for x in a if hasattr(x, "shape") and hasattr(x, "dtype"))
-    return found
 
 
 def _numpy_name(dt: Any) -> str:

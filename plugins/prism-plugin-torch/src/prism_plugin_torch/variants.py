@@ -18,20 +18,9 @@ from typing import Any
 
 import prism_core
 from prism_core import Variant
+from prism_core.backend_kit import array_arguments
 
 __all__ = ["gpu_check", "host_check", "tensor_core_check", "variants"]
-
-
-def _arrays(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-    """The arrays of a call (``prism_core.ArraySpec`` for explain), in a sequence argument
-    (``stack([a, b])``) and by keyword (``clip(x, min=lo)``) too."""
-    found = []
-    for a in (*args, *kwargs.values()):
-        if hasattr(a, "shape") and hasattr(a, "dtype"):
-            found.append(a)
-        elif type(a) in (list, tuple):
-            found.extend(x for x in a if hasattr(x, "shape") and hasattr(x, "dtype"))
-    return found
 
 
 def _on_gpu(array: Any) -> bool:
@@ -67,7 +56,7 @@ def gpu_check(op: str) -> Callable[..., bool | str]:
     )
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
-        arrays = _arrays(args, kwargs)
+        arrays = array_arguments(args, kwargs)
         if any(_on_gpu(a) for a in arrays):
             return True
         if prism_core.current_scope().device is not None:
@@ -91,7 +80,7 @@ def tensor_core_check() -> Callable[..., bool | str]:
     on_gpu = gpu_check("matmul")
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
-        for a in _arrays(args, kwargs):
+        for a in array_arguments(args, kwargs):
             try:
                 found = prism_core.dtype(a.dtype)
             except (TypeError, ValueError):
