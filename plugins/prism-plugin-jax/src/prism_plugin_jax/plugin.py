@@ -274,6 +274,8 @@ class JaxBackend(NamespaceBackend):
         return None if jax.default_backend() == target.name else jax.devices(target.name)[0]
 
     def where(self, array: Any) -> str:
+        if gpu_unavailable() is not None:
+            return "cpu"  # asked on every call: without a GPU, without asking the array
         return "cpu" if next(iter(array.devices())).platform == "cpu" else "gpu"
 
     def synchronize(self, *arrays: Any) -> None:
