@@ -368,3 +368,28 @@ def test_one_librarys_dtypes_are_never_compared_with_anothers(strict_plugin: Non
 
     assert _kind(np.dtype("int32")) == "i"  # NumPy's, hashed alike, asked after them
     assert _kind(strict.int32) == "i"
+
+
+def test_availability_from_installed_metadata_imports_nothing() -> None:
+    """With ``installed_as``, availability is the installed distributions' word until the
+    library is imported (``prism doctor`` stays fast); a missing one says what to install."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom prism_core.backend_kit import NamespaceBackend\n"
+        "class B(NamespaceBackend):\n    name = 'b'\n    namespace = 'array_api_strict'\n"
+        "    installed_as = ('array-api-strict',)\n    minimum = '2.0'\n"
+        "class Missing(B):\n    name = 'missing'\n    installed_as = ('no-such-dist-prism',)\n"
+        "class Old(B):\n    name = 'old'\n    minimum = '999'\n"
+        "print(bool(B().availability()), 'array_api_strict' in sys.modules)\n"
+        "print(Missing().availability().reason)\nprint(Old().availability().reason)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    available, missing, old = out.stdout.splitlines()
+    assert available == "True False", out.stderr
+    assert missing == (
+        "no-such-dist-prism is not installed (pip install no-such-dist-prism, or reinstall "
+        "missing, which depends on it)"
+    )
+    assert old.startswith("array-api-strict ") and "needs array-api-strict>=999" in old

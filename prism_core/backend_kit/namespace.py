@@ -130,6 +130,8 @@ class NamespaceBackend(Backend):
     * ``namespace``: the module path of the namespace (``"jax.numpy"``), imported on first use;
     * ``library`` and ``minimum``: the module probed for availability and its least version
       (``"jax"``, ``"0.4.30"``); ``distribution``, the plugin's name for messages;
+      ``installed_as``, the distributions of the library (first) and of the namespace, whose
+      installed metadata answer availability without importing the library (``("jax",)``);
     * ``array_types``: the library's array classes as ``"module:Class"`` (``"jax:Array"``),
       found without importing the library;
     * ``targets``: the devices it computes on (default: one, the CPU);
@@ -152,6 +154,7 @@ class NamespaceBackend(Backend):
     library: str = ""
     minimum: str = "0"
     distribution: str = ""
+    installed_as: tuple[str, ...] = ()
     array_types: tuple[str, ...] = ()
     targets: tuple[Target, ...] = (Target("cpu", MappingProxyType({"kind": "cpu"})),)
     holds: frozenset[str] | None = None
@@ -175,9 +178,18 @@ class NamespaceBackend(Backend):
 
     def availability(self) -> Availability:
         """Whether :attr:`library` imports here at :attr:`minimum` or later, and the namespace
-        with it; the reason says what to install or why an installed one cannot load."""
+        with it; the reason says what to install or why an installed one cannot load.
+
+        Where :attr:`installed_as` names the distributions, and nothing has imported the
+        library yet, their installed metadata answer instead, without importing it (``prism
+        doctor`` and ``prism plugins`` stay fast; an installed library that cannot load then
+        fails at its first op, and dispatch falls back with the import error)."""
         if self._availability is None:
             library = self.library or self.namespace.partition(".")[0]
+            found = None if library in sys.modules else self._installed()
+            if found is not None:
+                self._availability = found
+                return found
             found = probe_library(library, self.minimum, self.distribution or self.name)
             if found and self.namespace != library:
                 module, why = import_framework(self.namespace)
@@ -185,6 +197,41 @@ class NamespaceBackend(Backend):
                     found = Availability(False, f"{self.namespace} {why}", found.version)
             self._availability = found
         return self._availability
+
+    def _installed(self) -> Availability | None:
+        """What :attr:`installed_as` says without importing anything; ``None`` where only an
+        import can tell (nothing named, metadata unreadable)."""
+        import importlib.metadata
+
+        versions = []
+        for name in self.installed_as:
+            try:
+                versions.append(importlib.metadata.version(name))
+            except importlib.metadata.PackageNotFoundError:
+                return Availability(
+                    False,
+                    f"{name} is not installed (pip install {name}, or reinstall "
+                    f"{self.distribution or self.name}, which depends on it)",
+                )
+            except Exception:
+                return None
+        if not versions:
+            return None
+        try:
+            from packaging.version import InvalidVersion, Version
+
+            too_old = Version(versions[0]) < Version(self.minimum)
+        except (ImportError, InvalidVersion):
+            too_old = False
+        if too_old:
+            name = self.installed_as[0]
+            return Availability(
+                False,
+                f"{name} {versions[0]} is installed; the {self.name} backend needs "
+                f"{name}>={self.minimum} (pip install -U '{name}>={self.minimum}')",
+                versions[0],
+            )
+        return Availability(True, version=versions[0])
 
     def dtypes(self, device: DeviceDescription | None = None) -> frozenset[str] | None:
         """:attr:`holds`, on every device."""

@@ -174,3 +174,18 @@ def test_the_plugin_guide_shows_this_plugin_as_it_is() -> None:
     )
     block = text[start:].split("```python\n", 1)[1].split("\n```", 1)[0] + "\n"
     assert block == SOURCE.read_text(encoding="utf-8")
+
+
+def test_the_doctor_and_listing_import_no_jax() -> None:
+    run = _fresh(
+        """
+        import sys, prism_core as prism
+        backend = prism.plugins().backend("jax")
+        print(bool(backend.availability()), sorted(backend.capabilities()), backend.dtypes())
+        a = prism.ArraySpec((4, 4), "float32")
+        prism.explain("matmul", a, a)
+        print("jax" in sys.modules)
+        """
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "False"

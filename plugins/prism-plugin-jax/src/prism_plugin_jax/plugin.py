@@ -217,6 +217,7 @@ class JaxBackend(NamespaceBackend):
     library = "jax"
     minimum = "0.4.32"
     distribution = "prism-plugin-jax"
+    installed_as = ("jax",)  # availability from its metadata: prism doctor imports no JAX
     array_types = ("jax:Array",)
     targets = (Target("cpu", {"kind": "cpu"}), Target("gpu", {"kind": "gpu"}, 10))
     # JAX imports NumPy's arrays by copy: a DLPack import of one made JAX abort at exit.
