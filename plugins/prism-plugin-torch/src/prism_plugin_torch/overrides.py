@@ -194,7 +194,7 @@ def random_normal(
     if not wanted.is_floating_point:
         raise TypeError(f"random.normal draws floating-point numbers, not {dtype!r}")
     mean, std = (_BACKEND.to_numpy(p) if _BACKEND.owns(p) else p for p in (mean, std))
-    draws = np.asarray(np.random.default_rng(seed).normal(mean, std, size=shape))
+    draws = ref.implementation("random.normal")(shape, mean, std, seed=seed)  # float64
     return torch.from_numpy(draws).to(device=device, dtype=wanted)
 
 
