@@ -125,20 +125,28 @@ def probe_library(name: str, minimum: str, distribution: str) -> Availability:
             )
         return Availability(False, f"{name} {why}")
     version = str(getattr(module, "__version__", ""))
+    outdated = too_old(name, version, minimum, name)
+    return Availability(True, version=version) if outdated is None else outdated
+
+
+def too_old(name: str, version: str, minimum: str, backend: str) -> Availability | None:
+    """The unavailability of ``backend`` where ``name`` is installed at ``version``, older than
+    ``minimum``, saying how to upgrade; ``None`` where it is recent enough or its version
+    cannot be read (the variants try)."""
     try:
         from packaging.version import InvalidVersion, Version
 
-        too_old = Version(version) < Version(minimum)
+        older = Version(version) < Version(minimum)
     except (ImportError, InvalidVersion):
-        too_old = False
-    if too_old:
-        return Availability(
-            False,
-            f"{name} {version} is installed; the {name} backend needs {name}>={minimum} "
-            f"(pip install -U '{name}>={minimum}')",
-            version=version,
-        )
-    return Availability(True, version=version)
+        older = False
+    if not older:
+        return None
+    return Availability(
+        False,
+        f"{name} {version} is installed; the {backend} backend needs {name}>={minimum} "
+        f"(pip install -U '{name}>={minimum}')",
+        version=version,
+    )
 
 
 #: What a host-library backend takes as it is besides NumPy's arrays.

@@ -28,8 +28,6 @@ What every variant of a namespace backend does besides calling the namespace's f
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import importlib
 import sys
 import warnings
@@ -42,6 +40,7 @@ from prism_core._contract.device_argument import requested_device
 from prism_core._contract.results import EighResult, QRResult, SlogdetResult, SVDResult
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.dtypes import dtype as prism_dtype
+from prism_core._description.dtypes import dtype_name
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.standard import STANDARD_OPS
 from prism_core.backend_kit._common import (
@@ -49,6 +48,7 @@ from prism_core.backend_kit._common import (
     first_line,
     import_framework,
     probe_library,
+    too_old,
 )
 
 if TYPE_CHECKING:
@@ -217,20 +217,9 @@ class NamespaceBackend(Backend):
                 return None
         if not versions:
             return None
-        try:
-            from packaging.version import InvalidVersion, Version
-
-            too_old = Version(versions[0]) < Version(self.minimum)
-        except (ImportError, InvalidVersion):
-            too_old = False
-        if too_old:
-            name = self.installed_as[0]
-            return Availability(
-                False,
-                f"{name} {versions[0]} is installed; the {self.name} backend needs "
-                f"{name}>={self.minimum} (pip install -U '{name}>={self.minimum}')",
-                versions[0],
-            )
+        outdated = too_old(self.installed_as[0], versions[0], self.minimum, self.name)
+        if outdated is not None:
+            return outdated
         return Availability(True, version=versions[0])
 
     def dtypes(self, device: DeviceDescription | None = None) -> frozenset[str] | None:
@@ -296,7 +285,7 @@ class NamespaceBackend(Backend):
                 continue
             import numpy as np
 
-            given = np.dtype(_numpy_name(a.dtype))
+            given = np.dtype(dtype_name(a.dtype))
             if rule == "accumulate":
                 if given.itemsize == 8:
                     continue
@@ -309,8 +298,7 @@ class NamespaceBackend(Backend):
     def _held_dtype(self, op: str, value: Any) -> Any:
         """The library's dtype for a ``dtype=`` argument of ``op``, which it must hold."""
         native = self.native_dtype(value)
-        name = _numpy_name(native)
-        self._check_held(op, "bool_" if name == "bool" else name)
+        self._check_held(op, dtype_name(native))
         return native
 
     def _check_held(self, what: str, name: str) -> None:
@@ -342,8 +330,7 @@ class NamespaceBackend(Backend):
             import numpy as np
 
             obj = np.asarray(obj)  # NumPy's dtype for lists and scalars, as the reference
-        name = _numpy_name(dtype if dtype is not None else obj.dtype)
-        self._check_held("asarray", "bool_" if name == "bool" else name)
+        self._check_held("asarray", dtype_name(dtype if dtype is not None else obj.dtype))
         kwargs: dict[str, Any] = {"dtype": dtype, "copy": copy}
         if device is not None:
             kwargs["device"] = device
@@ -597,11 +584,11 @@ class NamespaceBackend(Backend):
         import numpy as np
 
         try:
-            given = [np.dtype(_numpy_name(d)) for d in dtypes]
+            given = [np.dtype(dtype_name(d)) for d in dtypes]
         except TypeError:
             return args  # a dtype NumPy lacks (bfloat16): the library's promotion
         result = np.result_type(*given, *scalars)
-        name = "bool_" if result == np.bool_ else result.name
+        name = dtype_name(result)
         self._check_held(op, name)
         native = self.native_dtype(name)
         out = list(args)
@@ -679,41 +666,35 @@ _DTYPE_KEYWORD = frozenset(
 )
 
 
-def _numpy_name(dt: Any) -> str:
-    """The NumPy name of a library's dtype: its ``name`` (NumPy's, JAX's, CuPy's dtypes), else
-    the last word of its text (``torch.float32``, ``array_api_strict.float64``)."""
-    if type(dt).__module__.partition(".")[0] in _PRISM_OR_NUMPY or isinstance(dt, type):
-        import numpy as np
-
-        with contextlib.suppress(TypeError):
-            return str(np.dtype(dt).name)  # NumPy's dtypes and scalar types, Python's types
-    name = getattr(dt, "name", None)
-    return name if isinstance(name, str) else str(dt).rpartition(".")[2]
-
-
 def _in_bounds(dt: Any, scalars: list[Any]) -> None:
     """NumPy's ``OverflowError`` (NEP 50) for a Python int out of the range of the integer
     dtype it joins, which a library would wrap silently (``uint8_array + 300``)."""
     import numpy as np
 
-    info = np.iinfo(_numpy_name(dt))
+    info = np.iinfo(dtype_name(dt))
     for s in scalars:
         if type(s) is int and not info.min <= s <= info.max:
             raise OverflowError(f"Python integer {s} out of bounds for {info.dtype}")
 
 
 def _kind(dt: Any) -> str | None:
-    """NumPy's kind letter of a library's dtype (cached: asked on every call of many ops)."""
-    return _kind_of(f"{type(dt).__module__}.{type(dt).__qualname__}", dt)
-
-
-@functools.lru_cache(maxsize=256)
-def _kind_of(kind: str, dt: Any) -> str | None:
-    # Keyed by the dtype's type first: one library's dtype is never compared with another's
-    # (array-api-strict's warns when compared with NumPy's).
+    """NumPy's kind letter of a library's dtype, cached (asked on every call of many ops) by
+    the dtype's type and itself: one library's dtype is never compared with another's
+    (array-api-strict's warns when compared with NumPy's)."""
+    key = (type(dt), dt)
+    try:
+        return _KINDS[key]
+    except KeyError:
+        pass
     import numpy as np
 
     try:
-        return str(np.dtype(_numpy_name(dt)).kind)
+        kind: str | None = str(np.dtype(dtype_name(dt)).kind)
     except TypeError:
-        return None
+        kind = None
+    if len(_KINDS) < 256:
+        _KINDS[key] = kind
+    return kind
+
+
+_KINDS: dict[tuple[type, Any], str | None] = {}
