@@ -4,7 +4,7 @@ Measured in one process, side by side (ratios and differences, since the machine
 
 * Prism: ``prism_core.matmul(a, b)`` on 4x4 float64 against ``np.matmul(a, b)`` (cached decision);
 * Prism with a ``can_run``: an op whose chosen variant has a per-call check, against calling the
-  same check and ``np.matmul`` directly (what is left is dispatch's own cost: issue 7, item 7);
+  same check and ``np.matmul`` directly (what is left is dispatch's own cost);
 * networkx's backend dispatch: ``nx.is_empty(G)`` against its undecorated function;
 * array-api-compat: ``xp.matmul(a, b)`` with the namespace cached, against ``np.matmul``;
 * SciPy's uarray: ``scipy.fft.fft(x)`` on 16 points against ``scipy.fft._pocketfft.fft``;

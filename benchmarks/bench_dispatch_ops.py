@@ -1,11 +1,11 @@
 """What a cached Prism call adds to the library call, op by op: the new ops of the Array API
-(issue 12: the elementwise functions, and one op of each family declared as a table) beside
+(the elementwise functions, and one op of each family declared as a table) beside
 matmul, a reduction and the creation op ``zeros`` from before.
 
 For each op, in one process, alternating: ``prism_core.<op>(...)`` (the decision cached) and
 the NumPy function it runs, on 4-element float64 arrays (4x4 for matmul), ``--number`` calls
 per sample; the kept figure is the minimum over ``--rounds`` samples of Prism's time per call
-minus the minimum of NumPy's, since noise only ever adds time.  Issue 12 asks that every new
+minus the minimum of NumPy's, since noise only ever adds time.  The goal is that every new
 op costs what the old ones do: compare the rows, not the absolute numbers (the machine is
 shared).
 
@@ -37,15 +37,15 @@ def cases() -> dict[str, tuple[Callable[..., Any], Callable[..., Any], tuple[Any
     v = np.linspace(0.1, 0.9, 4)
     m = np.arange(16.0).reshape(4, 4)
     return {
-        "matmul (4x4, an op before issue 12)": (prism.matmul, np.matmul, (m, m)),
+        "matmul (4x4, an op of the first catalogue)": (prism.matmul, np.matmul, (m, m)),
         "sum (a reduction)": (prism.sum, np.sum, (v,)),
-        "sqrt (elementwise, before issue 12)": (prism.sqrt, np.sqrt, (v,)),
+        "sqrt (elementwise, of the first catalogue)": (prism.sqrt, np.sqrt, (v,)),
         "sin (elementwise, new)": (prism.sin, np.sin, (v,)),
         "atan2 (elementwise, new)": (prism.atan2, np.arctan2, (v, v)),
         "isnan (elementwise, new)": (prism.isnan, np.isnan, (v,)),
-        # The families declared as tables (issue 12, second increment), against NumPy's own
+        # The families declared as tables, against NumPy's own
         # function (what the NumPy reference calls, or the closest NumPy has).
-        "zeros (creation, before issue 12)": (prism.zeros, np.zeros, (4,)),
+        "zeros (creation, of the first catalogue)": (prism.zeros, np.zeros, (4,)),
         "arange (creation, new)": (prism.arange, np.arange, (4,)),
         "flip (manipulation, new)": (prism.flip, np.flip, (v,)),
         "argsort (sorting, new)": (prism.argsort, np.argsort, (v,)),

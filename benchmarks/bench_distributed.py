@@ -27,7 +27,7 @@ Each measurement is the wall time from the first submission until every result i
 for the large cases, ``gather`` of the small results), and the time the submission itself took
 on the client.  Reported: the minima and their ratio, and the median of the round-by-round
 ratios (paired: steadier where other work comes and goes); the added cost per task is the
-paired ratio's excess times plain Dask's time, per task.  The goal (issue 10) is a ratio under
+paired ratio's excess times plain Dask's time, per task.  The goal is a ratio under
 1.05.  Plugins other than the builtin NumPy backend are not loaded
 (``PRISM_DISABLE_PLUGIN_AUTOLOAD=1``), so that Prism's dispatch runs the same NumPy functions
 plain Dask calls.  Besides, in this process: what Prism's task wrapper adds around one call on

@@ -1,5 +1,5 @@
 """The first call in a fresh process: plugin discovery, device library, host detection, tuned
-choices (issue 9: under 100 ms on the machine the goal was set on, measured from bytecode).
+choices (under 100 ms on the machine the goal was set on, measured from bytecode).
 
 Each sample is a fresh interpreter that imports NumPy (not Prism's cost, so not timed), then
 times ``import prism_core`` and the first ``prism_core.matmul`` of two 4x4 arrays, to its

@@ -1,4 +1,4 @@
-"""Smith-Waterman through Prism against calling the aligners directly (issue 11's goals).
+"""Smith-Waterman through Prism against calling the aligners directly.
 
 1. ``prism bench genomics.align`` (``run_bench(ops=["genomics.align"])``) in a fresh tuning
    cache: every variant of ``genomics.sw_align`` and ``genomics.sw_align_batch`` measured over
@@ -298,7 +298,7 @@ def _ms(s: float) -> str:
 def render(record: dict[str, Any]) -> str:
     pair, batch, host = record["pair"], record["batch"], record["host"]
     lines = [
-        "# Smith-Waterman through Prism against the aligners called directly (issue 11)",
+        "# Smith-Waterman through Prism against the aligners called directly",
         "",
         f"Host: {host['machine']}, {host['cpus']} usable CPUs, devices "
         f"{', '.join(host['devices'])}; Python {host['python']}; "

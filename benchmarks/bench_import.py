@@ -1,4 +1,4 @@
-"""What importing Prism costs, and that it imports nothing heavy (issue 12: ``import prism_core``
+"""What importing Prism costs, and that it imports nothing heavy (``import prism_core``
 under 50 ms with the whole Array API declared).
 
 Each sample is a fresh interpreter that times, inside itself, one of:

@@ -1,6 +1,6 @@
 """Several CPU backends in one process: each op's time alone and right after the other library.
 
-Issue 8, "Several backends in one process".  Every measurement runs in a fresh interpreter
+Several backends in one process.  Every measurement runs in a fresh interpreter
 (``--child``), so that "alone" means that the other library was never imported:
 
 * ``alone``: only the op's library is imported and used;

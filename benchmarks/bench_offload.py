@@ -1,6 +1,6 @@
 """Offloading NumPy inputs to a GPU: when automatic mode does it, against when it pays.
 
-Issue 9's GPU goal: automatic mode offloads NumPy inputs to the GPU only when the transfer
+The GPU goal: automatic mode offloads NumPy inputs to the GPU only when the transfer
 pays, and is never more than 1.1x slower than the better of CPU-only and always-GPU at any
 size; the performance model's crossover (the smallest size at which it predicts the GPU,
 transfers included, faster) is recorded beside the measured one.

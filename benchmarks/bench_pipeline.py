@@ -1,4 +1,4 @@
-"""What pipelines and stages cost (issue 10): per call, per stage, per run, per plan.
+"""What pipelines and stages cost: per call, per stage, per run, per plan.
 
 Measured side by side, interleaved round by round (so that drifts of a shared machine hit all
 alike), minimum over rounds:

@@ -1,6 +1,6 @@
 """What size-aware plans cost on the cached path, against the code before them.
 
-Issue 9 adds a size bucket to the plan key of the ops whose tuned choice depends on the size,
+Dispatch adds a size bucket to the plan key of the ops whose tuned choice depends on the size,
 and asks that the other ops keep today's cost (within 0.1 µs).  This compares, in fresh
 processes run alternately (so that drifts of a shared machine hit all alike):
 

@@ -1,4 +1,4 @@
-"""The heterogeneous split against each of its targets alone (issue 10).
+"""The heterogeneous split against each of its targets alone.
 
 A large batched op is split across two backends (``prism.split``) and timed against each
 backend running the whole op alone, interleaved round by round (the machine is shared: a drift

@@ -1,4 +1,4 @@
-"""Prism in automatic mode after ``prism bench``, against the per-size oracle (issue 9's goal).
+"""Prism in automatic mode after ``prism bench``, against the per-size oracle.
 
 1. ``prism bench --full`` over the sweeps of the backends issue (matmul, fft.fft, linalg.svd,
    linalg.solve; float32 and float64; every installed backend), in a fresh tuning cache: this

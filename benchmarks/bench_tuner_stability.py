@@ -1,4 +1,4 @@
-"""How often repeated tunings agree (issue 9: the same choice in at least 9 of 10 repeated
+"""How often repeated tunings agree (the same choice in at least 9 of 10 repeated
 tunings wherever the gap is above 10 %).
 
 Tunes each case ``--repeats`` times (``prism_core._tuning.tuner.tune_case``, nothing stored),

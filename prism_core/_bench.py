@@ -13,7 +13,7 @@ Two phases per case, both interleaved (``prism_core._tuning.tuner.measure``):
 2. checking: ``prism.<op>(*args)`` in automatic mode (the tuned plan), the oracle's variant
    and NumPy's, again interleaved, so that the ratios compare times taken together.
 
-``prism bench genomics.align`` (issue 11) does the same for the two Smith-Waterman ops, over
+``prism bench genomics.align`` does the same for the two Smith-Waterman ops, over
 sequence lengths (``genomics.sw_align``: a query of n letters against a target of 10 n) and
 batch sizes (``genomics.sw_align_batch``: n letters against a batch of targets of n), random
 DNA scored 2/-3 with gaps 5/2; the work measure is cell updates (``n x m``), and the rows give

@@ -117,7 +117,7 @@ class RequirementError(PrismError, ValueError):
 def debug(message: str, *args: object) -> None:
     """Log ``message % args`` at DEBUG on the ``prism_core`` logger, as
     ``logging.getLogger("prism_core").debug`` does, without importing :mod:`logging` (about
-    2 ms of the first call, issue 9) where nothing has imported it: then no handler can have
+    2 ms of the first call) where nothing has imported it: then no handler can have
     been configured, and the record would go nowhere."""
     logging = sys.modules.get("logging")
     if logging is not None:
@@ -159,7 +159,7 @@ def describe_exception(exc: BaseException) -> str:
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """Return ``" (did you mean 'x'?)"`` for the closest candidate, or ``""``."""
-    import difflib  # only when something is wrong: 2 ms of the first call otherwise (issue 9)
+    import difflib  # only when something is wrong: 2 ms of the first call otherwise
 
     close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
     if not close:

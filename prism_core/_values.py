@@ -1,4 +1,4 @@
-"""Dataclasses that cost no compilation to create (issue 9).
+"""Dataclasses that cost no compilation to create.
 
 ``@dataclass`` writes the methods of each class (``__init__``, ``__repr__``, ``__eq__``,
 ``__hash__``, the ordering methods, and for a frozen class ``__setattr__`` and ``__delattr__``)

@@ -203,7 +203,7 @@ def detection_from_smi(text: str, library: Any) -> Detection:
 
 def run_nvidia_smi(executable: str) -> tuple[str | None, str]:
     """Run the query: (its output, "") or (None, why it failed)."""
-    import subprocess  # only where there is an nvidia-smi to run (issue 9: the first call)
+    import subprocess  # only where there is an nvidia-smi to run (the first call)
 
     try:
         proc = subprocess.run(

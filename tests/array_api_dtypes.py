@@ -1,4 +1,4 @@
-"""The standard's dtypes by kind, as the Array API test modules draw them (issue 12)."""
+"""The standard's dtypes by kind, as the Array API test modules draw them."""
 
 from __future__ import annotations
 

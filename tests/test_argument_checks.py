@@ -1,5 +1,5 @@
 """Arguments of the public API are checked where they are given, with a message that names the
-argument, the value given and what would be accepted (issue 7, item 9)."""
+argument, the value given and what would be accepted."""
 
 from __future__ import annotations
 

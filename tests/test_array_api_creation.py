@@ -1,5 +1,5 @@
 """The creation and data-type functions of ``prism_core.array_api`` against ``array-api-strict``,
-the reference implementation of the standard's semantics (issue 12).
+the reference implementation of the standard's semantics.
 
 The creation functions (``arange``, ``linspace``, ``eye``, ``empty``, the ``*_like`` functions,
 ``meshgrid``, ``tril``, ``triu``) and ``astype`` run through Prism's dispatch on NumPy arrays

@@ -1,4 +1,4 @@
-"""``device=`` of the creation functions (issue 12): where the standard's creation functions
+"""``device=`` of the creation functions: where the standard's creation functions
 put their arrays, through Prism's dispatch.
 
 A ``device=`` naming Prism's description of an accelerator runs the call as

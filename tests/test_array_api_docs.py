@@ -1,4 +1,4 @@
-"""docs/array-api.md lists the elementwise functions as the catalogue declares them (issue 12):
+"""docs/array-api.md lists the elementwise functions as the catalogue declares them:
 the generated table is current, and names every function of the standard's family."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The elementwise functions of ``prism_core.array_api`` against ``array-api-strict``, the
-reference implementation of the standard's semantics (issue 12).
+reference implementation of the standard's semantics.
 
 Hypothesis draws the shapes (pairs that broadcast, 0-d and empty included), the dtypes the
 standard defines each function for (bool, int8..uint64, float32/64, complex64/128) and the

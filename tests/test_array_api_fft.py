@@ -1,5 +1,5 @@
 """The ``fft`` extension of ``prism_core.array_api`` against ``array-api-strict``, the reference
-implementation of the standard's semantics (issue 12).
+implementation of the standard's semantics.
 
 Hypothesis draws the shapes (0-d and empty included where the standard allows them), the
 dtypes the standard defines each function for, the axes (unique, any order), the sizes

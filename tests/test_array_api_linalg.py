@@ -1,6 +1,6 @@
 """The linear algebra functions of ``prism_core.array_api`` (``matmul``, ``matrix_transpose``,
 ``tensordot``, ``vecdot`` and the ``linalg`` extension) against ``array-api-strict``, the
-reference implementation of the standard's semantics (issue 12).
+reference implementation of the standard's semantics.
 
 Hypothesis draws the shapes (stacks of matrices with 0 to 2 batch dimensions, empty ones
 included where the standard allows them; vectors that broadcast), the dtypes the standard

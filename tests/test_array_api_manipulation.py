@@ -1,5 +1,5 @@
 """The manipulation and indexing functions of ``prism_core.array_api`` against
-``array-api-strict``, the reference implementation of the standard's semantics (issue 12).
+``array-api-strict``, the reference implementation of the standard's semantics.
 
 Hypothesis draws the shapes (0-d and empty included where the function takes them), every
 dtype (bool, int8..uint64, float32/64 with NaN and infinities, complex64/128) and the keyword

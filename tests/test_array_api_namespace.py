@@ -1,4 +1,4 @@
-"""``prism_core.array_api`` as a whole (issue 12): every name of the standard 2024.12 is there
+"""``prism_core.array_api`` as a whole: every name of the standard 2024.12 is there
 (and on ``prism_core`` itself), and the namespace works as the module under test of the
 standard's tooling.
 

@@ -1,6 +1,6 @@
 """The searching, set and sorting functions of ``prism_core.array_api`` against
-``array-api-strict`` at the 2024.12 standard, the reference for the standard's semantics
-(issue 12): ``argsort``, ``nonzero``, ``searchsorted``, ``count_nonzero``, the ``unique_*``
+``array-api-strict`` at the 2024.12 standard, the reference for the standard's semantics:
+``argsort``, ``nonzero``, ``searchsorted``, ``count_nonzero``, the ``unique_*``
 family, and the older ``argmax``, ``argmin``, ``sort`` and ``where``.
 
 Hypothesis draws shapes (0-d and empty where the standard allows them), the dtypes the standard

@@ -1,6 +1,6 @@
 """The statistical and utility functions of ``prism_core.array_api`` against
-``array-api-strict`` at the 2024.12 standard, the reference for the standard's semantics
-(issue 12): ``prod``, ``var``, ``cumulative_prod``, ``all``, ``any`` and ``diff``, and the older
+``array-api-strict`` at the 2024.12 standard, the reference for the standard's semantics:
+``prod``, ``var``, ``cumulative_prod``, ``all``, ``any`` and ``diff``, and the older
 ``sum``, ``mean``, ``std``, ``min``, ``max`` and ``cumulative_sum``.
 
 Hypothesis draws shapes (0-d and empty where the standard allows them), the dtypes the standard

@@ -510,7 +510,7 @@ def test_reloading_devices_drops_cached_decisions(
     def tuned(x: Any) -> Any:
         return x
 
-    # No description declares the attribute yet: registering says so (issue 7, item 20).
+    # No description declares the attribute yet: registering says so.
     with pytest.warns(prism.PrismWarning, match="'attribute:lab_tuned', which no device"):
         reloaded.variant(
             tuned, requires={"attribute:lab_tuned": True}, priority=5, name=f"{name}.tuned"

@@ -1,6 +1,6 @@
-"""Dispatch under concurrency and failure (issue 7, items 1-8).
+"""Dispatch under concurrency and failure.
 
-Every test here failed on the dispatcher before issue 7: blame went to the wrong variant under
+Every test here failed on an earlier dispatcher: blame went to the wrong variant under
 threads or after a ``can_run`` declined, plans built for a superseded state were stored, scopes
 piled up, an unimportable variant crashed calls and ``prism explain``, a plugin using the API
 while discovered hung every command, and a ``can_run`` sent every call down the slow path.

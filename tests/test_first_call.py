@@ -1,4 +1,4 @@
-"""What the first call in a fresh process no longer pays for, and must still get right (issue 9).
+"""What the first call in a fresh process no longer pays for, and must still get right.
 
 * Plugin discovery reads the ``prism.plugins`` entry points and distribution versions itself
   where the environment is plain (``prism_core._knowledge.plugins._installed``): it must give

@@ -36,7 +36,7 @@ def lib() -> DeviceLibrary:
     return LIB
 
 
-# -- generations (issue 7, item 23) -----------------------------------------------------------
+# -- generations -----------------------------------------------------------
 
 #: Vendor lines, oldest first, that the library must declare with `succeeds`. The checks below
 #: run over *every* `succeeds` link in the library, these lines included.

@@ -617,7 +617,7 @@ def test_a_gpu_two_plugins_report_is_present_once(
     ]
 
 
-# -- the CPU's identification, kept in the cache directory (issue 9) ---------------------------
+# -- the CPU's identification, kept in the cache directory ---------------------------
 #
 # Real files in the test's own cache directory (conftest's PRISM_CACHE_DIR), the real
 # /proc/cpuinfo and the real archspec; a CPU this host is not is an entry kept under the key of

@@ -902,7 +902,7 @@ THIRD_PARTY: list[tuple[int, str, str]] = [
     (234, "PRISM002", "sqrt() calls numpy.sqrt"),
     (234, "PRISM002", "log() calls numpy.log"),
     (238, "PRISM002", "exp() calls numpy.exp"),
-    (239, "PRISM002", "cos() calls numpy.cos"),  # cos, sin: Prism ops since issue 12
+    (239, "PRISM002", "cos() calls numpy.cos"),  # cos, sin: Prism ops
     (240, "PRISM002", "sin() calls numpy.sin"),
     (418, "PRISM002", "np.exp() calls numpy.exp"),
     (418, "PRISM002", "np.cos() calls numpy.cos"),

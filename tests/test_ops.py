@@ -228,7 +228,7 @@ EXPECTED_ARRAY_ARGS: dict[str, tuple[int, ...] | None] = {
     "random.normal": (),
     "requires_grad": (0,),
     "detach": (0,),
-    # The standard's other elementwise functions, declared from their table (issue 12).
+    # The standard's other elementwise functions, declared from their table.
     **{e.name: tuple(range(e.arity)) for e in ELEMENTWISE},
     **{row.name: row.array_args for row in TABLE_OPS},
 }

@@ -1,4 +1,4 @@
-"""The ops of the numerics protocol (issue 8) against NumPy itself: joining (``stack``,
+"""The ops of the numerics protocol against NumPy itself: joining (``stack``,
 ``concat``), selection (``where``, ``clip``, ``maximum``, ``minimum``), searching and sorting
 (``argmax``, ``argmin``, ``sort``, ``cumulative_sum``), the norms and factorisations of
 ``linalg`` (``norm``, ``vector_norm``, ``matrix_norm``, ``qr``, ``cholesky``), ``triu_indices``,

@@ -378,7 +378,7 @@ def test_plugins_json(venv: Venv) -> None:
 
     numpy_record = records["numpy"]
     assert (numpy_record["status"], numpy_record["origin"]) == ("loaded", "builtin")
-    genomics = records["genomics"]  # the Smith-Waterman ops and their references (issue 11)
+    genomics = records["genomics"]  # the Smith-Waterman ops and their references
     assert (genomics["status"], genomics["origin"]) == ("loaded", "builtin")
 
     cuda = records["cuda"]

@@ -1,4 +1,4 @@
-"""Scopes and generators (issue 7, item 10).
+"""Scopes and generators.
 
 A generator has no context of its own: a ``with prism.device(...)`` inside one sets the scope in
 whatever context runs the step, and the generator can be resumed or closed somewhere else. These

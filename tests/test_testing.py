@@ -366,7 +366,7 @@ def test_the_cases_are_what_they_say(op: str) -> None:
                 if op == "where" and a is args[0]:
                     assert a.dtype == np.bool_, (op, shape)  # the condition
                     continue
-                # Indices and counts (issue 12) are integers whatever the dtype checked.
+                # Indices and counts are integers whatever the dtype checked.
                 index = op in ("repeat", "take", "take_along_axis", "searchsorted") and any(
                     a is b for b in args[1:]
                 )

@@ -1,4 +1,4 @@
-"""``value_type``: dataclasses whose methods are not compiled (issue 9) behave as ``@dataclass``.
+"""``value_type``: dataclasses whose methods are not compiled behave as ``@dataclass``.
 
 Each value type of Prism is compared with the class ``@dataclass`` makes from the same fields
 and flags (``dataclasses.make_dataclass``): the same constructor, ``repr``, equality, hash,

@@ -1,5 +1,5 @@
-"""The NumPy references of the Array API's ``fft`` functions (issue 12;
-``_knowledge/fft_functions.py``) that are not NumPy's own function unchanged.
+"""The NumPy references of the Array API's ``fft`` functions
+(``_knowledge/fft_functions.py``) that are not NumPy's own function unchanged.
 
 * **The n-dimensional transforms** (``fftn``, ``ifftn``, ``rfftn``, ``irfftn``) check ``s`` and
   ``axes`` by the standard's rules (:func:`transform_sizes`) and hand NumPy explicit sizes and

@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's linear algebra functions where NumPy's own function is
-not the standard's (issue 12; the rows are ``_knowledge/linalg_functions.py``).
+not the standard's (the rows are ``_knowledge/linalg_functions.py``).
 
 Each function here differs from calling NumPy's function of the same name in one of these ways,
 and says which:

@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's manipulation and indexing functions where NumPy's own
-function is not the standard's (issue 12); the others (``broadcast_to``, ``flip``, ``roll``,
+function is not the standard's; the others (``broadcast_to``, ``flip``, ``roll``,
 ``tile``) are NumPy's, named in their rows (``_knowledge/manipulation.py``).
 
 Where they differ: ``squeeze`` and ``permute_dims`` require their axes, ``take`` requires

@@ -474,7 +474,7 @@ FUNCTIONS: dict[str, Callable[..., Any] | str] = {
     "detach": detach,
     # The elementwise functions of the standard's table: NumPy's own ufuncs.
     **{e.name: f"numpy:{e.numpy}" for e in ELEMENTWISE},
-    # The standard's other families (issue 12): each row names its reference.
+    # The standard's other families: each row names its reference.
     **{row.name: row.numpy for row in TABLE_OPS},
 }
 

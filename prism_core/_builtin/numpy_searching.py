@@ -1,4 +1,4 @@
-"""The NumPy references of the Array API's searching, set and sorting functions (issue 12) where
+"""The NumPy references of the Array API's searching, set and sorting functions where
 NumPy's own function is not the standard's: the rows of ``_knowledge/searching.py`` name them.
 
 * ``argsort``: NumPy has no ``descending``; a descending sort here is the reversed array sorted

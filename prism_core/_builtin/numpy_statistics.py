@@ -1,4 +1,4 @@
-"""The NumPy references of the Array API's statistical and utility functions (issue 12) where
+"""The NumPy references of the Array API's statistical and utility functions where
 NumPy's own function is not the standard's: the rows of ``_knowledge/statistics.py`` name them
 (``all`` and ``any`` are NumPy's own).
 

@@ -6,5 +6,5 @@ Imports nothing above it; announces reloads through :mod:`prism_core._events`.
 
 #: Largest device file accepted, in bytes.  Real ones are a few kilobytes.  Here rather than in
 #: the YAML reader, so that a warm start (every file a cache hit) reads files without importing
-#: the reader (issue 9).
+#: the reader.
 MAX_BYTES = 1 << 20

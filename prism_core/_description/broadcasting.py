@@ -1,4 +1,4 @@
-"""``broadcast_shapes``, the Array API's function of shapes (issue 12): a plain function, not an
+"""``broadcast_shapes``, the Array API's function of shapes: a plain function, not an
 op (it takes no array, so there is nothing to dispatch), exposed as
 ``prism_core.array_api.broadcast_shapes``.
 

@@ -363,7 +363,7 @@ def _compile(schema: Any, root: Any, refs: dict[str, Check]) -> Check:
 
 def _all(checks: list[Check]) -> Check:
     # Two and three checks (most nodes of the device schema) get closures of their own: a warm
-    # start runs every cached document through these (issue 9).
+    # start runs every cached document through these.
     if not checks:
         return lambda v: True
     if len(checks) == 1:

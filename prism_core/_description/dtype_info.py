@@ -1,4 +1,4 @@
-"""The Array API's ``finfo`` and ``iinfo`` on Prism dtypes (issue 12): the limits of a floating or
+"""The Array API's ``finfo`` and ``iinfo`` on Prism dtypes: the limits of a floating or
 an integer type, as ``prism_core.array_api``'s functions (they are not ops: they take dtypes).
 
 The numbers are constants of the formats (IEEE 754 binary16/32/64, bfloat16 and the OCP and

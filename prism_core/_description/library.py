@@ -96,7 +96,7 @@ class DeviceFile:
     """One device file, read and validated, before inheritance.
 
     A plain class, not a dataclass: it is private, and making a dataclass costs about a
-    millisecond of every fresh process (issue 9)."""
+    millisecond of every fresh process."""
 
     __slots__ = ("data", "entry", "path")
 
@@ -424,7 +424,7 @@ def _merge(
                 # any here: entries of keyed lists, ``features[NAME]``, are top-level keys,
                 # merged above, and the items of other lists have no provenance of their own;
                 # not scanning for a replaced list saves a scan of the whole table per list,
-                # a fifth of resolving the library, issue 9.)
+                # a fifth of resolving the library.)
                 for stale in [k for k in provenance if k.startswith((f"{where}.", f"{where}["))]:
                     del provenance[stale]
 

@@ -1,4 +1,4 @@
-"""The Array API's type promotion on Prism dtypes (issue 12): ``result_type``, ``can_cast`` and
+"""The Array API's type promotion on Prism dtypes: ``result_type``, ``can_cast`` and
 ``isdtype``, ``prism_core.array_api``'s functions of dtypes (they are not ops: they take dtypes,
 and compute nothing on arrays).
 

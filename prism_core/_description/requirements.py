@@ -61,7 +61,7 @@ IDENTITY_KEYS = ("vendor", "kind", "device_type", "architecture", "isa")
 _SPEC_START = re.compile(r"^\s*(~=|==|!=|<=|>=|<|>|===)")
 #: Specifiers of plain release numbers (``">=8.0"``, ``">=2,<4"``), which are always valid:
 #: checked without importing ``packaging``, whose import and regular expressions cost about
-#: 20 ms of a fresh process's first call (issue 9).  Anything else is checked by packaging.
+#: 20 ms of a fresh process's first call.  Anything else is checked by packaging.
 _PLAIN_SPECIFIER = re.compile(
     r"[ \t]*(?:==|!=|<=|>=|<|>)[ \t]*[0-9]+(?:\.[0-9]+)*[ \t]*"
     r"(?:,[ \t]*(?:==|!=|<=|>=|<|>)[ \t]*[0-9]+(?:\.[0-9]+)*[ \t]*)*"

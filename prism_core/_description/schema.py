@@ -254,7 +254,7 @@ class _Unlocated:
 
 def unlocated(document: Any) -> _Document:
     """A document without positions (a cached one), for :func:`_semantic_problems`: checking it
-    needs no YAML reader (a warm start imports none, issue 9)."""
+    needs no YAML reader (a warm start imports none)."""
     return _Unlocated(document)
 
 

@@ -730,7 +730,7 @@ _declare(
     (0,),
 )
 
-# -- the standard's other families, declared from their tables (issue 12) ---------------------
+# -- the standard's other families, declared from their tables ---------------------
 for _row in TABLE_OPS:
     _declare(
         _row.name,

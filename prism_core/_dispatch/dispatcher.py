@@ -342,7 +342,7 @@ def _array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
 
 def tuning_dtype(dtypes: Sequence[str]) -> str | None:
     """What tuned times are keyed by: the arrays' one dtype; for arrays of several dtypes (an
-    alignment's uint8 codes, int64 offsets and int32 matrix, issue 11) their dtypes in argument
+    alignment's uint8 codes, int64 offsets and int32 matrix) their dtypes in argument
     order joined by commas; ``None`` without arrays."""
     if not dtypes:
         return None
@@ -1016,7 +1016,7 @@ def _elements(value: Any) -> int:
 
 def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
     """The key of the call and its cached plan, or a new one (stored only if nothing it was
-    built from changed meanwhile: issue 7, item 3).
+    built from changed meanwhile).
 
     The key is made again when the op's keying changed meanwhile (tuning records loaded for
     the first time may add the size bucket to it).
@@ -1099,7 +1099,7 @@ def run_checked(
     """Run the call on the best candidate that accepts it: per-call checks, moves, fallback.
 
     Each variant runs at most once per call (``tried``); a failure is blamed on the variant
-    that raised and on no other (issue 7, items 1 and 2).  Where the scope cannot run the call
+    that raised and on no other.  Where the scope cannot run the call
     and a lenient stage is in force (``LENIENT``), the stage decides what runs it.
     """
     try:

@@ -8,7 +8,7 @@ The *dispatch generation* advances whenever anything a plan was built from chang
 added or removed, plugins or devices loaded again (announced through ``prism_core._events``),
 the process-wide default scope (``set_backend``).  :func:`bump` advances it and drops every
 cached plan in one step under the lock that :func:`store_plan` takes, so a plan built from a
-superseded state is never stored (issue 7, item 3).
+superseded state is never stored.
 
 This module imports nothing else of dispatch: the function users call for an op is made by
 ``ops.py`` (above), which installs its factory here when imported.
@@ -285,7 +285,7 @@ def _warn_unknown_keys(variants: Sequence[Variant]) -> None:
             if known is None:
                 # The names, read from the resolved documents: building every description's
                 # Feature objects (``device.features``) only to take their names cost about
-                # 1.5 ms of the first call (issue 9); dispatch builds those it matches.
+                # 1.5 ms of the first call; dispatch builds those it matches.
                 known = set()
                 for device in default_library().list(include_abstract=True):
                     known.update(f["name"] for f in device.data.get("features", ()))
@@ -352,7 +352,7 @@ def ensure_ready() -> None:
 
     While this thread is loading a plugin, plugins are not discovered again (they are being
     discovered): ops can be looked up and variants registered, which is all a plugin may do
-    then (issue 7, item 6: this used to wait forever on the discovery lock).
+    then (this used to wait forever on the discovery lock).
     """
     from prism_core._knowledge.plugins import discovering, plugins
 
@@ -393,7 +393,7 @@ def _declare_catalogue() -> None:
             _declared[0] = True
         finally:
             # Once for the whole catalogue: a bump per op went over every op declared so far
-            # (58 ops: about 1,700 keyings of the first call, issue 9).
+            # (58 ops: about 1,700 keyings of the first call).
             bump()
 
 

@@ -148,7 +148,7 @@ class Scope:
 _lock = threading.Lock()
 #: Interned scopes, held only while something uses them (a ``with`` block in force, a cached
 #: plan's key): descriptions loaded again (``reload_devices``, ``load_device_file``) must not
-#: pile up behind scopes nobody can enter any more (issue 7, item 4).
+#: pile up behind scopes nobody can enter any more.
 _interned: weakref.WeakValueDictionary[tuple[Any, ...], Scope] = weakref.WeakValueDictionary()
 _fingerprints: weakref.WeakKeyDictionary[DeviceDescription, tuple[str, str]] = (
     weakref.WeakKeyDictionary()

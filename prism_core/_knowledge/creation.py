@@ -1,4 +1,4 @@
-"""The Array API's creation and data-type functions, declared as data (issue 12): ``arange``,
+"""The Array API's creation and data-type functions, declared as data: ``arange``,
 ``linspace``, ``eye``, ``empty``, the ``*_like`` functions, ``meshgrid``, ``tril``, ``triu`` and
 ``astype``.
 

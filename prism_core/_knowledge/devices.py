@@ -5,7 +5,7 @@ The library itself is layer 1 (``prism_core._description.library``); which direc
 default search path holds depends on the plugins, which are this layer's: plugin discovery
 (``plugins.py``) adds their directories to it when imported.  The public functions here also
 check each plugin's device files: a plugin whose files are invalid shows the problems on its
-record, and fails in strict mode (issue 7, item 19).
+record, and fails in strict mode.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The op families of the Array API declared as tables (issue 12), gathered.
+"""The op families of the Array API declared as tables, gathered.
 
 :data:`FAMILIES` maps each family's name to its rows (``optable.TableOp``), in the order of the
 standard's documentation; :data:`TABLE_OPS` is every row.  The elementwise functions have a

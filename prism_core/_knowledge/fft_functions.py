@@ -1,4 +1,4 @@
-"""The Array API's ``fft`` extension, declared as data (issue 12): the transforms Prism did not
+"""The Array API's ``fft`` extension, declared as data: the transforms Prism did not
 have (``fftn``, ``irfft``, ``hfft``, ...) and ``fftfreq``, ``rfftfreq``, ``fftshift``,
 ``ifftshift``.
 

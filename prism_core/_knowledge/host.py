@@ -10,7 +10,7 @@ never through environment variables.
 archspec, threadpoolctl and numpy are imported inside the functions that use them, so that
 ``import prism_core`` stays fast.  A fresh process does not import archspec at all where the
 cache directory already holds this CPU's identification (``host-cpu.json``): importing it and
-matching every microarchitecture it knows cost 10-15 ms of the first call (issue 9).  The entry
+matching every microarchitecture it knows cost 10-15 ms of the first call.  The entry
 is keyed by the bytes archspec reads (the first processor's block of ``/proc/cpuinfo``, its
 clock lines left out), archspec's version and Prism's, so that another CPU, another archspec or
 another Prism asks archspec again; see :func:`detect_cpu`.
@@ -265,7 +265,7 @@ def _detect_cpu() -> CpuInfo:
         )
 
 
-# -- the CPU's identification, kept across processes (issue 9) --------------------------------
+# -- the CPU's identification, kept across processes --------------------------------
 #
 # archspec reads the first processor's block of /proc/cpuinfo and matches it against every
 # microarchitecture of its database; its answer changes only with those bytes, the system and

@@ -1,4 +1,4 @@
-"""The Array API's manipulation and indexing functions, declared as data (issue 12):
+"""The Array API's manipulation and indexing functions, declared as data:
 ``broadcast_arrays``, ``broadcast_to``, ``flip``, ``permute_dims``, ``repeat``, ``roll``,
 ``squeeze``, ``tile``, ``unstack``, ``take`` and ``take_along_axis``.
 

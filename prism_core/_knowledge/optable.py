@@ -1,5 +1,5 @@
 """One row of an op family's table: how the Array API's functions that are not elementwise are
-declared as data (issue 12).
+declared as data.
 
 Each family of the standard (creation, manipulation, searching/sets/sorting, statistics, and
 the ``linalg`` and ``fft`` extensions) lists its ops in a module of its own

@@ -51,7 +51,7 @@ __all__ = [
 ENTRY_POINT_GROUP = "prism.plugins"
 #: Builtin plugins, registered by name through the same hooks; they cannot be disabled.
 #: ``genomics`` declares the Smith-Waterman ops as it is imported, before any entry point
-#: loads, so that third-party variants of them (parasail, numba) always find them (issue 11).
+#: loads, so that third-party variants of them (parasail, numba) always find them.
 BUILTIN_PLUGINS: Mapping[str, str] = {
     "numpy": "prism_core._builtin.numpy_backend",
     "genomics": "prism_core.genomics._ops",
@@ -272,7 +272,7 @@ class PluginSet:
         for name in settings.allow:
             if name not in found and name not in BUILTIN_PLUGINS:
                 known = sorted(found)
-                import difflib  # for the message only (issue 9)
+                import difflib  # for the message only
 
                 hint = difflib.get_close_matches(name, known, n=1)
                 raise PluginError(
@@ -330,7 +330,7 @@ class PluginSet:
             known = [*_DISCOVERY_HOOKS, "prism_detect_devices"]
             parts = []
             for hook in unknown:
-                import difflib  # for the message only (issue 9)
+                import difflib  # for the message only
 
                 hint = difflib.get_close_matches(hook, known, n=1)
                 parts.append(f"{hook!r}" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
@@ -460,7 +460,7 @@ class PluginSet:
         a variant whose import string names no module, a variant for a backend that no plugin
         provides (with the close match: ``'scpy'``, did you mean ``'scipy'``?)."""
         # Whether a variant's module can be found depends on the module alone: looked for once
-        # per module, not once per variant (244 lookups for 6 modules cost 6-12 ms, issue 9).
+        # per module, not once per variant (244 lookups for 6 modules cost 6-12 ms).
         found: set[str] = set()
         for record in self.loaded:
             for variant in record.variants:
@@ -506,7 +506,7 @@ class PluginSet:
         if found is not None:
             return self.backends[found]
         known = [*self.backends, *(a for b in self.backends.values() for a in b.aliases)]
-        import difflib  # for the message only (issue 9)
+        import difflib  # for the message only
 
         hint = difflib.get_close_matches(name, known, n=1)
         raise PluginError(
@@ -611,7 +611,7 @@ def _entry_points() -> list[Any]:
     What ``importlib.metadata.entry_points(group=...)`` returns, read without importing
     ``importlib.metadata`` where the environment is plain (:func:`_installed`): importing it
     (the ``email`` package, ``zipfile``, ``csv``) and scanning every distribution through it
-    cost about 45 ms of a fresh process's first call (issue 9), reading the same files costs
+    cost about 45 ms of a fresh process's first call, reading the same files costs
     about 2 ms.  Read afresh at every discovery: an installed or removed plugin is seen by
     the next discovery.
     """
@@ -647,7 +647,7 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
-# -- reading installed distributions without importlib.metadata (issue 9) --------------------
+# -- reading installed distributions without importlib.metadata --------------------
 #
 # importlib.metadata finds distributions through every finder on ``sys.meta_path`` that has
 # ``find_distributions``; the standard one (``PathFinder``) lists each ``sys.path`` directory

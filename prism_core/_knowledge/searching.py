@@ -1,4 +1,4 @@
-"""The Array API's searching, set and sorting functions, declared as data (issue 12): ``argsort``,
+"""The Array API's searching, set and sorting functions, declared as data: ``argsort``,
 ``nonzero``, ``searchsorted``, ``count_nonzero`` and the ``unique_*`` family (``isin`` is the
 2025.12 standard's, not 2024.12's).
 

@@ -1,4 +1,4 @@
-"""The Array API's statistical and utility functions, declared as data (issue 12): ``prod``,
+"""The Array API's statistical and utility functions, declared as data: ``prod``,
 ``var``, ``cumulative_prod``, ``all``, ``any`` and ``diff``.
 
 One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field

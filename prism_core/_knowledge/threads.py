@@ -1,6 +1,6 @@
 """Thread pools of several backends in one process: the idle pools kept from competing.
 
-Why (issue 8, "Several backends in one process"): every CPU framework brings its own thread
+Why: every CPU framework brings its own thread
 pool, and every pool keeps its threads busy-waiting for a while after a parallel call, so that
 the next call starts without waking them:
 

@@ -407,7 +407,7 @@ class TuningRecords:
 
 def _winners_vary(entries: Iterable[TuningEntry]) -> bool:
     # A tie keeps the declared order and a measured gap reorders by time: the same winner at
-    # two sizes can stand for two orders (issue 11: a threaded batch variant that declines
+    # two sizes can stand for two orders (a threaded batch variant that declines
     # small batches was the declared first of the large ones, measured slower there), so a
     # tie and a measurement differ as two winners do.
     winners: dict[tuple[str, str, tuple[str, ...]], set[tuple[str, str]]] = {}
@@ -483,7 +483,7 @@ def _distribution_version(name: str) -> str:
         from prism_core._knowledge import plugins as _plugins
 
         # Plugin discovery reads distributions without importing importlib.metadata, which
-        # costs ~35 ms in a fresh process (issue 9); where that reader is absent, ask
+        # costs ~35 ms in a fresh process; where that reader is absent, ask
         # importlib.metadata.
         read = getattr(_plugins, "distribution_version", None)
         try:

@@ -252,7 +252,7 @@ def _irfft(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(flops, _size(shape) * itemsize + lines * n * real_size)
 
 
-# The Array API's other transforms (issue 12; fft_functions.py).  ihfft is the conjugate of an
+# The Array API's other transforms (fft_functions.py).  ihfft is the conjugate of an
 # rfft: rfft's count.  hfft is an irfft of the conjugate, and irfftn the n-dimensional irfft:
 # a half spectrum of m values per line of the last axis in, n = 2 (m - 1) real values out, at
 # half the complex count, 2.5 N log2 N real flops for a real output of N values (over every

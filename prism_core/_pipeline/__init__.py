@@ -1,4 +1,4 @@
-"""Beyond one device: pipelines of stages, each on its own backend or device (issue 10).
+"""Beyond one device: pipelines of stages, each on its own backend or device.
 
 Layered, top to bottom (import-linter checks it): ``strategy`` (an ``ExecutionStrategy``
 places stages and splits ops) > ``pipeline`` (``@prism.pipeline``: runs with a report, plans

@@ -85,7 +85,7 @@ def _decided(name: str, subject: str, check: str, status: str, detail: str = "")
 def _to_numpy(backend: Backend, value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(_to_numpy(backend, v) for v in value)
-    if isinstance(value, list):  # meshgrid's list, as the standard says (issue 12)
+    if isinstance(value, list):  # meshgrid's list, as the standard says
         return [_to_numpy(backend, v) for v in value]
     return backend.to_numpy(value)
 
@@ -113,7 +113,7 @@ def _close(expected: Any, actual: Any, dtype: str) -> str | None:
 def _compare(op: str, expected: Any, actual: Any, args: tuple[Any, ...], dtype: str) -> str | None:
     import numpy as np
 
-    if op in ("empty", "empty_like"):  # values not set (issue 12): the shape is what is defined
+    if op in ("empty", "empty_like"):  # values not set: the shape is what is defined
         shape, want = np.shape(actual), np.shape(expected)
         return None if shape == want else f"shape {shape}, expected {want}"
 

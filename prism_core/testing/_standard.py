@@ -47,7 +47,7 @@ DTYPES: dict[str, tuple[str, ...]] = {
     # Gradient tracking is for inexact types (torch refuses it on integers); detach is for all.
     "requires_grad": _FLOATING,
     "detach": _ALL,
-    # The standard's other elementwise functions (issue 12), in the dtypes of the suite that
+    # The standard's other elementwise functions, in the dtypes of the suite that
     # the standard defines each for (logical functions in integers: NumPy reads them as bool).
     **{
         e.name: {
@@ -108,7 +108,7 @@ def input_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     if dtype not in DTYPES.get(op, ()):
         return {}
     m = Maker(dtype)
-    for family in _FAMILIES:  # the families declared as tables (issue 12)
+    for family in _FAMILIES:  # the families declared as tables
         found: dict[str, Case] | None = family.input_cases(op, m)
         if found is not None:
             return found
@@ -253,7 +253,7 @@ def keyword_cases(op: str, dtype: str | None = None) -> dict[str, list[Case]]:
     if op not in DTYPES:
         return {}
     m = Maker(dtype or DTYPES[op][0])
-    for family in _FAMILIES:  # the families declared as tables (issue 12)
+    for family in _FAMILIES:  # the families declared as tables
         hook = getattr(family, "keyword_cases", None)
         calls: dict[str, list[Case]] | None = hook(op, m) if hook is not None else None
         if calls is not None:

@@ -209,7 +209,7 @@ def _sample_calls() -> dict[str, Call]:
         "fft.ifft": ((z,), {}),
         "fft.rfft": ((v,), {"n": 4000}),
         "convolve": ((v, w[:64]), {"mode": "same"}),
-        # The standard's other elementwise functions (issue 12), in their domains.
+        # The standard's other elementwise functions, in their domains.
         **{e.name: _elementwise_call(e, rng) for e in ELEMENTWISE},
     }
 
@@ -231,7 +231,7 @@ SAMPLE_CALLS = _sample_calls()
 
 
 def _family_calls() -> dict[str, Call]:
-    """The Array API families declared as tables (issue 12): each op's ``standard`` case of the
+    """The Array API families declared as tables: each op's ``standard`` case of the
     conformance suite (large enough to pass the GPU's size check)."""
     from prism_core._knowledge.families import TABLE_OPS
     from prism_core.testing import input_cases

@@ -25,7 +25,7 @@ VARIANTS = {
     "scipy.fft.ifft": ("fft.ifft", 5),
     "scipy.fft.rfft": ("fft.rfft", 5),
     "scipy.convolve": ("convolve", 5),
-    # The Array API's (issue 12): SciPy's, run where the scipy backend is named.
+    # The Array API's: SciPy's, run where the scipy backend is named.
     "scipy.linalg.det": ("linalg.det", -1),
     "scipy.linalg.eigvalsh": ("linalg.eigvalsh", -1),
     "scipy.linalg.svdvals": ("linalg.svdvals", -1),

@@ -289,7 +289,7 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = [
 
 
 def _elementwise_cases() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
-    """The standard's other elementwise functions (issue 12): each on float64 and float32
+    """The standard's other elementwise functions: each on float64 and float32
     values in its domain, integers and complex numbers where the standard defines it for them,
     and a Python scalar as the second operand."""
     rng = np.random.default_rng(12)
@@ -442,7 +442,7 @@ def test_values_as_numpy_on_tensors(case: tuple[str, tuple[Any, ...], dict[str, 
 
 
 def test_every_op_has_a_case() -> None:
-    """Every op has a case here, but the Array API families declared as tables (issue 12): those
+    """Every op has a case here, but the Array API families declared as tables: those
     are checked against array-api-strict on torch (tests/test_array_api_<family>.py) and by the
     conformance suite, on inputs every one of them has."""
     from prism_core._knowledge.families import TABLE_OPS

@@ -63,7 +63,7 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
     tensor_core = by_name["torch.cuda.tensor_core_matmul"]
     assert tensor_core.requirement.mapping == {"vendor": "nvidia", "tensor_cores": ">=3"}
     assert tensor_core.dtype_support and tensor_core.priority == 20
-    aligner = by_name["torch.cuda.genomics.sw_align_batch"]  # issue 11
+    aligner = by_name["torch.cuda.genomics.sw_align_batch"]
     assert aligner.op == "genomics.sw_align_batch"
     assert aligner.requirement.mapping == {
         "vendor": "nvidia",
@@ -80,7 +80,7 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
 
 
 def test_the_new_ops_of_the_catalogue_are_there() -> None:
-    """The ops of issue 8 each have their torch variants (a guard for this repository: the
+    """The numerics ops each have their torch variants (a guard for this repository: the
     hook skips ops an older prism-core does not declare)."""
     names = {v.op for v in prism_core.plugins().records["torch"].variants}
     for op in (

@@ -1,5 +1,5 @@
-"""The conformance suite's inputs for the op families of the Array API declared as tables
-(issue 12): one module per family (``_knowledge/families.py``), each with
+"""The conformance suite's inputs for the op families of the Array API declared as tables:
+one module per family (``_knowledge/families.py``), each with
 
 * ``DTYPES``: op -> the dtypes it is checked in (its first: the dtype of the keyword checks);
 * ``input_cases(op, m)``: ``{shape: (args, kwargs)}`` of NumPy arguments for ``op`` made with

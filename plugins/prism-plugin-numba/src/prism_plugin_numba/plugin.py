@@ -38,7 +38,7 @@ def prism_backends() -> Sequence[Backend]:
 
 
 def genomics_ops() -> set[str]:
-    """The genomics ops the installed prism-core declares (none before issue 11, whose builtin
+    """The genomics ops the installed prism-core declares (older ones had none: their builtin
     ``genomics`` plugin declares them at discovery, before any entry point loads): a variant of
     an op that does not exist would fail the whole plugin."""
     return {op for op in prism_core.all_ops() if op.startswith("genomics.")}

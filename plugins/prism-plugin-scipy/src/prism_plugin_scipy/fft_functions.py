@@ -1,5 +1,5 @@
 """The scipy plugin's variants of the Array API's ``fft`` functions that prism-core declares
-as a table (issue 12): ``scipy.fft``'s ``fftn``, ``ifftn``, ``rfftn``, ``irfftn``, ``irfft``,
+as a table: ``scipy.fft``'s ``fftn``, ``ifftn``, ``rfftn``, ``irfftn``, ``irfft``,
 ``hfft`` and ``ihfft``, with ``workers`` (:mod:`prism_plugin_scipy.workers`), as ``fft.fft``
 is (``ops.py``).  The shifts and frequencies are NumPy's own in SciPy too: no variant.
 

@@ -1,5 +1,5 @@
 """The scipy plugin's variants of the Array API's ``linalg`` functions that prism-core declares
-as a table (issue 12): ``linalg.det``, ``linalg.eigvalsh``, ``linalg.svdvals`` and
+as a table: ``linalg.det``, ``linalg.eigvalsh``, ``linalg.svdvals`` and
 ``linalg.pinv``, the ones ``scipy.linalg`` has (it has no ``slogdet``, ``matrix_rank``,
 ``matrix_power`` or ``trace``, and its ``cross``/``outer`` would be NumPy's).
 

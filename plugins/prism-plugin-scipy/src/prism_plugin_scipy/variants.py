@@ -224,7 +224,7 @@ def variants() -> list[Variant]:
             name=f"scipy.{op}",
         )
 
-    from . import fft_functions, linalg_functions  # the Array API's other functions (issue 12)
+    from . import fft_functions, linalg_functions  # the Array API's other functions
 
     return [
         *linalg_functions.variants(),
