@@ -189,7 +189,7 @@ n = int(sys.argv[1])
 a = np.ones((4, 4))
 cpu = next(d.device_type for d in present_devices().devices if d.description.kind == "cpu")
 try:  # the exact key the tuner records for the timed call, where dispatch can say it
-    from prism_core._dispatch.dispatcher import candidates
+    from prism_core._dispatch.candidates import candidates
 
     found = candidates(p.matmul, (a, a))
     first = (found.devices, tuple(found.variants), found.dtype or "fp64", found.bucket)

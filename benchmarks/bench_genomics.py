@@ -82,7 +82,7 @@ def main() -> int:
 
     import prism_core as prism
     from prism_core._bench import run_bench
-    from prism_core._dispatch.dispatcher import Runner
+    from prism_core._dispatch.candidates import Runner
     from prism_core._tuning.tuner import measure
     from prism_core.genomics import Scoring, encode
 

@@ -153,7 +153,7 @@ def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
     import parasail  # type: ignore[import-untyped, unused-ignore]
 
     import prism_core as prism
-    from prism_core._dispatch.dispatcher import Runner
+    from prism_core._dispatch.candidates import Runner
     from prism_core._tuning.tuner import measure
     from prism_core.genomics import BLOSUM62, PROTEIN, Scoring, encode
 

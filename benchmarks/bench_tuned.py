@@ -61,7 +61,7 @@ def main() -> int:
 
     import prism_core as prism
     from prism_core._bench import run_bench
-    from prism_core._dispatch.dispatcher import Runner
+    from prism_core._dispatch.candidates import Runner
     from prism_core._tuning.tuner import example_arguments, measure
 
     began = time.perf_counter()

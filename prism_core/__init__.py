@@ -51,9 +51,9 @@ if TYPE_CHECKING:
     from prism_core._description.promotion import can_cast, isdtype, result_type
     from prism_core._description.requirements import Requirement, RequirementMatch
     from prism_core._description.schema import device_schema
+    from prism_core._dispatch.arguments import ArraySpec
     from prism_core._dispatch.decision import Basis, Candidate, Decision
-    from prism_core._dispatch.dispatcher import (
-        ArraySpec,
+    from prism_core._dispatch.fallback import (
         BackendError,
         DispatchError,
         FallbackRecord,
@@ -192,16 +192,16 @@ if TYPE_CHECKING:
 
 #: Public name -> the private module that defines it.
 _LAZY = {
-    "ArraySpec": "_dispatch.dispatcher",
-    "BackendError": "_dispatch.dispatcher",
+    "ArraySpec": "_dispatch.arguments",
+    "BackendError": "_dispatch.fallback",
     "Candidate": "_dispatch.decision",
     "Decision": "_dispatch.decision",
-    "DispatchError": "_dispatch.dispatcher",
-    "FallbackRecord": "_dispatch.dispatcher",
-    "FallbackWarning": "_dispatch.dispatcher",
+    "DispatchError": "_dispatch.fallback",
+    "FallbackRecord": "_dispatch.fallback",
+    "FallbackWarning": "_dispatch.fallback",
     "explain": "_dispatch.ops",
-    "fallbacks": "_dispatch.dispatcher",
-    "reset_fallbacks": "_dispatch.dispatcher",
+    "fallbacks": "_dispatch.fallback",
+    "reset_fallbacks": "_dispatch.fallback",
     "DType": "_description.dtypes",
     # The Array API's data-type and shape functions (not ops: they take dtypes and shapes).
     "broadcast_shapes": "_description.broadcasting",

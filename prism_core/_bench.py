@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from prism_core._dispatch.dispatcher import Runner, candidates
+from prism_core._dispatch.candidates import Runner, candidates
 from prism_core._dispatch.ops import get_op
 from prism_core._errors import PrismError
 from prism_core._quantities import seconds_text
@@ -361,7 +361,7 @@ def run_bench(
     choice is stored as soon as it is measured (an interrupt loses none already measured), the
     model's calibration once all are.  ``host`` and ``load``: what :func:`bench_host` and
     :class:`MachineLoad` gave, when the caller showed them before the run."""
-    from prism_core._dispatch.dispatcher import explain
+    from prism_core._dispatch.explain import explain
     from prism_core._knowledge.tuning import TuningStore, reload
 
     sizes = QUICK if quick else FULL

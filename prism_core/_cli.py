@@ -349,7 +349,8 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
     from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._dispatch.dispatcher import ArraySpec, array_parameters, arrays_taken
+    from prism_core._dispatch.arguments import ArraySpec
+    from prism_core._dispatch.explain import array_parameters, arrays_taken
     from prism_core._dispatch.ops import OperationError, explain, get_op
     from prism_core._dispatch.scope import DeviceNotPresentError, device, policy, use_backend
     from prism_core._errors import UnknownDeviceError

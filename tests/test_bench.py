@@ -430,7 +430,7 @@ def test_bench_with_one_alignment_variant_says_what_to_install(tmp_path: Path) -
 def test_a_row_that_could_not_be_timed_says_why(add_twin: str) -> None:
     """The budget ran out before the row's check: its cells are empty, and the note says why."""
     from prism_core import _bench
-    from prism_core._dispatch.dispatcher import explain
+    from prism_core._dispatch.explain import explain
     from prism_core._tuning.tuner import TuneCase
 
     args = _bench.example_arguments("add", 16, "float64")

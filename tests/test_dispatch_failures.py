@@ -26,7 +26,7 @@ import pytest
 
 import prism_core as prism
 from prism_core._contract.variant import Variant
-from prism_core._dispatch import dispatcher, registry, scope
+from prism_core._dispatch import calls, registry, scope
 
 from .conftest import autoload_env, autoload_settings, put_distribution_on_path
 from .test_dispatch import loopback  # noqa: F401  (the fixture)
@@ -159,7 +159,7 @@ def test_a_plan_built_while_the_default_backend_changes_is_not_stored(
     """Another thread's ``set_backend`` lands while this thread builds a plan: deterministic
     here by changing the default from inside the build."""
     a = np.ones((2, 2), np.float16)
-    real_build = dispatcher._build
+    real_build = calls.build_plan
     changed: list[bool] = []
 
     def build_then_change(*args: Any, **kwargs: Any) -> Any:
@@ -169,7 +169,7 @@ def test_a_plan_built_while_the_default_backend_changes_is_not_stored(
             prism.set_backend("loopback")  # the state the plan was built from is superseded
         return plan
 
-    monkeypatch.setattr(dispatcher, "_build", build_then_change)
+    monkeypatch.setattr(calls, "build_plan", build_then_change)
     name = unique("superseded")
 
     @prism.operation(name=name, array_args=(0, 1))
@@ -447,7 +447,7 @@ def test_a_cached_call_with_can_run_takes_no_slow_path(monkeypatch: pytest.Monke
     x = np.ones(3)
     np.testing.assert_array_equal(op(x), x * 3)  # builds and caches the plan
     slow: list[str] = []
-    for module, attr in ((dispatcher, "call_slow"), (dispatcher, "run_checked")):
+    for module, attr in ((calls, "call_slow"), (calls, "run_checked")):
         real = getattr(module, attr)
 
         def spy(*args: Any, _real: Any = real, _attr: str = attr, **kwargs: Any) -> Any:

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import prism_core as prism
 from prism_core import SplitError, SplitRecord, SplitRule
 from prism_core._config import usable_cpus
-from prism_core._dispatch.dispatcher import _key
+from prism_core._dispatch.arguments import plan_key as _key
 from prism_core._pipeline import split as split_module
 
 from .conftest import put_distribution_on_path

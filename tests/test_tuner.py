@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch import dispatcher
-from prism_core._dispatch.dispatcher import Runner
+from prism_core._dispatch import candidates as dispatch_candidates
+from prism_core._dispatch.candidates import Runner
 from prism_core._dispatch.registry import remove_variants, table
 from prism_core._knowledge import tuning
 from prism_core._tuning import tuner
@@ -383,7 +383,7 @@ def test_set_autotune_checks_its_arguments() -> None:
 
 def test_candidates_are_in_declared_order(two_way: tuple[Any, list[str]]) -> None:
     op, _ran = two_way
-    found = dispatcher.candidates(op, (np.ones(4),))
+    found = dispatch_candidates.candidates(op, (np.ones(4),))
     assert [r.variant for r in found.runners] == [
         f"{op.name}.slow",
         f"{op.name}.fast",

@@ -3,7 +3,7 @@
 An :class:`Op` (``registry.py``) is an abstract operation (``matmul``, ``linalg.svd``); this
 module makes the plain function users call for it (``prism_core.matmul``), and the ways to
 declare ops (:func:`operation`) and variants (:func:`kernel`, :meth:`Op.variant`).  Dispatch
-(``dispatcher.py``) picks the variant.
+(``plans.py``, ``calls.py``) picks the variant.
 
 Ops are declared once, in the catalogue (``catalogue.py``) or by users with :func:`operation`;
 variants come from plugins (``prism_variants`` hook, the builtin NumPy plugin included) or from
@@ -20,14 +20,10 @@ from typing import Any, overload
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.device import DeviceDescription
 from prism_core._dispatch import registry
-from prism_core._dispatch.dispatcher import (
-    CALLER_ERRORS,
-    _key,
-    call_slow,
-    declined,
-    explain,
-    failed,
-)
+from prism_core._dispatch.arguments import plan_key
+from prism_core._dispatch.calls import call_slow, declined, failed
+from prism_core._dispatch.explain import explain
+from prism_core._dispatch.fallback import CALLER_ERRORS
 from prism_core._dispatch.registry import (
     Op,
     OperationError,
@@ -104,7 +100,7 @@ def _make_function(op: Op) -> OpFunction:
                     bucket = (x.size + y.size).bit_length()
                     key = (token(), type(x), x.dtype, type(y), y.dtype, bucket)
             except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
-                key = _key(op, token(), args)
+                key = plan_key(op, token(), args)
             plan = get(key)
             if plan is not None:
                 fn = plan.fn
@@ -138,7 +134,7 @@ def _make_function(op: Op) -> OpFunction:
             return call_slow(op, key, args, kwargs)
 
     elif op.array_args == (0,):
-        # A sequence of arrays (stack, concat) is keyed by its items' types, as ``_key`` keys
+        # A sequence of arrays (stack, concat) is keyed by its items' types, as ``plan_key`` keys
         # it: keyed by ``list``, a list of tensors would reuse a list of NumPy arrays' plan.
         sequence = 0 in op.sequences
 
@@ -148,7 +144,7 @@ def _make_function(op: Op) -> OpFunction:
                 k = keying[0]
                 key: Any
                 if sequence and isinstance(x, (list, tuple)):
-                    key = (token(), *map(type, x)) if k == 0 else _key(op, token(), args)
+                    key = (token(), *map(type, x)) if k == 0 else plan_key(op, token(), args)
                 elif k == 0:
                     key = (token(), type(x))
                 elif k == 1:
@@ -156,7 +152,7 @@ def _make_function(op: Op) -> OpFunction:
                 else:
                     key = (token(), type(x), x.dtype, x.size.bit_length())
             except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
-                key = _key(op, token(), args)
+                key = plan_key(op, token(), args)
             plan = get(key)
             if plan is not None:
                 fn = plan.fn
@@ -194,7 +190,7 @@ def _make_function(op: Op) -> OpFunction:
         # accelerator runs the call in its scope (``_on_device``).
         creating = op.array_args == () or op.name == "asarray"
         # No array argument: the key is the scope (and the size bucket 0 where sizes matter),
-        # what ``_key`` would make, without calling it.
+        # what ``plan_key`` would make, without calling it.
         no_arrays = op.array_args == ()
 
         def function(*args: Any, **kwargs: Any) -> Any:
@@ -205,7 +201,7 @@ def _make_function(op: Op) -> OpFunction:
             if no_arrays:
                 key: Any = (token(),) if keying[0] != 2 else (token(), 0)
             else:
-                key = _key(op, token(), args)
+                key = plan_key(op, token(), args)
             plan = get(key)
             if plan is not None:
                 fn = plan.fn

@@ -28,6 +28,7 @@ from prism_core._events import subscribe
 if TYPE_CHECKING:
     from prism_core._dispatch.decision import Decision
     from prism_core._knowledge.plugins import PluginSet
+    from prism_core._knowledge.tuning import TuningRecords
 
 __all__ = ["Op", "OpFunction", "OperationError"]
 
@@ -86,8 +87,9 @@ class Op:
         self.__name__ = name.rpartition(".")[2]
         self.__qualname__ = self.__name__
         self.variants: list[Variant] = []
-        # Dispatch state: plans cached by (scope, argument signature); see dispatcher.py.  The
-        # dict is only ever cleared, never replaced: the op's function holds its ``get``.
+        # Dispatch state: plans cached by (scope, argument signature); see plans.py and
+        # calls.py.  The dict is only ever cleared, never replaced: the op's function holds
+        # its ``get``.
         self._plans: dict[Any, Any] = {}
         #: What dispatch keys hold beyond the scope and the argument types (a one-item list,
         #: updated by ``bump``): 0 nothing, 1 the dtypes (a variant depends on them,
@@ -150,12 +152,22 @@ _synced: list[Any] = [None]
 #: Whether the builtin ops of the catalogue are declared.
 _declared = [False]
 #: The tuning records the ops' keying reflects (``prism_core._knowledge.tuning.records()``).
-_tuned: list[Any] = [None]
+_tuned: list[TuningRecords | None] = [None]
 #: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of theirs
 #: can run a call depends on its dtypes, so the ops they have variants of key plans by dtype.
 _by_dtype: list[frozenset[str]] = [frozenset()]
 #: Every op's keys hold the size bucket (tuning on first use is on: each new size is tuned).
 every_size: list[bool] = [False]
+
+
+def tuned_records() -> TuningRecords:
+    """The tuning records the ops' keying reflects: loaded by ``ensure_ready``, else now."""
+    tuned = _tuned[0]
+    if tuned is None:
+        from prism_core._knowledge.tuning import records
+
+        return records()
+    return tuned
 
 
 def generation() -> int:

@@ -7,7 +7,7 @@ without data) > ``stage`` (``prism.stage``: a named block under its own scope, a
 devices) > ``report`` (the records runs and plans give back).
 
 Nothing below imports this package: dispatch reads the few hooks it offers a pipeline
-(``dispatcher.PLANNING``, ``dispatcher.LENIENT``, the move and fallback recordings) through
+(``interception.PLANNING``, ``interception.LENIENT``, the move and fallback recordings) through
 context variables, and the public names are exported lazily by ``prism_core``.
 The user guide is docs/pipelines.md.
 """

@@ -18,7 +18,7 @@ helper function) are checked when reached; the report's ``checked`` says which w
 
 **Planning** traces the function with :class:`~prism_core.ArraySpec` values (shape and dtype) in
 place of arrays.  The stages resolve their placements as in a run; every op call is answered by
-the planner instead of dispatch (``dispatcher.PLANNING``, read on the slow path only: planning
+the planner instead of dispatch (``interception.PLANNING``, read on the slow path only: planning
 puts in force copies of the scopes that no cached plan is keyed by, so every call misses the
 cache and reaches it).  For each call the planner records ``explain``'s decision under the
 stage's real scope, predicts its time with the performance model, and works out the shape and
@@ -43,13 +43,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 from prism_core._dispatch import movement
+from prism_core._dispatch.arguments import ArraySpec
 from prism_core._dispatch.decision import Decision
-from prism_core._dispatch.dispatcher import (
-    PLANNING,
-    ArraySpec,
-    explain,
-    fallback_recording,
-)
+from prism_core._dispatch.explain import explain
+from prism_core._dispatch.fallback import fallback_recording
+from prism_core._dispatch.interception import PLANNING
 from prism_core._dispatch.scope import SCOPE, Scope, current_scope
 from prism_core._errors import describe_exception
 from prism_core._pipeline.report import (
@@ -701,11 +699,12 @@ def _array_owner(backend_name: str | None) -> str:
     """Whose arrays a backend's results are: a backend that takes NumPy arrays as they are
     computes on them and gives NumPy arrays (SciPy, the loopback test backend); the others
     give their own (torch's tensors, CuPy's arrays)."""
-    from prism_core._dispatch.dispatcher import _is_native
     from prism_core._knowledge.plugins import plugins
 
     backend = plugins().backends.get(backend_name or "")
-    if backend is None or _is_native(backend, ArraySpec((0,))):
+    from prism_core._dispatch.moves import is_native
+
+    if backend is None or is_native(backend, ArraySpec((0,))):
         return "numpy"
     return backend.name
 
@@ -727,10 +726,10 @@ def _predict(
 ) -> tuple[float | None, float | None, str]:
     """The chosen variant's time: tuned where measured, else the model's prediction on its
     device (with the transfer of arguments that must move there), else why neither."""
-    from prism_core._dispatch.dispatcher import _array_args, _model_for
-    from prism_core._dispatch.registry import _tuned
+    from prism_core._dispatch.arguments import array_args
+    from prism_core._dispatch.ranking import model_for
+    from prism_core._dispatch.registry import tuned_records
     from prism_core._knowledge.model import ModelError
-    from prism_core._knowledge.tuning import records
 
     if decision.chosen is None:
         return None, None, "not predicted: no variant can run it"
@@ -739,7 +738,7 @@ def _predict(
         return times[decision.chosen], None, "measured: timed on this host"
     if decision.chosen_device is None:
         return None, None, "not predicted: the chosen variant runs on no described device"
-    arrays = [a for a in _array_args(op, args) if isinstance(a, ArraySpec) or hasattr(a, "shape")]
+    arrays = [a for a in array_args(op, args) if isinstance(a, ArraySpec) or hasattr(a, "shape")]
     from prism_core._description.dtypes import dtype as to_dtype
     from prism_core._knowledge.devices import get_device
 
@@ -752,8 +751,8 @@ def _predict(
     try:
         (dt,) = dtypes
         device = get_device(decision.chosen_device)
-        tuned = _tuned[0] if _tuned[0] is not None else records()
-        prediction = _model_for(tuned).predict(
+        tuned = tuned_records()
+        prediction = model_for(tuned).predict(
             op.name,
             [tuple(int(s) for s in a.shape) for a in arrays],
             dt,

@@ -1204,7 +1204,7 @@ def _reference_backend(op: Op) -> str | None:
 
 def _decide(op: Op, job: _Job) -> None:
     """Which backend, variant and device run the job (explain, in the job's scope)."""
-    from prism_core._dispatch.dispatcher import explain
+    from prism_core._dispatch.explain import explain
 
     decision = explain(op, *job.args, **job.kwargs)
     job.variant = decision.executed
@@ -1417,7 +1417,7 @@ def _auto(
     measured the variant every target runs (this op, dtype, nearest size), else the
     performance model's predicted times (balanced so that every part finishes together), else
     even, saying why."""
-    from prism_core._dispatch.dispatcher import explain
+    from prism_core._dispatch.explain import explain
     from prism_core._knowledge.devices import default_library
     from prism_core._knowledge.model import ModelError, PerformanceModel
     from prism_core._knowledge.tuning import bucket_of, records

@@ -4,7 +4,7 @@
 *placement* when the block is entered, puts it in force as a scope (the same scopes
 ``prism.use_backend`` and ``prism.device`` make, so dispatch needs nothing new), and records
 what happened while the block ran: the arrays dispatch moved (``movement.recording``), the
-fallbacks (``dispatcher.fallback_recording``), the splits (``split.recording``), the wall time.
+fallbacks (``fallback.fallback_recording``), the splits (``split.recording``), the wall time.
 The record goes to the pipeline run or plan the stage belongs to (a :class:`StageHost` in a
 context variable, so that pipelines running at once in threads or tasks keep theirs apart), and
 is on the object ``with ... as s`` gives (``s.report``) in any case.
@@ -45,12 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 from prism_core._dispatch import movement
 from prism_core._dispatch import scope as _scope_module
-from prism_core._dispatch.dispatcher import (
-    LENIENT,
-    BackendError,
-    FallbackWarning,
-    fallback_recording,
-)
+from prism_core._dispatch.fallback import BackendError, FallbackWarning, fallback_recording
+from prism_core._dispatch.interception import LENIENT
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, _ScopeBlock
 from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
@@ -198,9 +194,10 @@ def _present_match(pref: _Preference) -> DeviceDescription | str:
 
 
 def _backend_unavailable(backend: Backend) -> str | None:
-    from prism_core._dispatch.dispatcher import _available
 
-    availability = _available(backend)
+    from prism_core._dispatch.eligibility import available
+
+    availability = available(backend)
     return (
         None
         if availability
@@ -512,7 +509,7 @@ def _merge_fallbacks(items: Sequence[StageFallback]) -> tuple[StageFallback, ...
 
 def _synchronize(placement: Placement) -> None:
     """Wait for the backends the stage may have run on, so that its time is its work's."""
-    from prism_core._dispatch.dispatcher import _available, _known
+    from prism_core._dispatch.eligibility import available, known
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
@@ -524,7 +521,7 @@ def _synchronize(placement: Placement) -> None:
     device = placement.changes.get("device")
     for backend in list(ps.backends.values()):
         # Only backends this process already asked about: asking would import the framework.
-        if not _known(backend) or not _available(backend):
+        if not known(backend) or not available(backend):
             continue
         if device is None or backend.can_drive(device):
             backend.synchronize()

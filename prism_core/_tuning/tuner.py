@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prism_core._dispatch.dispatcher import Candidates, Runner, candidates
+from prism_core._dispatch.candidates import Candidates, Runner, candidates
 from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
 from prism_core._errors import PrismError, describe_exception
 from prism_core._quantities import bytes_text, seconds_text
@@ -888,7 +888,7 @@ def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
     bucket of every op, so that each new size is tuned.  Calls that arrive while another
     thread tunes the same op and size run in the declared order without waiting.
     """
-    from prism_core._dispatch import dispatcher, registry
+    from prism_core._dispatch import ranking, registry
 
     if not isinstance(first_use, bool):
         raise TuningError(f"first_use: expected True or False; got {first_use!r}")
@@ -900,7 +900,7 @@ def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
         _first_use.enabled = first_use
         _first_use.budget_s = budget_ms / 1e3
         _first_use.busy.clear()
-        dispatcher._first_use[0] = _on_first_use if first_use else None
+        ranking.set_first_use(_on_first_use if first_use else None)
         registry.every_size[0] = first_use
     registry.bump()
 

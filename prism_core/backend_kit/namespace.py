@@ -606,7 +606,7 @@ class NamespaceBackend(Backend):
         host); ``exc`` itself where the reference has no verdict; and a ``RuntimeError``, the
         backend's failure, where the reference computes the call."""
         from prism_core import reference
-        from prism_core._dispatch.dispatcher import CALLER_ERRORS
+        from prism_core._dispatch.fallback import CALLER_ERRORS
 
         if isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__:
             return exc

@@ -14,7 +14,7 @@ does not qualify.  The matching is done on the client from the advertised descri
 routing costs no round trip once the view of the cluster is read (``client.py`` caches routes
 until the view changes).
 
-Rules, kept close to dispatch's own (``prism_core/_dispatch/dispatcher.py``, ``_judge``):
+Rules, kept close to dispatch's own (``prism_core/_dispatch/eligibility.py``, ``judge``):
 
 * with a requirement, a worker qualifies when one of its devices meets it; the task runs there
   under ``prism.device(that device)``, simulated when the device is (execution then takes the
