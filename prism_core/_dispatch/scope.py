@@ -10,10 +10,15 @@ from __future__ import annotations
 import contextvars
 import threading
 import weakref
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, did_you_mean
+
+if TYPE_CHECKING:
+    from prism_core._dispatch.registry import Op
+    from prism_core._knowledge.execution_policy import ExecutionPolicy
 
 __all__ = [
     "DeviceNotPresentError",
@@ -39,6 +44,20 @@ class DeviceNotPresentError(PrismError, LookupError):
         return str(self.args[0])
 
 
+class Split(Protocol):
+    """What a scope splits, as dispatch sees it: the extension point of
+    ``prism_core.splitting()`` (``prism_core._pipeline.split``)."""
+
+    def runner_for(self, op: Op) -> Callable[..., Any] | None:
+        """The function every call of ``op`` runs instead of its variants, or ``None`` where
+        this split leaves ``op`` alone."""
+        ...
+
+    def describe(self) -> str: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
 class Scope:
     """An interned combination of device, simulation, backend, preference and strictness."""
 
@@ -60,12 +79,10 @@ class Scope:
     prefer: str
     strict: bool
     #: The ``ExecutionPolicy`` in force (``execution_policy()``), or ``None``: speed.
-    execution: Any
-    #: What this scope splits (``prism_core.splitting()``, an ``ExecutionStrategy``), or
-    #: ``None``.  Dispatch sees only an object with ``runner_for(op)`` (the function to run
-    #: instead of the op's variants, or ``None``), ``describe()`` and ``as_dict()``: the split
-    #: engine is a layer above (``prism_core._pipeline.split``).
-    split: Any
+    execution: ExecutionPolicy | None
+    #: What this scope splits (``prism_core.splitting()``), or ``None``: the split engine is a
+    #: layer above (``prism_core._pipeline.split``), seen here as a :class:`Split`.
+    split: Split | None
 
     def __init__(self, *args: Any) -> None:
         raise TypeError("scopes are made with prism_core.device(), use_backend() and policy()")
@@ -78,8 +95,8 @@ class Scope:
         backend: str | None,
         prefer: str,
         strict: bool,
-        execution: Any = None,
-        split: Any = None,
+        execution: ExecutionPolicy | None = None,
+        split: Split | None = None,
     ) -> Scope:
         key = (_fingerprint(device), simulated, backend, prefer, strict, execution, split)
         with _lock:
