@@ -441,7 +441,7 @@ def _csv(text: str | None, what: str, convert: Any = str) -> list[Any] | None:
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning import TuningStore
-    from prism_core._tuning.tuner import _choice_text
+    from prism_core._tuning.tuner import choice_text
 
     store = TuningStore()
     if args.clear:
@@ -494,7 +494,7 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 e.dtype,
                 f"<2^{e.bucket}",
                 e.winner,
-                _choice_text(e.winner, e.decided, e.times),
+                choice_text(e.winner, e.decided, e.times),
                 times,
             ]
         )
@@ -539,7 +539,7 @@ def _check_budget(budget: float | None) -> None:
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning import TuningStore
     from prism_core._tuning.progress import Progress
-    from prism_core._tuning.tuner import _check_size, tune
+    from prism_core._tuning.tuner import check_size, tune
 
     if args.show or args.clear:
         return _show_tuning(args, out, err)
@@ -552,7 +552,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     for op in args.op:  # a size that cannot be tuned is refused before any op is measured
         for dtype in dtypes:
             for n in sizes:
-                _check_size(op, n, dtype)
+                check_size(op, n, dtype)
     _check_budget(args.budget)
     deadline = None if args.budget is None else time.perf_counter() + args.budget
     progress = Progress.auto(err, lines=True, prefix="prism tune: ", deadline=deadline)

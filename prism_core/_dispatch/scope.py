@@ -23,10 +23,14 @@ if TYPE_CHECKING:
 __all__ = [
     "DeviceNotPresentError",
     "Scope",
+    "ScopeBlock",
+    "checked_backend",
     "current_scope",
     "device",
     "execution_policy",
+    "innermost_block",
     "policy",
+    "present_device",
     "set_backend",
     "use_backend",
     "use_numpy_backend",
@@ -229,11 +233,17 @@ _BLOCK: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar(
 )
 
 
+def innermost_block() -> _Frame | None:
+    """The frame of the innermost ``with`` block in force in this context (``None``: none):
+    a stage compares it with its own to know whether its block is the innermost."""
+    return _BLOCK.get()
+
+
 def _describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
-class _ScopeBlock:
+class ScopeBlock:
     """What :func:`device`, :func:`use_backend` and :func:`policy` return: a context manager
     whose ``with`` puts their changes in force on top of the scope in force there, and gives
     that scope to ``as``.
@@ -280,7 +290,7 @@ def _invalidate() -> None:
     bump()
 
 
-def _check_backend(name: str) -> str:
+def checked_backend(name: str) -> str:
     """The name of the backend ``name`` names (an alias gives the backend's own name), after
     checking that it is installed and available here."""
     from prism_core._knowledge.plugins import plugins
@@ -296,7 +306,7 @@ def _check_backend(name: str) -> str:
     return backend.name
 
 
-def device(name: str | DeviceDescription, *, simulate: bool = False) -> _ScopeBlock:
+def device(name: str | DeviceDescription, *, simulate: bool = False) -> ScopeBlock:
     """Run what follows on ``name`` (a device type, or a family such as ``"nvidia.hopper"``).
 
     The device must be present on this host unless ``simulate=True``: selection then behaves as
@@ -318,11 +328,11 @@ def device(name: str | DeviceDescription, *, simulate: bool = False) -> _ScopeBl
         raise TypeError(f"device(): simulate must be True or False, got {_describe(simulate)}")
     desc = name if isinstance(name, DeviceDescription) else default_library().get(name)
     if not simulate:
-        desc = _present(desc)
-    return _ScopeBlock({"device": desc, "simulated": simulate})
+        desc = present_device(desc)
+    return ScopeBlock({"device": desc, "simulated": simulate})
 
 
-def _present(desc: DeviceDescription) -> DeviceDescription:
+def present_device(desc: DeviceDescription) -> DeviceDescription:
     from prism_core._knowledge.host import present_devices
 
     found = present_devices()
@@ -336,7 +346,7 @@ def _present(desc: DeviceDescription) -> DeviceDescription:
     )
 
 
-def use_backend(name: str) -> _ScopeBlock:
+def use_backend(name: str) -> ScopeBlock:
     """Run what follows with the backend ``name`` only.  Strict: a failure raises.
 
     The backend is checked (installed and available) when ``use_backend()`` is called.
@@ -346,7 +356,7 @@ def use_backend(name: str) -> _ScopeBlock:
             "use_backend(): name must be a backend name (a string such as 'numpy'); got "
             f"{_describe(name)}; for automatic selection, leave the block out"
         )
-    return _ScopeBlock({"backend": _check_backend(name)})
+    return ScopeBlock({"backend": checked_backend(name)})
 
 
 def use_numpy_backend() -> Any:
@@ -354,7 +364,7 @@ def use_numpy_backend() -> Any:
     return use_backend("numpy")
 
 
-def policy(*, prefer: str | None = None, strict: bool | None = None) -> _ScopeBlock:
+def policy(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlock:
     """Change how variants are chosen in what follows (the arguments are checked when
     ``policy()`` is called; ``None`` keeps what is in force).
 
@@ -382,10 +392,10 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> _ScopeBl
                 f"got {_describe(strict)}"
             )
         changes["strict"] = strict
-    return _ScopeBlock(changes)
+    return ScopeBlock(changes)
 
 
-def execution_policy(policy: Any) -> _ScopeBlock:
+def execution_policy(policy: Any) -> ScopeBlock:
     """Choose by ``policy`` (a :class:`prism_core.ExecutionPolicy`) in what follows; ``None``
     goes back to the default (speed).
 
@@ -403,7 +413,7 @@ def execution_policy(policy: Any) -> _ScopeBlock:
             f"ExecutionPolicy(priority='speed', max_latency_ms=500), or None; got "
             f"{_describe(policy)}"
         )
-    return _ScopeBlock({"execution": policy})
+    return ScopeBlock({"execution": policy})
 
 
 def set_backend(name: str | None) -> None:
@@ -417,7 +427,7 @@ def set_backend(name: str | None) -> None:
             f"selection; got {_describe(name)}"
         )
     if name is not None:
-        name = _check_backend(name)
+        name = checked_backend(name)
     current = _process_default()
     new = current.replace(backend=name)
     _default[:] = [new]

@@ -167,7 +167,7 @@ def _omp_pause(dynlib: Any) -> Callable[[], int] | None:
     return call
 
 
-def _module_roots(modules: Iterable[str]) -> list[tuple[str, str]]:
+def module_roots(modules: Iterable[str]) -> list[tuple[str, str]]:
     """``(root directory + separator, module)`` for each package already imported."""
     roots: list[tuple[str, str]] = []
     for name in modules:
@@ -184,7 +184,7 @@ def _module_roots(modules: Iterable[str]) -> list[tuple[str, str]]:
     return roots
 
 
-def _owner(filepath: str, roots: Sequence[tuple[str, str]]) -> str | None:
+def owner_of(filepath: str, roots: Sequence[tuple[str, str]]) -> str | None:
     real = os.path.realpath(filepath)
     for root, name in roots:
         if real.startswith(root):
@@ -241,14 +241,14 @@ def scan(modules: Iterable[str]) -> list[Pool]:
         import threadpoolctl  # type: ignore[import-untyped, unused-ignore]
     except ImportError:
         return []
-    roots = _module_roots(modules)
+    roots = module_roots(modules)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # threadpoolctl warns about odd OpenMP mixes
             controllers = threadpoolctl.ThreadpoolController().lib_controllers
     except Exception:
         return []
-    return [describe(c, _owner(str(c.filepath), roots)) for c in controllers]
+    return [describe(c, owner_of(str(c.filepath), roots)) for c in controllers]
 
 
 # -- is this the only Python thread that can be inside a library? -------------------------

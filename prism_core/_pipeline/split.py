@@ -75,7 +75,7 @@ from prism_core._quantities import seconds_text
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.scope import _ScopeBlock
+    from prism_core._dispatch.scope import ScopeBlock
 
 __all__ = [
     "KINDS",
@@ -993,7 +993,7 @@ class _Libraries:
 
     def controllers(self, modules: Sequence[str]) -> list[tuple[Any, str]]:
         """``(threadpoolctl controller, module)`` of the libraries of ``modules``."""
-        from prism_core._knowledge.threads import _module_roots, _owner
+        from prism_core._knowledge.threads import module_roots, owner_of
 
         present = tuple(sorted(m for m in modules if m in sys.modules))
         if not present:
@@ -1011,8 +1011,8 @@ class _Libraries:
             found = list(threadpoolctl.ThreadpoolController().lib_controllers)
         except Exception:  # threadpoolctl missing or failing: nothing is limited
             found = []
-        roots = _module_roots(present)
-        owned = [(c, _owner(str(c.filepath), roots)) for c in found]
+        roots = module_roots(present)
+        owned = [(c, owner_of(str(c.filepath), roots)) for c in found]
         libraries = [(c, m) for c, m in owned if m is not None]
         with self._lock:
             self._seen[present] = (size, now, libraries)
@@ -1853,7 +1853,7 @@ def splitting(
     simulate: bool = False,
     share_threads: bool = True,
     timeout: float | None = None,
-) -> _ScopeBlock:
+) -> ScopeBlock:
     """Split the ops in the block across ``targets``: ``with prism.splitting(["numpy",
     "torch"], ratio=[0.3, 0.7]):``.
 
@@ -1864,7 +1864,7 @@ def splitting(
     :func:`split`'s; everything is checked when ``splitting()`` is called.  An inner block
     replaces an outer one.
     """
-    from prism_core._dispatch.scope import _ScopeBlock
+    from prism_core._dispatch.scope import ScopeBlock
 
     spec = make_spec(
         targets,
@@ -1875,7 +1875,7 @@ def splitting(
         share_threads=share_threads,
         timeout=timeout,
     )
-    return _ScopeBlock({"split": spec})
+    return ScopeBlock({"split": spec})
 
 
 def split(

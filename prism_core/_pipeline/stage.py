@@ -47,7 +47,7 @@ from prism_core._dispatch import movement
 from prism_core._dispatch import scope as _scope_module
 from prism_core._dispatch.fallback import BackendError, FallbackWarning, fallback_recording
 from prism_core._dispatch.interception import LENIENT
-from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, _ScopeBlock
+from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, ScopeBlock
 from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
 from prism_core._pipeline.split import recording as split_recording
@@ -214,7 +214,7 @@ _OVERRIDES: contextvars.ContextVar[Mapping[str, Mapping[str, Any]]] = contextvar
 
 def _check_override(name: Any, value: Any) -> Mapping[str, Any]:
     from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.scope import _check_backend, _present
+    from prism_core._dispatch.scope import checked_backend, present_device
     from prism_core._knowledge.devices import default_library
 
     if not isinstance(name, str):
@@ -254,7 +254,7 @@ def _check_override(name: Any, value: Any) -> Mapping[str, Any]:
                 f"stage_overrides(): 'device' of stage {name!r} must be a device type or a "
                 f"DeviceDescription; got {_describe(device)}"
             )
-        out["device"] = device if simulated else _present(device)
+        out["device"] = device if simulated else present_device(device)
     backend = out.get("backend")
     if backend is not None:
         if not isinstance(backend, str):
@@ -262,7 +262,7 @@ def _check_override(name: Any, value: Any) -> Mapping[str, Any]:
                 f"stage_overrides(): 'backend' of stage {name!r} must be a backend name; got "
                 f"{_describe(backend)}"
             )
-        out["backend"] = _check_backend(backend)
+        out["backend"] = checked_backend(backend)
     return MappingProxyType(out)
 
 
@@ -413,16 +413,16 @@ class StageRun:
         """Whether the stage's own scope block is the innermost one in force here (not a
         ``prism.device``/``use_backend`` block entered inside the stage, even one with the same
         content, which scopes being interned makes the same scope object)."""
-        return _scope_module._BLOCK.get() is self._frame
+        return _scope_module.innermost_block() is self._frame
 
     def _set(self, var: contextvars.ContextVar[Any], value: Any) -> None:
         self._tokens.append((var, var.set(value)))
 
     def _enter(self) -> StageRun:
         self.outer = SCOPE.get()
-        block = _ScopeBlock(dict(self.placement.changes))
+        block = ScopeBlock(dict(self.placement.changes))
         self.scope = self._stack.enter_context(block)
-        self._frame = _scope_module._BLOCK.get()
+        self._frame = _scope_module.innermost_block()
         self._set(_CURRENT, self)
         host = _HOST.get()
         try:

@@ -45,7 +45,7 @@ from typing import Any
 
 from prism_core._dispatch.ops import get_op
 from prism_core._dispatch.registry import OperationError
-from prism_core._dispatch.scope import _ScopeBlock
+from prism_core._dispatch.scope import ScopeBlock
 from prism_core._errors import PrismWarning, did_you_mean, user_stacklevel
 from prism_core._pipeline.pipeline import Pipeline
 from prism_core._pipeline.split import (
@@ -352,7 +352,7 @@ class Executor:
             )
         with contextlib.ExitStack() as stack:
             if bound.ops:
-                stack.enter_context(_ScopeBlock({"split": SplitSet(bound.ops)}))
+                stack.enter_context(ScopeBlock({"split": SplitSet(bound.ops)}))
             if bound.stages:
                 stack.enter_context(stage_overrides(bound.stages))
             yield

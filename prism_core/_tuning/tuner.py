@@ -238,7 +238,7 @@ def _verdict(c: TuneCase) -> str:
     return f"{c.winner} (tie, the declared first: {apart})"
 
 
-def _choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
+def choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
     """A stored choice in words, from its times (the minima; the rounds are not stored): by how
     much ``winner`` is faster than the fastest other variant, or that they tie.
 
@@ -555,7 +555,7 @@ def example_bytes(op: str, n: int, dtype: str = "float64", *, batch: int | None 
     return 3 * n * n * item  # matmul: a, b; a @ b
 
 
-def _check_size(op: Any, n: Any, dtype: str) -> None:
+def check_size(op: Any, n: Any, dtype: str) -> None:
     """Raise the :class:`TuningError` that ``tune(op, sizes=[n], dtypes=[dtype])`` would raise
     for this size before measuring anything (see :func:`example_arguments`)."""
     name = as_op(op).name
