@@ -145,24 +145,44 @@ class Op:
 lock = threading.RLock()
 _ops: dict[str, Op] = {}
 _aliases: dict[str, str] = {}
-#: The dispatch generation (a one-item list: read on every plan store).
-_generation = [0]
-#: The plugin set whose variants the ops hold now.
-_synced: list[Any] = [None]
-#: Whether the builtin ops of the catalogue are declared.
-_declared = [False]
-#: The tuning records the ops' keying reflects (``prism_core._knowledge.tuning.records()``).
-_tuned: list[TuningRecords | None] = [None]
-#: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of theirs
-#: can run a call depends on its dtypes, so the ops they have variants of key plans by dtype.
-_by_dtype: list[frozenset[str]] = [frozenset()]
-#: Every op's keys hold the size bucket (tuning on first use is on: each new size is tuned).
-every_size: list[bool] = [False]
+
+
+class _State:
+    """What the op table's plans depend on, beside the ops themselves."""
+
+    __slots__ = ("by_dtype", "declared", "every_size", "generation", "synced", "tuned")
+
+    def __init__(self) -> None:
+        #: The dispatch generation: read on every plan store.
+        self.generation = 0
+        #: The plugin set whose variants the ops hold now.
+        self.synced: PluginSet | None = None
+        #: Whether the builtin ops of the catalogue are declared.
+        self.declared = False
+        #: The tuning records the ops' keying reflects (``_knowledge.tuning.records()``).
+        self.tuned: TuningRecords | None = None
+        #: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of
+        #: theirs can run a call depends on its dtypes, so the ops they have variants of key
+        #: plans by dtype.
+        self.by_dtype: frozenset[str] = frozenset()
+        #: Every op's keys hold the size bucket (tuning on first use: each new size is tuned).
+        self.every_size = False
+
+
+_state = _State()
+
+
+def key_every_size(on: bool) -> None:
+    """Key every op's plans by size bucket (``on``: tuning on first use tunes each new size),
+    or only those whose tuned choice depends on the size."""
+    with lock:
+        _state.every_size = on
+        bump()
 
 
 def tuned_records() -> TuningRecords:
     """The tuning records the ops' keying reflects: loaded by ``ensure_ready``, else now."""
-    tuned = _tuned[0]
+    tuned = _state.tuned
     if tuned is None:
         from prism_core._knowledge.tuning import records
 
@@ -171,19 +191,19 @@ def tuned_records() -> TuningRecords:
 
 
 def generation() -> int:
-    return _generation[0]
+    return _state.generation
 
 
 def bump() -> None:
     """Something plans depend on changed: advance the generation, drop every cached plan."""
     with lock:
-        _generation[0] += 1
-        tuned = _tuned[0]
+        _state.generation += 1
+        tuned = _state.tuned
         for op in _ops.values():
-            if every_size[0] or (tuned is not None and tuned.sizes_matter(op.name)):
+            if _state.every_size or (tuned is not None and tuned.sizes_matter(op.name)):
                 op._keying[0] = 2
             else:
-                by_dtype = _by_dtype[0]
+                by_dtype = _state.by_dtype
                 op._keying[0] = (
                     1 if any(v.dtype_support or v.backend in by_dtype for v in op.variants) else 0
                 )
@@ -203,7 +223,7 @@ def size_keyed(op: Op) -> None:
 def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
     """Cache ``plan`` for ``key`` unless the generation it was built at has passed."""
     with lock:
-        if _generation[0] != built_at:
+        if _state.generation != built_at:
             return False
         plans = op._plans
         if len(plans) >= 4096:  # signatures are open-ended; keep the cache bounded
@@ -219,7 +239,7 @@ def swap_plan(op: Op, key: Any, expected: Any, new: Any) -> bool:
     with lock:
         if op._plans.get(key) is not expected:
             return False
-        if _generation[0] == new.generation:
+        if _state.generation == new.generation:
             op._plans[key] = new
         return True
 
@@ -372,24 +392,24 @@ def ensure_ready() -> None:
     if discovering():
         return
     ps = plugins()
-    if _synced[0] is not ps:
+    if _state.synced is not ps:
         sync_plugins(ps)
     from prism_core._knowledge.tuning import records
 
     tuned = records()  # loaded once per process; a new object after tuning or a reload
-    if _tuned[0] is not tuned:
+    if _state.tuned is not tuned:
         with lock:
-            _tuned[0] = tuned
+            _state.tuned = tuned
             bump()
 
 
 def _declare_catalogue() -> None:
-    if _declared[0]:
+    if _state.declared:
         return
     from prism_core._dispatch.catalogue import SPECS
 
     with lock:
-        if _declared[0]:
+        if _state.declared:
             return
         try:
             for spec in SPECS:
@@ -402,7 +422,7 @@ def _declare_catalogue() -> None:
                         sequences=getattr(spec, "sequences", ()),
                     )
                 )
-            _declared[0] = True
+            _state.declared = True
         finally:
             # Once for the whole catalogue: a bump per op went over every op declared so far
             # (58 ops: about 1,700 keyings of the first call).
@@ -416,10 +436,10 @@ def sync_plugins(ps: PluginSet) -> None:
     of its variants stay, and the plugin set records why (an error in strict mode).
     """
     with lock:
-        if _synced[0] is ps:
+        if _state.synced is ps:
             return
         remove_variants(lambda v: v.source.startswith("plugin:"))
-        _by_dtype[0] = frozenset(
+        _state.by_dtype = frozenset(
             name for name, backend in ps.backends.items() if _declares_dtypes(backend)
         )
         for record in ps.loaded:
@@ -429,9 +449,9 @@ def sync_plugins(ps: PluginSet) -> None:
             except PrismError as exc:
                 source = f"plugin:{record.name}"
                 remove_variants(lambda v: v.source == source)  # noqa: B023  (called at once)
-                _synced[0] = ps  # before failing it: strict mode raises from here
+                _state.synced = ps  # before failing it: strict mode raises from here
                 ps.fail_loaded(record, f"prism_variants: {exc}")
-        _synced[0] = ps
+        _state.synced = ps
         bump()
     _warn_unknown_keys([v for r in ps.loaded for v in r.variants])
 

@@ -901,8 +901,7 @@ def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
         _first_use.budget_s = budget_ms / 1e3
         _first_use.busy.clear()
         ranking.set_first_use(_on_first_use if first_use else None)
-        registry.every_size[0] = first_use
-    registry.bump()
+    registry.key_every_size(first_use)
 
 
 def autotune_settings() -> dict[str, Any]:
