@@ -34,9 +34,8 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
-
-from prism_core._values import value_type
 
 __all__ = [
     "ENVIRONMENT_VARIABLES",
@@ -80,16 +79,12 @@ def _flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-@value_type
+@dataclass(frozen=True)
 class PathEntry:
     """One entry of ``PRISM_HARDWARE_PATH`` as written."""
 
     text: str
     path: Path
-
-    def __init__(self, text: str, path: Path) -> None:
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "path", path)
 
 
 def user_hardware_path() -> list[PathEntry]:
@@ -145,7 +140,7 @@ def _names(variable: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in raw.split(",") if n.strip()))
 
 
-@value_type
+@dataclass(frozen=True)
 class PluginSettings:
     """The plugin switches in effect (from the environment unless given explicitly)."""
 
@@ -155,18 +150,6 @@ class PluginSettings:
     autoload: bool = True
     allow: tuple[str, ...] = ()
     block: tuple[str, ...] = ()
-
-    def __init__(
-        self,
-        strict: bool = False,
-        autoload: bool = True,
-        allow: tuple[str, ...] = (),
-        block: tuple[str, ...] = (),
-    ) -> None:
-        object.__setattr__(self, "strict", strict)
-        object.__setattr__(self, "autoload", autoload)
-        object.__setattr__(self, "allow", allow)
-        object.__setattr__(self, "block", block)
 
     @classmethod
     def from_environment(cls) -> PluginSettings:

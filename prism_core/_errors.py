@@ -6,10 +6,8 @@ import functools
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from prism_core._values import value_type
 
 __all__ = [
     "DeviceFileError",
@@ -23,7 +21,7 @@ __all__ = [
 ]
 
 
-@value_type(order=True)
+@dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with one input, located as precisely as it can be.
 
@@ -38,15 +36,6 @@ class Problem:
     message: str = field(default="", compare=True)
 
     __module__ = "prism_core"
-
-    def __init__(
-        self, file: str, line: int = 0, column: int = 0, json_path: str = "$", message: str = ""
-    ) -> None:
-        object.__setattr__(self, "file", file)
-        object.__setattr__(self, "line", line)
-        object.__setattr__(self, "column", column)
-        object.__setattr__(self, "json_path", json_path)
-        object.__setattr__(self, "message", message)
 
     def __str__(self) -> str:
         where = self.file or "<input>"

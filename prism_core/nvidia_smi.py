@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from prism_core._contract.backend import DetectedDevice, Detection
 from prism_core._errors import describe_exception
-from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -57,7 +57,7 @@ _MIB = 1 << 20
 DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/nvhost-ctrl-gpu")
 
 
-@value_type
+@dataclass(frozen=True)
 class SmiGpu:
     """One line of the ``nvidia-smi`` query."""
 
@@ -66,20 +66,6 @@ class SmiGpu:
     uuid: str | None
     memory_bytes: int | None
     driver: str | None = None
-
-    def __init__(
-        self,
-        index: int,
-        name: str,
-        uuid: str | None,
-        memory_bytes: int | None,
-        driver: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "uuid", uuid)
-        object.__setattr__(self, "memory_bytes", memory_bytes)
-        object.__setattr__(self, "driver", driver)
 
 
 def _optional(text: str) -> str | None:

@@ -240,7 +240,6 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
         "prism_core",
         "prism_core._version",
         "prism_core._errors",
-        "prism_core._values",  # how value types (Problem, SearchEntry) are made
         "prism_core._events",
         "prism_core._config",
         "prism_core._description",

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
-
-from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["Availability", "Backend", "DetectedDevice", "Detection"]
 
 
-@value_type
+@dataclass(frozen=True)
 class Availability:
     """Whether a backend can run on this host, and why not when it cannot."""
 
@@ -31,16 +30,11 @@ class Availability:
 
     __module__ = "prism_core"
 
-    def __init__(self, available: bool, reason: str = "", version: str | None = None) -> None:
-        object.__setattr__(self, "available", available)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "version", version)
-
     def __bool__(self) -> bool:
         return self.available
 
 
-@value_type
+@dataclass(frozen=True)
 class DetectedDevice:
     """A device a plugin found on this host; ``device_type`` names its description.
 
@@ -62,26 +56,8 @@ class DetectedDevice:
 
     __module__ = "prism_core"
 
-    def __init__(
-        self,
-        device_type: str,
-        index: int = 0,
-        name: str = "",
-        uuid: str | None = None,
-        memory_bytes: int | None = None,
-        partition_mode: str | None = None,
-        driver: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "device_type", device_type)
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "uuid", uuid)
-        object.__setattr__(self, "memory_bytes", memory_bytes)
-        object.__setattr__(self, "partition_mode", partition_mode)
-        object.__setattr__(self, "driver", driver)
 
-
-@value_type
+@dataclass(frozen=True)
 class Detection:
     """What a plugin's ``prism_detect_devices`` found: devices, or the reason there are none."""
 
@@ -89,10 +65,6 @@ class Detection:
     reason: str = ""
 
     __module__ = "prism_core"
-
-    def __init__(self, devices: Sequence[DetectedDevice] = (), reason: str = "") -> None:
-        object.__setattr__(self, "devices", devices)
-        object.__setattr__(self, "reason", reason)
 
 
 class Backend(abc.ABC):

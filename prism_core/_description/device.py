@@ -5,12 +5,10 @@ from __future__ import annotations
 import copy
 import functools
 from collections.abc import Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
-
-from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from prism_core._description.requirements import RequirementMatch
@@ -18,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["DeviceDescription", "Feature", "MemoryLevel", "Partition"]
 
 
-@value_type
+@dataclass(frozen=True)
 class MemoryLevel:
     """One level of a device's memory hierarchy."""
 
@@ -30,22 +28,8 @@ class MemoryLevel:
 
     __module__ = "prism_core"
 
-    def __init__(
-        self,
-        level: str,
-        size_bytes: int | None = None,
-        bandwidth_gbps: float | None = None,
-        scope: str = "device",
-        technology: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "level", level)
-        object.__setattr__(self, "size_bytes", size_bytes)
-        object.__setattr__(self, "bandwidth_gbps", bandwidth_gbps)
-        object.__setattr__(self, "scope", scope)
-        object.__setattr__(self, "technology", technology)
 
-
-@value_type
+@dataclass(frozen=True)
 class Feature:
     """A versioned hardware feature and the data types it accelerates, per operation."""
 
@@ -55,18 +39,6 @@ class Feature:
     description: str = ""
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        name: str,
-        version: int | str,
-        operations: Mapping[str, frozenset[str]] | None = None,
-        description: str = "",
-    ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "version", version)
-        object.__setattr__(self, "operations", {} if operations is None else operations)
-        object.__setattr__(self, "description", description)
 
     def supports(self, op: str, dtype: str) -> bool:
         return dtype in self.operations.get(op, frozenset())
@@ -78,7 +50,7 @@ class Feature:
         return version_meets(self.version, spec)
 
 
-@value_type
+@dataclass(frozen=True)
 class Partition:
     """What software sees of a package in one partition mode: ``count`` devices, each described
     by ``device_type`` (an MI250X is two ``amd.mi250x-gcd``; a Max 1550 in FLAT mode is two
@@ -91,14 +63,8 @@ class Partition:
 
     __module__ = "prism_core"
 
-    def __init__(self, mode: str, device_type: str, count: int, description: str = "") -> None:
-        object.__setattr__(self, "mode", mode)
-        object.__setattr__(self, "device_type", device_type)
-        object.__setattr__(self, "count", count)
-        object.__setattr__(self, "description", description)
 
-
-@value_type(eq=False)
+@dataclass(frozen=True, eq=False)
 class DeviceDescription:
     """A validated device description with its inheritance resolved.
 
@@ -118,26 +84,6 @@ class DeviceDescription:
     overrides: tuple[Path, ...] = ()
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        device_type: str,
-        data: Mapping[str, Any],
-        path: Path | None = None,
-        origin: str = "file",
-        parents: tuple[str, ...] = (),
-        lineage: tuple[str, ...] = (),
-        provenance: Mapping[str, str] | None = None,
-        overrides: tuple[Path, ...] = (),
-    ) -> None:
-        object.__setattr__(self, "device_type", device_type)
-        object.__setattr__(self, "data", data)
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "origin", origin)
-        object.__setattr__(self, "parents", parents)
-        object.__setattr__(self, "lineage", lineage)
-        object.__setattr__(self, "provenance", {} if provenance is None else provenance)
-        object.__setattr__(self, "overrides", overrides)
 
     # -- identity -------------------------------------------------------------------------
     @property

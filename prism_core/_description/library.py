@@ -19,7 +19,7 @@ import stat
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,6 @@ from prism_core._errors import (
     display_path,
 )
 from prism_core._events import DEVICES, announce
-from prism_core._values import value_type
 
 __all__ = [
     "DeviceFile",
@@ -75,7 +74,7 @@ MAX_INHERITANCE_DEPTH = 64
 SUFFIXES = (".yaml", ".yml")
 
 
-@value_type
+@dataclass(frozen=True)
 class SearchEntry:
     """One entry of the search path: a directory (searched recursively) or a single file."""
 
@@ -85,11 +84,6 @@ class SearchEntry:
     origin: str  # "builtin", "plugin:<name>", "user", "command line"
     #: An explicit list of files, for an entry made of files named on a command line.
     files: tuple[Path, ...] | None = None
-
-    def __init__(self, path: Path, origin: str, files: tuple[Path, ...] | None = None) -> None:
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "origin", origin)
-        object.__setattr__(self, "files", files)
 
 
 class DeviceFile:
@@ -842,7 +836,7 @@ def get_device(device_type: str) -> DeviceDescription:
     return default_library().get(device_type)
 
 
-@value_type(frozen=False)
+@dataclass
 class FileReport:
     """What validation found for one file."""
 
@@ -851,13 +845,6 @@ class FileReport:
     path: Path
     device_type: str | None = None
     problems: list[Problem] = field(default_factory=list)
-
-    def __init__(
-        self, path: Path, device_type: str | None = None, problems: list[Problem] | None = None
-    ) -> None:
-        self.path = path
-        self.device_type = device_type
-        self.problems = [] if problems is None else problems
 
     @property
     def valid(self) -> bool:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prism_core._errors import RequirementError
-from prism_core._values import value_type
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -105,7 +105,7 @@ def version_meets(value: Any, spec: Any) -> bool:
     return _value_reason("version", value, spec) is None
 
 
-@value_type
+@dataclass(frozen=True)
 class Clause:
     """One key of a requirement mapping, parsed."""
 
@@ -117,18 +117,11 @@ class Clause:
 
     __module__ = "prism_core"
 
-    def __init__(self, key: str, namespace: str, name: str, value: Any, raw: Any = None) -> None:
-        object.__setattr__(self, "key", key)
-        object.__setattr__(self, "namespace", namespace)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "value", value)
-        object.__setattr__(self, "raw", raw)
-
     def describe(self) -> str:
         return f"{self.key}: {self.raw!r}"
 
 
-@value_type
+@dataclass(frozen=True)
 class RequirementMatch:
     """The outcome of matching a requirement: ``ok`` and, per unmet clause, why not."""
 
@@ -137,11 +130,6 @@ class RequirementMatch:
     met: tuple[str, ...] = ()
 
     __module__ = "prism_core"
-
-    def __init__(self, ok: bool, reasons: tuple[str, ...] = (), met: tuple[str, ...] = ()) -> None:
-        object.__setattr__(self, "ok", ok)
-        object.__setattr__(self, "reasons", reasons)
-        object.__setattr__(self, "met", met)
 
     def __bool__(self) -> bool:
         return self.ok

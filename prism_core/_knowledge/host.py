@@ -29,14 +29,13 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, describe_exception
-from prism_core._values import value_type
 from prism_core._version import __version__
 
 if TYPE_CHECKING:
@@ -100,7 +99,7 @@ def normalize_family(machine: str) -> str:
 # -- the CPU --------------------------------------------------------------------------------
 
 
-@value_type
+@dataclass(frozen=True)
 class CpuInfo:
     """What is known about the host CPU.
 
@@ -123,26 +122,6 @@ class CpuInfo:
     source: str = "archspec"
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        name: str,
-        vendor: str,
-        family: str,
-        features: frozenset[str],
-        brand: str = "",
-        logical_cpus: int | None = None,
-        note: str = "",
-        source: str = "archspec",
-    ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "vendor", vendor)
-        object.__setattr__(self, "family", family)
-        object.__setattr__(self, "features", features)
-        object.__setattr__(self, "brand", brand)
-        object.__setattr__(self, "logical_cpus", logical_cpus)
-        object.__setattr__(self, "note", note)
-        object.__setattr__(self, "source", source)
 
     def has(self, *flags: str) -> bool:
         """Whether the host reports every one of ``flags``."""
@@ -422,11 +401,7 @@ def _identify_cpu() -> CpuInfo:
 # -- matching against the library -----------------------------------------------------------
 
 
-#: The default of ``CpuMatch.missing_features``: read-only, so one serves every match.
-_NOTHING_MISSING: Mapping[str, frozenset[str]] = MappingProxyType({})
-
-
-@value_type
+@dataclass(frozen=True)
 class CpuMatch:
     """The CPU description a host matches, and why the other CPU descriptions did not.
 
@@ -453,20 +428,6 @@ class CpuMatch:
     fallback: bool = False
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        description: DeviceDescription | None,
-        reasons: tuple[str, ...] = (),
-        missing_features: Mapping[str, frozenset[str]] = _NOTHING_MISSING,
-        candidates: tuple[str, ...] = (),
-        fallback: bool = False,
-    ) -> None:
-        object.__setattr__(self, "description", description)
-        object.__setattr__(self, "reasons", reasons)
-        object.__setattr__(self, "missing_features", missing_features)
-        object.__setattr__(self, "candidates", candidates)
-        object.__setattr__(self, "fallback", fallback)
 
     @property
     def device_type(self) -> str | None:
@@ -589,7 +550,7 @@ def match_cpu(cpu: CpuInfo, library: DeviceLibrary | None = None) -> CpuMatch:
 # -- device instances -------------------------------------------------------------------------
 
 
-@value_type
+@dataclass(frozen=True)
 class DeviceInstance:
     """One device present on this host (or simulated), with the description it matches.
 
@@ -618,30 +579,6 @@ class DeviceInstance:
     driver: str | None = None
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        description: DeviceDescription,
-        index: int,
-        name: str,
-        uuid: str | None,
-        memory_bytes: int | None,
-        source: str,
-        simulated: bool = False,
-        package: str | None = None,
-        partition: int | None = None,
-        driver: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "description", description)
-        object.__setattr__(self, "index", index)
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "uuid", uuid)
-        object.__setattr__(self, "memory_bytes", memory_bytes)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "simulated", simulated)
-        object.__setattr__(self, "package", package)
-        object.__setattr__(self, "partition", partition)
-        object.__setattr__(self, "driver", driver)
 
     @property
     def device_type(self) -> str:
@@ -852,7 +789,7 @@ def software_devices(
     return (_default_library(library).get(part.device_type),) * part.count
 
 
-@value_type
+@dataclass(frozen=True)
 class PresentDevices:
     """The devices present on this host, and for each plugin that found none, why not."""
 
@@ -860,10 +797,6 @@ class PresentDevices:
     notes: Mapping[str, str]
 
     __module__ = "prism_core"
-
-    def __init__(self, devices: tuple[DeviceInstance, ...], notes: Mapping[str, str]) -> None:
-        object.__setattr__(self, "devices", devices)
-        object.__setattr__(self, "notes", notes)
 
 
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
@@ -1002,7 +935,7 @@ def blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
 # -- the report -------------------------------------------------------------------------------
 
 
-@value_type
+@dataclass(frozen=True)
 class HostReport:
     """Everything :func:`describe_host` found: for ``prism doctor`` and bug reports."""
 
@@ -1014,22 +947,6 @@ class HostReport:
     python: str = ""
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        cpu: CpuInfo,
-        match: CpuMatch,
-        blas: tuple[Mapping[str, Any], ...] = (),
-        memory_bytes: int | None = None,
-        system: str = "",
-        python: str = "",
-    ) -> None:
-        object.__setattr__(self, "cpu", cpu)
-        object.__setattr__(self, "match", match)
-        object.__setattr__(self, "blas", blas)
-        object.__setattr__(self, "memory_bytes", memory_bytes)
-        object.__setattr__(self, "system", system)
-        object.__setattr__(self, "python", python)
 
     @property
     def description(self) -> DeviceDescription | None:

@@ -5,7 +5,10 @@ import, raises in a hook, returns the wrong thing, implements a hook with a wron
 misspelled name) is recorded and skipped while everything else keeps working.  In strict mode,
 or for a plugin the user asked for by name (``PRISM_PLUGINS``), the same failure is an error.
 
-Discovery happens once, on first use (``import prism_core`` imports no plugin).
+Discovery happens once, on first use (``import prism_core`` imports no plugin).  Where the
+environment is plain, the entry points and distribution versions are read from the
+``.dist-info`` directories here rather than through importlib.metadata, which would add about
+19 ms to the first call in a fresh process (benchmarks/results/reimplementations-2026-11-27.md).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import field
+from dataclasses import dataclass, field
 from functools import partial
 from os import PathLike
 from pathlib import Path
@@ -29,7 +32,6 @@ from prism_core._contract.backend import Backend, Detection
 from prism_core._description.library import add_search_path_provider
 from prism_core._errors import PrismError, PrismWarning, debug, did_you_mean, user_stacklevel
 from prism_core._events import PLUGINS, announce
-from prism_core._values import value_type
 
 if TYPE_CHECKING:
     import pluggy
@@ -76,7 +78,7 @@ class PluginError(PrismError, RuntimeError):
         self.record = record
 
 
-@value_type(frozen=False)
+@dataclass
 class PluginRecord:
     """What discovery did with one plugin, and what the plugin contributed."""
 
@@ -98,38 +100,6 @@ class PluginRecord:
     problems: list[str] = field(default_factory=list)
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        name: str,
-        origin: str,
-        target: str,
-        distribution: str | None = None,
-        version: str | None = None,
-        status: str = "pending",
-        reason: str = "",
-        requested: bool = False,
-        info: dict[str, Any] | None = None,
-        hardware_dirs: list[Path] | None = None,
-        backends: list[str] | None = None,
-        variants: list[Any] | None = None,
-        hooks: list[str] | None = None,
-        problems: list[str] | None = None,
-    ) -> None:
-        self.name = name
-        self.origin = origin
-        self.target = target
-        self.distribution = distribution
-        self.version = version
-        self.status = status
-        self.reason = reason
-        self.requested = requested
-        self.info = {} if info is None else info
-        self.hardware_dirs = [] if hardware_dirs is None else hardware_dirs
-        self.backends = [] if backends is None else backends
-        self.variants = [] if variants is None else variants
-        self.hooks = [] if hooks is None else hooks
-        self.problems = [] if problems is None else problems
 
     @property
     def label(self) -> str:
@@ -611,9 +581,9 @@ def _entry_points() -> list[Any]:
     What ``importlib.metadata.entry_points(group=...)`` returns, read without importing
     ``importlib.metadata`` where the environment is plain (:func:`_installed`): importing it
     (the ``email`` package, ``zipfile``, ``csv``) and scanning every distribution through it
-    cost about 45 ms of a fresh process's first call, reading the same files costs
-    about 2 ms.  Read afresh at every discovery: an installed or removed plugin is seen by
-    the next discovery.
+    add about 19 ms to a fresh process's first call
+    (benchmarks/results/reimplementations-2026-11-27.md).  Read afresh at every discovery: an
+    installed or removed plugin is seen by the next discovery.
     """
     found = _installed(fresh=True)
     if found is None:

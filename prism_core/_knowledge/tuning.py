@@ -56,7 +56,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -64,7 +64,6 @@ from typing import Any
 from prism_core import _events
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._errors import PrismWarning, describe_exception, user_stacklevel
-from prism_core._values import value_type
 from prism_core._version import __version__
 
 __all__ = [
@@ -160,7 +159,7 @@ def _shapes(value: Any) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
-@value_type
+@dataclass(frozen=True)
 class TuningEntry:
     """One measured choice: for ``op`` on ``device`` in ``dtype`` at size ``bucket``, among the
     variants ``variants``, ``winner`` is the one to call.
@@ -192,33 +191,6 @@ class TuningEntry:
     measured_at: float
 
     __module__ = "prism_core"
-
-    def __init__(
-        self,
-        op: str,
-        device: str,
-        dtype: str,
-        bucket: int,
-        variants: tuple[str, ...],
-        times: Mapping[str, float],
-        winner: str,
-        decided: str,
-        shapes: tuple[tuple[int, ...], ...],
-        repeats: int,
-        measured_at: float,
-    ) -> None:
-        object.__setattr__(self, "op", op)
-        object.__setattr__(self, "device", device)
-        object.__setattr__(self, "dtype", dtype)
-        object.__setattr__(self, "bucket", bucket)
-        object.__setattr__(self, "variants", variants)
-        object.__setattr__(self, "times", times)
-        object.__setattr__(self, "winner", winner)
-        object.__setattr__(self, "decided", decided)
-        object.__setattr__(self, "shapes", shapes)
-        object.__setattr__(self, "repeats", repeats)
-        object.__setattr__(self, "measured_at", measured_at)
-        self.__post_init__()
 
     def __post_init__(self) -> None:
         _text(self.op, "op")
@@ -424,7 +396,7 @@ def _digest_of(components: Mapping[str, str]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-@value_type
+@dataclass(frozen=True)
 class Fingerprint:
     """What the measurements of a host depend on: ``components`` (name -> value, both text),
     and ``digest``, a short SHA-256 of them (sorted) that names the host's tuning file.
@@ -437,11 +409,6 @@ class Fingerprint:
     digest: str
 
     __module__ = "prism_core"
-
-    def __init__(self, components: Mapping[str, str], digest: str) -> None:
-        object.__setattr__(self, "components", components)
-        object.__setattr__(self, "digest", digest)
-        self.__post_init__()
 
     def __post_init__(self) -> None:
         if not isinstance(self.components, Mapping) or not all(
