@@ -84,7 +84,7 @@ WATCHED = (
     "logging",
     "concurrent.futures",
     "prism_core._tuning",
-    "prism_core.genomics.result",
+    "prism_genomics.result",
     "torch",
     "scipy",
     "cupy",

@@ -10,8 +10,8 @@
 
    * parasail called directly, one core: ``parasail.sw_striped_16`` (the issue's reference
      figure) and ``parasail.sw_striped_sat`` (8-bit lanes, 16 on overflow), on the strings;
-   * Prism automatic: ``prism.genomics.align(query, target)`` on the same strings (encoding
-     included) and ``prism.genomics.sw_align`` on codes encoded once;
+   * Prism automatic: ``prism_genomics.align(query, target)`` on the same strings (encoding
+     included) and ``prism_genomics.sw_align`` on codes encoded once;
    * for the record: Biopython's ``PairwiseAligner`` (local, score only), Prism's NumPy
      reference and the Numba kernel (through ``use_backend``).
 
@@ -79,12 +79,13 @@ def main() -> int:
 
     import numpy as np
     import parasail  # type: ignore[import-untyped, unused-ignore]
+    import prism_genomics as genomics
+    from prism_genomics import Scoring, encode
 
     import prism_core as prism
     from prism_core._bench import run_bench
     from prism_core._dispatch.candidates import Runner
     from prism_core._tuning.tuner import measure
-    from prism_core.genomics import Scoring, encode
 
     record: dict[str, Any] = {
         "host": {
@@ -138,10 +139,10 @@ def main() -> int:
             None,
             lambda: parasail.sw_striped_sat(q_text, t_text, 5, 2, dna_matrix).score,
         ),
-        Runner("prism.genomics.align (strings)", "", None, _in(auto, prism.genomics.align,
+        Runner("prism.genomics.align (strings)", "", None, _in(auto, genomics.align,
                                                                q_text, t_text)),
         Runner("prism.genomics.sw_align (codes)", "", None, _in(
-            auto, prism.genomics.sw_align, q, t, scoring.matrix, 5, 2, False)),
+            auto, genomics.sw_align, q, t, scoring.matrix, 5, 2, False)),
     ]  # fmt: skip
     slow = []
     for backend in ("numpy", "numba"):
@@ -152,12 +153,12 @@ def main() -> int:
                 f"{backend} through Prism",
                 backend,
                 None,
-                _in(ctx, prism.genomics.sw_align, q, t, scoring.matrix, 5, 2, False),
+                _in(ctx, genomics.sw_align, q, t, scoring.matrix, 5, 2, False),
             )
         )
     slow.append(Runner("Biopython PairwiseAligner", "bio", None, lambda: bio.score(q_text, t_text)))
     expected = parasail.sw_striped_32(q_text, t_text, 5, 2, dna_matrix).score
-    assert prism.genomics.align(q_text, t_text).score == expected
+    assert genomics.align(q_text, t_text).score == expected
     assert int(bio.score(q_text, t_text)) == expected
     record["load_before_pair"] = _load()
     fast = measure(pair_contenders, budget_s=args.budget, min_rounds=15, max_rounds=60)
@@ -206,11 +207,11 @@ def main() -> int:
         Runner("plugin kernel, one thread", "parasail", None, lambda: kernels.align_batch(
             isa, bq, packed, offsets, scoring.matrix, 5, 2, threads=1)),
         Runner("prism.genomics.sw_align_batch (automatic)", "", None, _in(
-            auto, prism.genomics.sw_align_batch, bq, packed, offsets, scoring.matrix, 5, 2)),
+            auto, genomics.sw_align_batch, bq, packed, offsets, scoring.matrix, 5, 2)),
         Runner(f"plugin kernel, {threads} threads", "parasail", None, lambda: kernels.align_batch(
             isa, bq, packed, offsets, scoring.matrix, 5, 2, threads=threads)),
     ]  # fmt: skip
-    got = prism.genomics.sw_align_batch(bq, packed, offsets, scoring.matrix, 5, 2)
+    got = genomics.sw_align_batch(bq, packed, offsets, scoring.matrix, 5, 2)
     assert int(got.scores.sum()) == parasail_loop()
     # Several passes: the second core is often busy with other people's work on the shared
     # host; each pass is interleaved, and the minimum over all passes is kept per contender.

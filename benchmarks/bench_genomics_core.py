@@ -1,7 +1,7 @@
-"""prism.genomics' own parts, side by side with Biopython: the FASTA/FASTQ readers and the NumPy
+"""prism_genomics' own parts, side by side with Biopython: the FASTA/FASTQ readers and the NumPy
 reference of the alignment ops (the variants are benchmarks/bench_genomics.py's).
 
-1. **Reading**: ``prism_core.genomics.read_sequences`` against ``Bio.SeqIO.parse`` on the same
+1. **Reading**: ``prism_genomics.read_sequences`` against ``Bio.SeqIO.parse`` on the same
    generated files (FASTA of 1,000-letter records in 80-letter lines; FASTQ of 150-letter
    reads), every record's sequence touched; MB/s of file.
 2. **The reference, one pair**: ``sw_align_reference`` (score and ends) against Biopython's
@@ -76,8 +76,8 @@ def main() -> int:
     Align: Any = importlib.import_module("Bio.Align")
     SeqIO: Any = importlib.import_module("Bio.SeqIO")
 
-    from prism_core import genomics
-    from prism_core.genomics._ops import sw_align_batch_reference, sw_align_reference
+    import prism_genomics as genomics
+    from prism_genomics.reference import sw_align_batch_reference, sw_align_reference
 
     rows: list[dict[str, Any]] = []
     scheme = genomics.get_scoring("dna")
@@ -175,7 +175,7 @@ def main() -> int:
     for row in rows:
         row["ratio"] = row["other_s"] / row["prism_s"]
     lines = [
-        "# prism.genomics: readers and the NumPy reference, against Biopython",
+        "# prism_genomics: readers and the NumPy reference, against Biopython",
         "",
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, NumPy {np.__version__}, "

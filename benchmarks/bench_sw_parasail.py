@@ -13,7 +13,7 @@ parasail's Python module, on the strings:
 
 A function counts only where it gives the exact score (not saturated, equal to
 ``sw_scan_64``'s) for the pair or every target.  Each is called twice; those within 1.25x of
-the quickest, and Prism (``prism.genomics.sw_align`` or ``sw_align_batch`` on codes encoded
+the quickest, and Prism (``prism_genomics.sw_align`` or ``sw_align_batch`` on codes encoded
 once, automatic dispatch, warm), are then timed in interleaved rounds
 (``prism_core._tuning.tuner.measure``), the minimum kept.  Reported per case: the fastest
 direct function, ratio = its time / Prism's (>= 1: Prism is as fast), the variant Prism
@@ -151,11 +151,12 @@ def _loop(fn: Callable[..., Any], first: Any, targets: list[str], *rest: Any) ->
 def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
     import numpy as np
     import parasail  # type: ignore[import-untyped, unused-ignore]
+    import prism_genomics
+    from prism_genomics import BLOSUM62, PROTEIN, Scoring, encode
 
     import prism_core as prism
     from prism_core._dispatch.candidates import Runner
     from prism_core._tuning.tuner import measure
-    from prism_core.genomics import BLOSUM62, PROTEIN, Scoring, encode
 
     if case.scoring == "dna":
         scoring, alphabet = Scoring.match_mismatch(), None
@@ -206,12 +207,12 @@ def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
         packed = np.concatenate(codes)
         offsets = np.concatenate([[0], np.cumsum([len(c) for c in codes])]).astype(np.int64)
         args: tuple[Any, ...] = (q, packed, offsets, scoring.matrix, o, e)
-        op, prism_call = "genomics.sw_align_batch", prism.genomics.sw_align_batch
+        op, prism_call = "genomics.sw_align_batch", prism_genomics.sw_align_batch
         got = prism_call(*args)
         assert [int(s) for s in got.scores] == exact, (case.name, got.scores, exact)
     else:
         args = (q, codes[0], scoring.matrix, o, e, False)
-        op, prism_call = "genomics.sw_align", prism.genomics.sw_align
+        op, prism_call = "genomics.sw_align", prism_genomics.sw_align
         assert prism_call(*args).score == exact[0], case.name
     chosen = prism.explain(op, *args).chosen or "-"
     prism_label = f"prism.{op}"

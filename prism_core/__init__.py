@@ -469,7 +469,6 @@ __all__ = [
     "float16",
     "float32",
     "float64",
-    "genomics",
     "get_backend",
     "get_device",
     "get_op",
@@ -519,7 +518,7 @@ __all__ = [
 ]
 
 
-_NAMESPACES = ("linalg", "fft", "random", "genomics", "array_api")
+_NAMESPACES = ("linalg", "fft", "random", "array_api")
 #: Subpackages of optional extras (`prism.distributed`: pip install prism-core[distributed]),
 #: imported on first access like the namespaces, but kept out of __all__ so that
 #: `from prism_core import *` never imports Dask.
@@ -527,6 +526,11 @@ _EXTRAS = ("distributed",)
 #: Public submodules: `from . import hookspecs` asks this module for the name first, and must
 #: get an AttributeError (then the import system loads the submodule), never an op lookup.
 _SUBMODULES = frozenset({"hookspecs", "backend_kit", "nvidia_smi", "testing", "_builtin", "lint"})
+#: Namespaces that moved to plugins: what the AttributeError says (read only on that error).
+_MOVED = {
+    "genomics": "; sequence alignment is the prism-plugin-genomics package now: "
+    "`pip install prism-plugin-genomics`, then `import prism_genomics`",
+}
 
 
 def __getattr__(name: str) -> Any:

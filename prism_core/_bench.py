@@ -13,12 +13,12 @@ Two phases per case, both interleaved (``prism_core._tuning.tuner.measure``):
 2. checking: ``prism.<op>(*args)`` in automatic mode (the tuned plan), the oracle's variant
    and NumPy's, again interleaved, so that the ratios compare times taken together.
 
-``prism bench genomics.align`` does the same for the two Smith-Waterman ops, over
-sequence lengths (``genomics.sw_align``: a query of n letters against a target of 10 n) and
-batch sizes (``genomics.sw_align_batch``: n letters against a batch of targets of n), random
-DNA scored 2/-3 with gaps 5/2; the work measure is cell updates (``n x m``), and the rows give
-GCUPS besides the times.  These ops are benchmarked only when named: their arrays' types are
-fixed, so ``--dtypes`` does not apply to them.
+An op a plugin declares with its example arguments (``operation(..., examples=Examples(...))``,
+``prism_core.backend_kit.Examples``) is benchmarked the same way when it is named, by its name
+or its group's (``prism bench genomics.align`` with prism-plugin-genomics: both alignment ops),
+over the sizes its examples give (``n``, or ``n`` and a batch); where they fix the arguments'
+types, ``--dtypes`` does not apply and the dtype column shows their word; where they count
+cell updates, the rows give GCUPS besides the times.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import platform
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_core._dispatch.candidates import Runner, candidates
 from prism_core._dispatch.ops import get_op
@@ -39,6 +39,7 @@ from prism_core._tuning.tuner import (
     Keeper,
     Measurement,
     TuneCase,
+    declared_examples,
     example_arguments,
     measure,
     median_interval,
@@ -47,11 +48,11 @@ from prism_core._tuning.tuner import (
     tune_case,
 )
 
+if TYPE_CHECKING:
+    from prism_core._dispatch.examples import Examples
+
 __all__ = [
     "FULL",
-    "GENOMICS_FULL",
-    "GENOMICS_QUICK",
-    "GROUPS",
     "QUICK",
     "BenchReport",
     "BenchRow",
@@ -74,33 +75,21 @@ FULL: dict[str, list[int]] = {
     "add": [2**10, 2**14, 2**18, 2**22],
 }
 DTYPES = ("float32", "float64")
-#: The alignment ops' sizes: ``(n, batch)``, the query's length and, for the batch op, the
-#: number of targets (``None`` for one pair: a target of ``10 n``).  1000 is the issue's
-#: 1,000 x 10,000 alignment.
-GENOMICS_QUICK: dict[str, list[tuple[int, int | None]]] = {
-    "genomics.sw_align": [(100, None), (1000, None)],
-    "genomics.sw_align_batch": [(100, 64), (1000, 64)],
-}
-GENOMICS_FULL: dict[str, list[tuple[int, int | None]]] = {
-    "genomics.sw_align": [(30, None), (100, None), (300, None), (1000, None), (3000, None)],
-    "genomics.sw_align_batch": [(100, 16), (100, 1024), (1000, 16), (1000, 256)],
-}
-#: Names that stand for several ops (``prism bench genomics.align``).
-GROUPS: dict[str, tuple[str, ...]] = {
-    "genomics.align": ("genomics.sw_align", "genomics.sw_align_batch"),
-}
 #: The name of Prism's own call among a row's measurements.
 PRISM = "prism"
-#: The label of the alignment ops' rows in the dtype column (their arrays' types are fixed).
-_ALIGN_LABEL = "dna"
-#: What to install for more than NumPy's reference to compare with, by op (prefix).
-_MORE_BACKENDS = {
-    "genomics.": (
-        "prism-plugin-parasail (SIMD kernels), prism-plugin-numba (compiled, multi-threaded) or "
-        "prism-plugin-torch (the GPU kernel), from plugins/ in Prism's repository"
-    ),
-    "": "prism-plugin-scipy or prism-plugin-torch, from plugins/ in Prism's repository",
-}
+#: What to install for more than NumPy's reference to compare with, for a builtin op (an op
+#: that carries its examples names its own: ``Examples.install``).
+_MORE_BACKENDS = "prism-plugin-scipy or prism-plugin-torch, from plugins/ in Prism's repository"
+
+
+def groups(declared: dict[str, Examples]) -> dict[str, tuple[str, ...]]:
+    """Names that stand for several ops in ``prism bench NAME``: each group of the ops that
+    carry examples (``Examples.group``), with its ops in name order."""
+    out: dict[str, list[str]] = {}
+    for name, examples in sorted(declared.items()):
+        if examples.group is not None:
+            out.setdefault(examples.group, []).append(name)
+    return {group: tuple(names) for group, names in out.items()}
 
 
 class BenchError(PrismError, ValueError):
@@ -126,9 +115,10 @@ class BenchRow:
     check: tuple[Measurement, ...]
     picks: str | None
     decided_by: str
-    #: Targets in the batch (``genomics.sw_align_batch``), else ``None``.
+    #: Items in the batch (an op whose examples are batches), else ``None``.
     batch: int | None = None
-    #: Cell updates of one call (the alignment ops' work measure), else ``None``.
+    #: Cell updates of one call (the work measure of an op whose examples count them), else
+    #: ``None``.
     cells: int | None = None
     #: Why a cell of the row is empty, or what it was measured against: ``""`` when nothing
     #: needs saying.
@@ -137,6 +127,8 @@ class BenchRow:
     reused: bool = False
     #: The machine was busy with other work while the row was measured (more rounds taken).
     busy: bool = False
+    #: The example arguments the op carries (its plot's axis), ``None`` for a builtin op.
+    examples: Examples | None = None
 
     def _timed(self, name: str | None) -> Measurement | None:
         m = next((m for m in self.check if m.variant == name), None)
@@ -170,7 +162,8 @@ class BenchRow:
 
     @property
     def gcups(self) -> float | None:
-        """Prism's giga cell updates per second (alignment ops), else ``None``."""
+        """Prism's giga cell updates per second (ops whose examples count cells), else
+        ``None``."""
         if self.cells is None or not self.prism_s:
             return None
         return self.cells / self.prism_s / 1e9
@@ -260,8 +253,8 @@ class BenchReport:
     stored: int = 0
     store_path: str | None = None
     problems: list[str] = field(default_factory=list)
-    #: What to install where only NumPy's reference ran (``prism bench genomics.align`` with no
-    #: alignment plugin): nothing was compared.
+    #: What to install where only NumPy's reference ran (an op with one variant here):
+    #: nothing was compared.
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
     quick: bool = True
@@ -365,13 +358,15 @@ def run_bench(
     from prism_core._knowledge.tuning import TuningStore, reload
 
     sizes = QUICK if quick else FULL
-    aligning = GENOMICS_QUICK if quick else GENOMICS_FULL
-    chosen = list(sizes) if not ops else [o for g in ops for o in GROUPS.get(g, (g,))]
-    unknown = [o for o in chosen if o not in sizes and o not in aligning]
+    # Ops that carry their examples are benchmarked only when named (by name or group).
+    declared = declared_examples() if ops else {}
+    named = groups(declared)
+    chosen = list(sizes) if not ops else [o for g in ops for o in named.get(g, (g,))]
+    unknown = [o for o in chosen if o not in sizes and o not in declared]
     if unknown:
         raise BenchError(
             f"--ops: {', '.join(unknown)} not benchmarked; choose among "
-            f"{', '.join([*sizes, *GROUPS, *aligning])}"
+            f"{', '.join([*sizes, *named, *declared])}"
         )
     for d in dtypes:
         if d not in DTYPES:
@@ -385,10 +380,13 @@ def run_bench(
     report = BenchReport(host or bench_host(), quick=quick, budget_s=budget_s, load=load)
     plan: list[tuple[str, str, int, int | None]] = []
     for op in dict.fromkeys(chosen):
-        if op in aligning:
-            plan.extend((op, _ALIGN_LABEL, n, batch) for n, batch in aligning[op])
-        else:
+        examples = declared.get(op)
+        if examples is None:
             plan.extend((op, dtype, n, None) for dtype in dtypes for n in sizes[op])
+        elif examples.dtype_label is not None:  # fixed types: one row per size
+            plan.extend((op, examples.dtype_label, n, b) for n, b in examples.sizes(quick))
+        else:
+            plan.extend((op, d, n, b) for d in dtypes for n, b in examples.sizes(quick))
     total = 2 * len(plan)
     step = 0
 
@@ -424,7 +422,7 @@ def run_bench(
         tuned.append((op, dtype, n, batch, args, case, False))
         if entry is not None:
             keeper.keep([entry])
-    calibration = _calibration([(t[5], t[1]) for t in tuned], report.problems)
+    calibration = _calibration([(t[5], t[1]) for t in tuned], declared, report.problems)
     report.calibration = calibration
     if any(not reused for *_, reused in tuned):
         keeper.keep([], calibration)
@@ -437,16 +435,19 @@ def run_bench(
         budget, stop, rounds, busy = phase(f"checking {op} {dtype} {size}")
         row = _check(op, dtype, n, args, case, explain, budget, stop, rounds, reused)
         row = replace(row, reused=reused, busy=busy)
-        if op in aligning:
-            row = replace(row, batch=batch, cells=_cells(op, args))
+        examples = declared.get(op)
+        if examples is not None:
+            cells = None if examples.cells is None else int(examples.cells(args))
+            row = replace(row, batch=batch, cells=cells, examples=examples)
         report.rows.append(row)
     load.sample()
     alone: dict[str, list[str]] = {}  # what to install -> the ops that had one variant
     for op in dict.fromkeys(o for o, *_ in plan):
         cases = [t[5] for t in tuned if t[0] == op]
         if all(c.decided == "only" for c in cases):
-            what = next(v for k, v in _MORE_BACKENDS.items() if op.startswith(k))
-            alone.setdefault(what, []).append(f"{op} ({cases[0].winner})")
+            examples = declared.get(op)
+            what = examples.install if examples is not None else None
+            alone.setdefault(what or _MORE_BACKENDS, []).append(f"{op} ({cases[0].winner})")
     for what, only in alone.items():
         report.notes.append(
             f"one variant only can run here for {', '.join(only)}, so nothing was compared; for "
@@ -458,13 +459,9 @@ def run_bench(
     return report
 
 
-def _cells(op: str, args: tuple[Any, ...]) -> int:
-    """Cell updates of one call of an alignment op: the query's length times the target's
-    (for a batch, times all targets' letters)."""
-    return int(args[0].shape[0]) * int(args[1].shape[0])
-
-
-def _calibration(cases: Sequence[tuple[TuneCase, str]], problems: list[str]) -> dict[str, Any]:
+def _calibration(
+    cases: Sequence[tuple[TuneCase, str]], declared: dict[str, Examples], problems: list[str]
+) -> dict[str, Any]:
     """The performance model calibrated to the fastest time of each case (StarPU-style: per
     device type and op, an efficiency and an overhead), as data for the tuning cache; the
     model's modelled choices (between devices, under policies) use it from then on."""
@@ -476,9 +473,10 @@ def _calibration(cases: Sequence[tuple[TuneCase, str]], problems: list[str]) -> 
         if not timed:
             continue
         best = min(timed, key=lambda m: m.seconds)
-        # The alignment ops compute in integers: their work (cell updates) is rated at the
-        # device's int32 throughput.
-        kind = "int32" if case.op.startswith("genomics.") else dtype
+        # An op whose examples say so (integer arithmetic: alignments) is rated at the
+        # device's throughput in that dtype, whatever its rows' dtype column shows.
+        examples = declared.get(case.op)
+        kind = examples.model_dtype if examples is not None and examples.model_dtype else dtype
         measurements.append((case.op, case.shapes, kind, best.device, best.seconds))
     if not measurements:
         return {}

@@ -30,15 +30,14 @@ if TYPE_CHECKING:
 
 __all__ = ["figure", "plot"]
 
-#: The x axis of each op: what the size ``n`` of a row counts.
+#: The x axis of each builtin op: what the size ``n`` of a row counts (an op that carries its
+#: examples names its own: ``Examples.axis``).
 _X_LABELS = {
     "matmul": "matrix side n (n x n matrices)",
     "linalg.svd": "matrix side n (n x n matrix)",
     "linalg.solve": "matrix side n (n x n system)",
     "fft.fft": "number of elements n",
     "add": "number of elements n",
-    "genomics.sw_align": "query length n (letters; target 10 n)",
-    "genomics.sw_align_batch": "cell updates per call (n letters x batch targets of n)",
 }
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
 _STYLES = ("-", "--", ":", "-.")
@@ -74,7 +73,8 @@ def figure(report: BenchReport) -> Figure:
     backends = _backends(report.rows)
     colours = {b: f"C{i % 10}" for i, b in enumerate(backends)}
     # Line styles tell dtypes apart where a panel has several (float32, float64); a panel of
-    # one dtype (the alignment ops' "dna") draws solid lines.
+    # one dtype (an op whose examples fix its types: the alignment ops' "dna") draws solid
+    # lines.
     per_op = {op: {r.dtype for r in report.rows if r.op == op} for op in ops}
     dtypes = list(dict.fromkeys(r.dtype for r in report.rows if len(per_op[r.op]) > 1))
     styles = {d: _STYLES[i % len(_STYLES)] for i, d in enumerate(dtypes)}
@@ -124,11 +124,14 @@ def _backends(rows: Sequence[BenchRow]) -> list[str]:
     return sorted(names, key=lambda b: (b != "numpy", b))
 
 
+def _by_cells(row: BenchRow) -> bool:
+    """The row's panel puts its rows at their cell updates (``Examples.axis_cells``)."""
+    return row.examples is not None and row.examples.axis_cells and row.cells is not None
+
+
 def _x(row: BenchRow) -> float:
-    """Where a row sits on its panel's x axis: ``n``, or the cell updates of a batch."""
-    if row.op == "genomics.sw_align_batch" and row.cells:
-        return float(row.cells)
-    return float(row.n)
+    """Where a row sits on its panel's x axis: ``n``, or its cell updates."""
+    return float(row.cells) if _by_cells(row) and row.cells else float(row.n)
 
 
 def _timings(row: BenchRow) -> Sequence[Measurement]:
@@ -235,11 +238,14 @@ def _axes(ax: Axes, op: str, rows: Sequence[BenchRow], times: Sequence[float]) -
     """Log axes: x base 2 at the measured sizes, y in one unit chosen for the panel."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    ax.set_xscale("log", base=10 if op == "genomics.sw_align_batch" else 2)
+    by_cells = all(_by_cells(r) for r in rows)
+    examples = rows[0].examples if rows else None
+    ax.set_xscale("log", base=10 if by_cells else 2)
     ax.set_yscale("log")
-    ax.set_xlabel(_X_LABELS.get(op, "size n"), fontsize=9)
+    label = examples.axis if examples is not None else _X_LABELS.get(op, "size n")
+    ax.set_xlabel(label, fontsize=9)
     sizes = sorted({_x(r) for r in rows})
-    if op == "genomics.sw_align_batch":
+    if by_cells:
         # The cell counts on the axis; each point's query length x batch above it.
         top = ax.secondary_xaxis("top")
         labels = {_x(r): r.label.replace(" x ", "x") for r in rows}

@@ -595,7 +595,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             raise UsageError(
                 "--plot needs matplotlib: pip install 'prism-core[plot]' (or matplotlib)"
             ) from None
-    # Ops by position (`prism bench genomics.align`) or with --ops, or both.
+    # Ops (or a plugin's group of ops) by position or with --ops, or both.
     ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
     _check_budget(args.budget)
@@ -674,15 +674,6 @@ def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return EXIT_OK
 
 
-def cmd_genomics(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core.genomics._command import CommandLineError, run
-
-    try:
-        return run(args, out, err)
-    except CommandLineError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core.lint.cli import run
     from prism_core.lint.config import LintConfigError
@@ -693,10 +684,87 @@ def cmd_lint(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         raise UsageError(str(exc)) from None
 
 
+# -- commands of plugins ----------------------------------------------------------------------
+
+#: The entry-point group of the commands plugins add to ``prism``: name -> "module:function",
+#: the function called with ``prism``'s subcommands (docs/writing-a-plugin.md, "Adding a
+#: `prism` command").
+COMMAND_GROUP = "prism.commands"
+#: The namespace attribute naming the plugin a command came from (for its internal errors).
+_SOURCE = "prism_command_source"
+#: The namespace attribute of a command that takes any arguments (a broken one's stand-in).
+_ANY_ARGUMENTS = "prism_any_arguments"
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option), if any."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def _add_plugin_commands(sub: Any) -> None:
+    """Add the commands of the ``prism.commands`` entry points to ``sub`` (``prism``'s
+    subcommands), in name order.
+
+    Each entry point names a function ``add(subparsers) -> None`` that adds the subcommand of
+    the entry point's name, with its handler as the default ``func`` (``func(args, out, err) ->
+    int``, the exit status).  An entry point that fails to load, raises, or adds no such command
+    is replaced by a command of its name that says why in one line (exit 1), naming the
+    distribution and the entry point: the other commands never see it.  One named like a
+    builtin command, or like a command added before it, is not added.
+    """
+    import importlib.metadata
+
+    found = importlib.metadata.entry_points(group=COMMAND_GROUP)
+    for ep in sorted(found, key=lambda ep: (ep.name, ep.value)):
+        name = ep.name
+        if name in sub.choices:
+            continue
+        dist = getattr(ep, "dist", None)
+        label = (
+            f"{dist.name} {dist.version}" if dist is not None else "an unknown distribution"
+        ) + f" (entry point '{name} = {ep.value}' in '{COMMAND_GROUP}')"
+        try:
+            add = ep.load()
+            if not callable(add):
+                raise TypeError(f"{ep.value} is a {type(add).__name__}, not a function")
+            add(sub)
+            parser = sub.choices.get(name)
+            if parser is None:
+                raise LookupError(f"it added no command named {name!r}")
+            if not callable(parser.get_default("func")):
+                raise LookupError(
+                    f"its command {name!r} has no handler: set_defaults(func=...) on its parser"
+                )
+        except Exception as exc:  # a broken plugin never breaks the other commands
+            _broken_command(sub, name, f"{label} failed: {describe_exception(exc)}")
+            continue
+        parser.set_defaults(**{_SOURCE: label})
+
+
+def _broken_command(sub: Any, name: str, why: str) -> None:
+    """Make ``prism NAME`` say ``why`` (exit 1), whatever its arguments."""
+    message = " ".join(why.split())  # one line
+
+    def fail(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+        err.write(f"prism {name}: error: {message}\n")
+        return EXIT_PROBLEMS
+
+    parser = _Parser(prog=f"prism {name}", add_help=False)
+    if name in sub.choices:  # added before it failed: replaced
+        sub.choices[name] = parser
+    else:
+        parser = sub.add_parser(name, help=f"(broken) {message}", add_help=False)
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.set_defaults(func=fail, **{_ANY_ARGUMENTS: True})
+
+
 # -- parser -----------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """``prism``'s parser.  The commands of plugins are added unless ``argv`` (the command
+    line, without the program) names a builtin command: reading their entry points costs a
+    builtin command nothing then."""
     parser = _Parser(
         prog="prism",
         description="Prism: hardware descriptions, backends and dispatch for scientific Python.",
@@ -810,9 +878,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--sizes",
         help="comma-separated sizes n, e.g. 64,256,1024: the side of n x n matrices for matmul, "
-        "linalg.svd and linalg.solve; the length of the vectors for add and fft.fft; the "
-        "query's length for the genomics ops.  A size whose arrays need more memory than is "
-        "available is refused",
+        "linalg.svd and linalg.solve; the length of the vectors for add and fft.fft; for an op "
+        "a plugin declares, what its examples say.  A size whose arrays need more memory than "
+        "is available is refused",
     )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float64)")
     p.add_argument(
@@ -838,14 +906,14 @@ def build_parser() -> argparse.ArgumentParser:
         "op",
         nargs="*",
         metavar="OP",
-        help="ops to benchmark, as --ops; genomics.align: the Smith-Waterman ops over sequence "
-        "lengths and batch sizes",
+        help="ops to benchmark, as --ops; also the ops plugins declare with example arguments, "
+        "by name or by the name of their group",
     )
     p.add_argument("--full", action="store_true", help="more sizes, longer measurements")
     p.add_argument(
         "--ops",
         help="comma-separated ops (default: matmul,fft.fft,linalg.svd,linalg.solve,add; also "
-        "genomics.align, genomics.sw_align, genomics.sw_align_batch)",
+        "the ops plugins declare with example arguments, and their groups)",
     )
     p.add_argument("--dtypes", help="comma-separated dtypes (default float32,float64)")
     p.add_argument(
@@ -871,18 +939,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.set_defaults(func=cmd_schema)
 
-    from prism_core.genomics._command import add_arguments as add_genomics_arguments
-
-    p = sub.add_parser(
-        "genomics",
-        help="sequence alignment: prism genomics align QUERY.fa TARGETS.fa (docs/genomics.md)",
-        description="Genomics on Prism's dispatch. `prism genomics align QUERY TARGETS` aligns "
-        "every query with every target (Smith-Waterman, affine gaps) on the best variant for "
-        "this hardware and lists the best hits.",
-    )
-    add_genomics_arguments(p, _Parser)
-    p.set_defaults(func=cmd_genomics)
-
     from prism_core.lint.cli import add_arguments as add_lint_arguments
 
     p = sub.add_parser(
@@ -897,6 +953,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_lint_arguments(p)
     p.set_defaults(func=cmd_lint)
+    if argv is None or _command_word(argv) not in sub.choices:
+        _add_plugin_commands(sub)
     return parser
 
 
@@ -910,8 +968,11 @@ def _show_warning(err: TextIO) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     from prism_core._knowledge.plugins import PluginWarning
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(words)
+    args, unknown = parser.parse_known_args(words)
+    if unknown and not getattr(args, _ANY_ARGUMENTS, False):
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     out, err = sys.stdout, sys.stderr
     try:
         with warnings.catch_warnings():
@@ -939,9 +1000,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug_enabled():
             raise
+        source = getattr(args, _SOURCE, None)
         err.write(
             f"prism {args.command}: internal error: {describe_exception(exc)}\n"
-            "This is a bug in Prism. Run again with PRISM_DEBUG=1 for the traceback, and "
-            "please report it.\n"
+            f"This is a bug in {source or 'Prism'}. Run again with PRISM_DEBUG=1 for the "
+            "traceback, and please report it.\n"
         )
         return EXIT_INTERNAL

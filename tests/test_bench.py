@@ -402,29 +402,76 @@ def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
     assert (kept.op, kept.bucket) == ("add", 12)
 
 
-def test_bench_with_one_alignment_variant_says_what_to_install(tmp_path: Path) -> None:
-    """Only NumPy's reference aligns where no plugin is loaded: the rows time Prism against it
-    instead of showing dashes, and a note names the plugins to install."""
-    command = [sys.executable, "-m", "prism_core", "bench", "genomics.align", "--no-store"]
-    env = {**_env(tmp_path), "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1"}
+#: Two ops a plugin could declare, with their example arguments (one of them batches), in a
+#: group; then ``prism`` with the command line's arguments.  Only their references run.
+DECLARED = """
+import os, sys
+os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+import numpy as np
+import prism_core
+from prism_core._cli import main
+from prism_core.backend_kit import Examples
 
-    def bench(*more: str) -> str:
-        proc = subprocess.run(
-            [*command, "--budget", "120", *more],
-            env=env, capture_output=True, text=True, timeout=280, check=False,
-        )  # fmt: skip
-        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
-        return proc.stdout
+def make(n, dtype, batch):
+    return (np.arange(n * (batch or 1), dtype=np.int32),)
 
-    text = bench()
-    assert "note: one variant only can run here for genomics.sw_align " in text
-    assert "install prism-plugin-parasail" in text
-    data = json.loads(bench("--json"))
-    assert data["notes"] and "prism-plugin-numba" in data["notes"][0]
+shared = dict(
+    make=make, nbytes=lambda n, dtype, batch: 4 * n * (batch or 1),
+    size="n x batch integers", axis="n", dtype_label="ints", group="demo.all",
+    cells=lambda args: int(args[0].shape[0]), model_dtype="int32",
+    install="demo-faster (faster totals)",
+)
+
+@prism_core.operation(name="demo.total", examples=Examples(quick=(8, 64), full=(8,), **shared))
+def total(x):
+    return int(x.sum())
+
+@prism_core.operation(
+    name="demo.totals", examples=Examples(quick=[(8, 4)], full=[(8, 4)], batch=2, **shared)
+)
+def totals(x):
+    return int(x.sum())
+
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_bench_measures_the_ops_a_plugin_declares_with_their_examples(tmp_path: Path) -> None:
+    """An op carries its example arguments (``operation(..., examples=Examples(...))``): the
+    bench measures it when named by its group, over its sizes, with its dtype column's word
+    and its cell updates; with its reference alone, a note names what its examples say to
+    install.  ``prism tune --sizes`` makes its arguments the same way."""
+    done = prism(tmp_path, "bench", "demo.all", "--no-store", "--json", "--budget", "60",
+                 code=DECLARED)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert [(r["op"], r["dtype"], r["n"], r["batch"], r["cells"]) for r in data["rows"]] == [
+        ("demo.total", "ints", 8, None, 8),
+        ("demo.total", "ints", 64, None, 64),
+        ("demo.totals", "ints", 8, 4, 32),
+    ]
     for row in data["rows"]:
-        assert row["oracle"] == row["prism_picks"] == f"numpy.{row['op']}"
-        assert row["prism_s"] and row["oracle_s"], row
-        assert row["note"] == f"numpy.{row['op']} is the only variant that can run here"
+        assert row["oracle"] == row["prism_picks"] == f"{row['op']}.reference"
+        assert row["prism_gcups"] and row["prism_gcups"] > 0
+    (note,) = data["notes"]
+    assert "demo.total (demo.total.reference), demo.totals" in note
+    assert note.endswith("install demo-faster (faster totals)")
+
+    table = prism(tmp_path, "bench", "demo.totals", "--no-store", "--budget", "30",
+                  code=DECLARED)  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    assert "demo.totals  ints   8 x 4" in table.stdout
+    unknown = prism(tmp_path, "bench", "demo.al", "--no-store", code=DECLARED)
+    assert unknown.returncode == 1
+    assert "demo.al not benchmarked; choose among" in unknown.stderr
+    assert "demo.all, demo.total, demo.totals" in unknown.stderr
+
+    tuned = prism(tmp_path, "tune", "demo.totals", "--sizes", "16", "--dtypes",
+                  "float32,float64", "--budget", "10", "--json", code=DECLARED)  # fmt: skip
+    assert tuned.returncode == 0, tuned.stderr
+    (report,) = json.loads(tuned.stdout)
+    # Its examples fix the types: one case per size, the default batch of 2.
+    assert [c["shapes"] for c in report["cases"]] == [[[32]]]
 
 
 def test_a_row_that_could_not_be_timed_says_why(add_twin: str) -> None:

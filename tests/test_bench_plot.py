@@ -16,6 +16,7 @@ import pytest
 from prism_core._bench import PRISM, BenchReport, BenchRow, run_bench
 from prism_core._bench_plot import figure, plot
 from prism_core._tuning.tuner import Measurement, TuneCase
+from prism_core.backend_kit import Examples
 
 pytest.importorskip("matplotlib", reason="the figure needs matplotlib (the [plot] extra)")
 
@@ -36,13 +37,23 @@ def timing(variant: str, backend: str, seconds: float, error: str | None = None)
 
 
 def row(op: str, dtype: str, n: int, picks: str | None, *timed: Measurement,
-        prism_s: float | None = None, batch: int | None = None) -> BenchRow:  # fmt: skip
-    """A row whose check timed ``timed`` and Prism's own call (``prism_s``; ``None``: failed)."""
+        prism_s: float | None = None, batch: int | None = None,
+        examples: Examples | None = None) -> BenchRow:  # fmt: skip
+    """A row whose check timed ``timed`` and Prism's own call (``prism_s``; ``None``: failed);
+    of an op that carries ``examples`` (a plugin's), which count cells."""
     prism = timing(PRISM, "", prism_s or 1.0, error=None if prism_s else "failed")
     case = TuneCase(op, ((n, n),), dtype, n, "cpu", tuple(timed), None, picks, "measured")
-    cells = n * n * (batch or 10) if op.startswith("genomics.") else None
+    cells = n * n * (batch or 10) if examples is not None else None
     return BenchRow(op, dtype, n, case, (prism, *timed), picks, "measured", batch=batch,
-                    cells=cells)  # fmt: skip
+                    cells=cells, examples=examples)  # fmt: skip
+
+
+def examples(axis: str, *, axis_cells: bool = False) -> Examples:
+    """The examples a plugin's op carries, as far as the figure reads them (its axis)."""
+    return Examples(
+        make=lambda n, dtype, batch: (), nbytes=lambda n, dtype, batch: 0, size="n letters",
+        quick=(100,), full=(100,), axis=axis, dtype_label="dna", axis_cells=axis_cells,
+    )  # fmt: skip
 
 
 def several_backends() -> BenchReport:
@@ -72,18 +83,24 @@ def several_backends() -> BenchReport:
     return BenchReport(HOST, rows=rows)
 
 
+#: The axes of two ops a plugin declares (the alignment ops of prism-plugin-genomics).
+PAIR = examples("query length n (letters; target 10 n)")
+BATCH = examples("cell updates per call (n letters x batch targets of n)", axis_cells=True)
+
+
 def alignments() -> BenchReport:
+    """Two ops a plugin declares with their examples: the core knows them by their records."""
     rows = [
-        row("genomics.sw_align", "dna", n, "parasail.sw_align.avx2",
-            timing("numpy.genomics.sw_align", "numpy", n * n * 4e-8),
-            timing("parasail.sw_align.avx2", "parasail", n * n * 2e-10),
-            prism_s=n * n * 2.1e-10)
+        row("align.pair", "dna", n, "fast.pair",
+            timing("numpy.align.pair", "numpy", n * n * 4e-8),
+            timing("fast.pair", "fast", n * n * 2e-10),
+            prism_s=n * n * 2.1e-10, examples=PAIR)
         for n in (100, 1000)
     ] + [
-        row("genomics.sw_align_batch", "dna", n, "parasail.sw_align_batch.avx2",
-            timing("numpy.genomics.sw_align_batch", "numpy", n * n * 64 * 4e-8),
-            timing("parasail.sw_align_batch.avx2", "parasail", n * n * 64 * 2e-10),
-            prism_s=n * n * 64 * 2.1e-10, batch=64)
+        row("align.batch", "dna", n, "fast.batch",
+            timing("numpy.align.batch", "numpy", n * n * 64 * 4e-8),
+            timing("fast.batch", "fast", n * n * 64 * 2e-10),
+            prism_s=n * n * 64 * 2.1e-10, batch=64, examples=BATCH)
         for n in (100, 1000)
     ]  # fmt: skip
     return BenchReport(HOST, rows=rows)
@@ -140,9 +157,13 @@ def test_axes_say_what_size_counts_and_the_unit_of_time() -> None:
     for op in ("matmul", "fft.fft"):
         assert re.fullmatch(r"time per call \((s|ms|µs|ns)\)", got[op].get_ylabel())
         assert got[op].get_xscale() == got[op].get_yscale() == "log"
-    genomics = panels(figure(alignments()))
-    assert "query length n (letters" in genomics["genomics.sw_align"].get_xlabel()
-    assert "cell updates" in genomics["genomics.sw_align_batch"].get_xlabel()
+    # An op a plugin declares: its axis is its examples' (the batch's at its cell updates).
+    declared = panels(figure(alignments()))
+    assert declared["align.pair"].get_xlabel() == PAIR.axis
+    assert declared["align.batch"].get_xlabel() == BATCH.axis
+    assert declared["align.pair"].get_xscale() == "log"
+    at = {float(x) for line in declared["align.batch"].get_lines() for x in line.get_xdata()}
+    assert at == {100 * 100 * 64.0, 1000 * 1000 * 64.0}  # the cell updates, not n
 
 
 def test_prisms_pick_sits_on_the_picked_variants_line() -> None:

@@ -309,7 +309,7 @@ def test_a_warm_first_call_imports_only_what_it_needs(tmp_path: Path) -> None:
         "logging",
         "concurrent.futures",
         "prism_core._tuning",
-        "prism_core.genomics.result",
+        "prism_genomics.result",
         "torch",
         "scipy",
         "numba",

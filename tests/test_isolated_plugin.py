@@ -25,6 +25,7 @@ def _run_suite(tmp_path: Path, name: str, module: str) -> subprocess.CompletedPr
             import os
 
             import prism_core
+            from prism_core._knowledge.plugins import BUILTIN_PLUGINS
 
             def test_only_this_plugin_is_loaded():
                 assert os.environ["PRISM_PLUGINS"] == {name!r}
@@ -32,7 +33,7 @@ def _run_suite(tmp_path: Path, name: str, module: str) -> subprocess.CompletedPr
                 records = prism_core.plugins().records
                 loaded = {{n for n, r in records.items() if r.status == "loaded"}}
                 assert {name!r} in loaded
-                assert loaded - {{{name!r}}} <= {{"numpy", "genomics"}}  # the builtins
+                assert loaded - {{{name!r}}} <= set(BUILTIN_PLUGINS)
             """
         )
     )

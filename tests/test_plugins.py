@@ -374,12 +374,10 @@ def _shipped_devices() -> set[str]:
 def test_plugins_json(venv: Venv) -> None:
     report = venv.prism_json("plugins", expect=1)  # exit 1: some plugins failed
     records = _records(report)
-    assert set(records) == {"numpy", "genomics", "cuda", "heavy-lazy", *BROKEN}
+    assert set(records) == {"numpy", "cuda", "heavy-lazy", *BROKEN}
 
-    numpy_record = records["numpy"]
+    numpy_record = records["numpy"]  # the one builtin plugin
     assert (numpy_record["status"], numpy_record["origin"]) == ("loaded", "builtin")
-    genomics = records["genomics"]  # the Smith-Waterman ops and their references
-    assert (genomics["status"], genomics["origin"]) == ("loaded", "builtin")
 
     cuda = records["cuda"]
     assert cuda["status"] == "loaded", cuda["reason"]
@@ -615,8 +613,8 @@ def test_block_the_broken_plugins(venv: Venv) -> None:
 @pytest.mark.slow
 def test_autoload_off(venv: Venv) -> None:
     records = _records(venv.prism_json("plugins", PRISM_DISABLE_PLUGIN_AUTOLOAD="1"))
-    assert records["numpy"]["status"] == records["genomics"]["status"] == "loaded"
-    others = set(records) - {"numpy", "genomics"}
+    assert records["numpy"]["status"] == "loaded"
+    others = set(records) - {"numpy"}
     assert others == {"cuda", "heavy-lazy", *BROKEN}
     assert {records[n]["status"] for n in others} == {"not loaded"}
     assert "PRISM_DISABLE_PLUGIN_AUTOLOAD" in records["cuda"]["reason"]

@@ -88,11 +88,8 @@ def test_the_numpy_backend_conforms() -> None:
     for keyword in ("n", "axis", "norm"):
         assert f"numpy.fft.rfft-kwarg-{keyword}" in names, keyword
     assert "numpy.sum-kwarg-dtype" in names
-    # Nothing skipped but what cannot be compared: random numbers; and the alignment ops, which
-    # take encoded sequences, not standard arrays (tests/test_genomics*.py check them).
+    # Nothing skipped but what cannot be compared: random numbers.
     assert [r.name for r in report.skipped if r.name.startswith("numpy.")] == [
-        "numpy.genomics.sw_align",
-        "numpy.genomics.sw_align_batch",
         "numpy.random.normal",
     ]
     # Each check has its subject and its kind.

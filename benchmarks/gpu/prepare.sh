@@ -22,7 +22,8 @@ mkdir -p "$dest"
 # The project and the plugins the GPU run uses (pure Python: one wheel fits every Python).
 "$python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$dest" \
     . plugins/prism-plugin-torch plugins/prism-plugin-cuda plugins/prism-plugin-scipy \
-    plugins/prism-plugin-numba plugins/prism-plugin-parasail plugins/prism-plugin-jax
+    plugins/prism-plugin-genomics plugins/prism-plugin-numba plugins/prism-plugin-parasail \
+    plugins/prism-plugin-jax
 
 size_kib=$(du -sk "$dest" | cut -f1)
 count=$(find "$dest" -name '*.whl' | wc -l)

@@ -4,7 +4,7 @@ reference and GCUPS.
 1. **Exact**: DNA (match 2, mismatch -3, gap 5 + 2 per base) and protein (BLOSUM62, gap 11 + 1)
    batches of random targets, empty and one-letter ones among them, through
    ``sw_batch_wavefront(..., device=cuda)`` and through dispatch on CUDA tensors
-   (``prism.genomics.sw_align_batch``, which must choose ``torch.cuda.genomics.sw_align_batch``),
+   (``prism_genomics.sw_align_batch``, which must choose ``torch.cuda.genomics.sw_align_batch``),
    each compared with the NumPy reference: scores and both end positions, ties included.
 2. **GCUPS**: one DNA query of 1,000 against 512, 2,048 then 8,192 targets of 1,000 (the
    largest batch whose single call takes under two seconds is kept), the minimum of repeated
@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import prism_genomics
+from prism_genomics import BLOSUM62, Scoring
 
 import prism_core
-from prism_core.genomics import BLOSUM62, Scoring
 
 
 def pack(targets: list[Any]) -> tuple[Any, Any]:
@@ -73,13 +74,13 @@ def main() -> int:
     pairs = 0
     for name, ((q, packed, offsets), matrix, gap_open, gap_extend) in cases.items():
         with prism_core.use_backend("numpy"):
-            want = prism_core.genomics.sw_align_batch(q, packed, offsets, matrix, gap_open,
+            want = prism_genomics.sw_align_batch(q, packed, offsets, matrix, gap_open,
                                                       gap_extend)  # fmt: skip
         kernel = sw_batch_wavefront(q, packed, offsets, matrix, gap_open, gap_extend, device=cuda)
         on_gpu = [torch.from_numpy(np.array(a)).to(cuda)
                   for a in (q, packed, offsets, matrix)]  # fmt: skip
         decision = prism_core.explain("genomics.sw_align_batch", *on_gpu, gap_open, gap_extend)
-        dispatched = prism_core.genomics.sw_align_batch(*on_gpu, gap_open, gap_extend)
+        dispatched = prism_genomics.sw_align_batch(*on_gpu, gap_open, gap_extend)
         wanted = (want.scores, want.query_ends, want.target_ends)
         kernel_exact = all(np.array_equal(g, w) for g, w in zip(kernel, wanted, strict=True))
         checks[name] = {

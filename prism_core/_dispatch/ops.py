@@ -15,7 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.device import DeviceDescription
@@ -36,6 +36,9 @@ from prism_core._dispatch.registry import (
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._dispatch.scope import device as device_scope
 from prism_core._knowledge.threads import POOLS
+
+if TYPE_CHECKING:
+    from prism_core._dispatch.examples import Examples
 
 _scope_token = SCOPE.get
 
@@ -371,6 +374,8 @@ def operation(
     name: str | None = None,
     aliases: Sequence[str] = (),
     array_args: Sequence[int] | None = None,
+    reference: bool = True,
+    examples: Examples | None = None,
 ) -> OpFunction: ...
 
 
@@ -381,6 +386,8 @@ def operation(
     name: str | None = None,
     aliases: Sequence[str] = (),
     array_args: Sequence[int] | None = None,
+    reference: bool = True,
+    examples: Examples | None = None,
 ) -> Callable[[Callable[..., Any]], OpFunction]: ...
 
 
@@ -390,6 +397,8 @@ def operation(
     name: str | None = None,
     aliases: Sequence[str] = (),
     array_args: Sequence[int] | None = None,
+    reference: bool = True,
+    examples: Examples | None = None,
 ) -> Any:
     """Declare a new op with its reference implementation (usable as a decorator).
 
@@ -397,15 +406,40 @@ def operation(
     requirements, lowest rank among its siblings of equal priority); add faster variants with
     ``@myop.variant(requires=...)`` or :func:`kernel`.  Returns the function users call; its
     ``.op`` is the :class:`Op`.
+
+    ``reference=False`` declares the op alone: the function gives it its name, signature and
+    documentation and is never run, and every variant, the reference included, comes from a
+    plugin's ``prism_variants`` hook.  That is how a plugin declares ops that other plugins
+    extend (docs/writing-a-plugin.md, "Declaring ops in a plugin").  ``examples`` (a
+    :class:`prism_core.backend_kit.Examples`) says how ``prism bench`` and
+    ``prism.tune(op, sizes=...)`` make the op's arguments at a size.
     """
+    if not isinstance(reference, bool):
+        raise TypeError(f"operation(): reference must be True or False, got {reference!r}")
+    if examples is not None:
+        from prism_core._dispatch.examples import Examples
+
+        if not isinstance(examples, Examples):
+            raise TypeError(
+                "operation(): examples must be a prism_core.backend_kit.Examples or None, got "
+                f"{examples!r}"
+            )
 
     def declare(f: Callable[..., Any]) -> OpFunction:
-        op = Op(name or f.__name__, f.__doc__ or "", aliases=aliases, array_args=array_args)
+        op = Op(
+            name or f.__name__,
+            f.__doc__ or "",
+            aliases=aliases,
+            array_args=array_args,
+            examples=examples,
+        )
         # The reference function's signature is the op's (read when first asked for).
         signature = OpSignature(source=partial(_reference_signature, f, op))
         op.function.__signature__ = signature  # type: ignore[attr-defined]
         op.__signature__ = signature  # type: ignore[attr-defined]
         register_op(op)
+        if not reference:
+            return op.function
         add_variant(
             Variant(
                 op.name,

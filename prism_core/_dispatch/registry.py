@@ -27,6 +27,7 @@ from prism_core._events import subscribe
 
 if TYPE_CHECKING:
     from prism_core._dispatch.decision import Decision
+    from prism_core._dispatch.examples import Examples
     from prism_core._knowledge.plugins import PluginSet
     from prism_core._knowledge.tuning import TuningRecords
 
@@ -63,7 +64,9 @@ class Op:
     ``array_args`` lists the positional parameters that are arrays (their types and dtypes form
     the cache key and decide conversions between backends); ``None`` means every positional
     argument that has a ``dtype`` or ``__dlpack__``.  ``sequences`` lists those of them that
-    take a sequence of arrays (``stack(arrays)``).
+    take a sequence of arrays (``stack(arrays)``).  ``examples`` says how ``prism bench`` and
+    ``prism.tune(op, sizes=...)`` make its arguments at a size (an op a plugin declares; the
+    builtin ops' are the tuner's).
     """
 
     __module__ = "prism_core"
@@ -75,6 +78,7 @@ class Op:
         *,
         aliases: Sequence[str] = (),
         array_args: Sequence[int] | None = None,
+        examples: Examples | None = None,
         sequences: Sequence[int] = (),
     ) -> None:
         self.name = name
@@ -82,6 +86,8 @@ class Op:
         self.array_args = None if array_args is None else tuple(array_args)
         #: The positional parameters (among ``array_args``) that take a sequence of arrays
         #: (``stack``'s first): the arrays in it count as the call's array arguments.
+        #: Its example arguments at a size (:class:`prism_core.backend_kit.Examples`), or None.
+        self.examples = examples
         self.sequences = tuple(sequences)
         self.__doc__ = doc
         self.__name__ = name.rpartition(".")[2]

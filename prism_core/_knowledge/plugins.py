@@ -52,11 +52,8 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "prism.plugins"
 #: Builtin plugins, registered by name through the same hooks; they cannot be disabled.
-#: ``genomics`` declares the Smith-Waterman ops as it is imported, before any entry point
-#: loads, so that third-party variants of them (parasail, numba) always find them.
 BUILTIN_PLUGINS: Mapping[str, str] = {
     "numpy": "prism_core._builtin.numpy_backend",
-    "genomics": "prism_core.genomics._ops",
 }
 #: The hooks called at discovery time, in this order.
 _DISCOVERY_HOOKS = ("prism_plugin_info", "prism_hardware_dirs", "prism_backends", "prism_variants")

@@ -45,18 +45,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_core._dispatch.candidates import Candidates, Runner, candidates
-from prism_core._dispatch.ops import as_op  # ops.py installs the op functions
+from prism_core._dispatch.ops import (  # ops.py installs the op functions
+    OperationError,
+    all_ops,
+    as_op,
+)
 from prism_core._errors import PrismError, describe_exception
 from prism_core._quantities import bytes_text, seconds_text
+
+if TYPE_CHECKING:
+    from prism_core._dispatch.examples import Examples
 
 __all__ = [
     "Measurement",
     "TuneCase",
     "TuneReport",
     "TuningError",
+    "declared_examples",
     "example_arguments",
     "example_bytes",
     "measure",
@@ -64,18 +72,16 @@ __all__ = [
     "tune",
 ]
 
-#: Ops whose example arguments :func:`example_arguments` makes from a size ``n``.
+#: Builtin ops whose example arguments :func:`example_arguments` makes from a size ``n``.  An
+#: op a plugin declares carries its own (``operation(..., examples=Examples(...))``:
+#: :func:`declared_examples`).
 EXAMPLES: dict[str, str] = {
     "matmul": "(n, n) @ (n, n)",
     "fft.fft": "a vector of n",
     "linalg.svd": "an (n, n) matrix",
     "linalg.solve": "(n, n) and a vector of n, well conditioned",
     "add": "two vectors of n",
-    "genomics.sw_align": "a DNA query of n letters against a target of 10 n",
-    "genomics.sw_align_batch": "a DNA query of n letters against a batch of targets of n",
 }
-#: Targets in an example batch of ``genomics.sw_align_batch`` unless ``batch=`` says otherwise.
-GENOMICS_BATCH = 64
 
 
 class TuningError(PrismError, ValueError):
@@ -459,24 +465,49 @@ def _merged(first: Measurement, more: Measurement) -> Measurement:
 # -- example arguments ------------------------------------------------------------------------
 
 
+def declared_examples() -> dict[str, Examples]:
+    """The ops that carry their example arguments (declared by plugins with
+    ``operation(..., examples=...)``), by name."""
+    return {name: op.examples for name, op in all_ops().items() if op.examples is not None}
+
+
+def _examples_of(op: str) -> Examples | None:
+    """The examples ``op`` carries, ``None`` for a builtin op of :data:`EXAMPLES`; a
+    :class:`TuningError` for an op with none."""
+    if op in EXAMPLES:
+        return None
+    try:
+        examples = as_op(op).examples
+    except OperationError:
+        examples = None
+    if examples is None:
+        known = sorted({*EXAMPLES, *declared_examples()})
+        raise TuningError(
+            f"no example arguments for {op!r}: sizes= works for {', '.join(known)}; for "
+            f"another op give example arrays, as in prism.tune({op!r}, a, b)"
+        )
+    return examples
+
+
 def example_arguments(
     op: str, n: int, dtype: str = "float64", *, batch: int | None = None
 ) -> tuple[Any, ...]:
-    """NumPy arguments of size ``n`` for one of the ops in :data:`EXAMPLES`.
+    """NumPy arguments of size ``n`` for one of the ops in :data:`EXAMPLES`, or of an op that
+    carries its examples (:func:`declared_examples`).
 
-    For the alignment ops ``n`` is the query's length and ``dtype`` is not used (their
-    arrays' types are fixed: uint8 codes, int32 matrix); ``batch`` is the number of targets of
-    ``genomics.sw_align_batch`` (:data:`GENOMICS_BATCH` by default).  A size whose arrays
-    (:func:`example_bytes`) need more memory than this process has available is refused before
-    anything is allocated.
+    For an op whose examples fix the arguments' types (``Examples.dtype_label``) ``dtype`` is
+    not used; ``batch`` is the number of items of an op whose examples are batches (its
+    ``Examples.batch`` by default).  A size whose arrays (:func:`example_bytes`) need more
+    memory than this process has available is refused before anything is allocated.
     """
     import numpy as np
 
-    kind = _example_kind(op, n, dtype, batch)
-    _check_fits(op, n, dtype, batch)
+    examples = _examples_of(op)
+    kind = _example_kind(op, n, dtype, batch, examples)
+    _check_fits(op, n, dtype, batch, examples)
     try:
-        if kind is None:
-            return _alignment_arguments(op, n, GENOMICS_BATCH if batch is None else batch)
+        if examples is not None:
+            return tuple(examples.make(n, dtype, _batch(examples, batch)))
         rng = np.random.default_rng(n)
         if op in ("fft.fft",):
             return (rng.standard_normal(n).astype(kind),)
@@ -491,29 +522,29 @@ def example_arguments(
         return (a, rng.standard_normal((n, n)).astype(kind))
     except MemoryError:
         raise TuningError(
-            f"sizes: {_size_label(op, n, dtype)} needs "
+            f"sizes: {_size_label(op, n, dtype, examples)} needs "
             f"{bytes_text(example_bytes(op, n, dtype, batch=batch))} for its arrays, and they "
             "could not be allocated; give a smaller size"
         ) from None
 
 
-def _example_kind(op: str, n: int, dtype: str, batch: int | None) -> Any:
-    """The NumPy dtype of ``op``'s example arrays (``None`` for the alignment ops, whose types
-    are fixed), once ``op``, ``n``, ``dtype`` and ``batch`` are known to be good."""
+def _batch(examples: Examples, batch: int | None) -> int | None:
+    """The number of items ``make`` receives: ``batch``, else the examples' default."""
+    return examples.batch if batch is None else batch
+
+
+def _example_kind(op: str, n: int, dtype: str, batch: int | None, examples: Examples | None) -> Any:
+    """The NumPy dtype of ``op``'s example arrays (``None`` where the examples fix their
+    types), once ``n``, ``dtype`` and ``batch`` are known to be good."""
     import numpy as np
 
-    if op not in EXAMPLES:
-        raise TuningError(
-            f"no example arguments for {op!r}: sizes= works for "
-            f"{', '.join(sorted(EXAMPLES))}; for another op give example arrays, as in "
-            f"prism.tune({op!r}, a, b)"
-        )
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise TuningError(f"sizes: each size must be a positive integer; got {n!r}")
-    if op.startswith("genomics."):
-        targets = GENOMICS_BATCH if batch is None else batch
-        if isinstance(targets, bool) or not isinstance(targets, int) or targets < 1:
-            raise TuningError(f"batch: expected a positive number of targets; got {batch!r}")
+    if examples is not None and examples.batch is not None:
+        items = _batch(examples, batch)
+        if isinstance(items, bool) or not isinstance(items, int) or items < 1:
+            raise TuningError(f"batch: expected a positive number of items; got {batch!r}")
+    if examples is not None and examples.dtype_label is not None:
         return None
     try:
         return np.dtype(dtype)
@@ -525,24 +556,19 @@ def _example_kind(op: str, n: int, dtype: str, batch: int | None) -> Any:
 
 def example_bytes(op: str, n: int, dtype: str = "float64", *, batch: int | None = None) -> int:
     """Bytes of the arrays of one call of ``op`` at size ``n``: its :func:`example_arguments`
-    and its result (an alignment's result is a few numbers: its arguments only).
+    and its result.
 
     ``n`` is the side of ``n x n`` matrices for matmul, linalg.svd and linalg.solve, the length
-    of the vectors for add and fft.fft, and the query's length for the alignment ops
-    (:data:`EXAMPLES`).  The call's own temporaries (a LAPACK workspace) are not counted: this
-    is the least the call needs.
+    of the vectors for add and fft.fft (:data:`EXAMPLES`), and what its examples say for an op
+    that carries them (``Examples.size``; they count the bytes too).  The call's own
+    temporaries (a LAPACK workspace) are not counted: this is the least the call needs.
     """
     import numpy as np
 
-    kind = _example_kind(op, n, dtype, batch)
-    if kind is None:
-        from prism_core.genomics.scoring import Scoring
-
-        matrix = int(Scoring.match_mismatch().matrix.nbytes)
-        if op == "genomics.sw_align":
-            return n + 10 * n + matrix  # uint8 query and target
-        targets = GENOMICS_BATCH if batch is None else batch
-        return n + n * targets + 8 * (targets + 1) + matrix  # uint8 codes, int64 offsets
+    examples = _examples_of(op)
+    kind = _example_kind(op, n, dtype, batch, examples)
+    if examples is not None:
+        return int(examples.nbytes(n, dtype, _batch(examples, batch)))
     item = int(kind.itemsize)
     if op == "add":
         return 3 * n * item
@@ -559,15 +585,17 @@ def check_size(op: Any, n: Any, dtype: str) -> None:
     """Raise the :class:`TuningError` that ``tune(op, sizes=[n], dtypes=[dtype])`` would raise
     for this size before measuring anything (see :func:`example_arguments`)."""
     name = as_op(op).name
-    _example_kind(name, n, dtype, None)
-    _check_fits(name, n, dtype, None)
+    examples = _examples_of(name)
+    _example_kind(name, n, dtype, None, examples)
+    _check_fits(name, n, dtype, None, examples)
 
 
-def _size_label(op: str, n: int, dtype: str) -> str:
-    return f"{op} n={n}" if op.startswith("genomics.") else f"{op} n={n} {dtype}"
+def _size_label(op: str, n: int, dtype: str, examples: Examples | None) -> str:
+    fixed = examples is not None and examples.dtype_label is not None
+    return f"{op} n={n}" if fixed else f"{op} n={n} {dtype}"
 
 
-def _check_fits(op: str, n: int, dtype: str, batch: int | None) -> None:
+def _check_fits(op: str, n: int, dtype: str, batch: int | None, examples: Examples | None) -> None:
     """Refuse a size whose arrays need more memory than this process has available: it would
     fail to allocate, or take the machine's memory until the system kills the process."""
     from prism_core._knowledge.host import available_memory_bytes
@@ -583,31 +611,12 @@ def _check_fits(op: str, n: int, dtype: str, batch: int | None) -> None:
             fits = mid
         else:
             too_big = mid
+    what = EXAMPLES[op] if examples is None else examples.size
     raise TuningError(
-        f"sizes: {_size_label(op, n, dtype)} needs {bytes_text(needs)} for {EXAMPLES[op]} "
+        f"sizes: {_size_label(op, n, dtype, examples)} needs {bytes_text(needs)} for {what} "
         f"and the result, more than the {bytes_text(available)} of memory available; give a "
         "smaller size " + (f"(at most n={fits} fits)" if fits else "(none fits in that memory)")
     )
-
-
-
-
-def _alignment_arguments(op: str, n: int, batch: int) -> tuple[Any, ...]:
-    """Random DNA (codes of A, C, G, T) scored 2/-3 with gaps 5/2, the alignment ops'
-    defaults: one target of ``10 n`` letters, or ``batch`` targets of ``n`` packed."""
-    import numpy as np
-
-    from prism_core.genomics.scoring import Scoring
-
-    rng = np.random.default_rng(n)
-    scoring = Scoring.match_mismatch()
-    query = rng.integers(0, 4, n, dtype=np.uint8)
-    if op == "genomics.sw_align":
-        target = rng.integers(0, 4, 10 * n, dtype=np.uint8)
-        return (query, target, scoring.matrix, scoring.gap_open, scoring.gap_extend, False)
-    targets = rng.integers(0, 4, n * batch, dtype=np.uint8)
-    offsets = np.arange(0, n * batch + 1, n, dtype=np.int64)
-    return (query, targets, offsets, scoring.matrix, scoring.gap_open, scoring.gap_extend)
 
 
 # -- tuning -----------------------------------------------------------------------------------
@@ -739,7 +748,8 @@ def tune(
 
     Either give example arguments (``prism.tune("matmul", a, b)``: that call's size bucket is
     tuned), or ``sizes`` (and ``dtypes``) for the ops that have example arguments
-    (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add).  Each case gets about
+    (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add; and the ops that carry
+    theirs, :func:`declared_examples`).  Each case gets about
     a second of measuring (at least 5 rounds each); ``budget_s`` caps the whole call: the
     cases share it, and none is measured past it (a case it leaves no time for says "not
     timed").  The winners go to the tuning cache (``store``: a ``TuningStore``; default the
@@ -767,13 +777,18 @@ def tune(
     elif sizes is not None:
         if isinstance(dtypes, str):
             dtypes = (dtypes,)
+        examples = _examples_of(the_op.name)
+        if examples is not None and examples.dtype_label is not None:
+            dtypes = dtypes[:1]  # the examples fix the arguments' types: one case per size
         for dtype in dtypes:
             for n in _sizes(sizes):
-                calls.append((example_arguments(the_op.name, n, dtype), f"n={n} {dtype}"))
+                label = _size_label(the_op.name, n, dtype, examples).partition(" ")[2]
+                calls.append((example_arguments(the_op.name, n, dtype), label))
     else:
+        known = sorted({*EXAMPLES, *declared_examples()})
         raise TuningError(
             f"tune({the_op.name!r}): give example arguments (prism.tune({the_op.name!r}, a, b)) "
-            f"or sizes=[...] for {', '.join(sorted(EXAMPLES))}"
+            f"or sizes=[...] for {', '.join(known)}"
         )
     began = time.perf_counter()
     deadline = None if budget_s is None else began + float(budget_s)

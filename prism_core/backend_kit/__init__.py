@@ -22,7 +22,10 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
   names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
 * :func:`dtype_name`, Prism's name for any framework's dtype;
 * :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
-  :func:`host_only`, the check of the backends that create in host memory only.
+  :func:`host_only`, the check of the backends that create in host memory only;
+* :class:`Examples`, the example arguments of an op a plugin declares
+  (``prism_core.operation(..., examples=...)``), which ``prism bench`` and
+  ``prism.tune(op, sizes=...)`` measure it on.
 
 The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
 backends"): variants are named lazily (``"prism_plugin_scipy.ops:linalg_svd"``), the backend imports
@@ -45,6 +48,7 @@ from prism_core._contract.results import (
     UniqueInverseResult,
 )
 from prism_core._description.dtypes import dtype_name
+from prism_core._dispatch.examples import Examples
 from prism_core.backend_kit._common import (
     HostLibraryBackend,
     array_arguments,
@@ -63,6 +67,7 @@ from prism_core.backend_kit.namespace import NamespaceBackend, Target
 __all__ = [
     "EigResult",
     "EighResult",
+    "Examples",
     "HostLibraryBackend",
     "NamespaceBackend",
     "QRResult",

@@ -9,20 +9,21 @@ import threading
 from typing import Any
 
 import numpy as np
+import prism_genomics
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prism_genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 from prism_plugin_numba import kernels
 
 import prism_core
-from prism_core.genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 
 DNA_SCORING = Scoring.match_mismatch()
 
 
 def reference(query: Any, target: Any, matrix: Any, o: int, e: int) -> tuple[int, int, int]:
     with prism_core.use_backend("numpy"):
-        r = prism_core.genomics.sw_align(query, target, matrix, o, e, False)
+        r = prism_genomics.sw_align(query, target, matrix, o, e, False)
     return r.score, r.query_end, r.target_end
 
 
@@ -72,7 +73,7 @@ def test_random_batches_agree_with_the_reference(
     o, e = gaps
     packed, offsets = pack(targets)
     with prism_core.use_backend("numpy"):
-        expected = prism_core.genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
+        expected = prism_genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
     for threads in (1, 2):
         got = kernels.align_batch(query, packed, offsets, matrix, o, e, threads=threads)
         assert np.array_equal(got[0], expected.scores), threads
@@ -127,7 +128,7 @@ def test_through_dispatch_with_the_backend_named() -> None:
         "numba.sw_align"
     )
     with prism_core.use_backend("numba"):
-        got = prism_core.genomics.sw_align(query, target, m, 5, 2, False)
+        got = prism_genomics.sw_align(query, target, m, 5, 2, False)
     assert (got.score, got.query_end, got.target_end) == reference(query, target, m, 5, 2)
     assert prism_core.fallbacks() == []
 
@@ -141,9 +142,9 @@ def test_a_large_batch_runs_on_threads_through_dispatch() -> None:
     m = DNA_SCORING.matrix
     decision = prism_core.explain("genomics.sw_align_batch", query, packed, offsets, m, 5, 2)
     assert decision.chosen == "numba.sw_align_batch.threads"
-    got = prism_core.genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
+    got = prism_genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
     with prism_core.use_backend("numpy"):
-        assert got == prism_core.genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
+        assert got == prism_genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
 
 
 @pytest.mark.timeout(120)
@@ -180,7 +181,7 @@ def test_a_traceback_is_declined_and_the_reference_traces_back() -> None:
     decision = prism_core.explain("genomics.sw_align", query, target, m, 5, 2, True)
     reasons = {c.variant: " ".join(c.reasons) for c in decision.candidates}
     assert "traceback" in reasons["numba.sw_align"]
-    assert prism_core.genomics.sw_align(query, target, m, 5, 2, True).cigar is not None
+    assert prism_genomics.sw_align(query, target, m, 5, 2, True).cigar is not None
 
 
 def test_bad_arguments_name_the_argument() -> None:

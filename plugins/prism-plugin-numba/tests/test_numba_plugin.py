@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import prism_genomics
 import pytest
+from prism_genomics import Scoring, encode
 
 import prism_core
-from prism_core.genomics import Scoring, encode
 
 VARIANTS = {
     "numba.sw_align": ("genomics.sw_align", 10),
@@ -130,15 +131,16 @@ _OPS = """
 import json, warnings
 import numpy as np
 import prism_core
-from prism_core.genomics import Scoring, encode
+import prism_genomics
+from prism_genomics import Scoring, encode
 s = Scoring.match_mismatch()
 q, t = encode("ACGTTGCA"), encode("TTACGTTGCATT")
 targets, offsets = encode("ACGTTGCAACGT"), np.array([0, 8, 12], dtype=np.int64)
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     with prism_core.use_backend("numba"):
-        one = [prism_core.genomics.sw_align(q, t, s.matrix, 5, 2) for _ in range(3)]
-        batch = [prism_core.genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
+        one = [prism_genomics.sw_align(q, t, s.matrix, 5, 2) for _ in range(3)]
+        batch = [prism_genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
                  for _ in range(3)]
 from prism_plugin_numba import kernels
 kernels_ = {"profile": kernels._profile, "sw": kernels._sw, "batch": kernels._batch}
@@ -159,8 +161,8 @@ def _expected() -> dict[str, Any]:
     q, t = encode("ACGTTGCA"), encode("TTACGTTGCATT")
     targets, offsets = encode("ACGTTGCAACGT"), np.array([0, 8, 12], dtype=np.int64)
     with prism_core.use_backend("numpy"):
-        r = prism_core.genomics.sw_align(q, t, s.matrix, 5, 2)
-        b = prism_core.genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
+        r = prism_genomics.sw_align(q, t, s.matrix, 5, 2)
+        b = prism_genomics.sw_align_batch(q, targets, offsets, s.matrix, 5, 2)
     one = [r.score, r.query_end, r.target_end]
     batch = [np.asarray(b.scores).tolist(), np.asarray(b.query_ends).tolist(),
              np.asarray(b.target_ends).tolist()]  # fmt: skip

@@ -11,14 +11,15 @@ import threading
 from typing import Any
 
 import numpy as np
+import prism_genomics
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prism_genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 from prism_plugin_parasail import kernels
 from prism_plugin_parasail.variants import PARALLEL_MIN_CELLS
 
 import prism_core
-from prism_core.genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 
 HERE = [isa for isa in kernels.ISAS if kernels.isa_usable(isa)]
 DNA_SCORING = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2
@@ -27,14 +28,14 @@ DNA_SCORING = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2
 def reference(query: Any, target: Any, matrix: Any, o: int, e: int) -> tuple[int, int, int]:
     """Prism's NumPy reference, through dispatch with the numpy backend named."""
     with prism_core.use_backend("numpy"):
-        r = prism_core.genomics.sw_align(query, target, matrix, o, e, False)
+        r = prism_genomics.sw_align(query, target, matrix, o, e, False)
     return r.score, r.query_end, r.target_end
 
 
 def reference_batch(query: Any, targets: list[Any], matrix: Any, o: int, e: int) -> Any:
     packed, offsets = pack(targets)
     with prism_core.use_backend("numpy"):
-        return prism_core.genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
+        return prism_genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
 
 
 def pack(targets: list[Any]) -> tuple[Any, Any]:
@@ -182,7 +183,7 @@ def test_gap_extend_above_gap_open_is_declined_and_the_reference_says_why() -> N
     assert "gap_extend (3) > gap_open (1)" in reasons[f"parasail.sw_align.{HERE[0]}"]
     assert decision.chosen == "numpy.genomics.sw_align"
     with pytest.raises(ValueError, match=r"gap_open \(1\) must be >= gap_extend \(3\)"):
-        prism_core.genomics.sw_align(query, target, m, 1, 3, False)
+        prism_genomics.sw_align(query, target, m, 1, 3, False)
     assert prism_core.fallbacks() == []
     with pytest.raises(ValueError, match=r"gap_extend \(3\) > gap_open \(1\)"):
         kernels.align(HERE[0], query, target, m, 1, 3)
@@ -193,7 +194,7 @@ def test_a_traceback_is_declined_and_the_reference_traces_back() -> None:
     m = DNA_SCORING.matrix
     decision = prism_core.explain("genomics.sw_align", query, target, m, 5, 2, True)
     assert decision.chosen == "numpy.genomics.sw_align"
-    got = prism_core.genomics.sw_align(query, target, m, 5, 2, True)
+    got = prism_genomics.sw_align(query, target, m, 5, 2, True)
     assert got.cigar is not None
 
 
@@ -205,7 +206,7 @@ def test_through_dispatch_the_widest_instructions_run() -> None:
     decision = prism_core.explain("genomics.sw_align", query, target, m, 5, 2, False)
     assert decision.chosen == f"parasail.sw_align.{HERE[0]}"
     with prism_core.use_backend("parasail"):
-        got = prism_core.genomics.sw_align(query, target, m, 5, 2, False)
+        got = prism_genomics.sw_align(query, target, m, 5, 2, False)
     assert (got.score, got.query_end, got.target_end) == reference(query, target, m, 5, 2)
     assert prism_core.fallbacks() == []
 
@@ -220,7 +221,7 @@ def test_a_large_batch_runs_on_threads_through_dispatch() -> None:
     assert len(query) * len(packed) >= PARALLEL_MIN_CELLS
     decision = prism_core.explain("genomics.sw_align_batch", query, packed, offsets, m, 5, 2)
     assert decision.chosen == f"parasail.sw_align_batch.{HERE[0]}.threads"
-    got = prism_core.genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
+    got = prism_genomics.sw_align_batch(query, packed, offsets, m, 5, 2)
     assert got == reference_batch(query, targets, m, 5, 2)
 
 

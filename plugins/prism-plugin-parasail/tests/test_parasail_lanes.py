@@ -9,13 +9,14 @@ from typing import Any
 
 import numpy as np
 import parasail
+import prism_genomics
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from prism_genomics import BLOSUM62, PROTEIN, Scoring, encode
 from prism_plugin_parasail import kernels
 
 import prism_core
-from prism_core.genomics import BLOSUM62, PROTEIN, Scoring, encode
 
 HERE = [isa for isa in kernels.ISAS if kernels.isa_usable(isa)]
 DNA = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2: top 2, 8-bit striped lanes hold 252
@@ -23,7 +24,7 @@ DNA = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2: top 2, 8-bit striped lanes
 
 def reference(query: Any, target: Any, matrix: Any, o: int, e: int) -> tuple[int, int, int]:
     with prism_core.use_backend("numpy"):
-        r = prism_core.genomics.sw_align(query, target, matrix, o, e, False)
+        r = prism_genomics.sw_align(query, target, matrix, o, e, False)
     return r.score, r.query_end, r.target_end
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from prism_genomics import DNA, Scoring, encode
 
 import prism_core
-from prism_core.genomics import DNA, Scoring, encode
 
 #: Each variant's op, priority and the CPU flag it requires.
 VARIANTS = {
@@ -187,7 +187,8 @@ def test_without_parasail_the_backend_says_why_and_the_reference_computes(
             warnings.simplefilter("error")
             import numpy as np
             import prism_core
-            from prism_core.genomics import Scoring, encode
+            import prism_genomics
+            from prism_genomics import Scoring, encode
 
             s = Scoring.match_mismatch()
             args = (encode("ACGTACGT"), encode("TTACGTAA"), s.matrix, 5, 2, False)
@@ -195,7 +196,7 @@ def test_without_parasail_the_backend_says_why_and_the_reference_computes(
             print("available:", bool(state))
             print("reason:", state.reason)
             print("chosen:", prism_core.explain("genomics.sw_align", *args).chosen)
-            print("score:", prism_core.genomics.sw_align(*args).score)
+            print("score:", prism_genomics.sw_align(*args).score)
             print("fallbacks:", prism_core.fallbacks())
             """
         ),

@@ -1,6 +1,8 @@
 """The tests load the plugin the way users get it: installed, through its entry point.
 
-Every test runs with only this plugin loaded (``PRISM_PLUGINS=torch`` with autoload off),
+Every test runs with only this plugin and the genomics plugin it depends on loaded
+(``PRISM_PLUGINS=torch,genomics`` with autoload off: the latter declares the alignment op of
+the GPU kernel, with its reference),
 strictly (``PRISM_STRICT_PLUGINS=1``), with a private validation cache and no user search path,
 and with Prism's plugin set and device library discovered afresh before and after: so the tests
 run the same on their own (``cd plugins/prism-plugin-torch && python -m pytest``) and inside the

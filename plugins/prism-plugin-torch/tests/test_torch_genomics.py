@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import prism_genomics
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from prism_genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 from prism_plugin_torch.backend import cuda_unavailable
 from prism_plugin_torch.genomics import GPU_MIN_CELLS, on_gpu, sw_batch_wavefront
 
 import prism_core
-from prism_core.genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
 
 NO_GPU = f"needs an NVIDIA GPU that torch can use: {cuda_unavailable()}"
 DNA_SCORING = Scoring.match_mismatch()
@@ -32,7 +33,7 @@ def pack(targets: list[Any]) -> tuple[Any, Any]:
 def reference(query: Any, targets: list[Any], matrix: Any, o: int, e: int) -> Any:
     packed, offsets = pack(targets)
     with prism_core.use_backend("numpy"):
-        return prism_core.genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
+        return prism_genomics.sw_align_batch(query, packed, offsets, matrix, o, e)
 
 
 def check(query: Any, targets: list[Any], matrix: Any, o: int, e: int, device: Any) -> None:
@@ -164,5 +165,5 @@ def test_on_a_real_gpu_the_kernel_agrees_with_the_reference() -> None:
     on_device = [torch.from_numpy(np.array(a)).cuda() for a in arrays]
     decision = prism_core.explain("genomics.sw_align_batch", *on_device, 5, 2)
     assert decision.chosen == "torch.cuda.genomics.sw_align_batch"
-    got = prism_core.genomics.sw_align_batch(*on_device, 5, 2)
+    got = prism_genomics.sw_align_batch(*on_device, 5, 2)
     assert got == reference(query, targets, DNA_SCORING.matrix, 5, 2)

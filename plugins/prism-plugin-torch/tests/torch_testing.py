@@ -16,7 +16,7 @@ INSTALL = (
 )
 #: The plugin settings of every test (and of the subprocesses they start).
 ENV: Mapping[str, str] = {
-    "PRISM_PLUGINS": "torch",
+    "PRISM_PLUGINS": "torch,genomics",  # the alignment op of genomics.py is the latter's
     "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1",
     "PRISM_STRICT_PLUGINS": "1",
 }

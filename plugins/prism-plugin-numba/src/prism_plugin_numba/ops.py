@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from prism_core.genomics.result import AlignmentResult, BatchResult
+from prism_genomics.result import AlignmentResult, BatchResult
 
 from . import kernels
 

@@ -20,7 +20,7 @@ from .backend import MIN_PARASAIL, ParasailBackend
 if TYPE_CHECKING:
     from prism_core import Backend, Variant
 
-__all__ = ["genomics_ops", "prism_backends", "prism_plugin_info", "prism_variants"]
+__all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
 
 
 @prism_core.hookimpl
@@ -38,17 +38,14 @@ def prism_backends() -> Sequence[Backend]:
     return [ParasailBackend()]
 
 
-def genomics_ops() -> set[str]:
-    """The genomics ops the installed prism-core declares (older ones had none: their builtin
-    ``genomics`` plugin declares them at discovery, before any entry point loads): a variant of
-    an op that does not exist would fail the whole plugin."""
-    return {op for op in prism_core.all_ops() if op.startswith("genomics.")}
-
-
 @prism_core.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """``genomics.sw_align`` and ``genomics.sw_align_batch`` per instruction set; see
-    ``prism_plugin_parasail.variants``."""
+    ``prism_plugin_parasail.variants``.  The ops are prism-plugin-genomics' (a dependency):
+    importing ``prism_genomics.ops`` declares them if the genomics plugin has not loaded yet, so
+    that these variants find them whatever the order in which plugins load."""
+    import prism_genomics.ops  # noqa: F401  (declares the ops)
+
     from .variants import variants
 
-    return variants(genomics_ops())
+    return variants()

@@ -147,8 +147,7 @@ def takes_threaded_batch(*args: Any, **kwargs: Any) -> bool | str:
 
 
 def variants(ops: Collection[str] | None = None) -> list[Variant]:
-    """The variants of the ``prism_variants`` hook (only for the ops in ``ops`` when given:
-    a prism-core without the genomics ops gets none)."""
+    """The variants of the ``prism_variants`` hook (only for the ops in ``ops`` when given)."""
     out: list[Variant] = []
 
     def add(

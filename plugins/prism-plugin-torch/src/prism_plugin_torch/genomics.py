@@ -19,7 +19,7 @@ scores of a diagonal are one gather from a query profile
 (``profile[c, i] = matrix[query[i], c]``).  Scores are int32 when no alignment can exceed
 2**30 (``n`` times the largest matrix entry), else int64.
 
-End positions follow the rule every variant follows (``prism_core.genomics.result``): the
+End positions follow the rule every variant follows (``prism_genomics.result``): the
 smallest ``target_end`` among the cells holding the maximum, then the smallest ``query_end``.
 A later diagonal can hold an equal maximum at a smaller target position, so each step keeps,
 per target, the best score and the smallest key ``target_end * n + query_end`` among the cells
@@ -289,8 +289,7 @@ def sw_align_batch_cuda(
 ) -> Any:
     """``genomics.sw_align_batch`` on the current CUDA device (:func:`sw_batch_wavefront`)."""
     import torch
-
-    from prism_core.genomics.result import BatchResult
+    from prism_genomics.result import BatchResult
 
     scores, query_ends, target_ends = sw_batch_wavefront(
         query, targets, offsets, matrix, gap_open, gap_extend, device=torch.device("cuda")

@@ -54,9 +54,16 @@ def prism_variants() -> Sequence[Variant]:
     standard and of the overrides, ``torch.cuda.tensor_core_matmul`` and
     ``torch.cuda.genomics.sw_align_batch``; see ``prism_plugin_torch.variants``.
 
-    Only for the ops the installed prism-core declares: a variant of an op it does not know
-    would fail the whole plugin.
+    Only for the ops declared: a variant of an op that is not would fail the whole plugin.  The
+    alignment op is prism-plugin-genomics', where that is installed: importing
+    ``prism_genomics.ops`` declares it if the genomics plugin has not loaded yet, whatever the
+    order in which plugins load; without it, the GPU batch kernel has no op to serve.
     """
+    import contextlib
+
+    with contextlib.suppress(ImportError):
+        import prism_genomics.ops  # noqa: F401  (declares genomics.sw_align_batch)
+
     from .variants import variants
 
     return variants(_BACKEND, set(prism_core.all_ops()))

@@ -1,4 +1,4 @@
-"""FASTA and FASTQ readers (prism_core/genomics/io.py): real files in tmp_path, compressed ones,
+"""FASTA and FASTQ readers (prism_genomics/io.py): real files in tmp_path, compressed ones,
 file objects, every malformed case located by file, line and record, and a large file read
 with memory bounded by one record (tracemalloc)."""
 
@@ -12,10 +12,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import prism_genomics as genomics
 import pytest
-
-from prism_core import genomics
-from prism_core.genomics import Record, SequenceFileError, read_fasta, read_fastq, read_sequences
+from prism_genomics import Record, SequenceFileError, read_fasta, read_fastq, read_sequences
 
 FASTA = """\
 >chr1 the first one

@@ -1,27 +1,7 @@
-"""The Smith-Waterman ops, their NumPy references and their work: the builtin ``genomics``
-plugin.
-
-Two ops, dispatched like every op (their variants come from plugins: parasail, Numba, torch):
-
-* ``genomics.sw_align(query, target, matrix, gap_open, gap_extend, traceback)`` -> an
-  :class:`~prism_core.genomics.AlignmentResult`: the best local alignment of one pair;
-* ``genomics.sw_align_batch(query, targets, offsets, matrix, gap_open, gap_extend)`` -> a
-  :class:`~prism_core.genomics.BatchResult`: one query against many targets, packed end to end
-  (target ``i`` is ``targets[offsets[i]:offsets[i + 1]]``).
-
-Every argument is already encoded: sequences are 1-d ``uint8`` arrays of codes, ``matrix`` the
-``k x k`` ``int32`` substitution matrix over those codes, the penalties non-negative ints (a gap
-of length ``L`` costs ``gap_open + (L - 1) * gap_extend``).  The front end
-(``prism_core.genomics.align``) encodes letters and fills in the aligned rows.
-
-Why a builtin plugin and not ``prism.operation``: a plugin's variants join their op when
-dispatch first looks at the op table, and a plugin whose variants name an op that is not
-declared yet fails as a whole.  Declared by ``operation()`` when ``prism_core.genomics`` is
-imported, the ops would be missing whenever anything else (``prism.matmul``, ``prism
-explain``) looked at the table first, and the parasail plugin would fail.  Loaded by name at
-discovery, before any entry point (``BUILTIN_PLUGINS``), this module declares both ops so that
-they exist for every plugin, and contributes their NumPy references through ``prism_variants``
-like the NumPy plugin does for the catalogue.  It imports no NumPy: discovery stays cheap.
+"""The NumPy references of ``genomics.sw_align`` and ``genomics.sw_align_batch``: exact, and
+what every other variant is compared with.  The plugin's ``prism_variants`` hook contributes
+them (``prism_genomics.plugin``); dispatch imports this module when it first runs one, so
+discovery imports no NumPy.
 
 The reference (exact, ``int32`` arithmetic where the scores fit, ``int64`` otherwise) follows
 Gotoh's recurrences, one row of the dynamic-programming matrix per NumPy step::
@@ -44,158 +24,17 @@ adding an offset per target that exceeds any score within one.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from prism_core._contract.variant import Variant
-from prism_core._dispatch.ops import Op, register_op
-from prism_core._errors import PrismError
-from prism_core._knowledge.work import Work, declare_work
-from prism_core.hookspecs import hookimpl
+from prism_genomics.ops import SW_ALIGN, SW_ALIGN_BATCH, TRACEBACK_LIMIT, AlignmentError
+from prism_genomics.result import AlignmentResult, BatchResult
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
-    from prism_core.genomics.result import AlignmentResult, BatchResult
-
     Array = npt.NDArray[Any]
 
-__all__ = [
-    "CELL_OPS",
-    "SW_ALIGN",
-    "SW_ALIGN_BATCH",
-    "TRACEBACK_LIMIT",
-    "AlignmentError",
-    "sw_align",
-    "sw_align_batch",
-    "sw_align_batch_reference",
-    "sw_align_reference",
-]
-
-SW_ALIGN = "genomics.sw_align"
-SW_ALIGN_BATCH = "genomics.sw_align_batch"
-
-#: The most cells (query length x target length) a traceback may cover: it keeps one byte of
-#: directions per cell (256 MiB at this limit).  Score and ends need memory for one row only.
-TRACEBACK_LIMIT = 1 << 28
-
-#: Integer operations counted per cell update for the performance model: two subtractions and
-#: a maximum for each gap state, an addition (and a table lookup) for the diagonal, three
-#: maxima for the cell, one comparison for the best score.
-CELL_OPS = 10
-
-
-class AlignmentError(PrismError, ValueError):
-    """Arguments the alignment ops cannot take: a sequence that is not a 1-d array of codes, a
-    code the matrix has no row for, negative penalties, packed targets whose offsets do not
-    match, a traceback too large to keep."""
-
-    __module__ = "prism_core.genomics"
-
-
-# -- the ops ---------------------------------------------------------------------------------
-
-_SW_ALIGN_DOC = """sw_align(query, target, matrix, gap_open, gap_extend, traceback): the best local
-(Smith-Waterman) alignment of two encoded sequences with affine gaps.  ``query`` and ``target``
-are 1-d uint8 arrays of codes, ``matrix`` the k x k int32 substitution matrix over those codes,
-``gap_open``/``gap_extend`` non-negative penalties (a gap of length L costs gap_open + (L - 1) *
-gap_extend).  Returns an AlignmentResult: the score and the 0-based inclusive ends (-1 when the
-score is 0; ties go to the smallest target end, then the smallest query end, parasail's rule),
-and with ``traceback`` the starts and the CIGAR (M/I/D, the query as the read).
-``prism_core.genomics.align`` encodes letters and calls this op."""
-
-_SW_ALIGN_BATCH_DOC = """sw_align_batch(query, targets, offsets, matrix, gap_open, gap_extend): the
-best local alignment of one encoded query with each of many targets packed end to end in
-``targets`` (target i is ``targets[offsets[i]:offsets[i + 1]]``; ``offsets`` is int64 of length
-t + 1, starting at 0 and ending at len(targets)).  Scoring as ``genomics.sw_align``.  Returns a
-BatchResult of int64 ``scores``, ``query_ends`` and ``target_ends``, one entry per target.
-``prism_core.genomics.align_batch`` packs and encodes targets and calls this op."""
-
-
-def _declare(name: str, doc: str, array_args: tuple[int, ...]) -> Op:
-    op = Op(name, " ".join(doc.split()), array_args=array_args)
-    register_op(op)
-    return op
-
-
-_PAIR_OP = _declare(SW_ALIGN, _SW_ALIGN_DOC, (0, 1, 2))
-_BATCH_OP = _declare(SW_ALIGN_BATCH, _SW_ALIGN_BATCH_DOC, (0, 1, 2, 3))
-#: What users call: ``prism.genomics.sw_align(...)`` dispatches to the best variant.
-sw_align = _PAIR_OP.function
-sw_align_batch = _BATCH_OP.function
-
-
-# -- their work -----------------------------------------------------------------------------
-
-
-@declare_work(SW_ALIGN)
-def _pair_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> Work:
-    # n * m cell updates of CELL_OPS integer operations each; the bytes are the inputs (one
-    # byte per letter, the int32 matrix) and a small result.  Itemsize is not used: the
-    # arguments' types are fixed.
-    (n,), (m,), matrix = _shapes(SW_ALIGN, shapes, 3)
-    cells = n * m
-    return Work(float(CELL_OPS * cells), float(n + m + 4 * _size(matrix) + 24))
-
-
-@declare_work(SW_ALIGN_BATCH)
-def _batch_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> Work:
-    (n,), (total,), (offsets,), matrix = _shapes(SW_ALIGN_BATCH, shapes, 4)
-    targets = max(offsets - 1, 0)
-    cells = n * total
-    return Work(
-        float(CELL_OPS * cells),
-        float(n + total + 8 * offsets + 4 * _size(matrix) + 24 * targets),
-    )
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    size = 1
-    for d in shape:
-        size *= d
-    return size
-
-
-def _shapes(op: str, shapes: tuple[tuple[int, ...], ...], count: int) -> Any:
-    if len(shapes) != count:
-        raise ValueError(f"{op} takes {count} array arguments; got {len(shapes)} shapes {shapes}")
-    for i, shape in enumerate(shapes[:-1]):
-        if len(shape) != 1:
-            raise ValueError(f"{op}: array argument {i} must be 1-d, got shape {shape}")
-    if len(shapes[-1]) != 2:
-        raise ValueError(f"{op}: the matrix must be 2-d, got shape {shapes[-1]}")
-    return shapes
-
-
-# -- the builtin plugin ---------------------------------------------------------------------
-
-
-@hookimpl
-def prism_plugin_info() -> Mapping[str, Any]:
-    return {
-        "description": "Smith-Waterman ops (genomics.sw_align, genomics.sw_align_batch) and "
-        "their NumPy references (builtin)"
-    }
-
-
-@hookimpl
-def prism_variants() -> Sequence[Variant]:
-    return [
-        Variant(
-            SW_ALIGN,
-            sw_align_reference,
-            backend="numpy",
-            reference=True,
-            name="numpy.genomics.sw_align",
-        ),
-        Variant(
-            SW_ALIGN_BATCH,
-            sw_align_batch_reference,
-            backend="numpy",
-            reference=True,
-            name="numpy.genomics.sw_align_batch",
-        ),
-    ]
+__all__ = ["sw_align_batch_reference", "sw_align_reference"]
 
 
 # -- checking the arguments -----------------------------------------------------------------
@@ -211,7 +50,7 @@ def _codes(value: Any, what: str) -> Array:
             else type(value).__name__
         )
         raise AlignmentError(
-            f"{what} must be a 1-d uint8 array of codes (prism_core.genomics.encode makes one "
+            f"{what} must be a 1-d uint8 array of codes (prism_genomics.encode makes one "
             f"from letters); got {shown}"
         )
     return value
@@ -289,9 +128,6 @@ def sw_align_reference(
     sequence (see the module docstring for the recurrences)."""
     import numpy as np
 
-    # Imported when an alignment runs, not at discovery: this module loads on every first call.
-    from prism_core.genomics.result import AlignmentResult
-
     q = _codes(query, "query")
     t = _codes(target, "target")
     m_, o, e = _scoring_args(matrix, gap_open, gap_extend, SW_ALIGN)
@@ -326,8 +162,6 @@ def sw_align_reference(
 
 
 def _empty(traceback: bool) -> AlignmentResult:
-    from prism_core.genomics.result import AlignmentResult
-
     if traceback:
         return AlignmentResult(0, -1, -1, -1, -1, "")
     return AlignmentResult(0, -1, -1)
@@ -530,8 +364,6 @@ def sw_align_batch_reference(
     """The NumPy reference of ``genomics.sw_align_batch``: one pass per query letter over all
     targets of a group at once (see the module docstring)."""
     import numpy as np
-
-    from prism_core.genomics.result import BatchResult
 
     q = _codes(query, "query")
     packed = _codes(targets, "targets")

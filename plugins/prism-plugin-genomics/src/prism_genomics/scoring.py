@@ -18,8 +18,9 @@ exactly:
   ``unknown="X"`` for proteins): then every unknown letter is aligned as that one.  Silently
   dropping or guessing letters would shift every position reported after them.
 
-NumPy is imported when a scheme or an encoding is first used, not at import: the builtin
-genomics plugin (``_ops.py``) is loaded at plugin discovery, which must stay cheap.
+NumPy is imported when a scheme or an encoding is first used, not at import: the example
+arguments of the ops (``ops.py``, imported at plugin discovery, which must stay cheap) make
+their scheme only when ``prism bench`` or ``prism.tune`` asks for them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import PrismError, did_you_mean
+from prism_core import PrismError
+from prism_genomics._messages import did_you_mean
 
 if TYPE_CHECKING:
     import numpy as np
@@ -55,7 +57,7 @@ class SequenceError(PrismError, ValueError):
     (``None`` when the problem is not one letter), ``record`` the FASTA/FASTQ record it came
     from when known."""
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __init__(
         self,
@@ -83,7 +85,7 @@ class Alphabet:
     Alphabets compare equal when their letters do.
     """
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
     __slots__ = ("_table", "letters", "name")
 
     def __init__(self, letters: str, name: str) -> None:
@@ -204,7 +206,7 @@ def encode(
 
     if not isinstance(alphabet, Alphabet):
         raise TypeError(
-            f"alphabet must be a prism_core.genomics.Alphabet (DNA, PROTEIN), got {alphabet!r}"
+            f"alphabet must be a prism_genomics.Alphabet (DNA, PROTEIN), got {alphabet!r}"
         )
     substitute: int | None = None
     if unknown is not None:
@@ -315,7 +317,7 @@ class Scoring:
     Schemes are immutable; :meth:`with_gaps` gives one with other penalties.
     """
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
     __slots__ = ("alphabet", "gap_extend", "gap_open", "matrix", "name")
 
     matrix: Matrix
@@ -331,7 +333,7 @@ class Scoring:
 
         if not isinstance(alphabet, Alphabet):
             raise TypeError(
-                f"Scoring(): alphabet must be a prism_core.genomics.Alphabet, got {alphabet!r}"
+                f"Scoring(): alphabet must be a prism_genomics.Alphabet, got {alphabet!r}"
             )
         m = np.asarray(matrix)
         k = len(alphabet)
@@ -528,13 +530,13 @@ def get_scoring(
         if lazy is None:
             raise ValueError(
                 f"unknown scoring {scoring!r}{did_you_mean(scoring.lower(), _BUILTIN)}; give "
-                f"one of {', '.join(map(repr, _BUILTIN))} or a prism_core.genomics.Scoring"
+                f"one of {', '.join(map(repr, _BUILTIN))} or a prism_genomics.Scoring"
             )
         scheme = lazy.get()
     else:
         raise TypeError(
             f"scoring must be a name ({', '.join(map(repr, _BUILTIN))}) or a "
-            f"prism_core.genomics.Scoring, got {scoring!r}"
+            f"prism_genomics.Scoring, got {scoring!r}"
         )
     return scheme.with_gaps(gap_open, gap_extend)
 

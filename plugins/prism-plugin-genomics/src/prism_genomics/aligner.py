@@ -1,6 +1,6 @@
 """``SequenceAligner``: the seed's algorithm-family object (shared/seeds/002, section 6.3)::
 
-    aligner = prism.genomics.SequenceAligner(
+    aligner = prism_genomics.SequenceAligner(
         algorithm="smith-waterman",
         adaptation_strategy="performance",
     )
@@ -22,15 +22,15 @@ import contextlib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from prism_core._dispatch.scope import execution_policy, policy
-from prism_core._errors import did_you_mean
-from prism_core.genomics._align import _batch, _codes, _targets, _with_rows, named_sequences
-from prism_core.genomics._ops import sw_align
-from prism_core.genomics.result import AlignmentResult, Hit
-from prism_core.genomics.scoring import Scoring, get_scoring
+import prism_core
+from prism_genomics._align import _batch, _codes, _targets, _with_rows, named_sequences
+from prism_genomics._messages import did_you_mean
+from prism_genomics.ops import sw_align
+from prism_genomics.result import AlignmentResult, Hit
+from prism_genomics.scoring import Scoring, get_scoring
 
 if TYPE_CHECKING:
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
+    from prism_core import ExecutionPolicy
 
 __all__ = ["ALGORITHMS", "SequenceAligner"]
 
@@ -67,7 +67,7 @@ class SequenceAligner:
         :class:`~prism_core.ExecutionPolicy` (see the module docstring).
     """
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __init__(
         self,
@@ -96,9 +96,7 @@ class SequenceAligner:
                     f"{' or '.join(map(repr, _STRATEGIES))}, or a prism_core.ExecutionPolicy"
                 )
         else:
-            from prism_core._knowledge.execution_policy import ExecutionPolicy
-
-            if not isinstance(adaptation_strategy, ExecutionPolicy):
+            if not isinstance(adaptation_strategy, prism_core.ExecutionPolicy):
                 raise TypeError(
                     "adaptation_strategy must be 'performance', 'reference' or a "
                     f"prism_core.ExecutionPolicy, got {adaptation_strategy!r}"
@@ -115,8 +113,8 @@ class SequenceAligner:
     def _scope(self) -> contextlib.AbstractContextManager[Any]:
         strategy = self.adaptation_strategy
         if isinstance(strategy, str):
-            return policy(prefer=strategy)
-        return execution_policy(strategy)
+            return prism_core.policy(prefer=strategy)
+        return prism_core.execution_policy(strategy)
 
     def align(self, sequences: Any, reference: Any) -> list[Hit]:
         """Each of ``sequences`` aligned with ``reference``: one :class:`Hit` per sequence, in

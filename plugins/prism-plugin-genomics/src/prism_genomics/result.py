@@ -81,7 +81,7 @@ class AlignmentResult:
     ``score`` and the inclusive 0-based ``query_end``/``target_end`` are always there (-1 when
     ``score`` is 0).  With ``traceback=True``: ``query_start``/``target_start`` (inclusive,
     -1 when ``score`` is 0), the ``cigar`` (empty when ``score`` is 0) and, from
-    :func:`prism_core.genomics.align`, the two rows ``aligned_query``/``aligned_target`` with
+    :func:`prism_genomics.align`, the two rows ``aligned_query``/``aligned_target`` with
     ``-`` for gaps (the ops see codes, not letters: they leave those two ``None``).
     """
 
@@ -94,7 +94,7 @@ class AlignmentResult:
     aligned_query: str | None = None
     aligned_target: str | None = None
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     @property
     def has_traceback(self) -> bool:
@@ -154,7 +154,7 @@ class BatchResult:
     query_ends: Ints
     target_ends: Ints
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __post_init__(self) -> None:
         import numpy as np
@@ -217,7 +217,7 @@ class BatchResult:
 @dataclass(frozen=True)
 class Hit:
     """One query's alignment with one target, named: what searches and
-    :class:`~prism_core.genomics.SequenceAligner` return.  ``query``/``target`` are the record
+    :class:`~prism_genomics.SequenceAligner` return.  ``query``/``target`` are the record
     names (``"queries[2]"``, ``"targets[7]"`` for sequences given without one; ``target`` is
     ``None`` and ``target_index`` -1 when nothing aligned), ``target_index`` the target's
     position in its file or list, ``result`` the :class:`AlignmentResult`."""
@@ -227,7 +227,7 @@ class Hit:
     target_index: int
     result: AlignmentResult
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     @property
     def score(self) -> int:

@@ -27,7 +27,7 @@ A UTF-8 byte-order mark at the start of a file is skipped; a compressed file who
 say so, and a UTF-16 one, are errors that say what the file looks like.
 
 Letters are not checked against an alphabet here: encoding does that
-(:func:`prism_core.genomics.encode`), naming the record and the position.
+(:func:`prism_genomics.encode`), naming the record and the position.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from prism_core._errors import PrismError, display_path
+from prism_core import PrismError
+from prism_genomics._messages import display_path
 
 __all__ = [
     "FASTA_SUFFIXES",
@@ -75,7 +76,7 @@ class SequenceFileError(PrismError, ValueError):
     """A FASTA or FASTQ file that cannot be read: malformed (``line`` and ``record`` say
     where), missing, or not a sequence file."""
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __init__(
         self,
@@ -103,7 +104,7 @@ class Record:
     quality: str | None = None
     line: int = 0
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __len__(self) -> int:
         return len(self.sequence)
@@ -171,7 +172,7 @@ class SequenceReader(Iterable[Record]):
         from the first character of the file (``>`` or ``@``).
     """
 
-    __module__ = "prism_core.genomics"
+    __module__ = "prism_genomics"
 
     def __init__(self, source: str | os.PathLike[str] | IO[Any], format: str | None = None) -> None:
         if format not in (None, "fasta", "fastq"):

@@ -12,12 +12,11 @@ import importlib.util
 from typing import Any
 
 import numpy as np
+import prism_genomics as genomics
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from prism_core import genomics
-from prism_core.genomics._ops import sw_align_batch_reference, sw_align_reference
+from prism_genomics.reference import sw_align_batch_reference, sw_align_reference
 
 HAS_BIO = importlib.util.find_spec("Bio") is not None
 HAS_PARASAIL = importlib.util.find_spec("parasail") is not None

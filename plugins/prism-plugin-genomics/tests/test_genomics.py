@@ -1,11 +1,10 @@
-"""prism.genomics: scoring, the ops through dispatch, the front end, SequenceAligner (the seed's
+"""prism_genomics: scoring, the ops through dispatch, the front end, SequenceAligner (the seed's
 section 6.3 run with Prism's names) and ``prism genomics align`` run as a real subprocess.
 
-The core's tests see the builtin plugins only (conftest turns autoload off), so every
-alignment here runs the NumPy reference through dispatch; the variants of other plugins are
-compared with it in their own suites.  tests/test_genomics_reference.py checks the reference
-against Biopython and an independent scalar implementation; tests/test_genomics_io.py the
-FASTA/FASTQ readers.
+These tests see this plugin only (conftest: ``isolated_plugin``), so every alignment here runs
+the NumPy reference through dispatch; the variants of other plugins are compared with it in
+their own suites.  test_genomics_reference.py checks the reference against Biopython and an
+independent scalar implementation; test_genomics_io.py the FASTA/FASTQ readers.
 """
 
 from __future__ import annotations
@@ -21,15 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import prism_genomics as genomics
 import pytest
+from prism_genomics import ops, reference
+from prism_genomics.result import cigar_ops, render
 
 import prism_core as prism
-from prism_core import genomics
-from prism_core.genomics import _ops
-from prism_core.genomics.result import cigar_ops, render
 
-from .conftest import REPO
-
+REPO = Path(__file__).resolve().parents[3]
 SEEDS = REPO.parent / "shared" / "seeds"
 
 #: Section 6.3 of shared/seeds/002_*.txt, verbatim (test_the_copy_is_the_seeds checks it).
@@ -177,12 +175,12 @@ def test_a_matrix_must_fit_its_alphabet() -> None:
 
 
 def test_the_ops_are_declared_with_their_references() -> None:
-    for name in (_ops.SW_ALIGN, _ops.SW_ALIGN_BATCH):
+    for name in (ops.SW_ALIGN, ops.SW_ALIGN_BATCH):
         op = prism.get_op(name)
         reference = [v for v in op.variants if v.reference]
         assert [v.name for v in reference] == [f"numpy.{name}"]
         assert reference[0].source == "plugin:genomics"
-    decision = prism.genomics.sw_align.explain(
+    decision = genomics.sw_align.explain(
         genomics.encode("ACGT"), genomics.encode("ACG"), genomics.get_scoring().matrix, 5, 2
     )
     assert decision.chosen == "numpy.genomics.sw_align"
@@ -190,27 +188,29 @@ def test_the_ops_are_declared_with_their_references() -> None:
 
 @pytest.mark.timeout(120)
 def test_the_ops_exist_before_anything_imports_genomics() -> None:
-    """The builtin plugin declares them at discovery: a plugin's variants of them can always
-    join, and neither NumPy nor any aligner library is imported by declaring them."""
+    """The plugin's entry point declares them at discovery: a plugin's variants of them can
+    always join, and neither NumPy nor any aligner library is imported by declaring them, nor
+    anything of the plugin but its entry point and the ops."""
     code = textwrap.dedent(
         """
         import json, sys
         import prism_core
-        from prism_core._knowledge.plugins import plugins
-        plugins()
+        prism_core.plugins()
         heavy = [m for m in ("numpy", "parasail", "numba", "torch", "Bio") if m in sys.modules]
-        import prism_core.genomics
-        prism_core.genomics.align, prism_core.genomics.SequenceAligner
-        libraries = [m for m in ("parasail", "numba", "torch", "Bio") if m in sys.modules]
+        loaded = sorted(m for m in sys.modules if m.startswith("prism_genomics"))
         names = sorted(n for n in prism_core.all_ops() if n.startswith("genomics."))
-        print(json.dumps([heavy, libraries, names]))
+        import prism_genomics
+        prism_genomics.align, prism_genomics.SequenceAligner
+        libraries = [m for m in ("parasail", "numba", "torch", "Bio") if m in sys.modules]
+        print(json.dumps([heavy, loaded, libraries, names]))
         """
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=100
     )
-    heavy, libraries, names = json.loads(out.stdout)
+    heavy, loaded, libraries, names = json.loads(out.stdout)
     assert heavy == []  # discovery declared the ops without NumPy
+    assert loaded == ["prism_genomics", "prism_genomics.ops", "prism_genomics.plugin"]
     assert libraries == []  # the front end imports no aligner library
     assert names == ["genomics.sw_align", "genomics.sw_align_batch"]
 
@@ -219,26 +219,26 @@ def test_op_arguments_are_checked() -> None:
     matrix = genomics.get_scoring().matrix
     q = genomics.encode("ACGT")
     with pytest.raises(genomics.AlignmentError, match="query must be a 1-d uint8 array"):
-        prism.genomics.sw_align("ACGT", q, matrix, 5, 2, False)
+        genomics.sw_align("ACGT", q, matrix, 5, 2, False)
     with pytest.raises(genomics.AlignmentError, match="code 7 at position 1 has no row"):
-        prism.genomics.sw_align(q, np.array([0, 7], dtype=np.uint8), matrix, 5, 2, False)
+        genomics.sw_align(q, np.array([0, 7], dtype=np.uint8), matrix, 5, 2, False)
     with pytest.raises(genomics.AlignmentError, match="gap_open must be an int >= 0"):
-        prism.genomics.sw_align(q, q, matrix, -5, 2, False)
+        genomics.sw_align(q, q, matrix, -5, 2, False)
     with pytest.raises(genomics.AlignmentError, match="square k x k integer array"):
-        prism.genomics.sw_align(q, q, matrix[:3], 5, 2, False)
+        genomics.sw_align(q, q, matrix[:3], 5, 2, False)
     with pytest.raises(genomics.AlignmentError, match="offsets must start at 0, never decrease"):
-        prism.genomics.sw_align_batch(q, q, np.array([0, 3, 2, 4]), matrix, 5, 2)
+        genomics.sw_align_batch(q, q, np.array([0, 3, 2, 4]), matrix, 5, 2)
     with pytest.raises(genomics.AlignmentError, match="end at len\\(targets\\) = 4"):
-        prism.genomics.sw_align_batch(q, q, np.array([0, 3]), matrix, 5, 2)
+        genomics.sw_align_batch(q, q, np.array([0, 3]), matrix, 5, 2)
 
 
 def test_the_work_is_cell_updates() -> None:
     from prism_core._knowledge.work import work_of
 
-    work = work_of(_ops.SW_ALIGN, ((1000,), (10_000,), (5, 5)), 1)
-    assert work is not None and work.flops == _ops.CELL_OPS * 1000 * 10_000
-    batch = work_of(_ops.SW_ALIGN_BATCH, ((100,), (5000,), (51,), (5, 5)), 1)
-    assert batch is not None and batch.flops == _ops.CELL_OPS * 100 * 5000
+    work = work_of(ops.SW_ALIGN, ((1000,), (10_000,), (5, 5)), 1)
+    assert work is not None and work.flops == ops.CELL_OPS * 1000 * 10_000
+    batch = work_of(ops.SW_ALIGN_BATCH, ((100,), (5000,), (51,), (5, 5)), 1)
+    assert batch is not None and batch.flops == ops.CELL_OPS * 100 * 5000
 
 
 # -- adversarial alignments -------------------------------------------------------------------
@@ -327,7 +327,7 @@ def test_traceback_rescores_and_renders() -> None:
 
 
 def test_a_traceback_too_large_is_refused_with_the_number(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_ops, "TRACEBACK_LIMIT", 100)
+    monkeypatch.setattr(reference, "TRACEBACK_LIMIT", 100)
     with pytest.raises(
         genomics.AlignmentError, match=r"20 x 30 letters keeps 600 bytes .* \(100\)"
     ):
@@ -340,7 +340,7 @@ def test_a_traceback_too_large_is_refused_with_the_number(monkeypatch: pytest.Mo
 
 def test_a_batch_agrees_with_pairs(monkeypatch: pytest.MonkeyPatch) -> None:
     # Small groups, so that the batch crosses several (the default is 2**20 letters).
-    monkeypatch.setattr(_ops, "_GROUP_LETTERS", 50)
+    monkeypatch.setattr(reference, "_GROUP_LETTERS", 50)
     rng = np.random.default_rng(3)
     query = "".join(rng.choice(list("ACGT"), 30))
     targets = ["".join(rng.choice(list("ACGT"), int(n))) for n in rng.integers(0, 40, 25)]
@@ -409,7 +409,7 @@ def test_the_copy_is_the_seeds() -> None:
 
 
 def test_the_seed_aligner_runs_with_prisms_names(tmp_path: Path) -> None:
-    """Section 6.3 as written: ``sm`` is ``prism.genomics``; the sequences are a FASTQ file of
+    """Section 6.3 as written: ``sm`` is ``prism_genomics``; the sequences are a FASTQ file of
     reads cut from a reference FASTA file of two records (one with a mutation)."""
     rng = np.random.default_rng(5)
     chr1 = "".join(rng.choice(list("ACGT"), 300))
@@ -422,7 +422,7 @@ def test_the_seed_aligner_runs_with_prisms_names(tmp_path: Path) -> None:
     sequences = tmp_path / "reads.fastq"
     sequences.write_text("".join(f"@{n}\n{s}\n+\n{'I' * len(s)}\n" for n, s in reads))
     namespace: dict[str, Any] = {
-        "sm": prism.genomics,
+        "sm": genomics,
         "sequences": str(sequences),
         "reference": str(reference),
     }

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prism_core.genomics._ops import AlignmentError, sw_align, sw_align_batch
-from prism_core.genomics.io import Record, SequenceFileError, is_sequence_path, read_sequences
-from prism_core.genomics.result import AlignmentResult, BatchResult, Hit
-from prism_core.genomics.scoring import Alphabet, Scoring, encode, get_scoring
+from prism_genomics.io import Record, SequenceFileError, is_sequence_path, read_sequences
+from prism_genomics.ops import AlignmentError, sw_align, sw_align_batch
+from prism_genomics.result import AlignmentResult, BatchResult, Hit
+from prism_genomics.scoring import Alphabet, Scoring, encode, get_scoring
 
 if TYPE_CHECKING:
     import numpy as np

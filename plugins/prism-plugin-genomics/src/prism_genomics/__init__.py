@@ -1,18 +1,20 @@
-"""``prism.genomics``: local sequence alignment (Smith-Waterman) on whatever hardware is there.
+"""``prism_genomics``: local sequence alignment (Smith-Waterman) on whatever hardware is there.
 
-One call aligns; Prism picks the implementation::
+The ``prism-plugin-genomics`` distribution; one call aligns, Prism picks the implementation::
 
-    import prism_core as prism
+    import prism_genomics as genomics
 
-    hit = prism.genomics.align("ACGTTGCA", "TTACGTAGCATT", traceback=True)
+    hit = genomics.align("ACGTTGCA", "TTACGTAGCATT", traceback=True)
     hit.score, hit.cigar, hit.aligned_query
 
 The alignment itself is two dispatched ops, ``genomics.sw_align`` (one pair) and
-``genomics.sw_align_batch`` (one query against many targets), declared with their NumPy
-references by the builtin ``genomics`` plugin (``_ops.py``); plugins add faster variants
-(parasail's SIMD kernels, Numba, a GPU batch kernel) with requirements on the device.  The
-front end (``align``, ``align_batch``, ``align_many``, ``SequenceAligner``) encodes letters,
-reads FASTA/FASTQ files as streams, and calls the ops.
+``genomics.sw_align_batch`` (one query against many targets), declared when ``ops.py`` is
+imported (by the plugin's entry point, ``plugin.py``, which contributes their NumPy references);
+other plugins add faster variants (parasail's SIMD kernels, Numba, a GPU batch kernel) with
+requirements on the device.  The front end (``align``, ``align_batch``, ``align_many``,
+``search``, ``SequenceAligner``) encodes letters, reads FASTA/FASTQ files as streams, and calls
+the ops; ``prism genomics align`` is its command line (``command.py``, entry point ``genomics``
+in ``prism.commands``).
 
 Names are loaded on first access, as ``prism_core``'s are: importing this package imports
 neither NumPy nor any aligner library, and no variant's library (parasail, numba, torch,
@@ -25,15 +27,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prism_core.genomics._align import align, align_batch, align_many, search
-    from prism_core.genomics._ops import (
-        TRACEBACK_LIMIT,
-        AlignmentError,
-        sw_align,
-        sw_align_batch,
-    )
-    from prism_core.genomics.aligner import SequenceAligner
-    from prism_core.genomics.io import (
+    from prism_genomics._align import align, align_batch, align_many, search
+    from prism_genomics.aligner import SequenceAligner
+    from prism_genomics.io import (
         Record,
         SequenceFileError,
         SequenceReader,
@@ -41,8 +37,14 @@ if TYPE_CHECKING:
         read_fastq,
         read_sequences,
     )
-    from prism_core.genomics.result import AlignmentResult, BatchResult, Hit
-    from prism_core.genomics.scoring import (
+    from prism_genomics.ops import (
+        TRACEBACK_LIMIT,
+        AlignmentError,
+        sw_align,
+        sw_align_batch,
+    )
+    from prism_genomics.result import AlignmentResult, BatchResult, Hit
+    from prism_genomics.scoring import (
         BLOSUM62,
         DNA,
         DNAFULL,
@@ -54,16 +56,18 @@ if TYPE_CHECKING:
         get_scoring,
     )
 
+__version__ = "0.1.0"
+
 #: Public name -> the module that defines it.
 _LAZY = {
     "align": "_align",
     "align_batch": "_align",
     "align_many": "_align",
     "search": "_align",
-    "AlignmentError": "_ops",
-    "TRACEBACK_LIMIT": "_ops",
-    "sw_align": "_ops",
-    "sw_align_batch": "_ops",
+    "AlignmentError": "ops",
+    "TRACEBACK_LIMIT": "ops",
+    "sw_align": "ops",
+    "sw_align_batch": "ops",
     "AlignmentResult": "result",
     "BatchResult": "result",
     "Hit": "result",
@@ -102,6 +106,7 @@ __all__ = [
     "SequenceError",
     "SequenceFileError",
     "SequenceReader",
+    "__version__",
     "align",
     "align_batch",
     "align_many",

@@ -1,13 +1,16 @@
 """``prism genomics align QUERY TARGETS``: every query against every target, the best hits.
 
-The command line (``prism_core/_cli.py``) adds this parser and calls :func:`run`; this module
-imports nothing heavy at import (the parser is built on every ``prism`` invocation).  Queries
-are read first (they are aligned with every group of targets); targets are streamed through
-:func:`prism_core.genomics.search`, with a progress bar on a terminal.
+A ``prism`` command of a plugin: the entry point ``genomics`` of the group ``prism.commands``
+names :func:`add_command`, which ``prism`` calls with its subcommands when it builds its parser
+(docs/writing-a-plugin.md, "Adding a `prism` command"); this module imports nothing heavy at
+import (the parser is built on every ``prism`` invocation that reaches plugin commands).
+Queries are read first (they are aligned with every group of targets); targets are streamed
+through :func:`prism_genomics.search`, with a progress bar on a terminal.
 
-Errors are one line each and never a traceback: an option that cannot be raises
-:class:`CommandLineError` (exit 2); a malformed file, an unknown letter or a failed alignment
-is a ``PrismError`` naming the file, the record and where (exit 1).
+Errors are one line each and never a traceback: an option that cannot be is a usage error
+(:class:`CommandLineError`, written as ``prism genomics: error: ...``, exit 2); a malformed
+file, an unknown letter or a failed alignment is a ``PrismError`` naming the file, the record
+and where, which ``prism`` writes as one line (exit 1).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ import os
 import re
 from typing import Any, TextIO
 
-__all__ = ["CommandLineError", "add_arguments", "run"]
+__all__ = ["CommandLineError", "add_arguments", "add_command", "main", "run"]
+
+#: The exit status of a usage error, as for every ``prism`` command.
+EXIT_USAGE = 2
 
 SCORINGS = ("dna", "dnafull", "blosum62")
 
@@ -27,10 +33,35 @@ class CommandLineError(Exception):
     """An option value that cannot be (the command line turns it into exit status 2)."""
 
 
-def add_arguments(parser: argparse.ArgumentParser, parser_class: type[Any]) -> None:
-    """The ``genomics`` command's subcommands, on ``parser``."""
+def add_command(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``prism genomics``: the entry point ``genomics`` of ``prism.commands`` (adds the command
+    to ``prism``'s subcommands; :func:`main` runs it)."""
+    parser = subparsers.add_parser(
+        "genomics",
+        help="sequence alignment: prism genomics align QUERY.fa TARGETS.fa (docs/genomics.md)",
+        description="Genomics on Prism's dispatch (prism-plugin-genomics). `prism genomics "
+        "align QUERY TARGETS` aligns every query with every target (Smith-Waterman, affine "
+        "gaps) on the best variant for this hardware and lists the best hits.",
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Run ``prism genomics align``; the exit status (2, with the message on ``err``, for an
+    option that cannot be)."""
+    try:
+        return run(args, out, err)
+    except CommandLineError as exc:
+        err.write(f"prism genomics: error: {exc}\n")
+        return EXIT_USAGE
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``genomics`` command's subcommands, on ``parser`` (theirs are of its class, so that a
+    usage error exits as ``prism``'s own do)."""
     sub = parser.add_subparsers(
-        dest="genomics_command", metavar="COMMAND", parser_class=parser_class
+        dest="genomics_command", metavar="COMMAND", parser_class=type(parser)
     )
     sub.required = True
     p = sub.add_parser(
@@ -74,7 +105,7 @@ def add_arguments(parser: argparse.ArgumentParser, parser_class: type[Any]) -> N
 
 
 def _check(args: argparse.Namespace) -> Any:
-    from prism_core.genomics.scoring import get_scoring
+    from prism_genomics.scoring import get_scoring
 
     for path, what in ((args.query, "QUERY"), (args.targets, "TARGETS")):
         if not os.path.exists(path):
@@ -99,11 +130,11 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """``prism genomics align``; returns the exit status."""
     import contextlib
 
-    from prism_core._dispatch.scope import use_backend
-    from prism_core._errors import PrismError, display_path
-    from prism_core.genomics._align import search
-    from prism_core.genomics.io import read_sequences
-    from prism_core.genomics.scoring import SequenceError
+    from prism_core import PrismError, use_backend
+    from prism_genomics._align import search
+    from prism_genomics._messages import display_path
+    from prism_genomics.io import read_sequences
+    from prism_genomics.scoring import SequenceError
 
     scheme = _check(args)
     targets = read_sequences(args.targets)
