@@ -77,7 +77,6 @@ if TYPE_CHECKING:
         Scope,
         current_scope,
         device,
-        execution_policy,
         policy,
         set_backend,
         use_backend,
@@ -179,6 +178,7 @@ if TYPE_CHECKING:
         PlanResult,
         plan,
     )
+    from prism_core._tuning.ranking import execution_policy
     from prism_core._tuning.tuner import (
         Measurement,
         TuneCase,
@@ -287,7 +287,7 @@ _LAZY = {
     "declare_work": "_knowledge.work",
     "PlanResult": "_tuning.planner",
     "plan": "_tuning.planner",
-    "execution_policy": "_dispatch.scope",
+    "execution_policy": "_tuning.ranking",
     "TuningCacheWarning": "_knowledge.tuning",
     "TuningEntry": "_knowledge.tuning",
     "TuningRecords": "_knowledge.tuning",
@@ -546,7 +546,8 @@ def __getattr__(name: str) -> Any:
         try:
             value = get_op(name).function
         except OperationError:
-            raise AttributeError(f"module 'prism_core' has no attribute {name!r}") from None
+            moved = _MOVED.get(name, "")
+            raise AttributeError(f"module 'prism_core' has no attribute {name!r}{moved}") from None
     else:
         raise AttributeError(f"module 'prism_core' has no attribute {name!r}")
     globals()[name] = value  # later lookups are plain attribute reads

@@ -114,6 +114,21 @@ def prism_variants() -> Sequence[Variant]:  # type: ignore[empty-body]
     """
 
 
+@hookspec(firstresult=True)
+def prism_ranker() -> Any:
+    """Order the eligible candidates of a call beyond their declared priority.
+
+    Called once per plugin set, when a call first has candidates to order; the first plugin
+    that answers ranks every call.  Where none answers, Prism ranks by tuned times, the
+    performance model and execution policies (docs/performance.md).  Return an object with
+    ``rank(request)``, ``revision()`` and ``sizes_matter(op)``, as
+    ``prism_core._dispatch.ranking.Ranker`` describes (docs/architecture.md, "Extension
+    points").
+
+    :returns: the ranker, or ``None`` to leave ranking to another plugin.
+    """
+
+
 @hookspec
 def prism_detect_devices(library: DeviceLibrary) -> Detection:  # type: ignore[empty-body]
     """Detect the devices of this plugin's kind that are present on this host.

@@ -308,7 +308,10 @@ def test_a_warm_first_call_imports_only_what_it_needs(tmp_path: Path) -> None:
         "difflib",
         "logging",
         "concurrent.futures",
-        "prism_core._tuning",
+        # Prism's ranker (prism_core._tuning.ranking) orders matmul's variants here, but the
+        # tuner and the planner are not imported.
+        "prism_core._tuning.tuner",
+        "prism_core._tuning.planner",
         "prism_genomics.result",
         "torch",
         "scipy",
@@ -413,3 +416,17 @@ def test_debug_imports_no_logging() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_first_call_with_nothing_to_rank_imports_no_tuning_code(tmp_path: Path) -> None:
+    """With the builtin plugin alone, matmul has one variant: the first call asks no ranker,
+    and imports nothing of ``prism_core._tuning``."""
+    env = {**os.environ, "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1", "PRISM_CACHE_DIR": str(tmp_path)}
+    code = (
+        "import sys; import numpy as np; import prism_core as p; a = np.ones((4, 4)); "
+        "assert (p.matmul(a, a) == a @ a).all(); "
+        "print(sorted(m for m in sys.modules if m.startswith('prism_core._tuning')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -23,6 +23,7 @@ def test_the_contract_has_the_hooks_of_the_design() -> None:
         "prism_backends",
         "prism_variants",
         "prism_detect_devices",
+        "prism_ranker",
     }
 
 

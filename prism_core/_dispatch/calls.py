@@ -28,7 +28,7 @@ from prism_core._dispatch.fallback import (
 from prism_core._dispatch.interception import LENIENT, PLANNING
 from prism_core._dispatch.moves import NO_MOVES, convert
 from prism_core._dispatch.plans import Plan, build, executor, resolved
-from prism_core._dispatch.ranking import first_use
+from prism_core._dispatch.ranking import ensure_current, first_use
 from prism_core._dispatch.registry import ensure_ready, generation, store_plan, swap_plan
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._errors import describe_exception
@@ -117,7 +117,8 @@ def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
     plan: Plan | None = op._plans.get(key)
     if plan is None:
         keying = op._keying[0]
-        ensure_ready()  # plugins' variants join their ops, tuning records (may bump)
+        ensure_ready()  # plugins' variants join their ops (may bump)
+        ensure_current(op, current_scope())  # the ranker's revision (may bump)
         if op._keying[0] != keying:
             key = plan_key(op, SCOPE.get(), args)
             plan = op._plans.get(key)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from prism_core._contract.variant import VariantImportError
+from prism_core._dispatch import ranking
 from prism_core._dispatch.arguments import ArraySpec, array_args, array_dtypes
 from prism_core._dispatch.decision import Basis, Candidate
 from prism_core._dispatch.eligibility import (
@@ -20,7 +21,6 @@ from prism_core._dispatch.eligibility import (
     verified,
 )
 from prism_core._dispatch.moves import Moves, moves_for
-from prism_core._dispatch.ranking import NOT_TUNED, by_measurement
 from prism_core._dispatch.registry import size_keyed
 
 if TYPE_CHECKING:
@@ -123,8 +123,8 @@ def build(
     has_arrays = any(
         isinstance(a, ArraySpec) or ps.owner(a) is not None for a in array_args(op, args)
     )
-    ranking = []
-    for rank, variant, dev, backend in accepted:
+    order = []
+    for key, variant, dev, backend in accepted:
         own = moves_for(op, backend, dev, args, None)
         stays = not own.converters and (
             has_arrays
@@ -132,9 +132,9 @@ def build(
             or origin is None
             or variant.backend == origin.name
         )
-        ranking.append(((rank[0], 0 if stays else 1, *rank[2:]), variant, dev, backend))
-    ranking.sort(key=lambda item: item[0])
-    ranked = tuple((v, d, b) for _, v, d, b in ranking)
+        order.append(((key[0], 0 if stays else 1, *key[2:]), variant, dev, backend))
+    order.sort(key=lambda item: item[0])
+    ranked = tuple((v, d, b) for _, v, d, b in order)
     # A result made away from the arguments' backend goes back to it, unless the caller named
     # a backend or a device (then results are that backend's arrays), or the op is the way
     # out to NumPy (``to_numpy``'s result is NumPy's whichever backend the argument was).
@@ -154,11 +154,11 @@ def build(
         )
     plan = Plan(ranked, tuple(rejected), scope.simulated, reference, moves, built_at)
     if measured:
-        plan.ranked, plan.basis = by_measurement(op, scope, ranked, args, dtypes, moves)
-        plan.untuned = plan.basis.note.startswith(NOT_TUNED)
-        if plan.basis.decided_by == "modelled" or scope.execution is not None:
-            # Predicted times depend on the size: this op's plans are keyed by size bucket
-            # from now on (this plan, keyed without it, is never looked up again).
+        outcome = ranking.rank(ranking.RankRequest(op, scope, ranked, args, dtypes, moves))
+        plan.ranked, plan.basis, plan.untuned = outcome.order, outcome.basis, outcome.untuned
+        if outcome.by_size:
+            # The order depends on the size: this op's plans are keyed by size bucket from
+            # now on (this plan, keyed without it, is never looked up again).
             size_keyed(op)
     if not scope.simulated:
         plan.ranked, more = verified(plan.ranked)

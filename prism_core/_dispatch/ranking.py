@@ -1,49 +1,155 @@
-"""How eligible candidates are ordered beyond their declared priority: by tuned times (the
-tuner's records), by the performance model's predictions across devices, or by an execution
-policy's limits and priorities.  docs/performance.md says when each applies.
+"""The ranking extension point: how a plan's eligible candidates are ordered beyond their
+declared priority.
+
+Eligibility orders the candidates by the scope's preference, data moves, priority,
+specificity and name (``eligibility.rank_key``).  A ranker may reorder them by what it knows:
+the first a plugin's ``prism_ranker`` hook returns, else Prism's own (:data:`DEFAULT_RANKER`:
+tuned times, the performance model, execution policies).  A ranker is asked for only when a
+call has candidates to order, so a first call with one candidate imports no ranking code.
+docs/architecture.md, "Extension points".
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prism_core._dispatch.arguments import array_args, elements, tuning_dtype
 from prism_core._dispatch.decision import Basis
-from prism_core._dispatch.eligibility import Ranking
-from prism_core._dispatch.moves import NO_MOVES, Moves
 
 if TYPE_CHECKING:
+    from prism_core._dispatch.eligibility import Ranking
+    from prism_core._dispatch.moves import Moves
     from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
-    from prism_core._knowledge.model import PerformanceModel, PerformanceRow
-    from prism_core._knowledge.tuning import TuningEntry, TuningRecords
 
-__all__ = ["NOT_TUNED", "FirstUse", "by_measurement", "first_use", "model_for", "set_first_use"]
+__all__ = [
+    "FirstUse",
+    "RankRequest",
+    "Ranked",
+    "Ranker",
+    "ensure_current",
+    "first_use",
+    "rank",
+    "ranker",
+    "set_first_use",
+]
+
+
+@dataclass(frozen=True)
+class RankRequest:
+    """What a ranker is asked to order: the eligible candidates of one call, best first by
+    declaration, with the call's arguments, their dtypes and each candidate's data moves."""
+
+    op: Op
+    scope: Scope
+    ranked: Ranking
+    args: Sequence[Any]
+    dtypes: Sequence[str]
+    moves: Mapping[str, Moves]
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A ranker's answer: the candidates in its order and what decided it."""
+
+    order: Ranking
+    basis: Basis = field(default_factory=Basis)
+    #: Nothing was measured for this call: tuning on first use, when on, may measure it now.
+    untuned: bool = False
+    #: The order depends on the call's size: the op's plans are keyed by size bucket.
+    by_size: bool = False
+
+
+class Ranker(Protocol):
+    """What a ``prism_ranker`` hook returns."""
+
+    def rank(self, request: RankRequest) -> Ranked:
+        """The candidates of ``request`` in this ranker's order."""
+        ...
+
+    def revision(self) -> object:
+        """An object that changes whenever what the ranker ranks by changes (new
+        measurements): every cached plan is then built again."""
+        ...
+
+    def sizes_matter(self, op: str) -> bool:
+        """Whether the order of ``op``'s candidates depends on the size of a call (its plans
+        are then keyed by size bucket), as of the last ``revision()``.  Dispatch asks while it
+        holds its locks: answer from what is at hand, never load anything."""
+        ...
 
 
 class FirstUse(Protocol):
-    """Tuning on first use (``prism_core.set_autotune(first_use=True)``): called with ``(op,
-    key, args, kwargs)`` when a call's plan has no tuned times; measures within its budget and
-    returns whether it stored any."""
+    """Tuning on first use (``prism_core.tuning.set_autotune(first_use=True)``): called with
+    ``(op, key, args, kwargs)`` when a call's plan has no tuned times; measures within its
+    budget and returns whether it stored any."""
 
     def __call__(self, op: Op, key: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool: ...
 
 
-NOT_TUNED = "not tuned"
+#: Prism's own ranker, ``"module:class"``, made where no plugin's ``prism_ranker`` answers.
+DEFAULT_RANKER = "prism_core._tuning.ranking:MeasuredRanking"
 
 
 class _Installed:
-    """The tuning-on-first-use hook in force (``set_first_use``); ``None``: off."""
+    """The ranker of the current plugin set, and the tuning-on-first-use hook in force."""
 
-    __slots__ = ("first_use",)
+    __slots__ = ("first_use", "plugins", "ranker")
 
     def __init__(self) -> None:
+        self.plugins: object = None
+        self.ranker: Ranker | None = None
         self.first_use: FirstUse | None = None
 
 
 _installed = _Installed()
+
+
+def ranker() -> Ranker:
+    """The ranker in force: the first answer of the plugins' ``prism_ranker`` hook, else
+    :data:`DEFAULT_RANKER`; asked once per plugin set."""
+    from prism_core._knowledge.plugins import plugins
+
+    ps = plugins()
+    chosen = _installed.ranker
+    if chosen is None or _installed.plugins is not ps:
+        chosen = ps.manager.hook.prism_ranker()
+        if chosen is None:
+            import importlib
+
+            module, _, name = DEFAULT_RANKER.partition(":")
+            chosen = getattr(importlib.import_module(module), name)()
+        _installed.ranker, _installed.plugins = chosen, ps
+        _rekey(chosen)
+    return chosen
+
+
+def _rekey(chosen: Ranker) -> None:
+    from prism_core._dispatch.registry import rekey
+
+    rekey(chosen.revision(), chosen.sizes_matter)
+
+
+def ensure_current(op: Op, scope: Scope) -> None:
+    """Key the ops' plans as the ranker in force ranks now (``Ranker.revision``): a new revision
+    (tuning stored, records reloaded) builds every plan again.  Called before a plan is built,
+    so that no plan is dropped while it is built; until a call of an op with several variants
+    (or under an execution policy), there is no ranker to ask."""
+    chosen = _installed.ranker
+    if chosen is None and len(op.variants) < 2 and scope.execution is None:
+        return
+    _rekey(ranker() if chosen is None else chosen)
+
+
+def rank(request: RankRequest) -> Ranked:
+    """``request``'s candidates in the order of the ranker in force.  The declared order
+    stands under ``prefer="reference"`` (which never reorders), and for a single candidate
+    without an execution policy (nothing to order, nothing for a policy to refuse)."""
+    scope = request.scope
+    if scope.prefer == "reference" or (len(request.ranked) < 2 and scope.execution is None):
+        return Ranked(request.ranked)
+    return ranker().rank(request)
 
 
 def set_first_use(hook: FirstUse | None) -> None:
@@ -55,236 +161,3 @@ def set_first_use(hook: FirstUse | None) -> None:
 def first_use() -> FirstUse | None:
     """The tuning-on-first-use hook in force, if any."""
     return _installed.first_use
-
-
-def size_text(bucket: int) -> str:
-    """The element counts of size bucket ``bucket`` (``tuning.bucket_of``)."""
-    return "no elements" if bucket <= 0 else f"{1 << (bucket - 1)} to {(1 << bucket) - 1} elements"
-
-
-def by_measurement(
-    op: Op,
-    scope: Scope,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtypes: list[str],
-    moves: dict[str, Moves],
-) -> tuple[Ranking, Basis]:
-    """The candidates in the order measurements give, and what decided it.
-
-    Tuned times apply when the tuner measured this op on this host for the same device set,
-    variant set, dtype and size bucket (``prism_core._knowledge.tuning``), and only when it
-    found a significant gap (``decided == "measured"``): otherwise the declared order stands.
-    Without tuned times, candidates on different devices are ordered by the performance
-    model's predicted times (a GPU pays the transfer of arguments that are not on it).  Under
-    an execution policy (``execution_policy()``), the policy ranks tuned or predicted times,
-    costs and energies, and a call nothing can run within its limits raises ``PolicyError``.
-    A named backend or device still chooses among its own variants this way; ``prefer=
-    "reference"`` never reorders.
-    """
-    policy = scope.execution
-    if scope.prefer == "reference" or scope.simulated or not ranked:
-        return ranked, Basis()
-    if len(ranked) < 2 and policy is None:
-        return ranked, Basis()
-    dtype = tuning_dtype(dtypes)
-    if dtype is None:
-        return ranked, Basis(note="no tuned times: the arrays have no dtypes")
-    # Mixed dtypes have tuned times (keyed by their signature), but neither a performance
-    # model nor an execution policy to predict with: those keep the declared order.
-    mixed = len(set(dtypes)) > 1
-    if mixed and policy is not None:
-        return ranked, Basis(note="no tuned times: the arrays have mixed dtypes")
-    from prism_core._dispatch.registry import tuned_records
-
-    tuned = tuned_records()
-    device_types = {d.device_type for _, d, _ in ranked if d is not None}
-    devices = "+".join(sorted(device_types))
-    names = tuple(sorted(v.name for v, _, _ in ranked))
-    bucket = sum(elements(a) for a in array_args(op, args)).bit_length()
-    entry = tuned.lookup(op.name, devices, dtype, bucket, names)
-    where = f"{devices}, {dtype}, {size_text(bucket)}"
-    if entry is None and _installed.first_use is None:
-        # The nearest tuned size of the same op, devices, dtype and variants stands in (the
-        # plan key has no size bucket where the tuned choice is the same at every size).
-        same = [
-            e
-            for e in tuned.for_op(op.name)
-            if e.device == devices and e.dtype == dtype and tuple(e.variants) == names
-        ]
-        if same:
-            entry = min(same, key=lambda e: (abs(e.bucket - bucket), e.bucket))
-            where = f"{devices}, {dtype}, {size_text(entry.bucket)} (the nearest tuned size)"
-    position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
-    if policy is not None:
-        return by_policy(op, policy, ranked, args, dtype, moves, entry, where, tuned)
-    if entry is None:
-        if len(device_types) > 1 and not mixed:
-            modelled = by_model(op, ranked, args, dtype, moves, tuned)
-            if modelled is not None:
-                return modelled
-        return ranked, Basis(note=f"{NOT_TUNED} for {where}")
-    times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
-    if entry.decided != "measured":
-        return ranked, Basis(
-            "tie", f"timed on {where}; no variant significantly faster than the declared first",
-            times,
-        )
-    measured = dict(entry.times)
-    # Measured variants by time, then any the tuner could not time, in the declared order.
-    reordered = tuple(
-        sorted(
-            ranked,
-            key=lambda r: (
-                r[0].name not in measured,
-                measured.get(r[0].name, 0.0),
-                position[r[0].name],
-            ),
-        )
-    )
-    return reordered, Basis("measured", f"timed on {where}", times)
-
-
-class _Row:
-    """A candidate as an execution policy sees it: a model row, labelled by variant."""
-
-    __slots__ = ("cost_per_hour", "cost_per_run", "energy_j", "label", "seconds", "throughput")
-
-    def __init__(self, label: str, row: PerformanceRow | _Timed) -> None:
-        self.label = label
-        self.seconds = row.seconds
-        self.throughput = row.throughput
-        self.cost_per_run = row.cost_per_run
-        self.cost_per_hour = row.cost_per_hour
-        self.energy_j = row.energy_j
-
-
-def model_for(tuned: TuningRecords) -> PerformanceModel:
-    """The performance model, calibrated with this host's stored calibration (one per set of
-    records: ``prism bench`` stores it)."""
-    from prism_core._knowledge.model import PerformanceModel
-
-    cached = _models.get(id(tuned))
-    if cached is not None and cached[0] is tuned:
-        return cached[1]
-    try:
-        model = PerformanceModel(tuned.calibration or None)
-    except (TypeError, ValueError):  # a calibration the model rejects: use the descriptions
-        model = PerformanceModel()
-    _models.clear()
-    _models[id(tuned)] = (tuned, model)
-    return model
-
-
-_models: dict[int, tuple[TuningRecords, PerformanceModel]] = {}
-
-
-def predictions(
-    op: Op,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtype: str,
-    moves: dict[str, Moves],
-    tuned: TuningRecords,
-) -> list[PerformanceRow] | str:
-    """Each candidate's model row (its arguments on the host when they must move), or why
-    the model cannot predict them."""
-    from prism_core._knowledge.model import ModelError
-
-    model = model_for(tuned)
-    shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in array_args(op, args)]
-    rows = []
-    for variant, dev, _backend in ranked:
-        if dev is None:
-            return f"{variant.name} runs on no described device"
-        there = not moves.get(variant.name, NO_MOVES).converters
-        try:
-            prediction = model.predict(op.name, shapes, dtype, dev, on_device=there)
-        except (ModelError, ValueError, TypeError) as exc:
-            return str(exc)
-        rows.append(model.row(prediction, name=variant.name))
-    return rows
-
-
-def by_model(
-    op: Op,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtype: str,
-    moves: dict[str, Moves],
-    tuned: TuningRecords,
-) -> tuple[Ranking, Basis] | None:
-    rows = predictions(op, ranked, args, dtype, moves, tuned)
-    if isinstance(rows, str):
-        return None
-    order = sorted(range(len(ranked)), key=lambda i: (rows[i].seconds, i))
-    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
-    return tuple(ranked[i] for i in order), Basis(
-        "modelled", "predicted by the performance model (not tuned for this size)", times
-    )
-
-
-def by_policy(
-    op: Op,
-    policy: ExecutionPolicy,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtype: str,
-    moves: dict[str, Moves],
-    entry: TuningEntry | None,
-    where: str,
-    tuned: TuningRecords,
-) -> tuple[Ranking, Basis]:
-    """The candidates ranked by an execution policy: those meeting its limits first, each
-    group by the policy's priority over tuned times (where measured) or predicted ones."""
-    predicted = predictions(op, ranked, args, dtype, moves, tuned)
-    measured = dict(entry.times) if entry is not None else {}
-    if entry is not None and entry.decided != "measured":
-        # No significant gap: the times within 5 % of the declared first's count as equal.
-        first = measured.get(ranked[0][0].name)
-        if first is not None:
-            measured = {
-                k: (first if abs(v - first) <= 0.05 * first else v) for k, v in measured.items()
-            }
-    rows: list[_Row] = []
-    sources = set()
-    for i, (variant, dev, _backend) in enumerate(ranked):
-        label = f"{variant.name} on {dev.device_type if dev is not None else '?'}"
-        seconds = measured.get(variant.name)
-        if isinstance(predicted, str):
-            if seconds is None:
-                return ranked, Basis(
-                    note=f"policy {policy.describe()}: {variant.name} has no tuned time and the "
-                    f"model cannot predict it ({predicted}); the declared order stands"
-                )
-            row = _Row(label, _Timed(seconds))
-            sources.add("measured")
-        else:
-            model_row = predicted[i]
-            if seconds is not None and model_row.prediction is not None:
-                model_row = model_for(tuned).row(model_row.prediction, seconds=seconds)
-                sources.add("measured")
-            else:
-                sources.add("modelled")
-            row = _Row(label, model_row)
-        rows.append(row)
-    ok = [not policy.misses(r) for r in rows]
-    if not any(ok):
-        policy.choose(rows)  # raises PolicyError naming the best candidate and its misses
-    order = sorted(range(len(rows)), key=lambda i: (not ok[i], policy.key(rows[i])[:-1], i))
-    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
-    decided = "measured" if sources == {"measured"} else "modelled"
-    note = f"policy {policy.describe()}" + (f"; timed on {where}" if measured else "")
-    return tuple(ranked[i] for i in order), Basis(decided, note, times)
-
-
-class _Timed:
-    """A measured time alone (no model row): no throughput, price or energy known."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.throughput = 0.0
-        self.cost_per_run = None
-        self.cost_per_hour = None
-        self.energy_j = None
-

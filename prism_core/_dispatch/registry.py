@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from prism_core._dispatch.decision import Decision
     from prism_core._dispatch.examples import Examples
     from prism_core._knowledge.plugins import PluginSet
-    from prism_core._knowledge.tuning import TuningRecords
 
 __all__ = ["Op", "OpFunction", "OperationError"]
 
@@ -78,17 +77,17 @@ class Op:
         *,
         aliases: Sequence[str] = (),
         array_args: Sequence[int] | None = None,
-        examples: Examples | None = None,
         sequences: Sequence[int] = (),
+        examples: Examples | None = None,
     ) -> None:
         self.name = name
         self.aliases = tuple(aliases)
         self.array_args = None if array_args is None else tuple(array_args)
         #: The positional parameters (among ``array_args``) that take a sequence of arrays
         #: (``stack``'s first): the arrays in it count as the call's array arguments.
+        self.sequences = tuple(sequences)
         #: Its example arguments at a size (:class:`prism_core.backend_kit.Examples`), or None.
         self.examples = examples
-        self.sequences = tuple(sequences)
         self.__doc__ = doc
         self.__name__ = name.rpartition(".")[2]
         self.__qualname__ = self.__name__
@@ -99,8 +98,8 @@ class Op:
         self._plans: dict[Any, Any] = {}
         #: What dispatch keys hold beyond the scope and the argument types (a one-item list,
         #: updated by ``bump``): 0 nothing, 1 the dtypes (a variant depends on them,
-        #: ``dtype_support``), 2 the dtypes and the size bucket (the tuned choice of this op
-        #: depends on the size: ``TuningRecords.sizes_matter``).
+        #: ``dtype_support``), 2 the dtypes and the size bucket (the ranked order of this op
+        #: depends on the size: ``Ranker.sizes_matter``).
         self._keying: list[int] = [0]
         #: What users call (``prism_core.matmul``): a plain function specialised for this op,
         #: because calling a function costs less than calling an object (benchmarks/).
@@ -156,7 +155,15 @@ _aliases: dict[str, str] = {}
 class _State:
     """What the op table's plans depend on, beside the ops themselves."""
 
-    __slots__ = ("by_dtype", "declared", "every_size", "generation", "synced", "tuned")
+    __slots__ = (
+        "by_dtype",
+        "declared",
+        "every_size",
+        "generation",
+        "revision",
+        "sizes_matter",
+        "synced",
+    )
 
     def __init__(self) -> None:
         #: The dispatch generation: read on every plan store.
@@ -165,8 +172,10 @@ class _State:
         self.synced: PluginSet | None = None
         #: Whether the builtin ops of the catalogue are declared.
         self.declared = False
-        #: The tuning records the ops' keying reflects (``_knowledge.tuning.records()``).
-        self.tuned: TuningRecords | None = None
+        #: What the ranker in force ranks by (``Ranker.revision()``), as the keying reflects.
+        self.revision: object = None
+        #: Whether an op's order depends on the size (``Ranker.sizes_matter``); ``None``: never.
+        self.sizes_matter: Callable[[str], bool] | None = None
         #: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of
         #: theirs can run a call depends on its dtypes, so the ops they have variants of key
         #: plans by dtype.
@@ -186,14 +195,16 @@ def key_every_size(on: bool) -> None:
         bump()
 
 
-def tuned_records() -> TuningRecords:
-    """The tuning records the ops' keying reflects: loaded by ``ensure_ready``, else now."""
-    tuned = _state.tuned
-    if tuned is None:
-        from prism_core._knowledge.tuning import records
-
-        return records()
-    return tuned
+def rekey(revision: object, sizes_matter: Callable[[str], bool] | None) -> None:
+    """What the ranker in force ranks by changed (``revision``, as ``Ranker.revision()``): key
+    the plans of each op whose order depends on the size (``sizes_matter``) by size bucket, and
+    build every plan again.  Nothing happens while ``revision`` is the one in force."""
+    if _state.revision is revision:
+        return
+    with lock:
+        _state.revision = revision
+        _state.sizes_matter = sizes_matter
+        bump()
 
 
 def generation() -> int:
@@ -204,9 +215,9 @@ def bump() -> None:
     """Something plans depend on changed: advance the generation, drop every cached plan."""
     with lock:
         _state.generation += 1
-        tuned = _state.tuned
+        sizes_matter = _state.sizes_matter
         for op in _ops.values():
-            if _state.every_size or (tuned is not None and tuned.sizes_matter(op.name)):
+            if _state.every_size or (sizes_matter is not None and sizes_matter(op.name)):
                 op._keying[0] = 2
             else:
                 by_dtype = _state.by_dtype
@@ -386,7 +397,8 @@ def as_op(target: Any) -> Op:
 
 
 def ensure_ready() -> None:
-    """Declare the builtin ops (first call) and join the current plugin set's variants to them.
+    """Declare the builtin ops (first call) and join the current plugin set's variants to them
+    (the ranker's revision is ``ranking.ensure_current``'s).
 
     While this thread is loading a plugin, plugins are not discovered again (they are being
     discovered): ops can be looked up and variants registered, which is all a plugin may do
@@ -400,13 +412,6 @@ def ensure_ready() -> None:
     ps = plugins()
     if _state.synced is not ps:
         sync_plugins(ps)
-    from prism_core._knowledge.tuning import records
-
-    tuned = records()  # loaded once per process; a new object after tuning or a reload
-    if _state.tuned is not tuned:
-        with lock:
-            _state.tuned = tuned
-            bump()
 
 
 def _declare_catalogue() -> None:

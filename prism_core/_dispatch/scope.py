@@ -18,7 +18,6 @@ from prism_core._errors import PrismError, did_you_mean
 
 if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
 
 __all__ = [
     "DeviceNotPresentError",
@@ -27,7 +26,6 @@ __all__ = [
     "checked_backend",
     "current_scope",
     "device",
-    "execution_policy",
     "innermost_block",
     "policy",
     "present_device",
@@ -46,6 +44,15 @@ class DeviceNotPresentError(PrismError, LookupError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class Policy(Protocol):
+    """An execution policy as a scope holds it (``prism_core.ExecutionPolicy``): what the
+    ranker in force ranks by, shown by the scope."""
+
+    def describe(self) -> str: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
 
 
 class Split(Protocol):
@@ -82,8 +89,8 @@ class Scope:
     backend: str | None
     prefer: str
     strict: bool
-    #: The ``ExecutionPolicy`` in force (``execution_policy()``), or ``None``: speed.
-    execution: ExecutionPolicy | None
+    #: The execution policy in force (``execution_policy()``), or ``None``: speed.
+    execution: Policy | None
     #: What this scope splits (``prism_core.splitting()``), or ``None``: the split engine is a
     #: layer above (``prism_core._pipeline.split``), seen here as a :class:`Split`.
     split: Split | None
@@ -99,7 +106,7 @@ class Scope:
         backend: str | None,
         prefer: str,
         strict: bool,
-        execution: ExecutionPolicy | None = None,
+        execution: Policy | None = None,
         split: Split | None = None,
     ) -> Scope:
         key = (_fingerprint(device), simulated, backend, prefer, strict, execution, split)
@@ -393,27 +400,6 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlo
             )
         changes["strict"] = strict
     return ScopeBlock(changes)
-
-
-def execution_policy(policy: Any) -> ScopeBlock:
-    """Choose by ``policy`` (a :class:`prism_core.ExecutionPolicy`) in what follows; ``None``
-    goes back to the default (speed).
-
-    Dispatch then ranks the candidates by the policy's priority over their tuned times where
-    the tuner measured them, else the performance model's predicted times (cost per run from
-    ``cloud_price``, energy from ``tdp_watts``), and a call that no candidate can run within
-    the policy's limits raises :class:`prism_core.PolicyError` naming the best one and by how
-    much it misses.  ``prefer="reference"`` still puts the reference first.
-    """
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
-
-    if policy is not None and not isinstance(policy, ExecutionPolicy):
-        raise TypeError(
-            "execution_policy(): policy must be a prism_core.ExecutionPolicy such as "
-            f"ExecutionPolicy(priority='speed', max_latency_ms=500), or None; got "
-            f"{_describe(policy)}"
-        )
-    return ScopeBlock({"execution": policy})
 
 
 def set_backend(name: str | None) -> None:

@@ -727,9 +727,8 @@ def _predict(
     """The chosen variant's time: tuned where measured, else the model's prediction on its
     device (with the transfer of arguments that must move there), else why neither."""
     from prism_core._dispatch.arguments import array_args
-    from prism_core._dispatch.ranking import model_for
-    from prism_core._dispatch.registry import tuned_records
     from prism_core._knowledge.model import ModelError
+    from prism_core._tuning.ranking import model_for, tuned_records
 
     if decision.chosen is None:
         return None, None, "not predicted: no variant can run it"

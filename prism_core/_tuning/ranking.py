@@ -1,0 +1,333 @@
+"""Prism's own ranking (the kernel's default ranker, where no plugin ranks): a plan's eligible
+candidates ordered by tuned times (the tuner's records), by the performance model's predictions
+across devices, or by an execution policy's limits and priorities, and ``execution_policy()``,
+which puts a policy in force.  docs/performance.md says when each applies; the extension point
+it fills is ``prism_core._dispatch.ranking``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from prism_core._dispatch.arguments import array_args, elements, tuning_dtype
+from prism_core._dispatch.decision import Basis
+from prism_core._dispatch.moves import NO_MOVES, Moves
+from prism_core._dispatch.ranking import Ranked, RankRequest, first_use
+from prism_core._dispatch.scope import ScopeBlock
+
+if TYPE_CHECKING:
+    from prism_core._dispatch.eligibility import Ranking
+    from prism_core._dispatch.registry import Op
+    from prism_core._dispatch.scope import Scope
+    from prism_core._knowledge.execution_policy import ExecutionPolicy
+    from prism_core._knowledge.model import PerformanceModel, PerformanceRow
+    from prism_core._knowledge.tuning import TuningEntry, TuningRecords
+
+__all__ = ["NOT_TUNED", "MeasuredRanking", "execution_policy", "model_for", "tuned_records"]
+
+NOT_TUNED = "not tuned"
+
+
+class MeasuredRanking:
+    """The ranker Prism installs (``prism_ranker``): tuned times, then the model, under the
+    execution policy in force."""
+
+    def rank(self, request: RankRequest) -> Ranked:
+        order, basis = by_measurement(
+            request.op,
+            request.scope,
+            request.ranked,
+            request.args,
+            list(request.dtypes),
+            dict(request.moves),
+        )
+        return Ranked(
+            order,
+            basis,
+            untuned=basis.note.startswith(NOT_TUNED),
+            # Predicted times and policies depend on the size: key the op's plans by size.
+            by_size=basis.decided_by == "modelled" or request.scope.execution is not None,
+        )
+
+    def __init__(self) -> None:
+        self._records: TuningRecords | None = None
+
+    def revision(self) -> object:
+        """The tuning records (a new object once tuning stores, clears or reloads them)."""
+        from prism_core._knowledge.tuning import records
+
+        self._records = records()
+        return self._records
+
+    def sizes_matter(self, op: str) -> bool:
+        """Whether ``op``'s tuned choice differs by size in the records of the last
+        ``revision()`` (never loads them: dispatch asks while it holds its locks)."""
+        held = self._records
+        return held is not None and held.sizes_matter(op)
+
+
+def tuned_records() -> TuningRecords:
+    """This process's tuning records (loaded once; a new object after tuning or a reload)."""
+    from prism_core._knowledge.tuning import records
+
+    return records()
+
+
+def execution_policy(policy: Any) -> ScopeBlock:
+    """Choose by ``policy`` (a :class:`prism_core.ExecutionPolicy`) in what follows; ``None``
+    goes back to the default (speed).
+
+    Dispatch then ranks the candidates by the policy's priority over their tuned times where
+    the tuner measured them, else the performance model's predicted times (cost per run from
+    ``cloud_price``, energy from ``tdp_watts``), and a call that no candidate can run within
+    the policy's limits raises :class:`prism_core.PolicyError` naming the best one and by how
+    much it misses.  ``prefer="reference"`` still puts the reference first.
+    """
+    from prism_core._knowledge.execution_policy import ExecutionPolicy
+
+    if policy is not None and not isinstance(policy, ExecutionPolicy):
+        shown = f"{policy!r} ({type(policy).__name__})"
+        raise TypeError(
+            "execution_policy(): policy must be a prism_core.ExecutionPolicy such as "
+            f"ExecutionPolicy(priority='speed', max_latency_ms=500), or None; got {shown}"
+        )
+    return ScopeBlock({"execution": policy})
+
+
+def size_text(bucket: int) -> str:
+    """The element counts of size bucket ``bucket`` (``tuning.bucket_of``)."""
+    return "no elements" if bucket <= 0 else f"{1 << (bucket - 1)} to {(1 << bucket) - 1} elements"
+
+
+def by_measurement(
+    op: Op,
+    scope: Scope,
+    ranked: Ranking,
+    args: Sequence[Any],
+    dtypes: list[str],
+    moves: dict[str, Moves],
+) -> tuple[Ranking, Basis]:
+    """The candidates in the order measurements give, and what decided it.
+
+    Tuned times apply when the tuner measured this op on this host for the same device set,
+    variant set, dtype and size bucket (``prism_core._knowledge.tuning``), and only when it
+    found a significant gap (``decided == "measured"``): otherwise the declared order stands.
+    Without tuned times, candidates on different devices are ordered by the performance
+    model's predicted times (a GPU pays the transfer of arguments that are not on it).  Under
+    an execution policy (``execution_policy()``), the policy ranks tuned or predicted times,
+    costs and energies, and a call nothing can run within its limits raises ``PolicyError``.
+    A named backend or device still chooses among its own variants this way; ``prefer=
+    "reference"`` never reorders.
+    """
+    policy = scope.execution
+    assert policy is None or isinstance(policy, _policy_type())
+    if scope.prefer == "reference" or scope.simulated or not ranked:
+        return ranked, Basis()
+    if len(ranked) < 2 and policy is None:
+        return ranked, Basis()
+    dtype = tuning_dtype(dtypes)
+    if dtype is None:
+        return ranked, Basis(note="no tuned times: the arrays have no dtypes")
+    # Mixed dtypes have tuned times (keyed by their signature), but neither a performance
+    # model nor an execution policy to predict with: those keep the declared order.
+    mixed = len(set(dtypes)) > 1
+    if mixed and policy is not None:
+        return ranked, Basis(note="no tuned times: the arrays have mixed dtypes")
+    tuned = tuned_records()
+    device_types = {d.device_type for _, d, _ in ranked if d is not None}
+    devices = "+".join(sorted(device_types))
+    names = tuple(sorted(v.name for v, _, _ in ranked))
+    bucket = sum(elements(a) for a in array_args(op, args)).bit_length()
+    entry = tuned.lookup(op.name, devices, dtype, bucket, names)
+    where = f"{devices}, {dtype}, {size_text(bucket)}"
+    if entry is None and first_use() is None:
+        # The nearest tuned size of the same op, devices, dtype and variants stands in (the
+        # plan key has no size bucket where the tuned choice is the same at every size).
+        same = [
+            e
+            for e in tuned.for_op(op.name)
+            if e.device == devices and e.dtype == dtype and tuple(e.variants) == names
+        ]
+        if same:
+            entry = min(same, key=lambda e: (abs(e.bucket - bucket), e.bucket))
+            where = f"{devices}, {dtype}, {size_text(entry.bucket)} (the nearest tuned size)"
+    position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
+    if policy is not None:
+        return by_policy(op, policy, ranked, args, dtype, moves, entry, where, tuned)
+    if entry is None:
+        if len(device_types) > 1 and not mixed:
+            modelled = by_model(op, ranked, args, dtype, moves, tuned)
+            if modelled is not None:
+                return modelled
+        return ranked, Basis(note=f"{NOT_TUNED} for {where}")
+    times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
+    if entry.decided != "measured":
+        return ranked, Basis(
+            "tie", f"timed on {where}; no variant significantly faster than the declared first",
+            times,
+        )
+    measured = dict(entry.times)
+    # Measured variants by time, then any the tuner could not time, in the declared order.
+    reordered = tuple(
+        sorted(
+            ranked,
+            key=lambda r: (
+                r[0].name not in measured,
+                measured.get(r[0].name, 0.0),
+                position[r[0].name],
+            ),
+        )
+    )
+    return reordered, Basis("measured", f"timed on {where}", times)
+
+
+class _Row:
+    """A candidate as an execution policy sees it: a model row, labelled by variant."""
+
+    __slots__ = ("cost_per_hour", "cost_per_run", "energy_j", "label", "seconds", "throughput")
+
+    def __init__(self, label: str, row: PerformanceRow | _Timed) -> None:
+        self.label = label
+        self.seconds = row.seconds
+        self.throughput = row.throughput
+        self.cost_per_run = row.cost_per_run
+        self.cost_per_hour = row.cost_per_hour
+        self.energy_j = row.energy_j
+
+
+def model_for(tuned: TuningRecords) -> PerformanceModel:
+    """The performance model, calibrated with this host's stored calibration (one per set of
+    records: ``prism bench`` stores it)."""
+    from prism_core._knowledge.model import PerformanceModel
+
+    cached = _models.get(id(tuned))
+    if cached is not None and cached[0] is tuned:
+        return cached[1]
+    try:
+        model = PerformanceModel(tuned.calibration or None)
+    except (TypeError, ValueError):  # a calibration the model rejects: use the descriptions
+        model = PerformanceModel()
+    _models.clear()
+    _models[id(tuned)] = (tuned, model)
+    return model
+
+
+_models: dict[int, tuple[TuningRecords, PerformanceModel]] = {}
+
+
+def predictions(
+    op: Op,
+    ranked: Ranking,
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    tuned: TuningRecords,
+) -> list[PerformanceRow] | str:
+    """Each candidate's model row (its arguments on the host when they must move), or why
+    the model cannot predict them."""
+    from prism_core._knowledge.model import ModelError
+
+    model = model_for(tuned)
+    shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in array_args(op, args)]
+    rows = []
+    for variant, dev, _backend in ranked:
+        if dev is None:
+            return f"{variant.name} runs on no described device"
+        there = not moves.get(variant.name, NO_MOVES).converters
+        try:
+            prediction = model.predict(op.name, shapes, dtype, dev, on_device=there)
+        except (ModelError, ValueError, TypeError) as exc:
+            return str(exc)
+        rows.append(model.row(prediction, name=variant.name))
+    return rows
+
+
+def by_model(
+    op: Op,
+    ranked: Ranking,
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    tuned: TuningRecords,
+) -> tuple[Ranking, Basis] | None:
+    rows = predictions(op, ranked, args, dtype, moves, tuned)
+    if isinstance(rows, str):
+        return None
+    order = sorted(range(len(ranked)), key=lambda i: (rows[i].seconds, i))
+    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
+    return tuple(ranked[i] for i in order), Basis(
+        "modelled", "predicted by the performance model (not tuned for this size)", times
+    )
+
+
+def by_policy(
+    op: Op,
+    policy: ExecutionPolicy,
+    ranked: Ranking,
+    args: Sequence[Any],
+    dtype: str,
+    moves: dict[str, Moves],
+    entry: TuningEntry | None,
+    where: str,
+    tuned: TuningRecords,
+) -> tuple[Ranking, Basis]:
+    """The candidates ranked by an execution policy: those meeting its limits first, each
+    group by the policy's priority over tuned times (where measured) or predicted ones."""
+    predicted = predictions(op, ranked, args, dtype, moves, tuned)
+    measured = dict(entry.times) if entry is not None else {}
+    if entry is not None and entry.decided != "measured":
+        # No significant gap: the times within 5 % of the declared first's count as equal.
+        first = measured.get(ranked[0][0].name)
+        if first is not None:
+            measured = {
+                k: (first if abs(v - first) <= 0.05 * first else v) for k, v in measured.items()
+            }
+    rows: list[_Row] = []
+    sources = set()
+    for i, (variant, dev, _backend) in enumerate(ranked):
+        label = f"{variant.name} on {dev.device_type if dev is not None else '?'}"
+        seconds = measured.get(variant.name)
+        if isinstance(predicted, str):
+            if seconds is None:
+                return ranked, Basis(
+                    note=f"policy {policy.describe()}: {variant.name} has no tuned time and the "
+                    f"model cannot predict it ({predicted}); the declared order stands"
+                )
+            row = _Row(label, _Timed(seconds))
+            sources.add("measured")
+        else:
+            model_row = predicted[i]
+            if seconds is not None and model_row.prediction is not None:
+                model_row = model_for(tuned).row(model_row.prediction, seconds=seconds)
+                sources.add("measured")
+            else:
+                sources.add("modelled")
+            row = _Row(label, model_row)
+        rows.append(row)
+    ok = [not policy.misses(r) for r in rows]
+    if not any(ok):
+        policy.choose(rows)  # raises PolicyError naming the best candidate and its misses
+    order = sorted(range(len(rows)), key=lambda i: (not ok[i], policy.key(rows[i])[:-1], i))
+    times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
+    decided = "measured" if sources == {"measured"} else "modelled"
+    note = f"policy {policy.describe()}" + (f"; timed on {where}" if measured else "")
+    return tuple(ranked[i] for i in order), Basis(decided, note, times)
+
+
+class _Timed:
+    """A measured time alone (no model row): no throughput, price or energy known."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.throughput = 0.0
+        self.cost_per_run = None
+        self.cost_per_hour = None
+        self.energy_j = None
+
+
+
+def _policy_type() -> type[ExecutionPolicy]:
+    from prism_core._knowledge.execution_policy import ExecutionPolicy
+
+    return ExecutionPolicy
