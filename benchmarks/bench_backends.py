@@ -137,7 +137,7 @@ def main() -> None:
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
 
-    installed = [b for b in prism.backends() if b.available]
+    installed = [b for b in prism.extending.backends() if b.available]
     if args.backends is not None:
         installed = [b for b in installed if b.name in args.backends.split(",")]
     if args.device.startswith("cuda"):

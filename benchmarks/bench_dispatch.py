@@ -66,7 +66,7 @@ def bench_prism_can_run(number: int, rounds: int) -> dict[str, Any]:
 
     name = f"bench_checked_{os.getpid()}"
 
-    @prism_core.operation(name=name, array_args=(0, 1))
+    @prism_core.extending.operation(name=name, array_args=(0, 1))
     def checked(a: Any, b: Any) -> Any:
         return np.matmul(a, b)
 
@@ -131,7 +131,7 @@ def bench_first_decision(variants: int, repeats: int) -> dict[str, Any]:
 
     name = f"bench_many_{os.getpid()}"
 
-    @prism_core.operation(name=name, array_args=(0,))
+    @prism_core.extending.operation(name=name, array_args=(0,))
     def many(x: Any) -> Any:
         return x
 

@@ -92,8 +92,8 @@ def main() -> int:
             "python": platform.python_version(),
             "machine": platform.machine(),
             "cpus": len(os.sched_getaffinity(0)),
-            "devices": [d.device_type for d in prism.present_devices().devices],
-            "backends": {b.name: b.version for b in prism.backends() if b.available},
+            "devices": [d.device_type for d in prism.hardware.present_devices().devices],
+            "backends": {b.name: b.version for b in prism.extending.backends() if b.available},
         },
         "scoring": "match 2, mismatch -3, gap open 5, gap extend 2 (a gap of L costs 5 + 2 (L-1))",
     }

@@ -84,11 +84,11 @@ def main() -> int:
 
     import prism_core as prism
 
-    present = prism.present_devices().devices
+    present = prism.hardware.present_devices().devices
     cpu = next((d.description for d in present if d.description.kind == "cpu"), None)
     gpu = next((d.description for d in present if d.description.kind == "gpu"), None)
     if args.simulate is not None:
-        gpu = prism.get_device(args.simulate)
+        gpu = prism.hardware.get_device(args.simulate)
         print(f"bench_offload: {gpu.device_type} SIMULATED: a dry run; no GPU time is measured")
     if gpu is None or cpu is None:
         print(
@@ -97,7 +97,7 @@ def main() -> int:
             + "); bench_offload measures offloading to a real GPU"
         )
         return 0
-    model = prism.PerformanceModel(prism.TuningStore().load().calibration or None)
+    model = prism.tuning.PerformanceModel(prism.tuning.TuningStore().load().calibration or None)
     rows: list[dict[str, Any]] = []
     rng = random.Random(0)
     for op in args.ops.split(","):

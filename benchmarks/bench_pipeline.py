@@ -157,8 +157,8 @@ def main() -> int:
     results["added_inside_ns"] = (times["inside a stage"] - times["np.matmul"]) * 1e9
 
     # 2. recording a moved argument (numpy -> torch, zero copy)
-    torch_ok = "torch" in prism.plugins().backends and bool(
-        prism.plugins().backends["torch"].availability()
+    torch_ok = "torch" in prism.extending.plugins().backends and bool(
+        prism.extending.plugins().backends["torch"].availability()
     )
     if torch_ok:
         add = prism.add

@@ -1,6 +1,6 @@
 """The heterogeneous split against each of its targets alone.
 
-A large batched op is split across two backends (``prism.split``) and timed against each
+A large batched op is split across two backends (``prism.pipelines.split``) and timed against each
 backend running the whole op alone, interleaved round by round (the machine is shared: a drift
 hits every configuration alike), the minimum over the rounds.  What is reported is the speedup
 of the split over the *better* single one, and how much of the split's time is its own cost.
@@ -83,7 +83,7 @@ def case(
     import prism_core as prism
 
     def run(targets: list[Any], ratio: Any = None, share: bool = True) -> Callable[[], Any]:
-        return lambda: prism.split(
+        return lambda: prism.pipelines.split(
             op, *args, targets=targets, ratio=ratio, share_threads=share, **kwargs
         )
 
@@ -107,10 +107,12 @@ def case(
     # One record per split configuration, for the parts' sizes, threads and gather time.
     records = {}
     for rname, ratio in ratios.items():
-        _, rec = prism.split(op, *args, targets=targets, ratio=ratio, return_record=True, **kwargs)
+        _, rec = prism.pipelines.split(
+            op, *args, targets=targets, ratio=ratio, return_record=True, **kwargs
+        )
         records[rname] = rec.as_dict()
-    reference = prism.split(op, *args, targets=[targets[0]], **kwargs)
-    check = prism.split(op, *args, targets=targets, **kwargs)
+    reference = prism.pipelines.split(op, *args, targets=[targets[0]], **kwargs)
+    check = prism.pipelines.split(op, *args, targets=targets, **kwargs)
     # Relative to the largest value: an element near 0 (sums that cancel) has no relative
     # accuracy to speak of, in any correct float32 product.
     rtol = 1e-3 if args[0].dtype == np.float32 else 1e-9
@@ -133,8 +135,10 @@ def overhead(rounds: int, targets: list[str]) -> dict[str, Any]:
 
     x = np.ones((64, 64))
     configs: dict[str, Callable[[], Any]] = {"plain prism.exp": lambda: prism.exp(x)}
-    configs["split, 1 target"] = lambda: prism.split("exp", x, targets=targets[:1])
-    configs[f"split across {', '.join(targets)}"] = lambda: prism.split("exp", x, targets=targets)
+    configs["split, 1 target"] = lambda: prism.pipelines.split("exp", x, targets=targets[:1])
+    configs[f"split across {', '.join(targets)}"] = lambda: prism.pipelines.split(
+        "exp", x, targets=targets
+    )
     times: dict[str, float] = {}
     for _ in range(3):  # a small op: many calls per round, min of rounds
         per = interleaved({k: _repeat(v, 200) for k, v in configs.items()}, rounds)
@@ -189,7 +193,7 @@ def cuda_case(rounds: int) -> dict[str, Any]:
         }
     import prism_core as prism
 
-    gpus = [d for d in prism.present_devices().devices if d.description.kind == "gpu"]
+    gpus = [d for d in prism.hardware.present_devices().devices if d.description.kind == "gpu"]
     if not gpus:
         return {"skipped": "torch sees a GPU but Prism detects none (see `prism doctor`)"}
     gpu = gpus[0].description.device_type
@@ -220,8 +224,8 @@ def render(meta: dict[str, Any], results: dict[str, Any]) -> str:
         f"{meta['seconds']:.0f} s in all. Load average at the end: {meta['load']}.",
         "",
         "Speedup: the better single target's time over the split's (above 1: the split is "
-        "faster). *alone*: the whole op through `prism.split` with that one target (the same "
-        "path as the split, the result brought back to NumPy).",
+        "faster). *alone*: the whole op through `prism.pipelines.split` with that one target "
+        "(the same path as the split, the result brought back to NumPy).",
         "",
     ]
     for c in results.get("cases", []):

@@ -272,7 +272,7 @@ def main() -> int:
             "python": platform.python_version(),
             "machine": platform.machine(),
             "cpus": len(os.sched_getaffinity(0)),
-            "devices": [d.device_type for d in prism.present_devices().devices],
+            "devices": [d.device_type for d in prism.hardware.present_devices().devices],
             "parasail": parasail.__version__,
             "parasail_library": ".".join(str(v) for v in parasail.version()),
         },

@@ -67,7 +67,7 @@ def main() -> int:
     began = time.perf_counter()
     report = run_bench(quick=args.quick, ops=OPS, budget_s=args.budget)
     tuned_s = time.perf_counter() - began
-    backends = [b.name for b in prism.backends() if b.available]
+    backends = [b.name for b in prism.extending.backends() if b.available]
     rows: list[dict[str, Any]] = []
     for r in report.rows:
         fn = prism.get_op(r.op).function
@@ -123,7 +123,7 @@ def main() -> int:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
-        "backends": {b.name: b.version for b in prism.backends() if b.available},
+        "backends": {b.name: b.version for b in prism.extending.backends() if b.available},
         "quick": args.quick,
         "tuning_seconds": round(tuned_s, 1),
         "total_seconds": round(time.perf_counter() - began, 1),

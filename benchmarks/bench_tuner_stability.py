@@ -107,7 +107,7 @@ def main() -> int:
         "date": time.strftime("%Y-%m-%d"),
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
-        "backends": {b.name: b.version for b in prism.backends() if b.available},
+        "backends": {b.name: b.version for b in prism.extending.backends() if b.available},
         "repeats": args.repeats,
         "budget_s": args.budget,
         "seconds": round(time.perf_counter() - began, 1),

@@ -102,7 +102,7 @@ def render_families() -> str:
 
     # The bundled plugins, whatever the environment says of autoloading (the test suite's
     # turns it off): the tables are of what they provide.
-    prism_core.reload_plugins(prism_core.PluginSettings(allow=BACKENDS[1:]))
+    prism_core.extending.reload_plugins(prism_core.extending.PluginSettings(allow=BACKENDS[1:]))
     parts = [FAMILIES_START]
     total = 0
     for family, rows in FAMILIES.items():

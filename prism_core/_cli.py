@@ -352,7 +352,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._dispatch.arguments import ArraySpec
     from prism_core._dispatch.explain import array_parameters, arrays_taken
     from prism_core._dispatch.ops import OperationError, explain, get_op
-    from prism_core._dispatch.scope import DeviceNotPresentError, device, policy, use_backend
+    from prism_core._dispatch.scope import DeviceNotPresentError, choosing, device, use_backend
     from prism_core._errors import UnknownDeviceError
 
     try:
@@ -413,7 +413,7 @@ def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             except PrismError as exc:  # unknown or unavailable backend
                 raise UsageError(str(exc)) from None
         if args.prefer:
-            stack.enter_context(policy(prefer=args.prefer))
+            stack.enter_context(choosing(prefer=args.prefer))
         if op.array_args == ():
             decision = explain(op, shapes[0] if shapes else ())
         else:

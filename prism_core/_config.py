@@ -37,6 +37,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from prism_core._public import home
+
 __all__ = [
     "ENVIRONMENT_VARIABLES",
     "cache_dir",
@@ -140,11 +142,11 @@ def _names(variable: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip() for n in raw.split(",") if n.strip()))
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class PluginSettings:
     """The plugin switches in effect (from the environment unless given explicitly)."""
 
-    __module__ = "prism_core"
 
     strict: bool = False
     autoload: bool = True

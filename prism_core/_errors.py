@@ -9,6 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prism_core._public import home
+
 __all__ = [
     "DeviceFileError",
     "PrismError",
@@ -21,6 +23,7 @@ __all__ = [
 ]
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True, order=True)
 class Problem:
     """One thing wrong with one input, located as precisely as it can be.
@@ -35,7 +38,6 @@ class Problem:
     json_path: str = "$"
     message: str = field(default="", compare=True)
 
-    __module__ = "prism_core"
 
     def __str__(self) -> str:
         where = self.file or "<input>"
@@ -67,10 +69,10 @@ class PrismWarning(UserWarning):
     __module__ = "prism_core"
 
 
+@home("prism_core.hardware")
 class DeviceFileError(PrismError, ValueError):
     """One or more device files are invalid.  ``problems`` lists every problem, sorted."""
 
-    __module__ = "prism_core"
 
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: tuple[Problem, ...] = tuple(sorted(problems))
@@ -79,10 +81,10 @@ class DeviceFileError(PrismError, ValueError):
         super().__init__("\n".join([head, *(f"  {p}" for p in self.problems)]))
 
 
+@home("prism_core.hardware")
 class UnknownDeviceError(PrismError, LookupError):
     """A device type was asked for that no loaded description defines."""
 
-    __module__ = "prism_core"
 
     def __init__(self, device_type: str, known: Sequence[str]) -> None:
         self.device_type = device_type
@@ -97,10 +99,10 @@ class UnknownDeviceError(PrismError, LookupError):
         return str(self.args[0])
 
 
+@home("prism_core.hardware")
 class RequirementError(PrismError, ValueError):
     """A requirement mapping is malformed (not merely unmet)."""
 
-    __module__ = "prism_core"
 
 
 def debug(message: str, *args: object) -> None:

@@ -1,7 +1,7 @@
 """The plugin contract: the hooks a Prism plugin may implement.
 
-A plugin is a module (or any object) with functions marked ``@prism_core.hookimpl`` whose names
-are the hook names below.  Third-party plugins are found through the entry-point group
+A plugin is a module (or any object) with functions marked ``@prism_core.extending.hookimpl`` whose
+names are the hook names below.  Third-party plugins are found through the entry-point group
 ``prism.plugins``::
 
     # pyproject.toml of prism-plugin-acme
@@ -12,7 +12,7 @@ and ``prism_plugin_acme/plugin.py`` implements some of these hooks::
 
     import prism_core
 
-    @prism_core.hookimpl
+    @prism_core.extending.hookimpl
     def prism_hardware_dirs():
         return [Path(__file__).parent / "hardware"]
 
@@ -54,7 +54,7 @@ __all__ = ["PROJECT", "hookimpl", "hookspec"]
 #: The pluggy project name of Prism's hooks.
 PROJECT = "prism"
 hookspec = pluggy.HookspecMarker(PROJECT)
-#: The marker plugins put on their hook implementations (``@prism_core.hookimpl``).
+#: The marker plugins put on their hook implementations (``@prism_core.extending.hookimpl``).
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
@@ -87,12 +87,12 @@ def prism_hardware_dirs() -> Sequence[str | PathLike[str]]:  # type: ignore[empt
 def prism_backends() -> Sequence[Backend]:  # type: ignore[empty-body]
     """Contribute backends: the runtimes that execute operations on devices.
 
-    Return :class:`prism_core.Backend` instances.  Creating one must be cheap: import the
-    framework in :meth:`~prism_core.Backend.availability` and the array methods, not in
+    Return :class:`prism_core.extending.Backend` instances.  Creating one must be cheap: import the
+    framework in :meth:`~prism_core.extending.Backend.availability` and the array methods, not in
     ``__init__``.  Backend names are unique across plugins; a second backend with a taken name
     fails its plugin.
 
-    :returns: a sequence of :class:`prism_core.Backend`.
+    :returns: a sequence of :class:`prism_core.extending.Backend`.
     """
 
 
@@ -100,9 +100,9 @@ def prism_backends() -> Sequence[Backend]:  # type: ignore[empty-body]
 def prism_variants() -> Sequence[Variant]:  # type: ignore[empty-body]
     """Contribute variants of operations: implementations with requirements on the device.
 
-    Called once at discovery time.  Return :class:`prism_core.Variant` instances.  Each names
-    the operation it implements (``"matmul"``), the backend it runs on, a requirement mapping on
-    the device (see docs/device-files.md, "Requirements") and a priority, and optionally a
+    Called once at discovery time.  Return :class:`prism_core.extending.Variant` instances.  Each
+    names the operation it implements (``"matmul"``), the backend it runs on, a requirement mapping
+    on the device (see docs/device-files.md, "Requirements") and a priority, and optionally a
     per-call check of the arguments (``can_run``) and ``dtype_support`` (the device must
     accelerate the op in the arguments' data type).  The variants join their operations when
     plugins are discovered: for every call, dispatch ranks them with the op's other variants
@@ -110,7 +110,7 @@ def prism_variants() -> Sequence[Variant]:  # type: ignore[empty-body]
     (docs/dispatch.md).  Name implementations as ``"module:attribute"`` strings, so that
     discovery imports no framework.
 
-    :returns: a sequence of :class:`prism_core.Variant`.
+    :returns: a sequence of :class:`prism_core.extending.Variant`.
     """
 
 
@@ -141,6 +141,7 @@ def prism_detect_devices(library: DeviceLibrary) -> Detection:  # type: ignore[e
     it: a device two plugins report with one UUID is present once, as the first plugin's.
 
     :param library: the device library, to check that the device types you report exist.
-    :returns: a :class:`prism_core.Detection` listing :class:`prism_core.DetectedDevice` (each
+    :returns: a :class:`prism_core.extending.Detection` listing
+    :class:`prism_core.extending.DetectedDevice` (each
         names the ``device_type`` of its description) and, when the list is empty, a ``reason``.
     """

@@ -153,7 +153,7 @@ def match_product_name(name: str, patterns: Sequence[tuple[str, re.Pattern[str]]
 
 
 def detection_from_smi(text: str, library: Any) -> Detection:
-    """The :class:`prism_core.Detection` for the output of :data:`NVIDIA_SMI_COMMAND`."""
+    """The :class:`prism_core.extending.Detection` for the output of :data:`NVIDIA_SMI_COMMAND`."""
     gpus, unreadable = parse_nvidia_smi(text)
     patterns = _product_patterns(library)
     devices: list[DetectedDevice] = []

@@ -22,14 +22,14 @@ import prism_core
 FLOATING = frozenset({"float64", "float32", "complex128", "complex64"})
 
 
-class FloatsBackend(prism_core.Backend):
+class FloatsBackend(prism_core.extending.Backend):
     name = "floats"
     priority = -10
     description = "NumPy's floating-point arrays only (tests only)"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism_core.Availability:
-        return prism_core.Availability(True, version=np.__version__)
+    def availability(self) -> prism_core.extending.Availability:
+        return prism_core.extending.Availability(True, version=np.__version__)
 
     def dtypes(self, device: Any = None) -> frozenset[str] | None:
         return FLOATING
@@ -66,15 +66,15 @@ def sum_(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = Fal
     return np.sum(x, axis=axis, dtype=dt, keepdims=keepdims)
 
 
-@prism_core.hookimpl
-def prism_backends() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends() -> Sequence[prism_core.extending.Backend]:
     return [FloatsBackend(), LooseFloatsBackend()]
 
 
-@prism_core.hookimpl
-def prism_variants() -> Sequence[prism_core.Variant]:
+@prism_core.extending.hookimpl
+def prism_variants() -> Sequence[prism_core.extending.Variant]:
     return [
-        prism_core.Variant(op, fn, backend=backend, priority=-10, name=f"{backend}.{op}")
+        prism_core.extending.Variant(op, fn, backend=backend, priority=-10, name=f"{backend}.{op}")
         for backend in ("floats", "loosefloats")
         for op, fn in (("add", add), ("sum", sum_))
     ]

@@ -62,7 +62,7 @@ def autoload_settings(**options: object) -> object:
     (for tests of discovery itself, whose expectations are about their own test plugins)."""
     import prism_core
 
-    return prism_core.PluginSettings(block=BUNDLED_PLUGINS, **options)  # type: ignore[arg-type]
+    return prism_core.extending.PluginSettings(block=BUNDLED_PLUGINS, **options)  # type: ignore[arg-type]
 
 
 def autoload_env(**extra: str) -> dict[str, str]:
@@ -131,11 +131,11 @@ def load_bundled_plugin(name: str) -> Any:
     """Load the installed plugin ``name`` (one of :data:`BUNDLED_PLUGINS`) through its entry
     point, the only one (the suite's environment loads no plugin by itself), or skip the test
     saying it is not installed; the caller reloads the plugins afterwards
-    (``prism_core.reload_plugins()``).  Returns the plugin set."""
-    ps = prism_core.reload_plugins(prism_core.PluginSettings(allow=(name,)))
+    (``prism_core.extending.reload_plugins()``).  Returns the plugin set."""
+    ps = prism_core.extending.reload_plugins(prism_core.extending.PluginSettings(allow=(name,)))
     record = ps.records.get(name)
     if record is None or record.status != "loaded":
-        prism_core.reload_plugins()
+        prism_core.extending.reload_plugins()
         pytest.skip(f"prism-plugin-{name} is not installed and loadable in this environment")
     return ps
 
@@ -147,4 +147,4 @@ def torch_plugin() -> Iterator[Any]:
     torch = pytest.importorskip("torch", reason="the torch backend's variants need torch")
     load_bundled_plugin("torch")
     yield torch
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()

@@ -14,14 +14,14 @@ import numpy as np
 import prism_core
 
 
-class LoopbackBackend(prism_core.Backend):
+class LoopbackBackend(prism_core.extending.Backend):
     name = "loopback"
     priority = 5
     description = "NumPy pretending to drive every device (tests only)"
     drives: Mapping[str, Any] = MappingProxyType({})
 
-    def availability(self) -> prism_core.Availability:
-        return prism_core.Availability(True, version=np.__version__)
+    def availability(self) -> prism_core.extending.Availability:
+        return prism_core.extending.Availability(True, version=np.__version__)
 
     def is_native(self, value: Any) -> bool:
         return isinstance(value, (np.ndarray, np.generic)) or not hasattr(value, "__dlpack__")
@@ -96,15 +96,15 @@ def big_only(a: Any, b: Any) -> bool | str:
     return True if size >= 100 else f"too small ({size} elements)"
 
 
-@prism_core.hookimpl
-def prism_backends() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends() -> Sequence[prism_core.extending.Backend]:
     return [LoopbackBackend(), WrappedBackend()]
 
 
-@prism_core.hookimpl
-def prism_variants() -> Sequence[prism_core.Variant]:
+@prism_core.extending.hookimpl
+def prism_variants() -> Sequence[prism_core.extending.Variant]:
     return [
-        prism_core.Variant(
+        prism_core.extending.Variant(
             "matmul",
             tensor_core_matmul,
             backend="loopback",
@@ -113,7 +113,7 @@ def prism_variants() -> Sequence[prism_core.Variant]:
             priority=10,
             name="loopback.tensor_core_matmul",
         ),
-        prism_core.Variant(
+        prism_core.extending.Variant(
             "add", big_add, backend="wrapped", priority=50, can_run=big_only, name="wrapped.add"
         ),
     ]

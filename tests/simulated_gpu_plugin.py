@@ -20,14 +20,14 @@ import prism_core
 from tests.loopback_plugin import Wrapped
 
 
-class SimulatedGpuBackend(prism_core.Backend):
+class SimulatedGpuBackend(prism_core.extending.Backend):
     name = "simgpu"
     priority = 0
     description = "NumPy behind a GPU's array type, on a simulated H100 (tests only)"
     drives: Mapping[str, Any] = MappingProxyType({"vendor": "nvidia"})
 
-    def availability(self) -> prism_core.Availability:
-        return prism_core.Availability(True, version=np.__version__)
+    def availability(self) -> prism_core.extending.Availability:
+        return prism_core.extending.Availability(True, version=np.__version__)
 
     def owns(self, value: Any) -> bool:
         return isinstance(value, Wrapped)
@@ -52,22 +52,24 @@ def gpu_matmul(a: Any, b: Any) -> Any:
     return Wrapped(a.data @ b.data)
 
 
-@prism_core.hookimpl
-def prism_detect_devices(library: Any) -> prism_core.Detection:
-    return prism_core.Detection(
+@prism_core.extending.hookimpl
+def prism_detect_devices(library: Any) -> prism_core.extending.Detection:
+    return prism_core.extending.Detection(
         (
-            prism_core.DetectedDevice(
+            prism_core.extending.DetectedDevice(
                 "nvidia.h100-pcie", index=0, name="simulated H100", uuid="GPU-sim"
             ),
         )
     )
 
 
-@prism_core.hookimpl
-def prism_backends() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends() -> Sequence[prism_core.extending.Backend]:
     return [SimulatedGpuBackend()]
 
 
-@prism_core.hookimpl
-def prism_variants() -> Sequence[prism_core.Variant]:
-    return [prism_core.Variant("matmul", gpu_matmul, backend="simgpu", name="simgpu.matmul")]
+@prism_core.extending.hookimpl
+def prism_variants() -> Sequence[prism_core.extending.Variant]:
+    return [
+        prism_core.extending.Variant("matmul", gpu_matmul, backend="simgpu", name="simgpu.matmul")
+    ]

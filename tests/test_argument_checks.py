@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import prism_core as prism
-from prism_core import ArraySpec, RequirementError, get_device
+from prism_core import ArraySpec
+from prism_core.hardware import RequirementError, get_device
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +45,24 @@ def h100() -> Any:
             r"use_backend\(\): name must be a backend name .* got None",
         ),
         (
-            lambda: prism.policy(prefer=5),
+            lambda: prism.choosing(prefer=5),
             TypeError,
-            r"policy\(\): prefer must be one of 'performance', 'reference' .* got 5 \(int\)",
+            r"choosing\(\): prefer must be one of 'performance', 'reference' .* got 5 \(int\)",
         ),
         (
-            lambda: prism.policy(prefer="referenc"),
+            lambda: prism.choosing(prefer="referenc"),
             ValueError,
             r"prefer='referenc' is not a policy \(did you mean 'reference'\?\)",
         ),
         (
-            lambda: prism.policy(strict="no"),
+            lambda: prism.choosing(strict="no"),
             TypeError,
-            r"policy\(\): strict must be True or False .* got 'no' \(str\)",
+            r"choosing\(\): strict must be True or False .* got 'no' \(str\)",
         ),
         (
-            lambda: prism.policy(strict=1),
+            lambda: prism.choosing(strict=1),
             TypeError,
-            r"policy\(\): strict must be True or False .* got 1 \(int\)",
+            r"choosing\(\): strict must be True or False .* got 1 \(int\)",
         ),
     ],
 )
@@ -72,19 +73,19 @@ def test_scope_arguments_are_checked_when_called(call: Any, error: Any, message:
 
 
 def test_named_devices_and_backends_are_resolved_when_called() -> None:
-    with pytest.raises(prism.UnknownDeviceError, match=r"did you mean 'nvidia\.h100-sxm'"):
+    with pytest.raises(prism.hardware.UnknownDeviceError, match=r"did you mean 'nvidia\.h100-sxm'"):
         prism.device("nvidia.h100-sx")
     with pytest.raises(prism.DeviceNotPresentError, match="simulate=True"):
         prism.device("nvidia.h100-sxm")
-    with pytest.raises(prism.PluginError, match="did you mean 'numpy'"):
+    with pytest.raises(prism.extending.PluginError, match="did you mean 'numpy'"):
         prism.use_backend("numpi")
 
 
 def test_strict_is_a_real_bool_and_false_turns_it_off() -> None:
     base = prism.current_scope()
-    with prism.policy(strict=True):
+    with prism.choosing(strict=True):
         assert prism.current_scope().strict is True
-        with prism.policy(strict=False):
+        with prism.choosing(strict=False):
             assert prism.current_scope().strict is False
     assert prism.current_scope() is base
 
@@ -163,7 +164,7 @@ def test_satisfies_needs_a_mapping(h100: Any) -> None:
     ):
         h100.satisfies(["vendor"])
     with pytest.raises(RequirementError, match=r"got 'vendor' \(str\)"):
-        prism.Requirement("vendor")  # type: ignore[arg-type]
+        prism.hardware.Requirement("vendor")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -231,7 +232,7 @@ SPECS: list[Any] = [
 
 def test_has_feature_is_the_feature_clause_of_a_requirement() -> None:
     names = ["tensor_cores", "tma", "amx", "avx512", "sve", "matrix_cores", "no_such_feature"]
-    for dev in prism.devices(include_abstract=True):
+    for dev in prism.hardware.devices(include_abstract=True):
         for name in [*names, *dev.features]:
             for spec in SPECS:
                 clause = True if spec is None else spec

@@ -61,7 +61,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     pytest.importorskip("torch", reason="the torch backend's variants need torch")
     load_bundled_plugin("torch")
     yield "torch"
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()
 
 
 def call(backend: str, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -55,7 +55,7 @@ def test_an_absent_accelerator_is_named_with_the_way_to_simulate_it(name: str) -
 def test_a_simulated_accelerator_plans_there_and_runs_on_the_reference(torch_plugin: Any) -> None:
     """A simulated instance (``PRISM_SIMULATE_DEVICES`` makes them) runs the call in a
     simulated scope of its device: the decision records the device, the reference computes."""
-    from prism_core import DeviceInstance
+    from prism_core.hardware import DeviceInstance
 
     gpu = DeviceInstance(
         description=get_device("nvidia.h100-sxm"),

@@ -92,7 +92,7 @@ def backend(request: pytest.FixtureRequest) -> Iterator[str]:
     _plugin(request.param)
     yield request.param
     if request.param != "numpy":
-        prism_core.reload_plugins()
+        prism_core.extending.reload_plugins()
 
 
 def _run(backend: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> np.ndarray[Any, Any]:
@@ -385,7 +385,7 @@ def test_the_frequencies_are_made_on_the_host(backend: str) -> None:
             _run(backend, xp.fft.fftfreq, 4, device=device), np.fft.fftfreq(4)
         )
     if backend == "numpy":
-        gpu = prism_core.get_device("nvidia.h100-sxm")
+        gpu = prism_core.hardware.get_device("nvidia.h100-sxm")
         with pytest.raises(ValueError, match=r"fft\.rfftfreq: device=.* not where this backend"):
             numpy_fft.rfftfreq(4, device=gpu)
 
@@ -409,7 +409,7 @@ def test_the_keyword_cases_on_torch(op: str) -> None:
                 assert keyword in kwargs
                 _close(op, actual, expected)
     finally:
-        prism_core.reload_plugins()
+        prism_core.extending.reload_plugins()
 
 
 # -- NumPy 1 ---------------------------------------------------------------------------------------

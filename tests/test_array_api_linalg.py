@@ -467,7 +467,7 @@ def plugin() -> Iterator[Callable[[str], None]]:
         load_bundled_plugin(name)
 
     yield load
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -29,12 +29,12 @@ def note(text):
         f.write(text + "\\n")
 
 
-class Recorder(prism_core.Backend):
+class Recorder(prism_core.extending.Backend):
     name = "recorder"
     drives = MappingProxyType({"kind": "cpu"})
 
     def availability(self):
-        return prism_core.Availability(True, version="1")
+        return prism_core.extending.Availability(True, version="1")
 
     def asarray(self, obj, dtype=None):
         return np.asarray(obj, dtype=dtype)
@@ -61,14 +61,14 @@ def add(x1, x2):
     return np.add(x1, x2)
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends():
     return [Recorder(), Broken()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants():
-    return [prism_core.Variant(op="add", fn=add, backend="recorder", name="recorder.add")]
+    return [prism_core.extending.Variant(op="add", fn=add, backend="recorder", name="recorder.add")]
 '''
 
 RUN = """

@@ -30,37 +30,39 @@ def wrapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "[prism.plugins]\nloopback = tests.loopback_plugin\n",
     )
     monkeypatch.setenv("PRISM_PLUGINS", "loopback")
-    ps = prism.reload_plugins()
+    ps = prism.extending.reload_plugins()
     assert ps.records["loopback"].status == "loaded"
     yield
     monkeypatch.delenv("PRISM_PLUGINS")
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 # -- the registry -----------------------------------------------------------------------------
 
 
 def test_backends_lists_each_with_availability_devices_and_capabilities(wrapped: None) -> None:
-    infos = {b.name: b for b in prism.backends()}
+    infos = {b.name: b for b in prism.extending.backends()}
     assert set(infos) == {"numpy", "loopback", "wrapped"}
     numpy = infos["numpy"]
     assert numpy.available and numpy.reason == "" and numpy.plugin == "numpy"
     assert numpy.version == np.__version__
     assert numpy.capabilities["numpy"] == np.__version__
-    host = prism.present_devices().devices[0].description.device_type
+    host = prism.hardware.present_devices().devices[0].description.device_type
     assert host in numpy.drives
     assert infos["wrapped"].aliases == ("wrapper",)
     # The preferred first: priority 5 (loopback, wrapped) before 0 (numpy).
-    assert [b.name for b in prism.backends()][-1] == "numpy"
+    assert [b.name for b in prism.extending.backends()][-1] == "numpy"
     assert infos["wrapped"].as_dict()["aliases"] == ["wrapper"]
 
 
 def test_get_backend_takes_names_and_aliases_and_says_what_exists(wrapped: None) -> None:
-    assert prism.get_backend("wrapper") is prism.get_backend("wrapped")
-    with pytest.raises(prism.PluginError, match=r"no backend named 'wraped' \(did you mean"):
-        prism.get_backend("wraped")
+    assert prism.extending.get_backend("wrapper") is prism.extending.get_backend("wrapped")
+    with pytest.raises(
+        prism.extending.PluginError, match=r"no backend named 'wraped' \(did you mean"
+    ):
+        prism.extending.get_backend("wraped")
     with pytest.raises(TypeError, match="get_backend\\(\\): name must be a backend name"):
-        prism.get_backend(3)  # type: ignore[arg-type]
+        prism.extending.get_backend(3)  # type: ignore[arg-type]
 
 
 def test_an_alias_names_the_backend_in_scopes(wrapped: None) -> None:
@@ -108,7 +110,7 @@ def test_to_numpy_gives_numpy_whatever_the_backend_and_scope(wrapped: None) -> N
     result is not brought back to the argument's backend) and under a scope naming another
     backend or the device."""
     w = Wrapped(np.arange(3.0))
-    host = prism.present_devices().devices[0].description
+    host = prism.hardware.present_devices().devices[0].description
     scopes = [prism.use_backend("wrapped"), prism.use_backend("numpy"), prism.device(host)]
     out = prism.to_numpy(w)
     assert type(out) is np.ndarray and out.tolist() == [0.0, 1.0, 2.0]
@@ -161,8 +163,8 @@ def test_sequences_of_arrays_move_item_by_item(wrapped: None) -> None:
 def test_explain_estimates_the_cost_of_a_copy_over_the_host_link() -> None:
     from prism_core._dispatch.movement import describe
 
-    h100 = prism.get_device("nvidia.h100-sxm")
-    numpy = prism.get_backend("numpy")
+    h100 = prism.hardware.get_device("nvidia.h100-sxm")
+    numpy = prism.extending.get_backend("numpy")
     text = describe(0, np.zeros((1024, 1024)), numpy, numpy, h100)
     # 8.4 MB over PCIe 5 x16 (128 GB/s both directions, 64 GB/s each way): 131 µs.
     assert text == (
@@ -212,7 +214,7 @@ def test_vmap_loops_and_stacks_on_numpy() -> None:
 
 def test_to_device_moves_within_what_a_backend_drives() -> None:
     x = np.arange(3.0)
-    host = prism.present_devices().devices[0].description
+    host = prism.hardware.present_devices().devices[0].description
     np.testing.assert_array_equal(prism.to_device(x, host), x)
     with pytest.raises(ValueError, match=r"backend 'numpy' cannot put arrays on nvidia\.h100-sxm"):
         prism.to_device(x, "nvidia.h100-sxm")

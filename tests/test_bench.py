@@ -422,11 +422,13 @@ shared = dict(
     install="demo-faster (faster totals)",
 )
 
-@prism_core.operation(name="demo.total", examples=Examples(quick=(8, 64), full=(8,), **shared))
+@prism_core.extending.operation(
+    name="demo.total", examples=Examples(quick=(8, 64), full=(8,), **shared)
+)
 def total(x):
     return int(x.sum())
 
-@prism_core.operation(
+@prism_core.extending.operation(
     name="demo.totals", examples=Examples(quick=[(8, 4)], full=[(8, 4)], batch=2, **shared)
 )
 def totals(x):

@@ -710,7 +710,7 @@ from pathlib import Path
 import prism_core
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_hardware_dirs():
     return [Path(__file__).parent / "acme_hardware"]
 """

@@ -1,7 +1,7 @@
 """The conformance suite catches what the plugin guide promises and a backend breaks.
 
-Each test builds a small real backend on NumPy (a ``prism_core.Backend`` whose variants are
-registered for it, as a plugin's are), plants one defect in a copy of it (a *mutant*), and
+Each test builds a small real backend on NumPy (a ``prism_core.extending.Backend`` whose variants
+are registered for it, as a plugin's are), plants one defect in a copy of it (a *mutant*), and
 runs the suite on both: the mutant fails exactly the checks of the defect, its un-mutated twin
 passes them.
 """
@@ -27,14 +27,14 @@ from .conftest import put_distribution_on_path
 _names = itertools.count()
 
 
-class TwinBackend(prism.Backend):
+class TwinBackend(prism.extending.Backend):
     """NumPy arrays, as the reference's: right in every way the suite checks."""
 
     name = "twin"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism.Availability:
-        return prism.Availability(True)
+    def availability(self) -> prism.extending.Availability:
+        return prism.extending.Availability(True)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype)
@@ -120,7 +120,7 @@ def reads_the_data(x1: Any, x2: Any, /) -> bool | str:
     return True if x1.size == 0 or float(abs(np.ravel(x1)[0])) < 1e300 else "too large"
 
 
-def _converting(backend: prism.Backend) -> Callable[..., bool | str]:
+def _converting(backend: prism.extending.Backend) -> Callable[..., bool | str]:
     def converts(x1: Any, x2: Any, /) -> bool | str:
         """(f) A ``can_run`` that converts its arguments to ask them."""
         return True if backend.asarray(x1).ndim == 2 else "2-D matrices only"
@@ -137,12 +137,12 @@ def register() -> Iterator[Callable[..., ConformanceReport]]:
     in ``replaced``, by op, as given) and runs the suite on it."""
     backends: list[str] = []
 
-    def run(backend: prism.Backend, **replaced: Any) -> ConformanceReport:
+    def run(backend: prism.extending.Backend, **replaced: Any) -> ConformanceReport:
         backends.append(backend.name)
         for op, (fn, can_run) in TWIN.items():
             key = op.replace("linalg.", "")
             fn, can_run = replaced.get(key, (fn, can_run))
-            prism.kernel(
+            prism.extending.kernel(
                 op,
                 backend=backend.name,
                 priority=-100,
@@ -250,7 +250,7 @@ def test_a_wrong_promotion_fails_promotion(register: Callable[..., ConformanceRe
 )
 def test_a_can_run_that_needs_the_data_fails_can_run(
     register: Callable[..., ConformanceReport],
-    make: Callable[[prism.Backend], Any],
+    make: Callable[[prism.extending.Backend], Any],
     words: str,
 ) -> None:
     backend = _backend(TwinBackend)
@@ -309,10 +309,12 @@ def floats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nfloats = tests.conformance_floats_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("floats",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("floats",))
+    )
     assert ps.records["floats"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 @pytest.mark.usefixtures("floats")

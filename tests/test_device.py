@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import prism_core
-from prism_core import DeviceDescription, Feature, MemoryLevel, get_device
+from prism_core.hardware import DeviceDescription, Feature, MemoryLevel, get_device
 
 
 def test_h100_capabilities() -> None:
@@ -50,7 +50,7 @@ def test_to_dict_is_a_deep_copy() -> None:
 
 
 def test_every_shipped_device_answers_the_capability_api() -> None:
-    for dev in prism_core.devices(include_abstract=True):
+    for dev in prism_core.hardware.devices(include_abstract=True):
         assert dev.lineage[0] == dev.device_type
         for name, feat in dev.features.items():
             assert dev.has_feature(name, True)

@@ -42,10 +42,12 @@ def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nloopback = tests.loopback_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("loopback",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("loopback",))
+    )
     assert ps.records["loopback"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 # -- the catalogue through the dispatcher ---------------------------------------------------
@@ -56,7 +58,7 @@ def test_matmul_runs_the_numpy_reference_on_this_host() -> None:
     np.testing.assert_array_equal(prism.matmul(a, a), a @ a)
     decision = prism.explain("matmul", a, a)
     assert decision.chosen == "numpy.matmul" and decision.chosen_backend == "numpy"
-    host = prism.present_devices().devices[0].description.device_type
+    host = prism.hardware.present_devices().devices[0].description.device_type
     assert decision.chosen_device == host
     assert decision.simulated is False
     assert decision.from_cache is True  # the call above cached the plan
@@ -119,13 +121,13 @@ def test_naming_an_absent_device_is_an_error() -> None:
         with prism.device("nvidia.h100-sxm"):
             pass  # pragma: no cover
     assert "not present on this host" in str(info.value)
-    with pytest.raises(prism.UnknownDeviceError, match=r"did you mean 'nvidia\.h100-sxm'"):
+    with pytest.raises(prism.hardware.UnknownDeviceError, match=r"did you mean 'nvidia\.h100-sxm'"):
         with prism.device("nvidia.h100-sx", simulate=True):
             pass  # pragma: no cover
 
 
 def test_a_present_family_can_be_named() -> None:
-    host = prism.present_devices().devices[0].description
+    host = prism.hardware.present_devices().devices[0].description
     family = host.lineage[-1]  # e.g. generic.x86-64
     with prism.device(family) as scope:
         assert scope.device is not None and scope.device.device_type == host.device_type
@@ -134,7 +136,7 @@ def test_a_present_family_can_be_named() -> None:
 
 
 def test_use_backend_is_strict_about_names() -> None:
-    with pytest.raises(prism.PluginError, match="did you mean 'numpy'"):
+    with pytest.raises(prism.extending.PluginError, match="did you mean 'numpy'"):
         with prism.use_backend("numpi"):
             pass  # pragma: no cover
     with prism.use_numpy_backend() as scope:
@@ -148,7 +150,7 @@ def test_use_backend_is_strict_about_names() -> None:
 def test_user_op_with_variants_ranked_by_the_documented_key() -> None:
     name = unique("axpy")
 
-    @prism.operation(name=name, array_args=(1, 2))
+    @prism.extending.operation(name=name, array_args=(1, 2))
     def axpy(a: float, x: Any, y: Any) -> Any:
         """a * x + y"""
         return a * x + y
@@ -165,7 +167,7 @@ def test_user_op_with_variants_ranked_by_the_documented_key() -> None:
         calls.append("a")
         return a * x + y
 
-    @prism.kernel(
+    @prism.extending.kernel(
         axpy, requires={"kind": "cpu", "compute_units": False}, priority=1, name=f"{name}.specific"
     )
     def specific(a: float, x: Any, y: Any) -> Any:
@@ -179,18 +181,18 @@ def test_user_op_with_variants_ranked_by_the_documented_key() -> None:
     order = [c.variant for c in decision.candidates if c.accepted]
     assert order == [f"{name}.specific", f"{name}.cpu_a", f"{name}.cpu_b", f"{name}.reference"]
     assert calls == ["specific"]
-    with prism.policy(prefer="reference"):
+    with prism.choosing(prefer="reference"):
         assert prism.explain(axpy, 2.0, x, x).chosen == f"{name}.reference"
 
 
 def test_kernel_fallback_ranks_last() -> None:
     name = unique("norm")
 
-    @prism.operation(name=name)
+    @prism.extending.operation(name=name)
     def norm(x: Any) -> Any:
         return np.sqrt((x * x).sum())
 
-    @prism.kernel(norm, fallback=True, name=f"{name}.anywhere")
+    @prism.extending.kernel(norm, fallback=True, name=f"{name}.anywhere")
     def anywhere(x: Any) -> Any:
         return np.linalg.norm(x)
 
@@ -201,7 +203,7 @@ def test_kernel_fallback_ranks_last() -> None:
 def test_can_run_is_checked_per_call() -> None:
     name = unique("scale")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def scale(x: Any) -> Any:
         return x * 2
 
@@ -229,7 +231,7 @@ def _flaky_op() -> tuple[prism.Op, list[str]]:
     name = unique("flaky")
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def flaky(x: Any) -> Any:
         ran.append("reference")
         return x + 1
@@ -271,14 +273,14 @@ def test_named_backend_or_strict_mode_raises() -> None:
         flaky(np.zeros(2))
     assert isinstance(info.value.__cause__, RuntimeError)
     flaky2, _ = _flaky_op()
-    with prism.policy(strict=True), pytest.raises(prism.BackendError, match="strict mode"):
+    with prism.choosing(strict=True), pytest.raises(prism.BackendError, match="strict mode"):
         flaky2(np.zeros(2))
 
 
 def test_caller_errors_never_fall_back() -> None:
     name = unique("picky")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def picky(x: Any) -> Any:
         return x
 
@@ -351,7 +353,7 @@ def test_set_backend_is_the_process_default() -> None:
 
 def test_policy_rejects_unknown_preferences() -> None:
     with pytest.raises(ValueError, match="did you mean 'reference'"):
-        with prism.policy(prefer="referenc"):
+        with prism.choosing(prefer="referenc"):
             pass  # pragma: no cover
 
 
@@ -361,7 +363,7 @@ def test_policy_rejects_unknown_preferences() -> None:
 def test_decisions_are_cached_and_invalidated() -> None:
     name = unique("cached")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def cached(x: Any) -> Any:
         return x
 
@@ -397,7 +399,7 @@ def test_decisions_are_cached_and_invalidated() -> None:
 def test_decisions_are_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
     name = unique("logged")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def logged(x: Any) -> Any:
         return x
 
@@ -469,7 +471,7 @@ def test_explain_refuses_fewer_arrays_than_the_op_takes() -> None:
     # A user's op: its reference function's signature says which arrays it needs.
     name = unique("axpy")
 
-    @prism.operation(name=name, array_args=(0, 1, 2))
+    @prism.extending.operation(name=name, array_args=(0, 1, 2))
     def axpy(x: Any, y: Any, w: Any = None) -> Any:
         return 2 * x + y if w is None else 2 * x + y * w
 
@@ -503,7 +505,7 @@ def test_reloading_devices_drops_cached_decisions(
     """A user file that redefines the host's description changes the decision at once."""
     name = unique("reloaded")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def reloaded(x: Any) -> Any:
         return x
 
@@ -518,7 +520,7 @@ def test_reloading_devices_drops_cached_decisions(
 
     x = np.ones(2)
     assert prism.explain(reloaded, x).chosen == f"{name}.reference"
-    host = prism.present_devices().devices[0].description
+    host = prism.hardware.present_devices().devices[0].description
     # The host's own description, redefined: same parents (so it still matches), one more
     # attribute.  (A root description such as generic.aarch64 is matched as the fallback.)
     extends = f"extends: {list(host.parents)}\n" if host.parents else ""
@@ -527,12 +529,12 @@ def test_reloading_devices_drops_cached_decisions(
         encoding="utf-8",
     )
     monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path))
-    prism.reload_devices()
+    prism.hardware.reload_devices()
     decision = prism.explain(reloaded, x)
     assert decision.from_cache is False
     assert decision.chosen == f"{name}.tuned"
     monkeypatch.delenv("PRISM_HARDWARE_PATH")
-    prism.reload_devices()
+    prism.hardware.reload_devices()
 
 
 @pytest.mark.usefixtures("loopback")

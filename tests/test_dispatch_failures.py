@@ -51,7 +51,7 @@ def test_concurrent_failures_are_blamed_on_the_variant_that_raised() -> None:
     ran: list[str] = []
     barrier = threading.Barrier(16)
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def racy(x: Any) -> Any:
         ran.append("reference")
         return x + 1
@@ -102,7 +102,7 @@ def _decline_then_raise() -> tuple[Any, list[str]]:
     name = unique("declined")
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         ran.append("reference")
         return x * 2
@@ -142,7 +142,7 @@ def test_a_decliner_is_never_blamed_and_each_variant_runs_once() -> None:
 
 def test_strict_mode_names_the_variant_that_raised() -> None:
     op, ran = _decline_then_raise()
-    with prism.policy(strict=True), pytest.raises(prism.BackendError) as info:
+    with prism.choosing(strict=True), pytest.raises(prism.BackendError) as info:
         op(np.ones(4))
     assert f"variant {op.name}.raises failed" in str(info.value)
     assert f"{op.name}.big failed" not in str(info.value)
@@ -172,7 +172,7 @@ def test_a_plan_built_while_the_default_backend_changes_is_not_stored(
     monkeypatch.setattr(calls, "build_plan", build_then_change)
     name = unique("superseded")
 
-    @prism.operation(name=name, array_args=(0, 1))
+    @prism.extending.operation(name=name, array_args=(0, 1))
     def op(x: Any, y: Any) -> Any:
         return x + y
 
@@ -194,7 +194,7 @@ def test_a_plan_built_while_the_default_backend_changes_is_not_stored(
 def test_racing_set_backend_leaves_no_stale_plan() -> None:
     name = unique("raced")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         return x
 
@@ -243,17 +243,17 @@ def test_reloading_devices_under_device_scopes_keeps_memory_flat() -> None:
     a = np.ones((2, 2))
 
     def cycle() -> None:
-        prism.reload_devices()
+        prism.hardware.reload_devices()
         with prism.device("nvidia.h100-sxm", simulate=True):
             prism.matmul(a, a)
 
     for _ in range(20):
         cycle()
-    scopes, descriptions = _live(prism.Scope), _live(prism.DeviceDescription)
+    scopes, descriptions = _live(prism.Scope), _live(prism.hardware.DeviceDescription)
     for _ in range(1000):
         cycle()
     assert _live(prism.Scope) <= scopes + 2
-    assert _live(prism.DeviceDescription) <= descriptions + 2
+    assert _live(prism.hardware.DeviceDescription) <= descriptions + 2
     assert len(scope._interned) <= scopes + 2
 
 
@@ -265,7 +265,7 @@ def test_loading_a_device_file_again_and_again_keeps_one_scope(tmp_path: Path) -
     gc.collect()
     before = len(scope._interned)
     for _ in range(200):
-        with prism.device(prism.load_device_file(path), simulate=True):
+        with prism.device(prism.hardware.load_device_file(path), simulate=True):
             prism.add(a, a)
     gc.collect()
     assert len(scope._interned) <= before + 1
@@ -276,9 +276,9 @@ def test_loading_a_device_file_again_and_again_keeps_one_scope(tmp_path: Path) -
 UNIMPORTABLE = """
 import prism_core
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants():
-    return [prism_core.Variant("matmul", "prism_no_such_module:matmul", backend="numpy",
+    return [prism_core.extending.Variant("matmul", "prism_no_such_module:matmul", backend="numpy",
                                priority=50, name="ghost.matmul")]
 """
 
@@ -292,11 +292,13 @@ def ghost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     put_distribution_on_path(
         monkeypatch, site, "prism-ghost", "1.0", "[prism.plugins]\nghost = prism_ghost\n"
     )
-    with pytest.warns(prism.PluginWarning, match="no module named 'prism_no_such_module'"):
-        prism.reload_plugins(autoload_settings())  # type: ignore[arg-type]
+    with pytest.warns(
+        prism.extending.PluginWarning, match="no module named 'prism_no_such_module'"
+    ):
+        prism.extending.reload_plugins(autoload_settings())  # type: ignore[arg-type]
     yield site
     sys.modules.pop("prism_ghost", None)
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
     prism.reset_fallbacks()  # its matmul fallbacks are not the next test's
 
 
@@ -310,7 +312,7 @@ def test_an_unimportable_variant_is_skipped_with_a_warning(ghost: Path) -> None:
     decision = prism.explain("matmul", a, a)
     verdict = next(c for c in decision.candidates if c.variant == "ghost.matmul")
     assert not verdict.accepted and decision.chosen == "numpy.matmul"
-    record = prism.plugins().records["ghost"]
+    record = prism.extending.plugins().records["ghost"]
     assert any("prism_no_such_module" in p for p in record.problems)
 
 
@@ -321,7 +323,7 @@ def test_an_unimportable_variant_is_a_clear_error_when_named(ghost: Path) -> Non
     message = str(info.value)
     assert "ghost.matmul" in message and "plugin 'ghost'" in message
     assert "prism_no_such_module:matmul" in message and "backend 'numpy' was named" in message
-    assert isinstance(info.value.__cause__, prism.VariantImportError)
+    assert isinstance(info.value.__cause__, prism.extending.VariantImportError)
 
 
 @pytest.mark.timeout(120)
@@ -349,7 +351,7 @@ AT_IMPORT = """
 import numpy as np
 import prism_core
 
-@prism_core.kernel(prism_core.matmul, priority=40, name="early.matmul")
+@prism_core.extending.kernel(prism_core.matmul, priority=40, name="early.matmul")
 def matmul(a, b):
     return np.matmul(a, b)
 """
@@ -361,9 +363,9 @@ import prism_core
 def add(a, b):
     return np.add(a, b)
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants():
-    prism_core.kernel("add", priority=40, name="hooked.add")(add)
+    prism_core.extending.kernel("add", priority=40, name="hooked.add")(add)
     return []
 """
 
@@ -378,10 +380,10 @@ PROBE = """
 import json, numpy as np, prism_core
 a = np.ones((2, 2))
 out = {name: {"status": r.status, "reason": r.reason}
-       for name, r in prism_core.plugins().records.items()}
+       for name, r in prism_core.extending.plugins().records.items()}
 out["matmul"] = prism_core.explain("matmul", a, a).chosen
 out["add"] = prism_core.explain("add", a, a).chosen
-prism_core.reload_plugins()
+prism_core.extending.reload_plugins()
 out["matmul_after_reload"] = prism_core.explain("matmul", a, a).chosen
 out["add_after_reload"] = prism_core.explain("add", a, a).chosen
 print(json.dumps(out))
@@ -432,7 +434,7 @@ def test_a_cached_call_with_can_run_takes_no_slow_path(monkeypatch: pytest.Monke
     name = unique("checked")
     checks: list[int] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         return x
 
@@ -474,7 +476,7 @@ def test_fallback_warnings_point_at_the_callers_line() -> None:
     name = unique("pointed")
     fail_now = [False]
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         return x
 
@@ -503,7 +505,7 @@ def test_fallback_warnings_point_at_the_callers_line() -> None:
 
 def test_the_registry_generation_advances_on_every_change() -> None:
     before = registry.generation()
-    prism.reload_devices()
+    prism.hardware.reload_devices()
     assert registry.generation() > before
 
 
@@ -513,7 +515,7 @@ def test_the_registry_generation_advances_on_every_change() -> None:
 def test_a_misspelt_backend_or_requirement_key_warns_at_registration() -> None:
     name = unique("typo")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         return x
 
@@ -548,9 +550,9 @@ def test_a_plugin_variant_for_a_misspelt_backend_is_a_plugin_problem(
             def add(a, b):
                 return a + b
 
-            @prism_core.hookimpl
+            @prism_core.extending.hookimpl
             def prism_variants():
-                return [prism_core.Variant("add", add, backend="nmpy", name="typo.add")]
+                return [prism_core.extending.Variant("add", add, backend="nmpy", name="typo.add")]
             """
         ),
         encoding="utf-8",
@@ -559,14 +561,14 @@ def test_a_plugin_variant_for_a_misspelt_backend_is_a_plugin_problem(
         monkeypatch, site, "prism-typo", "1.0", "[prism.plugins]\ntypo = prism_typo\n"
     )
     try:
-        with pytest.warns(prism.PluginWarning, match=r"'nmpy'.*did you mean 'numpy'"):
-            ps = prism.reload_plugins(autoload_settings())  # type: ignore[arg-type]
+        with pytest.warns(prism.extending.PluginWarning, match=r"'nmpy'.*did you mean 'numpy'"):
+            ps = prism.extending.reload_plugins(autoload_settings())  # type: ignore[arg-type]
         assert any("did you mean 'numpy'" in p for p in ps.records["typo"].problems)
-        with pytest.raises(prism.PluginError, match=r"'nmpy'.*did you mean 'numpy'"):
-            prism.reload_plugins(autoload_settings(strict=True))  # type: ignore[arg-type]
+        with pytest.raises(prism.extending.PluginError, match=r"'nmpy'.*did you mean 'numpy'"):
+            prism.extending.reload_plugins(autoload_settings(strict=True))  # type: ignore[arg-type]
     finally:
         sys.modules.pop("prism_typo", None)
-        prism.reload_plugins()
+        prism.extending.reload_plugins()
 
 
 # -- 19. a plugin whose device files are invalid ----------------------------------------------
@@ -575,7 +577,7 @@ BAD_FILES = """
 from pathlib import Path
 import prism_core
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_hardware_dirs():
     return [Path(__file__).parent / "prism_badfiles_hw"]
 """

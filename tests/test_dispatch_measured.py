@@ -30,11 +30,13 @@ def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("simgpu",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
     assert ps.records["simgpu"].status == "loaded"
-    assert "nvidia.h100-pcie" in [d.device_type for d in prism.present_devices().devices]
+    assert "nvidia.h100-pcie" in [d.device_type for d in prism.hardware.present_devices().devices]
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def spec(n: int) -> ArraySpec:
@@ -82,8 +84,8 @@ def test_the_crossover_is_where_the_transfer_stops_paying(simgpu: None) -> None:
 
 
 def test_energy_policy_prefers_the_device_that_spends_less(simgpu: None) -> None:
-    model = prism.PerformanceModel()
-    cpu = prism.present_devices().devices[0].description
+    model = prism.tuning.PerformanceModel()
+    cpu = prism.hardware.present_devices().devices[0].description
     with prism.execution_policy(ExecutionPolicy(priority="energy")):
         decision = prism.explain("matmul", spec(2048), spec(2048))
     # The host CPU's description has no TDP: the H100's energy is known, the CPU's is not,
@@ -134,7 +136,7 @@ def test_a_policy_on_the_cpu_alone_uses_tuned_times(tmp_path: Path) -> None:
         for i in range(n):
             total += i
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: np.ndarray) -> np.ndarray:
         spin(40_000)
         return x + 1
@@ -149,7 +151,7 @@ def test_a_policy_on_the_cpu_alone_uses_tuned_times(tmp_path: Path) -> None:
         return x + 1
 
     x = np.ones(32)
-    prism.tune(op, x, budget_s=1)
+    prism.tuning.tune(op, x, budget_s=1)
     with prism.execution_policy(ExecutionPolicy(priority="speed")):
         decision = prism.explain(op, x)
     assert decision.chosen == f"{name}.fast"

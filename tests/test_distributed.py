@@ -30,7 +30,7 @@ pytest.importorskip("distributed", reason="prism_core.distributed needs the dist
 from distributed import Client
 
 import prism_core as prism
-from prism_core import OperationError, PrismError, RequirementError
+from prism_core import OperationError, PrismError
 from prism_core.distributed import (
     NoWorkerError,
     Placement,
@@ -38,6 +38,7 @@ from prism_core.distributed import (
     TaskResult,
     connect,
 )
+from prism_core.hardware import RequirementError
 
 GPU = "nvidia.h100-pcie"
 START = 90  # seconds a process may take to start on a busy machine
@@ -195,7 +196,7 @@ def test_preloaded_workers_advertise_resources_before_any_prism_client(cluster: 
     # Read with the plain Dask client: the preload set the resources at the workers' start.
     info = cluster.client.scheduler_info()["workers"]
     resources = {w["name"]: w["resources"] for w in info.values()}
-    host = prism.present_devices().devices[0].device_type
+    host = prism.hardware.present_devices().devices[0].device_type
     capability = {
         n: [k for k in r if k.startswith("prism:capability:")] for n, r in resources.items()
     }
@@ -217,7 +218,7 @@ def test_the_client_reads_what_each_worker_advertises(cluster: Cluster, pc: Pris
     assert {w.name for w in workers.values()} == {"cpu-worker", "gpu-worker"}
     gpu = workers[cluster.workers["gpu-worker"]]
     assert [(d.device_type, d.simulated) for d in gpu.devices][-1] == (GPU, True)
-    assert gpu.devices[-1].names == (f"simulated {prism.get_device(GPU).name}",)
+    assert gpu.devices[-1].names == (f"simulated {prism.hardware.get_device(GPU).name}",)
     assert not workers[cluster.workers["cpu-worker"]].simulated
     assert all(w.prism_version == prism.__version__ for w in workers.values())
 
@@ -243,7 +244,7 @@ def test_a_gpu_task_lands_on_the_simulated_gpu_worker(cluster: Cluster, pc: Pris
 def test_a_cpu_task_may_run_on_either_worker(cluster: Cluster, pc: PrismClient) -> None:
     route = pc.explain({"kind": "cpu"})
     assert set(route.workers) == set(cluster.workers.values())
-    host = prism.present_devices().devices[0].device_type
+    host = prism.hardware.present_devices().devices[0].device_type
     assert set(route.accepted.values()) == {Placement(host, simulated=False)}
     futures = pc.map(lambda i: i * i, range(40), requires={"kind": "cpu"}, report=True)
     results = pc.gather(futures)

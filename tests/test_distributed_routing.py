@@ -19,7 +19,7 @@ import pytest
 pytest.importorskip("distributed", reason="prism_core.distributed needs the distributed extra")
 
 import prism_core as prism
-from prism_core import PrismError, Variant
+from prism_core import PrismError
 from prism_core._dispatch.registry import Op
 from prism_core.distributed import (
     RESOURCE_PREFIX,
@@ -33,6 +33,7 @@ from prism_core.distributed import (
 )
 from prism_core.distributed.advert import CAPABILITY_HELD, describe_worker
 from prism_core.distributed.routing import route
+from prism_core.extending import Variant
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -58,7 +59,7 @@ def view() -> ClusterView:
 
 
 def test_a_worker_describes_its_present_and_simulated_devices_and_their_resources() -> None:
-    host = prism.present_devices().devices[0].device_type
+    host = prism.hardware.present_devices().devices[0].device_type
     desc = describe_worker(GPU, "gpu-worker", ["nvidia.h100-pcie", "nvidia.h100-pcie"])
     assert [(d.device_type, d.count, d.simulated) for d in desc.devices] == [
         (host, 1, False),
@@ -78,7 +79,9 @@ def test_a_worker_describes_its_present_and_simulated_devices_and_their_resource
     assert describe_worker(GPU, "gpu-worker", ["nvidia.h100-pcie"]).capability != desc.capability
     assert "numpy" in desc.backends and dict(desc.backends["numpy"])
     assert desc.summary() == f"{host}, nvidia.h100-pcie x2 (simulated)"
-    assert desc.devices[1].memory_bytes == prism.get_device("nvidia.h100-pcie").memory_bytes
+    assert (
+        desc.devices[1].memory_bytes == prism.hardware.get_device("nvidia.h100-pcie").memory_bytes
+    )
 
 
 def test_the_description_survives_the_wire_with_what_requirements_match() -> None:
@@ -93,7 +96,7 @@ def test_the_description_survives_the_wire_with_what_requirements_match() -> Non
     assert gpu.satisfies(requirement).ok
     assert (
         gpu.satisfies(requirement).met
-        == prism.get_device("nvidia.h100-pcie").satisfies(requirement).met
+        == prism.hardware.get_device("nvidia.h100-pcie").satisfies(requirement).met
     )
 
 
@@ -135,7 +138,7 @@ def test_the_plain_plugin_is_idempotent_one_with_options_replaces() -> None:
 def test_a_requirement_routes_to_the_workers_with_a_device_that_meets_it(
     view: ClusterView,
 ) -> None:
-    found = route(view, prism.Requirement({"vendor": "nvidia", "tensor_cores": ">=4"}))
+    found = route(view, prism.hardware.Requirement({"vendor": "nvidia", "tensor_cores": ">=4"}))
     assert found.ok and found.workers == (GPU,)
     assert found.accepted[GPU] == Placement("nvidia.h100-pcie", simulated=True)
     assert found.uniform == Placement("nvidia.h100-pcie", simulated=True)
@@ -148,15 +151,15 @@ def test_a_requirement_routes_to_the_workers_with_a_device_that_meets_it(
 
 
 def test_a_cpu_requirement_goes_anywhere_under_each_workers_cpu(view: ClusterView) -> None:
-    host = prism.present_devices().devices[0].device_type
-    found = route(view, prism.Requirement({"kind": "cpu"}))
+    host = prism.hardware.present_devices().devices[0].device_type
+    found = route(view, prism.hardware.Requirement({"kind": "cpu"}))
     assert found.workers == (CPU, GPU)
     assert set(found.accepted.values()) == {Placement(host, simulated=False)}
     assert not found.everywhere  # a requirement is always placed under its device
 
 
 def test_no_qualifying_worker_gives_every_workers_reasons(view: ClusterView) -> None:
-    found = route(view, prism.Requirement({"vendor": "amd"}))
+    found = route(view, prism.hardware.Requirement({"vendor": "amd"}))
     assert not found.ok
     error = NoWorkerError(found)
     text = str(error)
@@ -171,7 +174,9 @@ def test_no_qualifying_worker_gives_every_workers_reasons(view: ClusterView) -> 
 
 
 def test_a_cluster_without_workers_says_so() -> None:
-    found = route(ClusterView(scheduler="tcp://10.0.0.9:8786"), prism.Requirement({"kind": "cpu"}))
+    found = route(
+        ClusterView(scheduler="tcp://10.0.0.9:8786"), prism.hardware.Requirement({"kind": "cpu"})
+    )
     assert "has no workers" in str(NoWorkerError(found))
 
 
@@ -183,7 +188,7 @@ def test_workers_that_did_not_advertise_are_listed_with_why(view: ClusterView) -
         problems={late: "has not advertised: Prism's worker plugin is not set up there (yet)"},
         pending=frozenset({late}),
     )
-    found = route(view, prism.Requirement({"vendor": "amd"}))
+    found = route(view, prism.hardware.Requirement({"vendor": "amd"}))
     assert found.rejected[late] == (
         "has not advertised: Prism's worker plugin is not set up there (yet)",
     )
@@ -207,7 +212,7 @@ def test_an_op_routes_where_one_of_its_variants_can_run(view: ClusterView) -> No
 def test_an_op_with_a_requirement_runs_on_a_simulated_device_only_with_a_reference(
     view: ClusterView,
 ) -> None:
-    nvidia = prism.Requirement({"vendor": "nvidia"})
+    nvidia = prism.hardware.Requirement({"vendor": "nvidia"})
     found = route(view, nvidia, prism.get_op("matmul"))
     assert found.accepted == {GPU: Placement("nvidia.h100-pcie", simulated=True)}
     gpu_only = Op("dist_test.gpu_only_2")
@@ -252,7 +257,7 @@ def test_the_task_wrapper_tokenizes_as_its_function_and_placement() -> None:
 
 def test_import_prism_core_never_imports_dask() -> None:
     code = (
-        "import sys, prism_core; prism_core.devices(); prism_core.matmul; "
+        "import sys, prism_core; prism_core.hardware.devices(); prism_core.matmul; "
         "print([m for m in ('dask', 'distributed') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

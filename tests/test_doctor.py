@@ -62,8 +62,8 @@ def test_doctor_json_has_every_section(tmp_path: Path) -> None:
     assert names["numpy"]["status"] == "loaded"
     assert report["plugins"]["backends"]["numpy"]["available"] is True
     # Counted as `prism devices` counts: devices, and the families (abstract) apart.
-    every = prism_core.devices(include_abstract=True)
-    assert report["library"]["devices"] == len(prism_core.devices()) >= 24
+    every = prism_core.hardware.devices(include_abstract=True)
+    assert report["library"]["devices"] == len(prism_core.hardware.devices()) >= 24
     assert report["library"]["families"] == len([d for d in every if d.abstract]) >= 10
     # What the backends say about their runtime (Backend.capabilities()).
     capabilities = report["plugins"]["backends"]["numpy"]["capabilities"]
@@ -112,8 +112,11 @@ def test_doctor_text(tmp_path: Path) -> None:
         "Caches:",
     ):
         assert heading in proc.stdout
-    families = len([d for d in prism_core.devices(include_abstract=True) if d.abstract])
-    assert f"\n  devices: {len(prism_core.devices())}\n  families: {families}\n" in proc.stdout
+    families = len([d for d in prism_core.hardware.devices(include_abstract=True) if d.abstract])
+    assert (
+        f"\n  devices: {len(prism_core.hardware.devices())}\n  families: {families}\n"
+        in proc.stdout
+    )
     numpy_section = proc.stdout.split("\n    numpy:\n", 1)[1]
     assert "\n      capabilities:\n        numpy: " in numpy_section
 
@@ -139,11 +142,11 @@ CAPABILITY_PLUGIN = """
 import prism_core
 
 
-class Crashing(prism_core.Backend):
+class Crashing(prism_core.extending.Backend):
     name = "crashing"
 
     def availability(self):
-        return prism_core.Availability(True, version="1.0")
+        return prism_core.extending.Availability(True, version="1.0")
 
     def capabilities(self):
         raise RuntimeError("driver crashed")
@@ -159,7 +162,7 @@ class Absent(Crashing):
     name = "absent"
 
     def availability(self):
-        return prism_core.Availability(False, "not on this host")
+        return prism_core.extending.Availability(False, "not on this host")
 
     def capabilities(self):
         raise AssertionError("capabilities() of an unavailable backend must not be called")
@@ -172,7 +175,7 @@ class Talking(Crashing):
         return {"framework": "talkative 2.0", "devices": ["T1", "T2"]}
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends():
     return [Crashing(), Absent(), Talking()]
 """

@@ -115,7 +115,7 @@ def test_dispatch_and_explain_agree(style: str) -> None:
     name = f"dtypes_{style}_{next(_names)}"
     accepted = (np.float32, np.float64) if style == "numpy" else (prism.float32, prism.float64)
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def reference(x: Any) -> Any:
         return ("reference", x.shape)
 

@@ -1,6 +1,7 @@
 """``prism_core.backend_kit.Examples`` (prism_core/_dispatch/examples.py) and what
 ``operation()`` gained for plugins: ``reference=False`` (an op declared alone, its variants all
-from plugins) and ``examples=`` (how ``prism bench`` and ``prism.tune`` make its arguments)."""
+from plugins) and ``examples=`` (how ``prism bench`` and ``prism.tuning.tune`` make its
+arguments)."""
 
 from __future__ import annotations
 
@@ -78,21 +79,21 @@ def test_an_op_declared_alone_has_no_variant_until_a_plugin_gives_one() -> None:
         """alone(x, scale): x times scale."""
         raise AssertionError("never run")
 
-    fn = prism.operation(alone, name=name, array_args=(0,), reference=False)
+    fn = prism.extending.operation(alone, name=name, array_args=(0,), reference=False)
     op = prism.get_op(name)
     assert op.variants == [] and fn is op.function
     assert str(fn.__signature__) == "(x: 'Any', scale: 'float' = 1.0) -> 'Any'"  # type: ignore[attr-defined]
     with pytest.raises(prism.DispatchError):
         fn(np.ones(3))
     with pytest.raises(TypeError, match="reference must be True or False"):
-        prism.operation(alone, name=unique("bad"), reference="no")  # type: ignore[arg-type]
+        prism.extending.operation(alone, name=unique("bad"), reference="no")  # type: ignore[arg-type]
 
 
 def test_an_ops_examples_are_what_tune_and_its_sizes_use() -> None:
     name = unique("total")
     record = examples(batch=3, dtype_label="fixed")
 
-    @prism.operation(name=name, examples=record)
+    @prism.extending.operation(name=name, examples=record)
     def total(x: Any) -> Any:
         return x.sum()
 
@@ -101,19 +102,21 @@ def test_an_ops_examples_are_what_tune_and_its_sizes_use() -> None:
     (args,) = [tuner.example_arguments(name, 5, "float32")]
     assert args[0].shape == (3, 5) and args[0].dtype == np.float32  # the default batch
     assert tuner.example_bytes(name, 5, "float32", batch=2) == 2 * 5 * 4 + 8
-    with pytest.raises(prism.TuningError, match="batch: expected a positive number of items"):
+    with pytest.raises(
+        prism.tuning.TuningError, match="batch: expected a positive number of items"
+    ):
         tuner.example_arguments(name, 5, batch=-1)
-    report = prism.tune(name, sizes=[6], dtypes=["float32", "float64"], budget_s=1,
+    report = prism.tuning.tune(name, sizes=[6], dtypes=["float32", "float64"], budget_s=1,
                         record=False, progress=False)  # fmt: skip
     assert [c.shapes for c in report.cases] == [((3, 6),)]  # fixed types: one case per size
     with pytest.raises(TypeError, match=r"examples must be a prism_core\.backend_kit\.Examples"):
-        prism.operation(total, name=unique("bad"), examples={"make": make})  # type: ignore[arg-type]
+        prism.extending.operation(total, name=unique("bad"), examples={"make": make})  # type: ignore[arg-type]
 
 
 def test_an_op_without_examples_says_which_ops_have_them() -> None:
     name = unique("plain")
-    prism.operation(lambda x: x, name=name)
-    with pytest.raises(prism.TuningError) as info:
+    prism.extending.operation(lambda x: x, name=name)
+    with pytest.raises(prism.tuning.TuningError) as info:
         tuner.example_arguments(name, 4)
     assert f"no example arguments for {name!r}: sizes= works for " in str(info.value)
     assert "matmul" in str(info.value)

@@ -37,8 +37,8 @@ def test_every_hook_is_a_documented_spec() -> None:
 
 
 def test_hookimpl_is_the_public_marker() -> None:
-    assert isinstance(prism_core.hookimpl, pluggy.HookimplMarker)
-    assert prism_core.hookimpl.project_name == hookspecs.PROJECT == "prism"
+    assert isinstance(prism_core.extending.hookimpl, pluggy.HookimplMarker)
+    assert prism_core.extending.hookimpl.project_name == hookspecs.PROJECT == "prism"
 
 
 def test_author_guide_hook_reference_is_in_sync() -> None:
@@ -60,6 +60,6 @@ def test_the_variants_hook_says_what_dispatch_does_with_them() -> None:
         for stale in ("later release", "until then", "only counted"):
             assert stale not in doc, f"{name}: {stale!r}"
     doc = inspect.getdoc(hookspecs.prism_variants) or ""
-    for part in ("prism_core.Variant", "can_run", "dtype_support", "docs/dispatch.md"):
+    for part in ("prism_core.extending.Variant", "can_run", "dtype_support", "docs/dispatch.md"):
         assert part in doc, part
     assert "Sequence[Variant]" in str(inspect.signature(hookspecs.prism_variants))

@@ -151,7 +151,7 @@ def test_host_cpu_instance(lib: DeviceLibrary) -> None:
         pytest.skip(f"the library has no CPU descriptions for {info.family}")
     inst = host_cpu_instance(lib)
     assert isinstance(inst, DeviceInstance)
-    assert type(inst).__module__ == "prism_core"
+    assert type(inst).__module__ == "prism_core.hardware"
     assert inst.index == 0
     assert inst.source == "archspec"
     assert not inst.simulated
@@ -436,9 +436,9 @@ def test_describe_host_with_a_synthetic_cpu(lib: DeviceLibrary) -> None:
     assert report.as_dict()["match"]["device_type"] == "amd.epyc-9654"
 
 
-def test_public_types_live_in_prism_core() -> None:
-    for cls in (CpuInfo, DeviceInstance, CpuMatch, HostReport):
-        assert cls.__module__ == "prism_core"
+def test_public_types_live_in_prism_core_hardware() -> None:
+    for cls in (CpuInfo, DeviceInstance):
+        assert cls.__module__ == "prism_core.hardware"
 
 
 def test_importing_prism_core_host_is_light() -> None:
@@ -455,21 +455,21 @@ def test_present_devices_on_this_host() -> None:
     """The host CPU is present as an instance of its description; no plugin here finds more."""
     import prism_core
 
-    found = prism_core.present_devices()
-    assert isinstance(found, prism_core.PresentDevices)
+    found = prism_core.hardware.present_devices()
+    assert isinstance(found, prism_core.hardware.PresentDevices)
     cpu = found.devices[0]
-    assert isinstance(cpu, prism_core.DeviceInstance)
+    assert isinstance(cpu, prism_core.hardware.DeviceInstance)
     assert cpu.description.kind == "cpu"
     assert cpu.index == 0 and cpu.source in ("archspec", "platform")
     assert (
         cpu.description.device_type
-        == prism_core.get_device(cpu.description.device_type).device_type
+        == prism_core.hardware.get_device(cpu.description.device_type).device_type
     )
     # Anything beyond the CPU comes from a loaded plugin's detection, with a real description.
-    loaded = {r.name for r in prism_core.plugins().loaded}
+    loaded = {r.name for r in prism_core.extending.plugins().loaded}
     for dev in found.devices[1:]:
         assert dev.source in loaded
-        assert dev.description.device_type in {d.device_type for d in prism_core.devices()}
+        assert dev.description.device_type in {d.device_type for d in prism_core.hardware.devices()}
 
 
 # -- accelerators: detection hints and what software sees of a package ------------------------
@@ -525,7 +525,7 @@ def test_software_devices_of_a_package(lib: DeviceLibrary) -> None:
 
 
 DETECT_PLUGIN = """\
-from prism_core import DetectedDevice, Detection, hookimpl
+from prism_core.extending import DetectedDevice, Detection, hookimpl
 
 @hookimpl
 def prism_detect_devices(library):
@@ -559,7 +559,7 @@ def test_present_devices_expands_a_detected_package(
         "[prism.plugins]\ndetect-packages = prism_test_detect_packages\n",
     )
     monkeypatch.setenv("PRISM_PLUGINS", "detect-packages")
-    found = prism_core.present_devices()
+    found = prism_core.hardware.present_devices()
     mine = [d for d in found.devices if d.source == "detect-packages"]
     assert [(d.device_type, d.index, d.package, d.partition) for d in mine] == [
         ("aws.trainium2-lnc2", 4, "aws.trainium2", 0),
@@ -577,7 +577,7 @@ def test_present_devices_expands_a_detected_package(
 
 
 SAME_GPU_PLUGIN = """\
-from prism_core import DetectedDevice, Detection, hookimpl
+from prism_core.extending import DetectedDevice, Detection, hookimpl
 
 @hookimpl
 def prism_detect_devices(library):
@@ -608,7 +608,7 @@ def test_a_gpu_two_plugins_report_is_present_once(
             f"[prism.plugins]\nsame-gpu-{name} = {module}\n",
         )  # fmt: skip
     monkeypatch.setenv("PRISM_PLUGINS", "same-gpu-one,same-gpu-two")
-    found = prism_core.present_devices()
+    found = prism_core.hardware.present_devices()
     gpus = [(d.uuid, d.source) for d in found.devices if d.device_type == "nvidia.h100-sxm"]
     assert sorted(gpus) == [
         ("GPU-aaaa", "same-gpu-one"),

@@ -30,7 +30,7 @@ def _run_suite(tmp_path: Path, name: str, module: str) -> subprocess.CompletedPr
             def test_only_this_plugin_is_loaded():
                 assert os.environ["PRISM_PLUGINS"] == {name!r}
                 assert os.environ["PRISM_STRICT_PLUGINS"] == "1"
-                records = prism_core.plugins().records
+                records = prism_core.extending.plugins().records
                 loaded = {{n for n, r in records.items() if r.status == "loaded"}}
                 assert {name!r} in loaded
                 assert loaded - {{{name!r}}} <= set(BUILTIN_PLUGINS)

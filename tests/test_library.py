@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import prism_core
-from prism_core import (
+from prism_core import PrismWarning
+from prism_core.hardware import (
     DeviceFileError,
     DeviceLibrary,
-    PrismWarning,
     SearchEntry,
     UnknownDeviceError,
     get_device,
@@ -79,10 +79,10 @@ REQUIRED_DEVICES = [
 
 
 def test_library_has_the_required_devices_and_families() -> None:
-    real = {d.device_type for d in prism_core.devices()}
+    real = {d.device_type for d in prism_core.hardware.devices()}
     assert len(real) >= 24
     assert set(REQUIRED_DEVICES) <= real
-    families = {d.device_type for d in prism_core.devices(include_abstract=True)} - real
+    families = {d.device_type for d in prism_core.hardware.devices(include_abstract=True)} - real
     assert {"nvidia.hopper", "nvidia.ampere", "nvidia.blackwell", "amd.cdna3"} <= families
     assert get_device("nvidia.h100-sxm").is_a("nvidia.hopper")
     assert get_device("amd.epyc-9654").is_a("generic.x86-64-v4")
@@ -90,9 +90,9 @@ def test_library_has_the_required_devices_and_families() -> None:
 
 
 def test_devices_filters() -> None:
-    cpus = prism_core.devices(kind="cpu")
+    cpus = prism_core.hardware.devices(kind="cpu")
     assert cpus and all(d.kind == "cpu" for d in cpus)
-    nvidia = prism_core.devices(vendor="nvidia")
+    nvidia = prism_core.hardware.devices(vendor="nvidia")
     assert {d.vendor for d in nvidia} == {"nvidia"}
     assert all(not d.abstract for d in nvidia)
 
@@ -258,7 +258,7 @@ def test_prism_hardware_path_is_searched(
     write_yaml("a/mygpu.yaml", "device_type: lab.mygpu\nextends: nvidia.hopper\ncompute_units: 3\n")
     write_yaml("b/mycpu.yml", "device_type: lab.mycpu\nextends: generic.x86-64-v3\n")
     monkeypatch.setenv("PRISM_HARDWARE_PATH", f"{tmp_path / 'a'}:{tmp_path / 'b'}")
-    prism_core.reload_devices()
+    prism_core.hardware.reload_devices()
     assert get_device("lab.mygpu").is_a("nvidia.gpu")
     assert get_device("lab.mycpu").kind == "cpu"
 
@@ -270,7 +270,7 @@ def test_broken_user_file_is_skipped_with_a_warning(
     write_yaml("u/good.yaml", "device_type: lab.good\nkind: cpu\n")
     monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path / "u"))
     with pytest.warns(PrismWarning, match=r"bad.yaml:2:16: \$.compute_units: expected an integer"):
-        prism_core.reload_devices()
+        prism_core.hardware.reload_devices()
     assert get_device("lab.good").kind == "cpu"
     assert get_device("nvidia.h100-sxm").compute_units == 132
 
@@ -280,8 +280,8 @@ def test_missing_search_path_entry_is_reported(
 ) -> None:
     monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path / "nowhere"))
     with pytest.warns(PrismWarning, match="PRISM_HARDWARE_PATH entry .*nowhere.*: no such file"):
-        prism_core.reload_devices()
-    assert "nvidia.h100-sxm" in {d.device_type for d in prism_core.devices()}
+        prism_core.hardware.reload_devices()
+    assert "nvidia.h100-sxm" in {d.device_type for d in prism_core.hardware.devices()}
 
 
 # -- validate_paths and load_device_file ----------------------------------------------------
@@ -435,7 +435,7 @@ def test_partitions_are_resolved_in_order_first_is_the_default(
     lib = lib_of(tmp_path / "d")
     assert lib.problems == []
     module = lib.get("lab.module")
-    assert isinstance(module.partitions[0], prism_core.Partition)
+    assert isinstance(module.partitions[0], prism_core.hardware.Partition)
     assert [(p.mode, p.device_type, p.count) for p in module.partitions] == [
         ("split", "lab.die", 2),
         ("whole", "lab.module", 1),

@@ -231,7 +231,11 @@ def test_fixed_code_computes_the_same_values(expression: str) -> None:
     v = np.array([0.5, 1.5, 2.0, 3.0])
     w = np.array([1.0, -2.0, 0.25, 4.0])
     before, after = _run(source, v, w), _run(result.text, v, w)
-    np.testing.assert_allclose(after, before, rtol=1e-12, atol=0, equal_nan=True)
+    if isinstance(before, int) and isinstance(after, int):
+        # Integers only (``-((2 ** 3) ** (3 ** 3))``): Python's exact values, past any float.
+        assert after == before
+    else:
+        np.testing.assert_allclose(after, before, rtol=1e-12, atol=0, equal_nan=True)
     if "x " in expression or "y " in expression:
         assert "prism." in result.text.split("return", 1)[1] or result.fixes == 0
 

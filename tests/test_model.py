@@ -37,7 +37,7 @@ def model() -> PerformanceModel:
 
 
 @pytest.fixture
-def cpu8(write_yaml: WriteYaml) -> prism.DeviceDescription:
+def cpu8(write_yaml: WriteYaml) -> prism.hardware.DeviceDescription:
     """An 8-core x86-64-v3 CPU at 3 GHz, without peak_tflops or memory bandwidth."""
     path = write_yaml(
         "cpu8.yaml",
@@ -48,7 +48,7 @@ def cpu8(write_yaml: WriteYaml) -> prism.DeviceDescription:
         clock_mhz: {base: 3000}
         """,
     )
-    return prism.load_device_file(path)
+    return prism.hardware.load_device_file(path)
 
 
 # -- the roofline on real descriptions ------------------------------------------------------------
@@ -131,11 +131,11 @@ def test_complex_arithmetic_runs_at_the_component_types_peak(model: PerformanceM
 
 
 def test_accepts_descriptions_and_device_instances(model: PerformanceModel) -> None:
-    h100 = prism.get_device("nvidia.h100-sxm")
+    h100 = prism.hardware.get_device("nvidia.h100-sxm")
     a = model.predict("matmul", ((N, N), (N, N)), "float32", h100)
     b = model.predict("matmul", ((N, N), (N, N)), "float32", "nvidia.h100-sxm")
     assert a.seconds == b.seconds
-    instance = prism.DeviceInstance(h100, 0, "H100", None, None, "test", simulated=True)
+    instance = prism.hardware.DeviceInstance(h100, 0, "H100", None, None, "test", simulated=True)
     assert model.predict("matmul", ((4, 4), (4, 4)), "float32", instance).device_type == (
         "nvidia.h100-sxm"
     )
@@ -153,7 +153,7 @@ def test_a_prediction_is_plain_data(model: PerformanceModel) -> None:
 
 
 def test_a_cpu_peak_is_derived_from_cores_clock_and_vector_width(
-    model: PerformanceModel, cpu8: prism.DeviceDescription
+    model: PerformanceModel, cpu8: prism.hardware.DeviceDescription
 ) -> None:
     fig = model.figures(cpu8)
     # 8 cores x 3 GHz x 16 fp64 (32 fp32) flops per cycle: AVX2 with two FMA pipes.
@@ -188,7 +188,7 @@ def test_flops_per_cycle_follow_the_isa_level(
         compute_units: 4
         """,
     )
-    fig = model.figures(prism.load_device_file(path))
+    fig = model.figures(prism.hardware.load_device_file(path))
     # No clock_mhz: 2.5 GHz assumed.
     assert fig.peak_tflops["fp64"] == pytest.approx(4 * 2.5e9 * per_cycle / 1e12)
     assert fig.peak_tflops["fp32"] == pytest.approx(4 * 2.5e9 * per_cycle * 2 / 1e12)
@@ -208,7 +208,7 @@ def test_the_host_cpu_uses_its_own_cores_and_clock(monkeypatch: pytest.MonkeyPat
 
 def test_the_host_is_detected_by_default() -> None:
     detected = PerformanceModel().host_device_type
-    assert detected == prism.present_devices().devices[0].device_type
+    assert detected == prism.hardware.present_devices().devices[0].device_type
 
 
 def test_a_cpu_without_cores_has_no_derived_peak(model: PerformanceModel) -> None:
@@ -236,7 +236,7 @@ def test_a_description_attribute_sets_the_launch_latency(
         memory_hierarchy: [{level: global, bandwidth_gbps: 500}]
         """,
     )
-    fig = model.figures(prism.load_device_file(path))
+    fig = model.figures(prism.hardware.load_device_file(path))
     assert fig.launch_s == pytest.approx(12e-6)
     assert fig.sources["launch_s"] == "description"
 
@@ -248,9 +248,9 @@ def test_an_op_without_work_is_a_model_error(model: PerformanceModel) -> None:
     with pytest.raises(ModelError) as info:
         model.predict("einsum", ((3, 3), (3, 3)), "float64", "nvidia.h100-sxm")
     assert isinstance(info.value, LookupError) and isinstance(info.value, prism.PrismError)
-    assert type(info.value).__module__ == "prism_core"
+    assert type(info.value).__module__ == "prism_core.tuning"
     assert str(info.value).startswith("'einsum' declares no work, so its time cannot be predicted")
-    assert "prism_core.declare_work('einsum', fn)" in str(info.value)
+    assert "prism_core.extending.declare_work('einsum', fn)" in str(info.value)
 
 
 def test_a_missing_peak_names_device_dtype_and_the_fix(model: PerformanceModel) -> None:
@@ -267,7 +267,7 @@ def test_a_missing_peak_names_device_dtype_and_the_fix(model: PerformanceModel) 
 def test_bad_arguments(model: PerformanceModel) -> None:
     with pytest.raises(ValueError, match=r"dtype: unknown data type 'float33'"):
         model.predict("add", ((3,), (3,)), "float33", "nvidia.h100-sxm")
-    with pytest.raises(prism.UnknownDeviceError, match=r"nvidia\.h100-sx"):
+    with pytest.raises(prism.hardware.UnknownDeviceError, match=r"nvidia\.h100-sx"):
         model.predict("add", ((3,), (3,)), "float32", "nvidia.h100-sx")
     with pytest.raises(TypeError, match=r"device must be a device type"):
         model.predict("add", ((3,), (3,)), "float32", 42)
@@ -280,7 +280,9 @@ def test_bad_arguments(model: PerformanceModel) -> None:
 # -- calibration ---------------------------------------------------------------------------------
 
 
-def test_calibrated_figures_replace_the_descriptions(cpu8: prism.DeviceDescription) -> None:
+def test_calibrated_figures_replace_the_descriptions(
+    cpu8: prism.hardware.DeviceDescription,
+) -> None:
     calibration = {
         "test.cpu8": {
             "gflops": {"fp64": 100.0, "float32": 200.0},
@@ -323,8 +325,11 @@ def test_a_malformed_calibration_names_the_key() -> None:
 
 
 def _truth(
-    model: PerformanceModel, device: prism.DeviceDescription, efficiency: float, overhead: float
-) -> list[tuple[str, tuple[tuple[int, ...], ...], str, prism.DeviceDescription, float]]:
+    model: PerformanceModel,
+    device: prism.hardware.DeviceDescription,
+    efficiency: float,
+    overhead: float,
+) -> list[tuple[str, tuple[tuple[int, ...], ...], str, prism.hardware.DeviceDescription, float]]:
     """Measurements made by a machine that reaches ``efficiency`` of the roofline after a fixed
     ``overhead`` per call."""
     out = []
@@ -339,7 +344,7 @@ def _truth(
 
 
 def test_calibrate_fits_efficiency_and_overhead(
-    model: PerformanceModel, cpu8: prism.DeviceDescription
+    model: PerformanceModel, cpu8: prism.hardware.DeviceDescription
 ) -> None:
     measured = _truth(model, cpu8, efficiency=0.25, overhead=20e-6)
     fitted = model.calibrate(measured)
@@ -353,7 +358,9 @@ def test_calibrate_fits_efficiency_and_overhead(
     json.dumps(fitted.calibration)
 
 
-def test_calibrate_per_dtype(model: PerformanceModel, cpu8: prism.DeviceDescription) -> None:
+def test_calibrate_per_dtype(
+    model: PerformanceModel, cpu8: prism.hardware.DeviceDescription
+) -> None:
     measured = []
     for dtype, efficiency in (("float32", 0.2), ("float64", 0.6)):
         for n in (64, 256, 1024):
@@ -380,7 +387,7 @@ def test_calibrate_per_dtype(model: PerformanceModel, cpu8: prism.DeviceDescript
 
 
 def test_calibrate_by_the_median_ratio(
-    model: PerformanceModel, cpu8: prism.DeviceDescription
+    model: PerformanceModel, cpu8: prism.hardware.DeviceDescription
 ) -> None:
     measured = _truth(model, cpu8, efficiency=0.5, overhead=0.0)
     # One outlier does not move a median.
@@ -393,7 +400,7 @@ def test_calibrate_by_the_median_ratio(
 
 
 def test_calibrate_accepts_mappings_and_keeps_patterns(
-    model: PerformanceModel, cpu8: prism.DeviceDescription
+    model: PerformanceModel, cpu8: prism.hardware.DeviceDescription
 ) -> None:
     model.register_pattern("stencil", compute_intensity=0.5)
     p = model.predict("add", ((10**6,), (10**6,)), "float64", cpu8)
@@ -542,8 +549,9 @@ def test_predict_performance_of_an_op(model: PerformanceModel) -> None:
 
 
 def test_public_classes_show_the_public_module() -> None:
-    for cls in (PerformanceModel, Figures, Prediction, PerformanceTable, ModelError, Work):
-        assert cls.__module__ == "prism_core"
+    for cls in (PerformanceModel, Figures, Prediction, PerformanceTable, ModelError):
+        assert cls.__module__ == "prism_core.tuning"
+    assert Work.__module__ == "prism_core.extending"
 
 
 def test_work_can_be_predicted_directly(model: PerformanceModel) -> None:

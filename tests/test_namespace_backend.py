@@ -56,12 +56,12 @@ class NoFloat64(Strict):
     holds = frozenset({"float32", "int32", "int64", "bool_"})
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends():
     return [Strict(), NoFloat64()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants():
     ops = set(prism_core.all_ops())
     return Strict().variants(ops) + NoFloat64().variants(ops)
@@ -75,10 +75,10 @@ def strict_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         monkeypatch, site, "prism-strict", "1.0", "[prism.plugins]\nstrict = strict_plugin\n"
     )
     (site / "strict_plugin.py").write_text(textwrap.dedent(PLUGIN))
-    ps = prism.reload_plugins(prism.PluginSettings(allow=("strict",)))
+    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("strict",)))
     assert ps.records["strict"].status == "loaded", ps.records["strict"].reason
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def test_a_variant_for_every_op_of_the_standard_and_the_overrides() -> None:

@@ -5,7 +5,7 @@
 A builtin op's signature is written once, at the start of its documentation in the catalogue
 (``sum(x, /, *, axis=None, dtype=None, keepdims=False): ...``); the function's
 ``__signature__`` is parsed from it when first read.  An op declared with
-``prism_core.operation`` has its reference function's signature.
+``prism_core.extending.operation`` has its reference function's signature.
 """
 
 from __future__ import annotations
@@ -195,7 +195,7 @@ def test_an_operation_has_its_reference_functions_signature() -> None:
         """Not a signature."""
         return x * factor + offset
 
-    function = prism_core.operation(scaled, name="signature_test_scaled")
+    function = prism_core.extending.operation(scaled, name="signature_test_scaled")
     assert inspect.signature(function) == inspect.signature(scaled)
     assert function(3, offset=1.0) == 7.0
 
@@ -203,5 +203,5 @@ def test_an_operation_has_its_reference_functions_signature() -> None:
 def test_an_operation_whose_reference_has_no_signature_takes_anything() -> None:
     with pytest.raises(ValueError, match="no signature found"):
         inspect.signature(max)  # a builtin without a text signature
-    function = prism_core.operation(max, name="signature_test_max")
+    function = prism_core.extending.operation(max, name="signature_test_max")
     assert inspect.signature(function) == ANYTHING

@@ -687,12 +687,12 @@ class Boxed(np.ndarray):
     """The arrays of the ``boxed`` backend: NumPy's, of their own type."""
 
 
-class BoxedBackend(prism_core.Backend):
+class BoxedBackend(prism_core.extending.Backend):
     name = "boxed"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism_core.Availability:
-        return prism_core.Availability(True)
+    def availability(self) -> prism_core.extending.Availability:
+        return prism_core.extending.Availability(True)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype).view(Boxed)
@@ -737,7 +737,7 @@ def boxed() -> Iterator[list[str]]:
         ("linalg.qr", qr_signs_flipped, "boxed.qr_signs"),
         ("linalg.qr", qr_not_triangular, "boxed.qr_square"),
     ]:
-        prism_core.kernel(op, backend="boxed", priority=-50, name=name)(fn)
+        prism_core.extending.kernel(op, backend="boxed", priority=-50, name=name)(fn)
     try:
         yield seen
     finally:

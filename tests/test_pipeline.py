@@ -44,14 +44,16 @@ def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("simgpu",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
     assert ps.records["simgpu"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def host_type() -> str:
-    return prism.present_devices().devices[0].description.device_type
+    return prism.hardware.present_devices().devices[0].description.device_type
 
 
 # -- where a stage runs ------------------------------------------------------------------------
@@ -120,7 +122,9 @@ def test_no_preference_available_runs_automatic_in_auto_mode_and_fails_in_strict
         with prism.stage("calling", preferred_backend=["nvidia"], dispatch="strict"):
             return prism.add(a, a)
 
-    with pytest.raises(prism.PipelineError, match="dispatch='strict' and none of its") as info:
+    with pytest.raises(
+        prism.pipelines.PipelineError, match="dispatch='strict' and none of its"
+    ) as info:
         strict(np.ones(2))
     assert "'nvidia': no present device is a 'nvidia' device" in str(info.value)
     assert ran == []  # found in the source: nothing ran
@@ -208,7 +212,7 @@ def test_bad_arguments_name_what_is_wrong_and_what_is_accepted() -> None:
         prism.stage("s", preferred_backend=[])
     with pytest.raises(ValueError, match="simulate=True simulates the pinned device"):
         prism.stage("s", simulate=True)
-    with pytest.raises(prism.UnknownDeviceError):
+    with pytest.raises(prism.hardware.UnknownDeviceError):
         prism.stage("s", device="nvidia.h100-sxn")
     with pytest.raises(TypeError, match="decorates a function"):
         prism.pipeline(3)  # type: ignore[call-overload]
@@ -235,7 +239,9 @@ def test_stages_do_not_nest() -> None:
         with prism.stage("outer"), prism.stage("inner"):
             pass
 
-    with pytest.raises(prism.PipelineError, match="'inner' was entered inside stage 'outer'"):
+    with pytest.raises(
+        prism.pipelines.PipelineError, match="'inner' was entered inside stage 'outer'"
+    ):
         f()
     assert current_stage() is None  # the outer stage ended with the error
 
@@ -318,12 +324,12 @@ def _op_with_a_failing_variant() -> tuple[Any, list[str]]:
     name = unique("pipe_op")
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
         ran.append("reference")
         return x + 1
 
-    @prism.kernel(op, priority=5, name=f"{name}.broken")
+    @prism.extending.kernel(op, priority=5, name=f"{name}.broken")
     def broken(x: Any) -> Any:
         ran.append("broken")
         raise RuntimeError("device lost")
@@ -474,7 +480,7 @@ def test_stage_overrides_are_checked_when_given() -> None:
     with pytest.raises(prism.DeviceNotPresentError):
         with stage_overrides({"a": {"device": "nvidia.h100-sxm"}}):
             pass
-    with pytest.raises(prism.PluginError, match="no backend named 'nmupy'"):
+    with pytest.raises(prism.extending.PluginError, match="no backend named 'nmupy'"):
         with stage_overrides({"a": {"backend": "nmupy"}}):
             pass
 
@@ -499,7 +505,7 @@ def test_pipelines_in_threads_keep_their_own_reports() -> None:
             return prism.add(a, a)
 
     barrier = threading.Barrier(8)
-    reports: dict[str, list[prism.PipelineReport]] = {"gpu": [], "host": []}
+    reports: dict[str, list[prism.pipelines.PipelineReport]] = {"gpu": [], "host": []}
     errors: list[BaseException] = []
 
     def work(kind: str) -> None:
@@ -547,7 +553,7 @@ def test_async_pipelines_in_tasks_keep_their_own_reports() -> None:
             await asyncio.sleep(0)
         return b
 
-    async def main() -> list[prism.PipelineRun]:
+    async def main() -> list[prism.pipelines.PipelineRun]:
         a = np.eye(4)
         jobs = [on_gpu.run(a) if i % 2 == 0 else on_host.run(a) for i in range(10)]
         return list(await asyncio.gather(*jobs))

@@ -34,7 +34,7 @@ def _plugin(monkeypatch: pytest.MonkeyPatch, site: Path, name: str, module: str)
     put_distribution_on_path(
         monkeypatch, site, f"prism-test-{name}", "1.0", f"[prism.plugins]\n{name} = {module}\n"
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=(name,)))
+    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(strict=True, allow=(name,)))
     assert ps.records[name].status == "loaded"
 
 
@@ -42,25 +42,25 @@ def _plugin(monkeypatch: pytest.MonkeyPatch, site: Path, name: str, module: str)
 def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _plugin(monkeypatch, tmp_path / "site", "loopback", "tests.loopback_plugin")
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 @pytest.fixture
 def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     _plugin(monkeypatch, tmp_path / "site", "simgpu", "tests.simulated_gpu_plugin")
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def test_a_plan_follows_shapes_through_the_stages_without_running_anything() -> None:
     name = unique("plan_op")
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def scale(x: Any) -> Any:
         return x * 2.0  # the reference: planning may run it on zero-stride views
 
-    @prism.kernel(scale, priority=5, name=f"{name}.fast")
+    @prism.extending.kernel(scale, priority=5, name=f"{name}.fast")
     def fast(x: Any) -> Any:
         ran.append("fast")
         return x * 2.0
@@ -117,7 +117,7 @@ def test_a_simulated_stage_is_planned_on_the_device_it_simulates() -> None:
     assert call.decision.chosen == "loopback.tensor_core_matmul"
     assert call.decision.chosen_device == "nvidia.h100-sxm" and call.decision.simulated
     assert "simulated: executes numpy.matmul" in call.runs_on
-    model = prism.PerformanceModel()
+    model = prism.tuning.PerformanceModel()
     expected = model.predict("matmul", [(4096, 4096)] * 2, "float16", "nvidia.h100-sxm")
     assert call.seconds == pytest.approx(expected.seconds)
 
@@ -125,7 +125,7 @@ def test_a_simulated_stage_is_planned_on_the_device_it_simulates() -> None:
 def test_the_trace_stops_where_a_shape_cannot_be_known_and_says_why() -> None:
     name = unique("opaque")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def opaque(x: Any) -> Any:
         return x[: len(x) // 2]
 
@@ -151,7 +151,7 @@ def test_the_trace_stops_where_a_shape_cannot_be_known_and_says_why() -> None:
 
 def test_large_shapes_are_worked_out_on_torchs_meta_device() -> None:
     pytest.importorskip("torch", reason="the meta device is torch's")
-    ps = prism.reload_plugins(prism.PluginSettings(allow=("torch",)))
+    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch",)))
     try:
         if ps.records.get("torch") is None or ps.records["torch"].status != "loaded":
             pytest.skip("prism-plugin-torch is not installed in this environment")
@@ -170,7 +170,7 @@ def test_large_shapes_are_worked_out_on_torchs_meta_device() -> None:
         assert svd.result == "(float32[20000x20000], float32[20000], float32[20000x20000])"
         assert fft.result == "complex64[20000]"
     finally:
-        prism.reload_plugins()
+        prism.extending.reload_plugins()
 
 
 @pytest.mark.usefixtures("simgpu")
@@ -226,7 +226,7 @@ def test_an_async_pipeline_is_planned_too() -> None:
     # Planned on an event loop of its own: the function waits as it would, then goes on.
     assert [c.op for c in waits.explain(ArraySpec((3,))).stage("s").calls] == ["add"]
 
-    async def from_async_code() -> prism.PipelinePlan:
+    async def from_async_code() -> prism.pipelines.PipelinePlan:
         return waits.explain(ArraySpec((3,)))  # this thread's loop is busy running us
 
     stopped = asyncio.run(from_async_code()).stopped or ""

@@ -26,12 +26,12 @@ from .conftest import put_distribution_on_path
 @pytest.fixture
 def torch_plugin() -> Iterator[Any]:
     torch = pytest.importorskip("torch", reason="the torch plugin's moves need torch")
-    ps = prism.reload_plugins(prism.PluginSettings(allow=("torch",)))
+    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch",)))
     if ps.records.get("torch") is None or ps.records["torch"].status != "loaded":
-        prism.reload_plugins()
+        prism.extending.reload_plugins()
         pytest.skip("prism-plugin-torch is not installed in this environment")
     yield torch
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 @pytest.fixture
@@ -43,10 +43,12 @@ def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("simgpu",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
     assert ps.records["simgpu"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def test_numpy_to_torch_and_back_on_the_cpu_is_zero_copy(torch_plugin: Any) -> None:

@@ -5,10 +5,10 @@ The only thing supplied is ``pr``: Prism itself (``pr.pipeline``, ``pr.stage``) 
 namespaces of the seed's domain operations, ``pr.preprocessing.parse_fastq``,
 ``pr.genomics.align_sequences``, ``pr.genomics.call_variants`` and
 ``pr.postprocessing.generate_report``.  Those are not Prism ops: this test declares them as a
-user would, with ``prism.operation`` (a reference implementation each) and ``prism.kernel``
-(a GPU variant of ``call_variants``).  They compute a small deterministic stand-in for the
-genomics (reads made from the file name instead of read from S3, an ungapped match score
-instead of Smith-Waterman), so that the result can be checked against calling the same
+user would, with ``prism.extending.operation`` (a reference implementation each) and
+``prism.extending.kernel`` (a GPU variant of ``call_variants``).  They compute a small deterministic
+stand-in for the genomics (reads made from the file name instead of read from S3, an ungapped match
+score instead of Smith-Waterman), so that the result can be checked against calling the same
 functions without the pipeline.
 
 Where the seed wants Graviton, Inferentia or NVIDIA hardware and this host has none, each
@@ -78,14 +78,14 @@ def _bases(path: str, shape: tuple[int, ...]) -> Any:
     return np.random.default_rng(seed).integers(0, 4, size=shape, dtype=np.uint8)
 
 
-@prism.operation(name="preprocessing.parse_fastq", array_args=())
+@prism.extending.operation(name="preprocessing.parse_fastq", array_args=())
 def parse_fastq(path: str) -> Any:
     """Reads of a FASTQ file as base codes (0-3), one row per read.  Stand-in: made from the
     file name, not read from it."""
     return _bases(path, (64, 32))
 
 
-@prism.operation(name="genomics.align_sequences", array_args=(0,))
+@prism.extending.operation(name="genomics.align_sequences", array_args=(0,))
 def align_sequences(reads: Any, reference_genome: str, *, algorithm: str = "smith-waterman") -> Any:
     """Per read, the best count of matching bases over every offset in the reference (an
     ungapped local score standing in for Smith-Waterman)."""
@@ -98,14 +98,14 @@ def align_sequences(reads: Any, reference_genome: str, *, algorithm: str = "smit
     return matches.max(axis=1).astype(np.float64)
 
 
-@prism.operation(name="genomics.call_variants", array_args=(0,))
+@prism.extending.operation(name="genomics.call_variants", array_args=(0,))
 def call_variants(scores: Any) -> Any:
     """A variant where a read aligns poorly: its score below the mean by a standard deviation."""
     s = np.asarray(scores)
     return (s < s.mean() - s.std()).astype(np.float64)
 
 
-@prism.operation(name="postprocessing.generate_report", array_args=(0,))
+@prism.extending.operation(name="postprocessing.generate_report", array_args=(0,))
 def generate_report(variants: Any) -> Any:
     v = np.asarray(variants)
     return {"reads": int(v.size), "variants": int(v.sum())}
@@ -128,7 +128,7 @@ def _declare_gpu_kernel() -> None:
         return
     from tests.loopback_plugin import Wrapped
 
-    @prism.kernel(call_variants, backend="simgpu", requires={"vendor": "nvidia"})
+    @prism.extending.kernel(call_variants, backend="simgpu", requires={"vendor": "nvidia"})
     def call_variants_gpu(scores: Any) -> Any:
         assert isinstance(scores, Wrapped), "the scores were not moved to the GPU"
         s = scores.data
@@ -217,10 +217,12 @@ def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("simgpu",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
     assert ps.records["simgpu"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 @pytest.mark.usefixtures("simgpu")

@@ -14,7 +14,7 @@ from prism_core._knowledge import work as work_module
 from prism_core._knowledge.execution_policy import ExecutionPolicy, PolicyError
 from prism_core._knowledge.model import ModelError, PerformanceModel
 from prism_core._knowledge.work import Work, declare_work
-from prism_core._tuning.planner import PlanResult, plan
+from prism_core._tuning.planner import DeviceChoice, choose_device
 
 WriteYaml = Callable[[str, str], Path]
 S = prism.ArraySpec
@@ -32,8 +32,8 @@ def _forget_user_declarations() -> Iterator[None]:
     work_module._USER.update(saved)
 
 
-def matmul_plan(policy: ExecutionPolicy | None = None, **kwargs: object) -> PlanResult:
-    return plan(
+def matmul_plan(policy: ExecutionPolicy | None = None, **kwargs: object) -> DeviceChoice:
+    return choose_device(
         "matmul", S((N, N), "float32"), S((N, N), "float32"), devices=DEVICES, policy=policy,
         **kwargs,  # type: ignore[arg-type]
     )  # fmt: skip
@@ -79,7 +79,7 @@ def test_a_constraint_nothing_meets_names_the_best_and_the_miss() -> None:
         matmul_plan(ExecutionPolicy(max_latency_ms=1))
     over = H100_S * 1e3 - 1
     assert str(info.value).startswith(
-        "plan for matmul((4096, 4096), (4096, 4096)) in fp32: no candidate meets the policy "
+        "device for matmul((4096, 4096), (4096, 4096)) in fp32: no candidate meets the policy "
         "(speed, max_latency_ms=1); the best under speed: nvidia.h100-sxm x1 takes "
         f"{H100_S * 1e3:.3g} ms, {over:.3g} ms ({over / 1 * 100:.0f} %) over max_latency_ms=1"
     )
@@ -121,7 +121,7 @@ def test_this_hosts_tuning_records_replace_the_prediction() -> None:
     name = "planner_tuned_op"
     declare_work(name, lambda shapes, itemsize: Work(2.0 * shapes[0][0], 16.0 * shapes[0][0]))
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: np.ndarray) -> np.ndarray:
         return np.asarray(x) * 2
 
@@ -130,19 +130,24 @@ def test_this_hosts_tuning_records_replace_the_prediction() -> None:
         return np.asarray(x) * 2
 
     try:
-        host = prism.present_devices().devices[0].description.device_type
+        host = prism.hardware.present_devices().devices[0].description.device_type
         x = np.ones(4096)
-        (case,) = prism.tune(op, x, budget_s=1).cases
+        (case,) = prism.tuning.tune(op, x, budget_s=1).cases
         measured = min(m.seconds for m in case.measurements if m.error is None)
 
-        tuned = plan(name, x, devices=[host])
+        tuned = choose_device(name, x, devices=[host])
         assert (tuned.chosen.source, tuned.chosen.seconds) == ("measured", measured)
-        assert plan(name, x, devices=[host], tuned=False).chosen.source == "modelled"
+        assert choose_device(name, x, devices=[host], tuned=False).chosen.source == "modelled"
         # Another size bucket, or another dtype, was not measured: the model predicts it.
-        assert plan(name, S((1 << 20,), "float64"), devices=[host]).chosen.source == "modelled"
-        assert plan(name, S((4096,), "float32"), devices=[host]).chosen.source == "modelled"
+        assert (
+            choose_device(name, S((1 << 20,), "float64"), devices=[host]).chosen.source
+            == "modelled"
+        )
+        assert (
+            choose_device(name, S((4096,), "float32"), devices=[host]).chosen.source == "modelled"
+        )
         with pytest.raises(TypeError, match=r"tuned must be True .* got 'yes'"):
-            plan(name, x, devices=[host], tuned="yes")  # type: ignore[arg-type]
+            choose_device(name, x, devices=[host], tuned="yes")  # type: ignore[arg-type]
     finally:
         remove_variants(lambda v: v.op == name)
         table().pop(name, None)
@@ -150,25 +155,29 @@ def test_this_hosts_tuning_records_replace_the_prediction() -> None:
 
 def test_arrays_ops_and_aliases_are_accepted() -> None:
     a = np.ones((64, 64), dtype=np.float32)
-    by_function = plan(prism.matmul, a, a, devices=["nvidia.h100-sxm"])
-    by_alias = plan("matrix_multiply", S((64, 64), "float32"), a, devices=["nvidia.h100-sxm"])
+    by_function = choose_device(prism.matmul, a, a, devices=["nvidia.h100-sxm"])
+    by_alias = choose_device(
+        "matrix_multiply", S((64, 64), "float32"), a, devices=["nvidia.h100-sxm"]
+    )
     assert by_function.op == by_alias.op == "matmul"
     assert by_function.dtype == "fp32"
     assert by_function.chosen.seconds == by_alias.chosen.seconds
     # A Python scalar is a 0-d operand; the widest array type wins.
-    mixed = plan("add", S((64,), "float32"), S((64,), "float64"), devices=["nvidia.h100-sxm"])
+    mixed = choose_device(
+        "add", S((64,), "float32"), S((64,), "float64"), devices=["nvidia.h100-sxm"]
+    )
     assert mixed.dtype == "fp64"
-    scalar = plan("add", S((64,), "float32"), 2.0, devices=["nvidia.h100-sxm"])
+    scalar = choose_device("add", S((64,), "float32"), 2.0, devices=["nvidia.h100-sxm"])
     assert scalar.shapes == ((64,), ())
     assert scalar.dtype == "fp32"
     # A sequence argument: stack's arrays.
-    stacked = plan("stack", [S((8,)), S((8,))], devices=["nvidia.h100-sxm"])
+    stacked = choose_device("stack", [S((8,)), S((8,))], devices=["nvidia.h100-sxm"])
     assert stacked.shapes == ((8,), (8,))
 
 
 def test_device_counts_and_descriptions() -> None:
-    h100 = prism.get_device("nvidia.h100-sxm")
-    result = plan(
+    h100 = prism.hardware.get_device("nvidia.h100-sxm")
+    result = choose_device(
         "matmul", S((N, N), "float32"), S((N, N), "float32"), devices=[(h100, 2), "nvidia.l4"]
     )
     assert result.chosen.label == "nvidia.h100-sxm x2"
@@ -188,20 +197,22 @@ def test_a_device_file_of_ones_own(write_yaml: WriteYaml) -> None:
         cloud_price: {usd_per_hour: 0.5}
         """,
     )
-    budget = prism.load_device_file(path)
+    budget = prism.hardware.load_device_file(path)
     devices = ["nvidia.h100-sxm", "aws.inferentia2", budget]
     specs = (S((N, N), "float32"), S((N, N), "float32"))
-    cost = plan("matmul", *specs, devices=devices, policy=ExecutionPolicy("cost_efficiency"))
+    cost = choose_device(
+        "matmul", *specs, devices=devices, policy=ExecutionPolicy("cost_efficiency")
+    )
     assert cost.device_type == "test.budget-gpu"
     seconds = 5e-6 + FLOPS / 20e12 + BYTES / 32e9
     assert cost.chosen.seconds == pytest.approx(seconds, rel=1e-12)
     assert cost.chosen.cost_per_run == pytest.approx(0.5 * seconds / 3600, rel=1e-12)
-    assert plan("matmul", *specs, devices=devices).device_type == "nvidia.h100-sxm"
+    assert choose_device("matmul", *specs, devices=devices).device_type == "nvidia.h100-sxm"
 
 
 def test_a_user_op_with_declared_work() -> None:
     declare_work("mylib.smooth", lambda shapes, itemsize: Work(100.0 * shapes[0][0], 0.0))
-    result = plan("mylib.smooth", S((10**9,), "float32"), devices=["nvidia.h100-sxm"])
+    result = choose_device("mylib.smooth", S((10**9,), "float32"), devices=["nvidia.h100-sxm"])
     assert result.op == "mylib.smooth"
     prediction = result.chosen.prediction
     assert prediction is not None
@@ -209,34 +220,34 @@ def test_a_user_op_with_declared_work() -> None:
 
 
 def test_errors() -> None:
-    with pytest.raises(ModelError, match=r"plan\(\): unknown operation 'mylib.nothing'"):
-        plan("mylib.nothing", S((3,)), devices=["nvidia.h100-sxm"])
+    with pytest.raises(ModelError, match=r"choose_device\(\): unknown operation 'mylib.nothing'"):
+        choose_device("mylib.nothing", S((3,)), devices=["nvidia.h100-sxm"])
     with pytest.raises(ModelError, match=r"'einsum' declares no work"):
-        plan("einsum", S((3, 3)), devices=["nvidia.h100-sxm"])
+        choose_device("einsum", S((3, 3)), devices=["nvidia.h100-sxm"])
     with pytest.raises(TypeError, match=r"give the array arguments"):
-        plan("matmul", devices=["nvidia.h100-sxm"])
-    with pytest.raises(TypeError, match=r"plan\(\): argument 0 must be an array"):
-        plan("matmul", "a", "b", devices=["nvidia.h100-sxm"])
+        choose_device("matmul", devices=["nvidia.h100-sxm"])
+    with pytest.raises(TypeError, match=r"choose_device\(\): argument 0 must be an array"):
+        choose_device("matmul", "a", "b", devices=["nvidia.h100-sxm"])
     with pytest.raises(TypeError, match=r"policy must be a prism_core\.ExecutionPolicy"):
-        plan("add", S((3,)), S((3,)), devices=["nvidia.h100-sxm"], policy="speed")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"plan\(\): devices is empty"):
-        plan("add", S((3,)), S((3,)), devices=[])
+        choose_device("add", S((3,)), S((3,)), devices=["nvidia.h100-sxm"], policy="speed")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"choose_device\(\): devices is empty"):
+        choose_device("add", S((3,)), S((3,)), devices=[])
 
 
 def test_devices_the_model_cannot_predict_are_listed() -> None:
     specs = (S((64, 64), "float64"), S((64, 64), "float64"))
-    result = plan("matmul", *specs, devices=["nvidia.h100-sxm", "nvidia.l4"])
+    result = choose_device("matmul", *specs, devices=["nvidia.h100-sxm", "nvidia.l4"])
     assert [r.device_type for r in result.rows] == ["nvidia.h100-sxm"]
     assert result.excluded[0][0] == "nvidia.l4 x1"
     assert "not predicted: nvidia.l4 x1: nvidia.l4 has no peak for fp64" in str(result)
     with pytest.raises(ModelError, match=r"no device could be predicted for matmul"):
-        plan("matmul", *specs, devices=["nvidia.l4"])
+        choose_device("matmul", *specs, devices=["nvidia.l4"])
 
 
 def test_a_calibrated_model() -> None:
     model = PerformanceModel({"nvidia.l4": {"gflops": {"fp64": 490.0}}}, host_device_type=None)
     specs = (S((64, 64), "float64"), S((64, 64), "float64"))
-    result = plan("matmul", *specs, devices=["nvidia.l4"], model=model)
+    result = choose_device("matmul", *specs, devices=["nvidia.l4"], model=model)
     prediction = result.chosen.prediction
     assert prediction is not None and prediction.figures is not None
     assert prediction.figures.sources["peak_tflops.fp64"] == "calibrated"
@@ -247,7 +258,7 @@ def test_the_result_prints_and_serialises() -> None:
     text = str(result)
     lines = text.splitlines()
     assert lines[0].startswith(
-        "plan for matmul((4096, 4096), (4096, 4096)) in fp32, policy cost_efficiency, "
+        "device for matmul((4096, 4096), (4096, 4096)) in fp32, policy cost_efficiency, "
         "max_latency_ms=9: nvidia.h100-sxm x1 (modelled, "
     )
     assert lines[1].split() == [
@@ -259,4 +270,4 @@ def test_the_result_prints_and_serialises() -> None:
     assert data["chosen"]["device_type"] == "nvidia.h100-sxm"
     assert data["policy"]["priority"] == "cost_efficiency"
     assert data["rows"][1]["misses"][0].startswith("aws.inferentia2 x1 takes")
-    assert PlanResult.__module__ == "prism_core"
+    assert DeviceChoice.__module__ == "prism_core.tuning"

@@ -60,16 +60,18 @@ def write_example(root: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture
-def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[prism.PluginSet]:
+def acme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[prism.extending.PluginSet]:
     src, site = write_example(tmp_path)
     monkeypatch.syspath_prepend(str(src))
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("acme",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("acme",))
+    )
     yield ps
     for name in [m for m in sys.modules if m.startswith("prism_plugin_acme")]:
         del sys.modules[name]
-    prism.reload_plugins(prism.PluginSettings())
+    prism.extending.reload_plugins(prism.extending.PluginSettings())
 
 
 def _verdict(decision: prism.Decision, variant: str) -> prism.Candidate:
@@ -92,12 +94,14 @@ def test_the_page_holds_the_whole_example() -> None:
 
 def test_the_example_device_file_is_valid(tmp_path: Path) -> None:
     write_example(tmp_path)
-    (report,) = prism.validate_paths([tmp_path / "prism-plugin-acme" / PACKAGE / "hardware"])
+    (report,) = prism.hardware.validate_paths(
+        [tmp_path / "prism-plugin-acme" / PACKAGE / "hardware"]
+    )
     assert report.valid, report.problems
     assert report.device_type == "acme.npu1"
 
 
-def test_the_example_plugin_loads_with_its_variants(acme: prism.PluginSet) -> None:
+def test_the_example_plugin_loads_with_its_variants(acme: prism.extending.PluginSet) -> None:
     record = acme.records["acme"]
     assert record.status == "loaded", record.reason
     assert record.backends == ["acme"]
@@ -114,7 +118,7 @@ def test_the_example_plugin_loads_with_its_variants(acme: prism.PluginSet) -> No
     assert "acme_runtime" not in sys.modules
 
 
-def test_the_npu_variant_where_the_page_says(acme: prism.PluginSet) -> None:
+def test_the_npu_variant_where_the_page_says(acme: prism.extending.PluginSet) -> None:
     big = ArraySpec((1024, 1024), "bf16")
     with prism.device("acme.npu1", simulate=True):
         decision = prism.explain("matmul", big, big)
@@ -138,7 +142,9 @@ def test_the_npu_variant_where_the_page_says(acme: prism.PluginSet) -> None:
 
 
 @pytest.mark.parametrize("cpu", ["generic.x86-64-v4", "intel.xeon-platinum-8480", "amd.epyc-9654"])
-def test_the_cpu_kernel_runs_where_the_cpu_has_avx512(acme: prism.PluginSet, cpu: str) -> None:
+def test_the_cpu_kernel_runs_where_the_cpu_has_avx512(
+    acme: prism.extending.PluginSet, cpu: str
+) -> None:
     a = ArraySpec((512, 512), "float32")
     with prism.device(cpu, simulate=True):
         assert prism.explain("matmul", a, a).chosen == "acme.blocked_matmul"
@@ -151,7 +157,9 @@ def test_the_cpu_kernel_runs_where_the_cpu_has_avx512(acme: prism.PluginSet, cpu
 
 
 @pytest.mark.parametrize("cpu", ["generic.x86-64-v3", "aws.graviton3"])
-def test_the_cpu_kernel_is_refused_without_avx512(acme: prism.PluginSet, cpu: str) -> None:
+def test_the_cpu_kernel_is_refused_without_avx512(
+    acme: prism.extending.PluginSet, cpu: str
+) -> None:
     a = ArraySpec((512, 512), "float32")
     with prism.device(cpu, simulate=True):
         decision = prism.explain("matmul", a, a)
@@ -164,7 +172,7 @@ def test_the_cpu_kernel_is_refused_without_avx512(acme: prism.PluginSet, cpu: st
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "complex64", "float16"])
 @pytest.mark.parametrize("shapes", [((256, 256), (256, 256)), ((8, 8), (8, 8)), ((64,), (64,))])
 def test_can_run_answers_arrays_and_specs_alike(
-    acme: prism.PluginSet, dtype: str, shapes: tuple[tuple[int, ...], ...]
+    acme: prism.extending.PluginSet, dtype: str, shapes: tuple[tuple[int, ...], ...]
 ) -> None:
     by_name = {v.name: v for v in prism.get_op("matmul").variants}
     for name in ("acme.npu_matmul", "acme.blocked_matmul"):
@@ -175,14 +183,14 @@ def test_can_run_answers_arrays_and_specs_alike(
         assert can_run(*arrays) == can_run(*specs), (name, dtype, shapes)
 
 
-def test_a_call_on_this_host(acme: prism.PluginSet) -> None:
+def test_a_call_on_this_host(acme: prism.extending.PluginSet) -> None:
     """For real: the kernel runs where this host's CPU description lists avx512f, NumPy's
     matmul elsewhere, and either way the result is the product."""
     rng = np.random.default_rng(3)
     a = rng.normal(size=(300, 700)).astype(np.float32)
     b = rng.normal(size=(700, 500)).astype(np.float32)
     decision = prism.explain("matmul", a, b)
-    host = prism.present_devices().devices[0].description
+    host = prism.hardware.present_devices().devices[0].description
     if "avx512f" in host.cpu_flags:
         assert decision.chosen == "acme.blocked_matmul"
     else:
@@ -194,7 +202,7 @@ def test_a_call_on_this_host(acme: prism.PluginSet) -> None:
     np.testing.assert_allclose(result, a @ b, rtol=1e-4, atol=1e-3)
 
 
-def test_the_cpu_kernel_passes_the_conformance_suite(acme: prism.PluginSet) -> None:
+def test_the_cpu_kernel_passes_the_conformance_suite(acme: prism.extending.PluginSet) -> None:
     report = check_backend("numpy")
     mine = [r for r in report.results if r.name.startswith("acme.blocked_matmul")]
     assert [r for r in mine if r.status == "passed"], str(report)

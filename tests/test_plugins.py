@@ -1,6 +1,7 @@
 """Plugins: the builtin NumPy plugin in-process, and real third-party plugins installed for real.
 
-* Fast, in-process: :class:`prism_core.PluginSet` with explicit settings on this environment
+* Fast, in-process: :class:`prism_core.extending.PluginSet` with explicit settings on this
+environment
   (where only the builtins are installed), and the failure modes of ``plugins/prism-plugin-broken``
   made discoverable by putting its sources and a ``.dist-info`` on ``sys.path``.
 * Slow (``-m 'not slow'`` deselects them): a fresh virtual environment outside the repository
@@ -85,10 +86,10 @@ def test_numpy_builtin_is_loaded(builtins_only: PluginSet) -> None:
 
 def test_numpy_backend(builtins_only: PluginSet) -> None:
     backend = builtins_only.backend("numpy")
-    assert isinstance(backend, prism_core.Backend)
+    assert isinstance(backend, prism_core.extending.Backend)
     assert (backend.name, dict(backend.drives)) == ("numpy", {"kind": "cpu"})
     state = backend.availability()
-    assert isinstance(state, prism_core.Availability)
+    assert isinstance(state, prism_core.extending.Availability)
     assert state
     assert (state.available, state.version, state.reason) == (True, np.__version__, "")
 
@@ -181,7 +182,7 @@ def broken_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 @pytest.mark.usefixtures("broken_on_path")
 def test_each_broken_plugin_fails_on_its_own() -> None:
     sys.modules.pop(HEAVY, None)
-    with pytest.warns(prism_core.PluginWarning) as caught:
+    with pytest.warns(prism_core.extending.PluginWarning) as caught:
         ps = PluginSet(PluginSettings())
     # Discovery from Python warns once per failed plugin, at the line that caused discovery.
     assert sorted(str(w.message).split()[1] for w in caught) == sorted(BROKEN)
@@ -203,7 +204,9 @@ def test_each_broken_plugin_fails_on_its_own() -> None:
     assert set(ps.backends) >= {"numpy", "fake-heavy"}
     # Discovery imported the plugin, not its framework; using the backend imports it.
     assert HEAVY not in sys.modules
-    assert ps.backend("fake-heavy").availability() == prism_core.Availability(True, version="1.0")
+    assert ps.backend("fake-heavy").availability() == prism_core.extending.Availability(
+        True, version="1.0"
+    )
     assert HEAVY in sys.modules
 
 
@@ -245,7 +248,7 @@ def test_name_clashes_keep_both_records(tmp_path: Path, monkeypatch: pytest.Monk
         "2.0",
         "[prism.plugins]\nnumpy = json\nheavy-lazy = json\n",
     )
-    with pytest.warns(prism_core.PluginWarning) as caught:
+    with pytest.warns(prism_core.extending.PluginWarning) as caught:
         ps = PluginSet(PluginSettings())
     assert sum("is taken by" in str(w.message) for w in caught) == 2
     assert ps.records["numpy"].status == "loaded"
@@ -444,7 +447,7 @@ LISTING_PROBE = textwrap.dedent(
     heavy = "prism_fake_heavy_framework"
     status = main(["plugins"])
     after_cli = heavy in sys.modules
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     after_api = heavy in sys.modules
     frameworks = sorted(m for m in ("torch", "cupy", "jax") if m in sys.modules)
     loaded = ps.records["heavy-lazy"].status

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prism_core import Requirement, RequirementError, get_device
+from prism_core.hardware import Requirement, RequirementError, get_device
 
 
 @pytest.fixture(scope="module")
@@ -160,13 +160,13 @@ def test_specifiers_agree_with_packaging(parts: list[tuple[str, str]]) -> None:
 
 
 def _cpu_descriptions() -> list[Any]:
-    from prism_core import devices
+    from prism_core.hardware import devices
 
     return [d for d in devices(kind="cpu", include_abstract=True) if d.cpu_flags]
 
 
 def test_every_shipped_cpu_description_lists_flags() -> None:
-    from prism_core import devices
+    from prism_core.hardware import devices
 
     cpus = devices(kind="cpu")
     assert cpus
@@ -243,7 +243,7 @@ def test_variants_share_the_requirements_they_ask_alike() -> None:
     """Plugins give hundreds of variants the same few mappings: each is parsed once.  A mapping
     with other values (a list) is parsed for each variant, ``True`` and ``1`` are told apart (a
     flag takes the one, not the other), and a malformed mapping is refused each time."""
-    from prism_core import Variant
+    from prism_core.extending import Variant
 
     def make(requires: Any) -> Variant:
         return Variant("matmul", "numpy:matmul", requires=requires)

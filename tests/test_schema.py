@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from prism_core import device_schema
 from prism_core._description.schema import MAX_PROBLEMS, validate_parsed
 from prism_core._description.yaml_loader import parse_yaml
+from prism_core.hardware import device_schema
 
 from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED
 

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from prism_core import DeviceLibrary, SearchEntry
 from prism_core._description.library import read_device_file
 from prism_core._description.yaml_loader import MAX_BYTES
+from prism_core.hardware import DeviceLibrary, SearchEntry
 
 POSIX = sys.platform != "win32"
 needs_posix = pytest.mark.skipif(not POSIX, reason="symbolic links, FIFOs and modes are POSIX")
@@ -118,7 +118,7 @@ def test_symlink_loop_entry_does_not_break_the_python_api(tmp_path: Path) -> Non
         "import warnings, numpy, prism_core\n"
         "with warnings.catch_warnings(record=True) as caught:\n"
         "    warnings.simplefilter('always')\n"
-        "    names = {d.device_type for d in prism_core.devices()}\n"
+        "    names = {d.device_type for d in prism_core.hardware.devices()}\n"
         "assert 'nvidia.h100-sxm' in names, names\n"
         "assert any('symbolic link loop' in str(w.message) for w in caught), caught\n"
         "with warnings.catch_warnings():\n"

@@ -27,10 +27,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prism_core as prism
-from prism_core import SplitError, SplitRecord, SplitRule
 from prism_core._config import usable_cpus
 from prism_core._dispatch.arguments import plan_key as _key
 from prism_core._pipeline import split as split_module
+from prism_core.pipelines import SplitError, SplitRecord, SplitRule
 
 from .conftest import put_distribution_on_path
 
@@ -50,10 +50,12 @@ def torch_backend() -> Iterator[None]:
     pytest.importorskip("torch", reason="torch is not installed: no second CPU backend")
     if not TORCH_PLUGIN:
         pytest.skip("the torch plugin is not installed (pip install -e plugins/prism-plugin-torch)")
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("torch",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("torch",))
+    )
     assert ps.records["torch"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 @pytest.fixture
@@ -67,10 +69,12 @@ def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("simgpu",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
     assert ps.records["simgpu"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 def rng_arrays(seed: int = 0) -> Callable[..., np.ndarray]:
@@ -146,7 +150,7 @@ def test_the_split_equals_the_unsplit_result(
     op, make, axis = CASES[case]
     args, kwargs = make(rng_arrays(len(case)))
     want = unsplit(op, args, kwargs)
-    got, record = prism.split(
+    got, record = prism.pipelines.split(
         op, *args, targets=targets, ratio=ratio, split_axis=axis, return_record=True, **kwargs
     )
     assert_same(op, got, want)
@@ -168,7 +172,7 @@ def test_the_split_equals_the_unsplit_result(
 def test_fewer_items_than_targets_and_an_empty_axis(torch_backend: None) -> None:
     r = rng_arrays()
     a, b = r(2, 3), r(3, 4)
-    got, record = prism.split(
+    got, record = prism.pipelines.split(
         "matmul", a, b, targets=["numpy", "torch", "numpy"], return_record=True
     )
     np.testing.assert_allclose(got, a @ b)
@@ -176,7 +180,9 @@ def test_fewer_items_than_targets_and_an_empty_axis(torch_backend: None) -> None
     assert sum(p.seconds is None for p in record.parts) == 1
 
     empty = np.empty((0, 3))
-    got, record = prism.split("matmul", empty, b, targets=["numpy", "torch"], return_record=True)
+    got, record = prism.pipelines.split(
+        "matmul", empty, b, targets=["numpy", "torch"], return_record=True
+    )
     assert got.shape == (0, 4) and isinstance(got, np.ndarray)
     assert record.length == 0 and "length 0" in record.note
     assert sum(p.seconds is not None for p in record.parts) == 1  # the empty call ran once
@@ -186,8 +192,8 @@ def test_fewer_items_than_targets_and_an_empty_axis(torch_backend: None) -> None
 def test_parts_run_in_threads_of_their_own_on_their_backends(torch_backend: None) -> None:
     r = rng_arrays()
     a, b = r(64, 32), r(32, 16)
-    with prism.split_recording() as records:
-        got = prism.split("matmul", a, b, targets=["numpy", "torch"], ratio=[0.5, 0.5])
+    with prism.pipelines.split_recording() as records:
+        got = prism.pipelines.split("matmul", a, b, targets=["numpy", "torch"], ratio=[0.5, 0.5])
     np.testing.assert_allclose(got, a @ b)
     (record,) = records
     # The first part runs in the calling thread, the other in a worker thread of its own.
@@ -195,7 +201,7 @@ def test_parts_run_in_threads_of_their_own_on_their_backends(torch_backend: None
     assert str(record.parts[1].thread).startswith("prism-split-")
     assert [p.backend for p in record.parts] == ["numpy", "torch"]
     assert [p.variant for p in record.parts] == ["numpy.matmul", "torch.matmul"]
-    host = prism.present_devices().devices[0].description.device_type
+    host = prism.hardware.present_devices().devices[0].description.device_type
     assert {p.device for p in record.parts} == {host}
     # Two parts on the host at once share its cores: at least one thread each, all cores used.
     counts = [p.threads for p in record.parts]
@@ -211,7 +217,7 @@ def test_thread_counts_come_back_after_the_split(torch_backend: None) -> None:
 
     before = torch.get_num_threads()
     r = rng_arrays()
-    prism.split("matmul", r(64, 64), r(64, 64), targets=["numpy", "torch"])
+    prism.pipelines.split("matmul", r(64, 64), r(64, 64), targets=["numpy", "torch"])
     assert torch.get_num_threads() == before
     assert not split_module._LIBRARIES._limited  # no library is held at a lower count
 
@@ -219,7 +225,7 @@ def test_thread_counts_come_back_after_the_split(torch_backend: None) -> None:
 def test_a_simulated_device_runs_on_the_reference_and_says_so() -> None:
     r = rng_arrays()
     a, b = r(40, 8), r(8, 3)
-    got, record = prism.split(
+    got, record = prism.pipelines.split(
         "matmul",
         a,
         b,
@@ -238,13 +244,13 @@ def test_a_simulated_device_runs_on_the_reference_and_says_so() -> None:
 
 def test_an_absent_device_is_an_error_unless_simulated() -> None:
     with pytest.raises(prism.DeviceNotPresentError, match=r"targets\[1\].*simulate=True"):
-        prism.split("exp", np.ones(4), targets=["numpy", "nvidia.h100-pcie"])
+        prism.pipelines.split("exp", np.ones(4), targets=["numpy", "nvidia.h100-pcie"])
 
 
 def test_a_present_gpu_runs_its_part_with_its_backend(simgpu: None) -> None:
     r = rng_arrays()
     a, b = r(30, 6), r(6, 5)
-    got, record = prism.split(
+    got, record = prism.pipelines.split(
         "matmul", a, b, targets=["numpy", "nvidia.h100-pcie"], return_record=True
     )
     assert isinstance(got, np.ndarray)  # the GPU's array type came back as NumPy
@@ -257,7 +263,7 @@ def test_a_present_gpu_runs_its_part_with_its_backend(simgpu: None) -> None:
 def test_auto_gives_the_faster_device_the_larger_share() -> None:
     r = rng_arrays()
     a, b = r(2048, 256), r(256, 256)
-    _, record = prism.split(
+    _, record = prism.pipelines.split(
         "matmul",
         a,
         b,
@@ -274,9 +280,9 @@ def test_auto_gives_the_faster_device_the_larger_share() -> None:
 def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None:
     from prism_core._knowledge import tuning
 
-    host = prism.present_devices().devices[0].description.device_type
+    host = prism.hardware.present_devices().devices[0].description.device_type
     variants = ("numpy.matmul", "torch.matmul")
-    entry = prism.TuningEntry(
+    entry = prism.tuning.TuningEntry(
         op="matmul",
         device=host,
         dtype="fp64",
@@ -291,7 +297,7 @@ def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None
     )
     tuning.default_store().record([entry])
     r = rng_arrays()
-    _, record = prism.split(
+    _, record = prism.pipelines.split(
         "matmul",
         r(100, 64),
         r(64, 64),
@@ -317,7 +323,7 @@ def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None
 )
 def test_ratios_are_checked_before_anything_runs(ratio: Any, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        prism.split("exp", np.ones(4), targets=["numpy", "numpy"], ratio=ratio)
+        prism.pipelines.split("exp", np.ones(4), targets=["numpy", "numpy"], ratio=ratio)
 
 
 def test_ratios_near_float_s_maximum_keep_their_proportions() -> None:
@@ -325,7 +331,7 @@ def test_ratios_near_float_s_maximum_keep_their_proportions() -> None:
     not all 0 (which made an even split, silently)."""
     x = np.ones((100, 4))
     targets = ["numpy", "numpy", "numpy"]
-    out, record = prism.split(
+    out, record = prism.pipelines.split(
         "exp", x, targets=targets, ratio=[1e308, 1e308, 1e-308], return_record=True
     )
     assert record.ratio_source == "given"
@@ -336,23 +342,28 @@ def test_ratios_near_float_s_maximum_keep_their_proportions() -> None:
 
 def test_targets_are_checked_and_errors_name_what_exists() -> None:
     with pytest.raises(ValueError, match=r"targets\[1\]: 'nvidia.h100' is neither") as info:
-        prism.split("exp", np.ones(4), targets=["numpy", "nvidia.h100"], simulate=True)
+        prism.pipelines.split("exp", np.ones(4), targets=["numpy", "nvidia.h100"], simulate=True)
     message = str(info.value)
     assert "nvidia.h100-sxm" in message and "backends: numpy" in message and "'cpu'" in message
     with pytest.raises(TypeError, match=r"targets\[0\]: a target is a backend name"):
-        prism.split("exp", np.ones(4), targets=[3])
+        prism.pipelines.split("exp", np.ones(4), targets=[3])
     with pytest.raises(ValueError, match=r"several targets are a list"):
-        prism.split("exp", np.ones(4), targets=("numpy", "numpy"))
+        prism.pipelines.split("exp", np.ones(4), targets=("numpy", "numpy"))
     with pytest.raises(ValueError, match="targets is empty"):
-        prism.split("exp", np.ones(4), targets=[])
+        prism.pipelines.split("exp", np.ones(4), targets=[])
     with pytest.raises(ValueError, match=r"'torch' is neither .* backends: numpy;"):
-        prism.split("exp", np.ones(4), targets=["numpy", "torch"])  # its plugin is not loaded
+        prism.pipelines.split(
+            "exp", np.ones(4), targets=["numpy", "torch"]
+        )  # its plugin is not loaded
 
 
 def test_an_op_without_a_rule_names_those_with_one() -> None:
     with pytest.raises(ValueError, match=r"'cumulative_sum' has no split rule.*matmul"):
-        prism.split("cumulative_sum", np.ones(4), targets=["numpy", "numpy"])
-    assert "matmul" in prism.split_rules() and prism.split_rules()["sum"].combine == "add"
+        prism.pipelines.split("cumulative_sum", np.ones(4), targets=["numpy", "numpy"])
+    assert (
+        "matmul" in prism.pipelines.split_rules()
+        and prism.pipelines.split_rules()["sum"].combine == "add"
+    )
 
 
 @pytest.mark.parametrize(
@@ -370,14 +381,16 @@ def test_calls_that_cannot_be_split_say_why(
     op: str, args: tuple[Any, ...], kwargs: dict[str, Any], axis: int, message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        prism.split(op, *args, targets=["numpy", "numpy"], split_axis=axis, **kwargs)
+        prism.pipelines.split(op, *args, targets=["numpy", "numpy"], split_axis=axis, **kwargs)
 
 
 def test_mismatched_shapes_are_the_callers_error_before_anything_runs() -> None:
     with pytest.raises(ValueError, match=r"inner dimensions .* differ: 3 != 4"):
-        prism.split("matmul", np.ones((5, 3)), np.ones((4, 2)), targets=["numpy", "numpy"])
+        prism.pipelines.split(
+            "matmul", np.ones((5, 3)), np.ones((4, 2)), targets=["numpy", "numpy"]
+        )
     with pytest.raises(ValueError, match="do not broadcast together"):
-        prism.split("add", np.ones((5, 3)), np.ones((4,)), targets=["numpy", "numpy"])
+        prism.pipelines.split("add", np.ones((5, 3)), np.ones((4,)), targets=["numpy", "numpy"])
 
 
 @pytest.mark.timeout(60)
@@ -385,7 +398,7 @@ def test_a_failing_part_is_named_and_the_others_are_awaited() -> None:
     stack = np.stack([np.eye(3) * (i + 1) for i in range(6)])
     stack[4] = 0.0  # singular: the second part fails
     with pytest.raises(SplitError) as info:
-        prism.split("linalg.inv", stack, targets=["numpy", "numpy"])
+        prism.pipelines.split("linalg.inv", stack, targets=["numpy", "numpy"])
     error = info.value
     assert "part 1 ([3:6] of axis 0) on numpy failed" in str(error)
     assert isinstance(error.__cause__, np.linalg.LinAlgError)
@@ -398,7 +411,7 @@ def test_a_failure_waits_for_the_parts_still_running() -> None:
     finished: list[str] = []
     running = threading.Event()
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def fails_fast(x: Any) -> Any:
         if x[0] < 0:
             running.wait(10)  # (a part not started yet would be cancelled instead)
@@ -408,9 +421,9 @@ def test_a_failure_waits_for_the_parts_still_running() -> None:
         finished.append("slow part")
         return x
 
-    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0,)))
     with pytest.raises(SplitError, match=r"part 0 \(\[0:2\] of axis 0\) on numpy failed"):
-        prism.split(name, np.array([-1.0, 1.0, 2.0, 3.0]), targets=["numpy", "numpy"])
+        prism.pipelines.split(name, np.array([-1.0, 1.0, 2.0, 3.0]), targets=["numpy", "numpy"])
     assert finished == ["slow part"]  # awaited before the error was raised: nothing runs on
 
 
@@ -420,20 +433,22 @@ def test_a_part_beyond_the_timeout_is_an_error_not_a_hang() -> None:
     release = threading.Event()
     ended: list[bool] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def slow(x: Any) -> Any:
         if x[0] < 0:
             release.wait(20)  # the part that never finishes in time (20 s: a guard)
             ended.append(True)
         return x * 2
 
-    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0,)))
     x = np.array([1.0, 2.0, -1.0, 4.0])
     with pytest.raises(SplitError, match=r"part 1 on numpy did not finish within timeout=0.2"):
-        prism.split(name, x, targets=["numpy", "numpy"], timeout=0.2)
+        prism.pipelines.split(name, x, targets=["numpy", "numpy"], timeout=0.2)
     assert ended == []  # the caller gave up on the part, not waited for it
     release.set()
-    np.testing.assert_array_equal(prism.split(name, np.ones(4), targets=["numpy", "numpy"]), 2)
+    np.testing.assert_array_equal(
+        prism.pipelines.split(name, np.ones(4), targets=["numpy", "numpy"]), 2
+    )
 
 
 @pytest.mark.timeout(20)
@@ -445,7 +460,7 @@ def test_the_timeout_holds_for_the_part_the_caller_would_run() -> None:
     name = unique("first_part_hangs")
     release = threading.Event()
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def first_part_hangs(x: Any) -> Any:
         if x[0] < 0:
             release.wait(60)  # never set before the split gives up (the test's mark is 20 s)
@@ -453,28 +468,28 @@ def test_the_timeout_holds_for_the_part_the_caller_would_run() -> None:
             raise KeyError("the op's own error")
         return x * 2
 
-    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0,)))
     try:
         x = np.array([-1.0, 1.0, 2.0, 3.0])
         with pytest.raises(SplitError, match=r"part 0 on numpy did not finish within timeout=0.5"):
-            prism.split(name, x, targets=["numpy", "numpy"], timeout=0.5)
+            prism.pipelines.split(name, x, targets=["numpy", "numpy"], timeout=0.5)
         with pytest.raises(SplitError, match=r"part 0 on numpy did not finish within timeout=0.5"):
-            prism.split(name, x, targets=["numpy"], timeout=0.5)
+            prism.pipelines.split(name, x, targets=["numpy"], timeout=0.5)
         with (
-            prism.splitting(["numpy", "numpy"], ops=[name], timeout=0.5),
+            prism.pipelines.splitting(["numpy", "numpy"], ops=[name], timeout=0.5),
             pytest.raises(SplitError, match=r"part 0 on numpy did not finish"),
         ):
             prism.get_op(name).function(x)
     finally:
         release.set()
     # Within the timeout: the result, and a single target's own error, unchanged.
-    ok, record = prism.split(
+    ok, record = prism.pipelines.split(
         name, np.ones(4), targets=["numpy", "numpy"], timeout=10, return_record=True
     )
     np.testing.assert_array_equal(ok, 2)
     assert all(str(p.thread).startswith("prism-split-") for p in record.parts)
     with pytest.raises(KeyError, match="the op's own error"):
-        prism.split(name, np.zeros(4), targets=["numpy"], timeout=10)
+        prism.pipelines.split(name, np.zeros(4), targets=["numpy"], timeout=10)
 
 
 @pytest.mark.timeout(30)
@@ -483,17 +498,17 @@ def test_a_timeout_shorter_than_any_part_is_a_split_error() -> None:
     # gets a SplitError naming it.
     name = unique("second_half_slow")
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def second_half_slow(x: Any) -> Any:
         if x[0] > 0:
             time.sleep(0.05)
         return x
 
-    prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+    prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0,)))
     x = np.array([0.0, 0.0, 1.0, 1.0])
     for _ in range(10):
         with pytest.raises(SplitError, match=r"part 1 on numpy did not finish within"):
-            prism.split(name, x, targets=["numpy", "numpy"], timeout=1e-9)
+            prism.pipelines.split(name, x, targets=["numpy", "numpy"], timeout=1e-9)
 
 
 @pytest.mark.timeout(120)
@@ -504,11 +519,13 @@ def test_many_splits_from_many_threads_at_once(torch_backend: None) -> None:
     def worker(seed: int) -> None:
         try:
             r = rng_arrays(seed)
-            with prism.split_recording() as records:
+            with prism.pipelines.split_recording() as records:
                 for k in range(5):
                     a, b = r(20 + seed, 6), r(6, 4)
                     ratio = [seed + 1, k + 1]
-                    got = prism.split("matmul", a, b, targets=["numpy", "torch"], ratio=ratio)
+                    got = prism.pipelines.split(
+                        "matmul", a, b, targets=["numpy", "torch"], ratio=ratio
+                    )
                     np.testing.assert_allclose(got, a @ b)
             counts[seed] = len(records)
         except BaseException as exc:  # pragma: no cover - reported below
@@ -527,7 +544,10 @@ def test_many_splits_from_many_threads_at_once(torch_backend: None) -> None:
 def test_a_splitting_scope_splits_the_ops_with_rules(torch_backend: None) -> None:
     r = rng_arrays()
     a, b, v = r(32, 8), r(8, 4), r(8)
-    with prism.split_recording() as records, prism.splitting(["numpy", "torch"]) as scope:
+    with (
+        prism.pipelines.split_recording() as records,
+        prism.pipelines.splitting(["numpy", "torch"]) as scope,
+    ):
         assert "split=" in repr(scope) and scope.as_dict()["split"]["ops"] is None
         np.testing.assert_allclose(prism.matmul(a, b), a @ b)
         np.testing.assert_allclose(prism.exp(a), np.exp(a))
@@ -549,17 +569,20 @@ def test_a_splitting_scope_splits_the_ops_with_rules(torch_backend: None) -> Non
 def test_a_scope_that_names_its_ops_is_strict() -> None:
     v = np.ones(3)
     with (
-        prism.splitting(["numpy", "numpy"], ops=["matmul"]),
+        prism.pipelines.splitting(["numpy", "numpy"], ops=["matmul"]),
         pytest.raises(ValueError, match="matmul cannot be split along axis 0"),
     ):
         prism.matmul(v, v)
     with pytest.raises(ValueError, match="'cumulative_sum' has no split rule"):
-        prism.splitting(["numpy", "numpy"], ops=["cumulative_sum"])
+        prism.pipelines.splitting(["numpy", "numpy"], ops=["cumulative_sum"])
 
 
 def test_one_target_pins_the_op_and_brings_the_result_home(torch_backend: None) -> None:
     a = rng_arrays()(4, 4)
-    with prism.split_recording() as records, prism.splitting(["torch"], ops=["exp"]):
+    with (
+        prism.pipelines.split_recording() as records,
+        prism.pipelines.splitting(["torch"], ops=["exp"]),
+    ):
         got = prism.exp(a)
         other = prism.sqrt(np.abs(a))  # not named: dispatch as usual
     assert isinstance(got, np.ndarray) and isinstance(other, np.ndarray)
@@ -572,7 +595,7 @@ def test_torch_in_torch_out(torch_backend: None) -> None:
     import torch
 
     x = torch.randn(10, 6, dtype=torch.float64)
-    got = prism.split("exp", x, targets=["numpy", "torch"], ratio=[0.6, 0.4])
+    got = prism.pipelines.split("exp", x, targets=["numpy", "torch"], ratio=[0.6, 0.4])
     assert isinstance(got, torch.Tensor)
     torch.testing.assert_close(got, torch.exp(x))
 
@@ -580,26 +603,28 @@ def test_torch_in_torch_out(torch_backend: None) -> None:
 def test_user_ops_split_by_the_rule_they_declare() -> None:
     name = unique("axpy")
 
-    @prism.operation(name=name, array_args=(0, 1))
+    @prism.extending.operation(name=name, array_args=(0, 1))
     def axpy(x: Any, y: Any) -> Any:
         return 2 * x + y
 
-    rule = prism.declare_split_rule(SplitRule(name, "elementwise", (0, 1)))
-    assert prism.split_rules()[name] is rule
+    rule = prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0, 1)))
+    assert prism.pipelines.split_rules()[name] is rule
     with pytest.raises(ValueError, match="has a split rule already"):
-        prism.declare_split_rule(SplitRule(name, "elementwise", (0,)))
+        prism.pipelines.declare_split_rule(SplitRule(name, "elementwise", (0,)))
     x, y = np.arange(10.0), np.ones(10)
-    np.testing.assert_array_equal(prism.split(name, x, y, targets=["numpy", "numpy"]), 2 * x + 1)
+    np.testing.assert_array_equal(
+        prism.pipelines.split(name, x, y, targets=["numpy", "numpy"]), 2 * x + 1
+    )
     with pytest.raises(ValueError, match="'elementwse' is not a kind of rule"):
         SplitRule(name, "elementwse")
 
 
 def test_recordings_nest_and_end() -> None:
-    with prism.split_recording() as outer:
-        prism.split("exp", np.ones(6), targets=["numpy", "numpy"])
-        with prism.split_recording() as inner:
-            prism.split("exp", np.ones(6), targets=["numpy", "numpy"])
-    prism.split("exp", np.ones(6), targets=["numpy", "numpy"])
+    with prism.pipelines.split_recording() as outer:
+        prism.pipelines.split("exp", np.ones(6), targets=["numpy", "numpy"])
+        with prism.pipelines.split_recording() as inner:
+            prism.pipelines.split("exp", np.ones(6), targets=["numpy", "numpy"])
+    prism.pipelines.split("exp", np.ones(6), targets=["numpy", "numpy"])
     assert len(outer) == 2 and len(inner) == 1 and inner[0] is outer[1]
 
 
@@ -635,6 +660,6 @@ def test_a_masked_array_is_refused_before_anything_runs() -> None:
     assert prism.sum(x) == 7.0  # unsplit, NumPy's masked sum
     with pytest.raises(TypeError, match=r"sum: argument 0 is a numpy.ma.MaskedArray, and a "
                        r"split would drop its mask"):  # fmt: skip
-        prism.split("sum", x, targets=["numpy", "numpy"])
+        prism.pipelines.split("sum", x, targets=["numpy", "numpy"])
     with pytest.raises(TypeError, match=r"add: argument 1 is a numpy.ma.MaskedArray"):
-        prism.split("add", x.data, x, targets=["numpy", "numpy"])
+        prism.pipelines.split("add", x.data, x, targets=["numpy", "numpy"])

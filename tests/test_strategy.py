@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core import ExecutionStrategy, Executor, PrismWarning
+from prism_core import PrismWarning
+from prism_core.pipelines import ExecutionStrategy, Executor
 
 TORCH_PLUGIN = importlib.util.find_spec("prism_plugin_torch") is not None and any(
     ep.name == "torch" for ep in importlib.metadata.entry_points(group="prism.plugins")
@@ -32,9 +33,9 @@ def torch_backend() -> Iterator[None]:
     pytest.importorskip("torch", reason="torch is not installed: no second CPU backend")
     if not TORCH_PLUGIN:
         pytest.skip("the torch plugin is not installed (pip install -e plugins/prism-plugin-torch)")
-    prism.reload_plugins(prism.PluginSettings(strict=True, allow=("torch",)))
+    prism.extending.reload_plugins(prism.extending.PluginSettings(strict=True, allow=("torch",)))
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 PROFILE = np.random.default_rng(1).standard_normal((33, 8))
@@ -62,7 +63,7 @@ def input_reads(n: int = 40) -> np.ndarray:
 
 @pytest.mark.timeout(120)
 def test_the_seeds_split_example_runs_with_prisms_names() -> None:
-    sm = prism
+    sm = prism.pipelines  # the seed's `sm`: ExecutionStrategy and Executor live there
     input_data = input_reads()
     expected = genomic_pipeline(input_data)
 
@@ -163,7 +164,7 @@ def test_op_assignments_apply_wherever_the_op_is_called(torch_backend: None) -> 
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((48, 16)), rng.standard_normal((16, 8))
-    with prism.split_recording() as records:
+    with prism.pipelines.split_recording() as records:
         got, other = Executor(strategy).run(compute, a, b)
     np.testing.assert_allclose(got, np.exp(a @ b / 100))
     assert isinstance(got, np.ndarray) and isinstance(other, np.ndarray)
@@ -172,7 +173,7 @@ def test_op_assignments_apply_wherever_the_op_is_called(torch_backend: None) -> 
     assert {p.backend for p in matmul.parts} == {"numpy", "torch"}
     assert exp.op == "exp" and exp.parts[0].backend == "torch" and exp.axis is None
     # Outside the run, nothing is assigned any more.
-    with prism.split_recording() as after:
+    with prism.pipelines.split_recording() as after:
         prism.matmul(a, b)
     assert after == []
 
@@ -201,7 +202,9 @@ def test_an_assignment_that_applies_to_nothing_is_said() -> None:
 
 
 def test_the_executor_checks_its_arguments() -> None:
-    with pytest.raises(TypeError, match=r"strategy must be a prism_core\.ExecutionStrategy"):
+    with pytest.raises(
+        TypeError, match=r"strategy must be a prism_core\.pipelines\.ExecutionStrategy"
+    ):
         Executor("aws.graviton3")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="simulate must be None, True or False"):
         Executor(ExecutionStrategy(), simulate="yes")  # type: ignore[arg-type]

@@ -42,21 +42,23 @@ def wrong(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         "1.0",
         "[prism.plugins]\nwrong = tests.wrong_backend_plugin\n",
     )
-    ps = prism.reload_plugins(prism.PluginSettings(strict=True, allow=("wrong",)))
+    ps = prism.extending.reload_plugins(
+        prism.extending.PluginSettings(strict=True, allow=("wrong",))
+    )
     assert ps.records["wrong"].status == "loaded"
     yield
-    prism.reload_plugins()
+    prism.extending.reload_plugins()
 
 
 _names = itertools.count()
 
 
-class GoodBackend(prism.Backend):
+class GoodBackend(prism.extending.Backend):
     name = "good"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism.Availability:
-        return prism.Availability(True)
+    def availability(self) -> prism.extending.Availability:
+        return prism.extending.Availability(True)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype)
@@ -191,7 +193,7 @@ def test_plugin_backends_conform() -> None:
 def test_user_ops_without_standard_inputs_are_skipped_not_guessed() -> None:
     opname = f"conf_scale_{next(_names)}"
 
-    @prism.operation(name=opname, array_args=(0,))
+    @prism.extending.operation(name=opname, array_args=(0,))
     def scale(x: Any) -> Any:
         return x * 2
 
@@ -208,7 +210,9 @@ def test_user_ops_without_standard_inputs_are_skipped_not_guessed() -> None:
 
 
 def test_a_wrong_builtin_variant_is_caught() -> None:
-    @prism.kernel("linalg.solve", requires={"kind": "cpu"}, priority=1, name="numpy.bad_solve")
+    @prism.extending.kernel(
+        "linalg.solve", requires={"kind": "cpu"}, priority=1, name="numpy.bad_solve"
+    )
     def bad_solve(a: Any, b: Any) -> Any:
         return np.linalg.solve(a, b).T  # a transposed result
 
@@ -272,21 +276,21 @@ def test_unavailable_backends_skip_with_their_reason() -> None:
     class Absent(GoodBackend):
         name = "absent"
 
-        def availability(self) -> prism.Availability:
-            return prism.Availability(False, "the ACME driver is not installed")
+        def availability(self) -> prism.extending.Availability:
+            return prism.extending.Availability(False, "the ACME driver is not installed")
 
     report = check_backend(Absent())
     assert report.ok
     assert report.skipped[0].detail == "backend unavailable: the ACME driver is not installed"
 
     class Silent(Absent):
-        def availability(self) -> prism.Availability:
-            return prism.Availability(False)
+        def availability(self) -> prism.extending.Availability:
+            return prism.extending.Availability(False)
 
     assert check_backend(Silent()).failed[0].detail == "unavailable without a reason"
 
     class Raising(Absent):
-        def availability(self) -> prism.Availability:
+        def availability(self) -> prism.extending.Availability:
             raise OSError("driver crashed")
 
     assert "raised OSError: driver crashed" in check_backend(Raising()).failed[0].detail

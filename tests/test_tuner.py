@@ -54,7 +54,7 @@ def two_way() -> Iterator[tuple[Any, list[str]]]:
     name = f"tuned_op_{_counter[0]}"
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:  # the reference: slower than both
         _spin(40_000)
         return np.asarray(x) * 2
@@ -83,7 +83,7 @@ def by_size() -> Iterator[tuple[Any, list[str]]]:
     name = f"sized_op_{_counter[0]}"
     ran: list[str] = []
 
-    @prism.operation(name=name, array_args=(0,))
+    @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:  # the reference: slower than both at every size
         _spin(40_000 + 400 * int(np.asarray(x).size))
         return np.asarray(x) + 1
@@ -242,7 +242,7 @@ def test_tune_stores_the_winner_and_dispatch_runs_it(two_way: tuple[Any, list[st
     assert before.decided_by == "declared"
     assert "not tuned" in before.basis.note
 
-    report = prism.tune(op, x, budget_s=0.1)
+    report = prism.tuning.tune(op, x, budget_s=0.1)
     (case,) = report.cases
     assert case.declared == f"{op.name}.slow"
     assert (case.winner, case.decided) == (f"{op.name}.fast", "measured")
@@ -262,8 +262,8 @@ def test_tune_stores_the_winner_and_dispatch_runs_it(two_way: tuple[Any, list[st
 def test_the_reference_policy_ignores_tuned_times(two_way: tuple[Any, list[str]]) -> None:
     op, _ran = two_way
     x = np.ones(64)
-    prism.tune(op, x, budget_s=0.1)
-    with prism.policy(prefer="reference"):
+    prism.tuning.tune(op, x, budget_s=0.1)
+    with prism.choosing(prefer="reference"):
         decision = prism.explain(op, x)
     assert decision.decided_by == "declared"
     assert decision.chosen == f"{op.name}.reference"
@@ -272,8 +272,8 @@ def test_the_reference_policy_ignores_tuned_times(two_way: tuple[Any, list[str]]
 def test_tuned_choices_are_per_size_bucket(by_size: tuple[Any, list[str]]) -> None:
     op, ran = by_size
     small, large = np.ones(4), np.ones(4096)
-    report = prism.tune(op, small, budget_s=1)
-    report2 = prism.tune(op, large, budget_s=1)
+    report = prism.tuning.tune(op, small, budget_s=1)
+    report2 = prism.tuning.tune(op, large, budget_s=1)
     assert report.cases[0].winner == f"{op.name}.per_element"
     assert report2.cases[0].winner == f"{op.name}.fixed"
     assert op.op._keying[0] == 0  # records load on the next plan
@@ -288,14 +288,16 @@ def test_tuned_choices_are_per_size_bucket(by_size: tuple[Any, list[str]]) -> No
 
 def test_untuned_sizes_use_the_nearest_tuned_one(two_way: tuple[Any, list[str]]) -> None:
     op, _ran = two_way
-    prism.tune(op, np.ones(64), budget_s=0.1)
+    prism.tuning.tune(op, np.ones(64), budget_s=0.1)
     decision = prism.explain(op, np.ones(1000))
     assert decision.chosen == f"{op.name}.fast"
     assert "nearest tuned size" in decision.basis.note
 
 
 def test_tune_with_sizes_for_the_catalogue_ops() -> None:
-    report = prism.tune("add", sizes=[16, 64], dtypes=["float32"], budget_s=0.02, record=False)
+    report = prism.tuning.tune(
+        "add", sizes=[16, 64], dtypes=["float32"], budget_s=0.02, record=False
+    )
     assert [c.shapes for c in report.cases] == [((16,), (16,)), ((64,), (64,))]
     # Only the NumPy backend is loaded in these tests: one variant, nothing to choose.
     assert {c.decided for c in report.cases} == {"only"}
@@ -305,13 +307,13 @@ def test_tune_with_sizes_for_the_catalogue_ops() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: prism.tune("matmul"), "give example arguments"),
-        (lambda: prism.tune("linalg.qr", sizes=[4]), "no example arguments for 'linalg.qr'"),
-        (lambda: prism.tune("add", sizes=[0]), "positive integer"),
-        (lambda: prism.tune("add", sizes=[]), "the list is empty"),
-        (lambda: prism.tune("add", sizes=[4], budget_s=0), "budget_s"),
-        (lambda: prism.tune("add", sizes=[4], dtypes=["floaty"]), "not a NumPy dtype"),
-        (lambda: prism.tune("add", np.ones(3), sizes=[4]), "not both"),
+        (lambda: prism.tuning.tune("matmul"), "give example arguments"),
+        (lambda: prism.tuning.tune("linalg.qr", sizes=[4]), "no example arguments for 'linalg.qr'"),
+        (lambda: prism.tuning.tune("add", sizes=[0]), "positive integer"),
+        (lambda: prism.tuning.tune("add", sizes=[]), "the list is empty"),
+        (lambda: prism.tuning.tune("add", sizes=[4], budget_s=0), "budget_s"),
+        (lambda: prism.tuning.tune("add", sizes=[4], dtypes=["floaty"]), "not a NumPy dtype"),
+        (lambda: prism.tuning.tune("add", np.ones(3), sizes=[4]), "not both"),
     ],
 )
 def test_tune_errors_say_what_is_accepted(call: Any, message: str) -> None:
@@ -332,7 +334,7 @@ def test_first_use_tuning_is_off_by_default(two_way: tuple[Any, list[str]]) -> N
 
 def test_first_use_tuning_measures_then_runs_the_winner(two_way: tuple[Any, list[str]]) -> None:
     op, ran = two_way
-    prism.set_autotune(True, budget_ms=300)
+    prism.tuning.set_autotune(True, budget_ms=300)
     x = np.ones(8)
     np.testing.assert_array_equal(op(x), x * 2)
     # Measuring ran both variants; the call itself then ran the winner.
@@ -346,7 +348,7 @@ def test_first_use_tuning_measures_then_runs_the_winner(two_way: tuple[Any, list
 
 def test_first_use_tuning_respects_a_tiny_budget(two_way: tuple[Any, list[str]]) -> None:
     op, ran = two_way
-    prism.set_autotune(True, budget_ms=0.001)
+    prism.tuning.set_autotune(True, budget_ms=0.001)
     op(np.ones(8))
     assert ran[-1] == "slow"  # nothing could be timed: the declared order stands
     assert len(tuning.TuningStore().load()) == 0
@@ -354,7 +356,7 @@ def test_first_use_tuning_respects_a_tiny_budget(two_way: tuple[Any, list[str]])
 
 def test_first_use_tuning_from_many_threads(two_way: tuple[Any, list[str]]) -> None:
     op, _ran = two_way
-    prism.set_autotune(True, budget_ms=200)
+    prism.tuning.set_autotune(True, budget_ms=200)
     x = np.arange(16.0)
     errors: list[BaseException] = []
 
@@ -376,9 +378,9 @@ def test_first_use_tuning_from_many_threads(two_way: tuple[Any, list[str]]) -> N
 
 def test_set_autotune_checks_its_arguments() -> None:
     with pytest.raises(TuningError, match="first_use"):
-        prism.set_autotune("yes")  # type: ignore[arg-type]
+        prism.tuning.set_autotune("yes")  # type: ignore[arg-type]
     with pytest.raises(TuningError, match="budget_ms"):
-        prism.set_autotune(True, budget_ms=-1)
+        prism.tuning.set_autotune(True, budget_ms=-1)
 
 
 def test_candidates_are_in_declared_order(two_way: tuple[Any, list[str]]) -> None:
@@ -413,7 +415,7 @@ def test_an_interrupt_keeps_the_cases_already_measured(add_twin: str) -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        prism.tune("add", sizes=[16, 1024], budget_s=0.02, progress=progress)
+        prism.tuning.tune("add", sizes=[16, 1024], budget_s=0.02, progress=progress)
     (kept,) = tuning.TuningStore().load().entries
     assert (kept.op, kept.bucket, kept.variants) == ("add", 6, ("numpy.add", add_twin))
 
@@ -422,13 +424,13 @@ def test_tune_says_which_choices_it_could_not_store(add_twin: str, tmp_path: Any
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     store = tuning.TuningStore(blocker / "tuning", warn=False)
-    report = prism.tune("add", sizes=[16, 1024], budget_s=0.02, store=store)
+    report = prism.tuning.tune("add", sizes=[16, 1024], budget_s=0.02, store=store)
     assert (report.stored, report.unstored) == (0, 2)
     assert report.path == str(store.path)
     assert any("cannot be written" in p for p in report.problems)
     assert "0 of 2 tuned choice(s) stored in " in str(report)
     assert report.as_dict()["unstored"] == 2
-    stored = prism.tune("add", sizes=[16], budget_s=0.02, store=tuning.TuningStore())
+    stored = prism.tuning.tune("add", sizes=[16], budget_s=0.02, store=tuning.TuningStore())
     assert (stored.stored, stored.unstored) == (1, 0)
     assert "1 tuned choice(s) stored in " in str(stored)
 
@@ -437,7 +439,7 @@ def test_tune_without_a_cache_says_nothing_is_stored(
     add_twin: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PRISM_NO_CACHE", "1")
-    report = prism.tune("add", sizes=[16], budget_s=0.02)
+    report = prism.tuning.tune("add", sizes=[16], budget_s=0.02)
     assert (report.stored, report.unstored) == (0, 1)
     assert any("PRISM_NO_CACHE=1" in p for p in report.problems)
 
@@ -473,7 +475,7 @@ def test_a_size_that_cannot_fit_in_memory_is_refused_before_allocating() -> None
     with pytest.raises(TuningError, match=r"matmul n=10000000 float64 needs 2.132 PiB .* of "):
         tuner.example_arguments("matmul", 10_000_000)
     with pytest.raises(TuningError, match=r"give a smaller size \(at most n=\d+ fits\)"):
-        prism.tune("add", sizes=[16, 10**15], record=False)
+        prism.tuning.tune("add", sizes=[16, 10**15], record=False)
 
 
 # -- what the report says ---------------------------------------------------------------------

@@ -354,7 +354,7 @@ def test_the_fingerprint_is_the_same_in_another_process_and_imports_no_framework
 
 
 GPU_PLUGIN = """\
-from prism_core import DetectedDevice, Detection, hookimpl
+from prism_core.extending import DetectedDevice, Detection, hookimpl
 
 @hookimpl
 def prism_detect_devices(library):

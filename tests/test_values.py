@@ -25,25 +25,25 @@ from prism_core.nvidia_smi import SmiGpu
 #: (class, frozen, eq, order) of every value type the first call of a process creates (and
 #: the others of the same modules).
 VALUE_TYPES = [
-    (prism_core.Problem, True, True, True),
+    (prism_core.hardware.Problem, True, True, True),
     (PathEntry, True, True, False),
-    (prism_core.PluginSettings, True, True, False),
+    (prism_core.extending.PluginSettings, True, True, False),
     (Clause, True, True, False),
-    (prism_core.RequirementMatch, True, True, False),
-    (prism_core.MemoryLevel, True, True, False),
-    (prism_core.Feature, True, True, False),
-    (prism_core.Partition, True, True, False),
-    (prism_core.DeviceDescription, True, False, False),
-    (prism_core.SearchEntry, True, True, False),
-    (prism_core.FileReport, False, True, False),
-    (prism_core.Availability, True, True, False),
-    (prism_core.DetectedDevice, True, True, False),
-    (prism_core.Detection, True, True, False),
-    (prism_core.PluginRecord, False, True, False),
-    (prism_core.CpuInfo, True, True, False),
+    (prism_core.hardware.RequirementMatch, True, True, False),
+    (prism_core.hardware.MemoryLevel, True, True, False),
+    (prism_core.hardware.Feature, True, True, False),
+    (prism_core.hardware.Partition, True, True, False),
+    (prism_core.hardware.DeviceDescription, True, False, False),
+    (prism_core.hardware.SearchEntry, True, True, False),
+    (prism_core.hardware.FileReport, False, True, False),
+    (prism_core.extending.Availability, True, True, False),
+    (prism_core.extending.DetectedDevice, True, True, False),
+    (prism_core.extending.Detection, True, True, False),
+    (prism_core.extending.PluginRecord, False, True, False),
+    (prism_core.hardware.CpuInfo, True, True, False),
     (CpuMatch, True, True, False),
-    (prism_core.DeviceInstance, True, True, False),
-    (prism_core.PresentDevices, True, True, False),
+    (prism_core.hardware.DeviceInstance, True, True, False),
+    (prism_core.hardware.PresentDevices, True, True, False),
     (HostReport, True, True, False),
     (SmiGpu, True, True, False),
 ]
@@ -98,17 +98,20 @@ def test_a_value_type_is_the_dataclass_it_declares(
 
 
 def test_defaults_made_by_a_factory_are_fresh() -> None:
-    one, two = prism_core.PluginRecord("a", "builtin", "x"), prism_core.PluginRecord("b", "x", "y")
+    one, two = (
+        prism_core.extending.PluginRecord("a", "builtin", "x"),
+        prism_core.extending.PluginRecord("b", "x", "y"),
+    )
     one.hooks.append("prism_backends")
     assert two.hooks == [] and one.info is not two.info
-    first = prism_core.FileReport(Path("f.yaml"))
-    first.problems.append(prism_core.Problem("f.yaml"))
-    assert prism_core.FileReport(Path("g.yaml")).problems == []
-    assert prism_core.Feature("tensor_cores", 4).operations == {}
+    first = prism_core.hardware.FileReport(Path("f.yaml"))
+    first.problems.append(prism_core.hardware.Problem("f.yaml"))
+    assert prism_core.hardware.FileReport(Path("g.yaml")).problems == []
+    assert prism_core.hardware.Feature("tensor_cores", 4).operations == {}
 
 
 def test_pickling_keeps_the_value() -> None:
-    problem = prism_core.Problem("f.yaml", 3, 7, "$.name", "missing")
+    problem = prism_core.hardware.Problem("f.yaml", 3, 7, "$.name", "missing")
     assert pickle.loads(pickle.dumps(problem)) == problem
-    availability = prism_core.Availability(False, "no driver")
+    availability = prism_core.extending.Availability(False, "no driver")
     assert pickle.loads(pickle.dumps(availability)) == availability

@@ -143,14 +143,14 @@ PROBE = textwrap.dedent(
     import prism_core
     import prism_core._config
 
-    h100 = prism_core.get_device("nvidia.h100-sxm")
+    h100 = prism_core.hardware.get_device("nvidia.h100-sxm")
     print(json.dumps({
         "file": prism_core.__file__,
         "version": prism_core.__version__,
         "purelib": sysconfig.get_paths()["purelib"],
         "hardware": str(prism_core._config.data_dir("hardware")),
         "schemas": str(prism_core._config.data_dir("schemas")),
-        "devices": [d.device_type for d in prism_core.devices()],
+        "devices": [d.device_type for d in prism_core.hardware.devices()],
         "h100": {
             "lineage": list(h100.lineage),
             "features": sorted(h100.features),
@@ -159,7 +159,7 @@ PROBE = textwrap.dedent(
             "compute_units": h100.compute_units,
             "path": str(h100.path),
         },
-        "schema_title": prism_core.device_schema()["title"],
+        "schema_title": prism_core.hardware.device_schema()["title"],
     }))
     """
 )

@@ -40,7 +40,7 @@ def test_work_is_a_frozen_value_with_validated_numbers() -> None:
         Work(0, True)
     with pytest.raises(ValueError, match="io_bytes"):
         Work(0, 0, io_bytes=math.nan)
-    assert Work.__module__ == "prism_core"
+    assert Work.__module__ == "prism_core.extending"
 
 
 # -- matmul and dot ------------------------------------------------------------------------------

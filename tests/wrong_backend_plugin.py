@@ -27,14 +27,14 @@ import numpy as np
 import prism_core
 
 
-class WrongBackend(prism_core.Backend):
+class WrongBackend(prism_core.extending.Backend):
     name = "wrong"
     priority = -10
     description = "a backend with deliberate mistakes (tests only)"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism_core.Availability:
-        return prism_core.Availability(True, version=np.__version__)
+    def availability(self) -> prism_core.extending.Availability:
+        return prism_core.extending.Availability(True, version=np.__version__)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype)
@@ -102,14 +102,14 @@ VARIANTS = {
 }
 
 
-@prism_core.hookimpl
-def prism_backends() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends() -> Sequence[prism_core.extending.Backend]:
     return [WrongBackend()]
 
 
-@prism_core.hookimpl
-def prism_variants() -> Sequence[prism_core.Variant]:
+@prism_core.extending.hookimpl
+def prism_variants() -> Sequence[prism_core.extending.Variant]:
     return [
-        prism_core.Variant(op, fn, backend="wrong", priority=-10, name=f"wrong.{op}")
+        prism_core.extending.Variant(op, fn, backend="wrong", priority=-10, name=f"wrong.{op}")
         for op, fn in VARIANTS.items()
     ]

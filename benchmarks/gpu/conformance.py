@@ -32,7 +32,7 @@ def check(name: str, seconds: float, ops: frozenset[str] = frozenset()) -> dict[
     # Round-robin over the subjects (an op's checks in turn): a run cut short by the time
     # limit has checked every op at least once rather than the first ops in full.
     by_subject: dict[str, list[Any]] = {}
-    for c in conformance_checks(prism_core.plugins().backend(name)):
+    for c in conformance_checks(prism_core.extending.plugins().backend(name)):
         if ops and c.subject.removeprefix(f"{name}.") not in ops:
             continue
         by_subject.setdefault(c.subject, []).append(c)
@@ -80,7 +80,7 @@ def main() -> int:
         import torch
 
         name = torch.cuda.get_device_name(0)
-        gpu = prism_core.match_detected_device(product_name=name)
+        gpu = prism_core.hardware.match_detected_device(product_name=name)
         if gpu is None:
             found["unavailable"]["torch"] = f"no device description matches the GPU {name!r}"
         else:
@@ -89,8 +89,10 @@ def main() -> int:
     else:
         found["unavailable"]["torch"] = why
     try:
-        state = prism_core.plugins().backend("cuda").availability()
-    except prism_core.PluginError as exc:  # prism-plugin-cuda not installed (or not loaded)
+        state = prism_core.extending.plugins().backend("cuda").availability()
+    except (
+        prism_core.extending.PluginError
+    ) as exc:  # prism-plugin-cuda not installed (or not loaded)
         found["unavailable"]["cuda"] = str(exc)
     else:
         if state:

@@ -125,7 +125,7 @@ def main() -> int:
             print("\n".join(row["profile"][:30]), flush=True)
 
     # NumPy in, NumPy out on the GPU: each backend's round trip against the copies alone.
-    gpu = next(d.description for d in prism.present_devices().devices
+    gpu = next(d.description for d in prism.hardware.present_devices().devices
                if d.description.kind == "gpu")  # fmt: skip
     trips: list[dict[str, Any]] = []
     for n in (1024, 4096):

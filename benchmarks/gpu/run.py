@@ -108,8 +108,8 @@ def parse_doctor(results: Path, output: str) -> Outcome:
     present = report["devices"]["present"]
     def is_gpu(device_type: str) -> bool:
         try:
-            return prism_core.get_device(device_type).kind == "gpu"
-        except prism_core.UnknownDeviceError:
+            return prism_core.hardware.get_device(device_type).kind == "gpu"
+        except prism_core.hardware.UnknownDeviceError:
             return False
 
     gpus = [d for d in present if is_gpu(d["device_type"])]

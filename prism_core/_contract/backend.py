@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from prism_core._public import home
+
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
     from prism_core._description.requirements import RequirementMatch
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["Availability", "Backend", "DetectedDevice", "Detection"]
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class Availability:
     """Whether a backend can run on this host, and why not when it cannot."""
@@ -28,12 +31,12 @@ class Availability:
     reason: str = ""
     version: str | None = None
 
-    __module__ = "prism_core"
 
     def __bool__(self) -> bool:
         return self.available
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class DetectedDevice:
     """A device a plugin found on this host; ``device_type`` names its description.
@@ -54,9 +57,9 @@ class DetectedDevice:
     partition_mode: str | None = None
     driver: str | None = None
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class Detection:
     """What a plugin's ``prism_detect_devices`` found: devices, or the reason there are none."""
@@ -64,9 +67,9 @@ class Detection:
     devices: Sequence[DetectedDevice] = ()
     reason: str = ""
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.extending")
 class Backend(abc.ABC):
     """A runtime that executes on devices.  Subclass it in a plugin and return an instance
     from the ``prism_backends`` hook.
@@ -76,7 +79,6 @@ class Backend(abc.ABC):
     devices this backend runs on meet (``{"kind": "cpu"}``, ``{"vendor": "nvidia"}``).
     """
 
-    __module__ = "prism_core"
 
     name: str = ""
     #: Other names users may give the backend (``"pytorch"`` for ``"torch"``).

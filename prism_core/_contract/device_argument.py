@@ -19,8 +19,8 @@ def requested_device(device: Any) -> tuple[str, Any]:
     """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks
     of a backend: ``("default", None)`` for ``None`` (the backend's own default);
     ``("cpu", None)`` for ``"cpu"`` and for Prism's description of a CPU (a
-    :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription` of kind
-    ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
+    :class:`~prism_core.hardware.DeviceInstance` or :class:`~prism_core.hardware.DeviceDescription`
+    of kind ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
     instance's ``index`` says which; a description alone means the first); and
     ``("native", device)`` for anything else: a backend's own device object or name
     (``torch.device("cuda:1")``, ``"cuda"``), which the backend reads itself.

@@ -11,6 +11,7 @@ from typing import Any
 
 from prism_core._description.requirements import Requirement
 from prism_core._errors import PrismError, describe_exception
+from prism_core._public import home
 
 __all__ = ["CanRun", "Variant", "VariantImportError"]
 
@@ -38,6 +39,7 @@ def _parsed(requires: Mapping[str, Any] | None) -> Requirement:
 CanRun = Callable[..., "bool | str"]
 
 
+@home("prism_core.extending")
 class Variant:
     """One implementation of an op: a backend, requirements on the device, a priority.
 
@@ -59,7 +61,6 @@ class Variant:
     :param name: a unique name; defaults to ``"<backend>.<function name>"``.
     """
 
-    __module__ = "prism_core"
     __slots__ = (
         "backend",
         "can_run",
@@ -169,10 +170,10 @@ class Variant:
         return f"<Variant {self.name!r} of {self.op!r} on {self.backend!r}>"
 
 
+@home("prism_core.extending")
 class VariantImportError(PrismError, ImportError):
     """A variant given as ``"module:attribute"`` whose implementation cannot be imported."""
 
-    __module__ = "prism_core"
 
     def __init__(self, message: str, variant: Variant) -> None:
         super().__init__(message)

@@ -10,12 +10,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from prism_core._public import home
+
 if TYPE_CHECKING:
     from prism_core._description.requirements import RequirementMatch
 
 __all__ = ["DeviceDescription", "Feature", "MemoryLevel", "Partition"]
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class MemoryLevel:
     """One level of a device's memory hierarchy."""
@@ -26,9 +29,9 @@ class MemoryLevel:
     scope: str = "device"
     technology: str | None = None
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class Feature:
     """A versioned hardware feature and the data types it accelerates, per operation."""
@@ -38,18 +41,19 @@ class Feature:
     operations: Mapping[str, frozenset[str]] = field(default_factory=dict)
     description: str = ""
 
-    __module__ = "prism_core"
 
     def supports(self, op: str, dtype: str) -> bool:
         return dtype in self.operations.get(op, frozenset())
 
     def version_satisfies(self, spec: str | int | bool) -> bool:
-        """Whether this feature's version meets ``spec`` (see :class:`prism_core.Requirement`)."""
+        """Whether this feature's version meets ``spec`` (see
+        :class:`prism_core.hardware.Requirement`)."""
         from prism_core._description.requirements import version_meets
 
         return version_meets(self.version, spec)
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class Partition:
     """What software sees of a package in one partition mode: ``count`` devices, each described
@@ -61,9 +65,9 @@ class Partition:
     count: int
     description: str = ""
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True, eq=False)
 class DeviceDescription:
     """A validated device description with its inheritance resolved.
@@ -83,7 +87,6 @@ class DeviceDescription:
     provenance: Mapping[str, str] = field(default_factory=dict, repr=False)
     overrides: tuple[Path, ...] = ()
 
-    __module__ = "prism_core"
 
     # -- identity -------------------------------------------------------------------------
     @property

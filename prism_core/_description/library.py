@@ -37,6 +37,7 @@ from prism_core._errors import (
     display_path,
 )
 from prism_core._events import DEVICES, announce
+from prism_core._public import home
 
 __all__ = [
     "DeviceFile",
@@ -74,11 +75,11 @@ MAX_INHERITANCE_DEPTH = 64
 SUFFIXES = (".yaml", ".yml")
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class SearchEntry:
     """One entry of the search path: a directory (searched recursively) or a single file."""
 
-    __module__ = "prism_core"
 
     path: Path
     origin: str  # "builtin", "plugin:<name>", "user", "command line"
@@ -431,6 +432,7 @@ def _canonical_order(data: dict[str, Any]) -> dict[str, Any]:
     return {k: data[k] for k in order if k in data}
 
 
+@home("prism_core.hardware")
 class DeviceLibrary:
     """The device descriptions found on a search path, validated and resolved.
 
@@ -438,7 +440,6 @@ class DeviceLibrary:
     :attr:`problems`; everything else loads.  Use :meth:`raise_for_problems` for strictness.
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,
@@ -836,11 +837,11 @@ def get_device(device_type: str) -> DeviceDescription:
     return default_library().get(device_type)
 
 
+@home("prism_core.hardware")
 @dataclass
 class FileReport:
     """What validation found for one file."""
 
-    __module__ = "prism_core"
 
     path: Path
     device_type: str | None = None

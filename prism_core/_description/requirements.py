@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from prism_core._errors import RequirementError
+from prism_core._public import home
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -39,8 +40,9 @@ class _Versioned(Protocol):
 
 
 class Judged(Protocol):
-    """What a requirement reads of a device: a :class:`~prism_core.DeviceDescription` (whose
-    module imports this one, to offer ``satisfies``)."""
+    """What a requirement reads of a device: a
+    :class:`~prism_core.hardware.DeviceDescription` (whose module imports this one, to offer
+    ``satisfies``)."""
 
     @property
     def device_type(self) -> str: ...
@@ -121,6 +123,7 @@ class Clause:
         return f"{self.key}: {self.raw!r}"
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class RequirementMatch:
     """The outcome of matching a requirement: ``ok`` and, per unmet clause, why not."""
@@ -129,7 +132,6 @@ class RequirementMatch:
     reasons: tuple[str, ...] = ()
     met: tuple[str, ...] = ()
 
-    __module__ = "prism_core"
 
     def __bool__(self) -> bool:
         return self.ok
@@ -179,12 +181,12 @@ def _check_value_form(key: str, value: Any) -> None:
     )
 
 
+@home("prism_core.hardware")
 class Requirement:
     """A parsed requirement mapping.  Construction checks its form and raises
     :class:`RequirementError` for a malformed one; :meth:`match` never raises.
     """
 
-    __module__ = "prism_core"
     __slots__ = ("clauses", "mapping")
 
     def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:

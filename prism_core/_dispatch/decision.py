@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prism_core._public import home
 from prism_core._quantities import seconds_text
 
 __all__ = ["HOW_DECIDED", "Basis", "Candidate", "Decision"]
@@ -23,6 +24,7 @@ HOW_DECIDED: dict[str, str] = {
 }
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class Basis:
     """What decided the order of a plan's candidates, for :func:`explain`.
@@ -38,7 +40,6 @@ class Basis:
     note: str = ""
     times: tuple[tuple[str, float], ...] = ()
 
-    __module__ = "prism_core"
 
     def as_dict(self) -> dict[str, Any]:
         return {"decided_by": self.decided_by, "note": self.note, "times": dict(self.times)}

@@ -2,9 +2,10 @@
 
 The builtin ops' examples are the tuner's (``prism_core/_tuning/tuner.py``, ``EXAMPLES``); an op
 a plugin declares carries its own, an :class:`Examples` given to
-``prism_core.operation(..., examples=...)`` (public as ``prism_core.backend_kit.Examples``), and
-the tuner, ``prism bench`` and its figure read it instead of knowing the op.  Nothing here is
-imported on the way to a first call: the op table keeps the record and never looks into it.
+``prism_core.extending.operation(..., examples=...)`` (public as
+``prism_core.backend_kit.Examples``), and the tuner, ``prism bench`` and its figure read it instead
+of knowing the op.  Nothing here is imported on the way to a first call: the op table keeps the
+record and never looks into it.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def _positive(value: Any) -> bool:
 class Examples:
     """How to make an op's arguments at a size ``n``, for ``prism bench`` and
     ``prism.tune(op, sizes=[...])``: attached to the op when it is declared
-    (``prism_core.operation(..., examples=Examples(...))``).
+    (``prism_core.extending.operation(..., examples=Examples(...))``).
 
     Every argument is a keyword; the record is read-only (make another to change it), and
     equal to another of the same fields.

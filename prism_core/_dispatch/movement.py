@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prism_core._public import home
+
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
@@ -52,6 +54,7 @@ COPIED = "copied"
 UNVERIFIED = "moved (whether it was copied cannot be told from the arrays)"
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class MoveRecord:
     """One array that dispatch moved while a :func:`recording` was active.
@@ -79,7 +82,6 @@ class MoveRecord:
     how: str
     seconds: float | None = None
 
-    __module__ = "prism_core"
 
     @property
     def what(self) -> str:

@@ -344,10 +344,11 @@ _HERE = object()
 
 def _on_device(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A creation op's call whose ``device=`` is Prism's description of a device other than a
-    CPU (a :class:`~prism_core.DeviceInstance` or :class:`~prism_core.DeviceDescription`): run
-    as it would be under ``prism_core.device(...)`` of that device, so that a backend driving it
-    creates the array there.  Every other call (``"cpu"``, Prism's CPU, a backend's own device
-    object) is left where it is (:data:`_HERE`): the variant chosen honours ``device`` or names
+    CPU (a :class:`~prism_core.hardware.DeviceInstance` or
+    :class:`~prism_core.hardware.DeviceDescription`): run as it would be under
+    ``prism_core.device(...)`` of that device, so that a backend driving it creates the array there.
+     Every other call (``"cpu"``, Prism's CPU, a backend's own device object) is left where it is
+     (:data:`_HERE`): the variant chosen honours ``device`` or names
     what it accepts.  A simulated device's call is planned there and computed, as every
     simulated call is, by the reference backend in host memory (without the ``device`` it
     cannot honour)."""

@@ -1,8 +1,8 @@
 """The table of ops and their variants, and the generation that dates every cached plan.
 
 An :class:`Op` is an abstract operation (``matmul``, ``linalg.svd``) that users call; its
-variants (:class:`prism_core.Variant`) come from plugins (collected by discovery, in the layer
-below, and joined to their ops here by :func:`sync_plugins`) and from user code.
+variants (:class:`prism_core.extending.Variant`) come from plugins (collected by discovery, in the
+layer below, and joined to their ops here by :func:`sync_plugins`) and from user code.
 
 The *dispatch generation* advances whenever anything a plan was built from changes: variants
 added or removed, plugins or devices loaded again (announced through ``prism_core._events``),

@@ -24,10 +24,10 @@ __all__ = [
     "Scope",
     "ScopeBlock",
     "checked_backend",
+    "choosing",
     "current_scope",
     "device",
     "innermost_block",
-    "policy",
     "present_device",
     "set_backend",
     "use_backend",
@@ -57,7 +57,7 @@ class Policy(Protocol):
 
 class Split(Protocol):
     """What a scope splits, as dispatch sees it: the extension point of
-    ``prism_core.splitting()`` (``prism_core._pipeline.split``)."""
+    ``prism_core.pipelines.splitting()`` (``prism_core._pipeline.split``)."""
 
     def runner_for(self, op: Op) -> Callable[..., Any] | None:
         """The function every call of ``op`` runs instead of its variants, or ``None`` where
@@ -91,12 +91,12 @@ class Scope:
     strict: bool
     #: The execution policy in force (``execution_policy()``), or ``None``: speed.
     execution: Policy | None
-    #: What this scope splits (``prism_core.splitting()``), or ``None``: the split engine is a
-    #: layer above (``prism_core._pipeline.split``), seen here as a :class:`Split`.
+    #: What this scope splits (``prism_core.pipelines.splitting()``), or ``None``: the split engine
+    #: is a layer above (``prism_core._pipeline.split``), seen here as a :class:`Split`.
     split: Split | None
 
     def __init__(self, *args: Any) -> None:
-        raise TypeError("scopes are made with prism_core.device(), use_backend() and policy()")
+        raise TypeError("scopes are made with prism_core.device(), use_backend() and choosing()")
 
     @classmethod
     def _make(
@@ -251,7 +251,7 @@ def _describe(value: Any) -> str:
 
 
 class ScopeBlock:
-    """What :func:`device`, :func:`use_backend` and :func:`policy` return: a context manager
+    """What :func:`device`, :func:`use_backend` and :func:`choosing` return: a context manager
     whose ``with`` puts their changes in force on top of the scope in force there, and gives
     that scope to ``as``.
 
@@ -371,9 +371,9 @@ def use_numpy_backend() -> Any:
     return use_backend("numpy")
 
 
-def policy(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlock:
+def choosing(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlock:
     """Change how variants are chosen in what follows (the arguments are checked when
-    ``policy()`` is called; ``None`` keeps what is in force).
+    ``choosing()`` is called; ``None`` keeps what is in force).
 
     :param prefer: ``"performance"`` (default: priority, then the most specific requirements)
         or ``"reference"`` (reference implementations first, for checking results).
@@ -383,7 +383,7 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlo
     if prefer is not None:
         if not isinstance(prefer, str):
             raise TypeError(
-                f"policy(): prefer must be one of {', '.join(map(repr, POLICIES))} (or None to "
+                f"choosing(): prefer must be one of {', '.join(map(repr, POLICIES))} (or None to "
                 f"keep the one in force); got {_describe(prefer)}"
             )
         if prefer not in POLICIES:
@@ -395,7 +395,7 @@ def policy(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlo
     if strict is not None:
         if not isinstance(strict, bool):
             raise TypeError(
-                "policy(): strict must be True or False (or None to keep the setting in force); "
+                "choosing(): strict must be True or False (or None to keep the setting in force); "
                 f"got {_describe(strict)}"
             )
         changes["strict"] = strict

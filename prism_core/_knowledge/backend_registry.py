@@ -1,5 +1,5 @@
-"""The backends installed in this process, as users see them: ``prism_core.backends()`` and
-``prism_core.get_backend(name)``.
+"""The backends installed in this process, as users see them:
+``prism_core.extending.backends()`` and ``prism_core.extending.get_backend(name)``.
 
 Plugins contribute backends (``prism_backends`` hook, ``plugins.py``); this module answers, for
 each, whether it runs here and why not, its priority, the devices present that it drives and
@@ -13,10 +13,12 @@ from typing import Any
 
 from prism_core._contract.backend import Backend
 from prism_core._errors import describe_exception
+from prism_core._public import home
 
 __all__ = ["BackendInfo", "backends", "get_backend"]
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class BackendInfo:
     """One installed backend: availability (with the reason when it is not available), the
@@ -35,7 +37,6 @@ class BackendInfo:
     capabilities: dict[str, Any]
     backend: Backend = field(repr=False, compare=False)
 
-    __module__ = "prism_core"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, describe_exception
+from prism_core._public import home
 from prism_core._version import __version__
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ def normalize_family(machine: str) -> str:
 # -- the CPU --------------------------------------------------------------------------------
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class CpuInfo:
     """What is known about the host CPU.
@@ -121,7 +123,6 @@ class CpuInfo:
     note: str = ""
     source: str = "archspec"
 
-    __module__ = "prism_core"
 
     def has(self, *flags: str) -> bool:
         """Whether the host reports every one of ``flags``."""
@@ -427,7 +428,6 @@ class CpuMatch:
     candidates: tuple[str, ...] = ()
     fallback: bool = False
 
-    __module__ = "prism_core"
 
     @property
     def device_type(self) -> str | None:
@@ -550,6 +550,7 @@ def match_cpu(cpu: CpuInfo, library: DeviceLibrary | None = None) -> CpuMatch:
 # -- device instances -------------------------------------------------------------------------
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class DeviceInstance:
     """One device present on this host (or simulated), with the description it matches.
@@ -578,7 +579,6 @@ class DeviceInstance:
     partition: int | None = None
     driver: str | None = None
 
-    __module__ = "prism_core"
 
     @property
     def device_type(self) -> str:
@@ -789,6 +789,7 @@ def software_devices(
     return (_default_library(library).get(part.device_type),) * part.count
 
 
+@home("prism_core.hardware")
 @dataclass(frozen=True)
 class PresentDevices:
     """The devices present on this host, and for each plugin that found none, why not."""
@@ -796,7 +797,6 @@ class PresentDevices:
     devices: tuple[DeviceInstance, ...]
     notes: Mapping[str, str]
 
-    __module__ = "prism_core"
 
 
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
@@ -946,7 +946,6 @@ class HostReport:
     system: str = ""
     python: str = ""
 
-    __module__ = "prism_core"
 
     @property
     def description(self) -> DeviceDescription | None:

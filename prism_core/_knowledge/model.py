@@ -38,6 +38,7 @@ from prism_core._description.dtypes import DType
 from prism_core._description.dtypes import dtype as to_dtype
 from prism_core._errors import PrismError, did_you_mean
 from prism_core._knowledge.work import Work, declared_ops, work_of
+from prism_core._public import home
 
 if TYPE_CHECKING:
     from prism_core._description.library import DeviceLibrary
@@ -106,11 +107,11 @@ SOURCES = ("assumed", "derived", "description", "calibrated")
 BOUNDS = ("compute", "memory", "latency", "transfer")
 
 
+@home("prism_core.tuning")
 class ModelError(PrismError, LookupError):
     """The model lacks what it needs for a prediction: the op declares no work, or the device
     has no figure for the data type (or no memory bandwidth) and none can be derived."""
 
-    __module__ = "prism_core"
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0])
@@ -119,6 +120,7 @@ class ModelError(PrismError, LookupError):
 # -- figures ------------------------------------------------------------------------------------
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class Figures:
     """The numbers the model uses for one device type, each with where it came from.
@@ -145,7 +147,6 @@ class Figures:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
 
-    __module__ = "prism_core"
 
     @property
     def is_cpu(self) -> bool:
@@ -180,6 +181,7 @@ class Figures:
         }
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class Prediction:
     """The predicted time of one call of ``op`` on ``count`` devices of ``device_type``.
@@ -207,7 +209,6 @@ class Prediction:
     peak_dtype: str | None = None
     figures: Figures | None = field(default=None, repr=False, compare=False)
 
-    __module__ = "prism_core"
 
     @property
     def device_s(self) -> float:
@@ -257,6 +258,7 @@ def format_seconds(seconds: float) -> str:
     raise AssertionError("unreachable")
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class PerformanceRow:
     """One device (``count`` of them) in a table of predictions or a plan.
@@ -282,7 +284,6 @@ class PerformanceRow:
     source: str = "modelled"
     prediction: Prediction | None = field(default=None, repr=False, compare=False)
 
-    __module__ = "prism_core"
 
     @property
     def label(self) -> str:
@@ -338,6 +339,7 @@ def render_rows(rows: Sequence[PerformanceRow], *, mark: PerformanceRow | None =
     return "\n".join(out)
 
 
+@home("prism_core.tuning")
 class PerformanceTable(Sequence[PerformanceRow]):
     """Predictions for one workload on several devices, fastest first.
 
@@ -345,7 +347,6 @@ class PerformanceTable(Sequence[PerformanceRow]):
     predict, each with the reason.  ``str()`` is an aligned text table.
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,
@@ -432,6 +433,7 @@ def _choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
     return value
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class WorkloadPattern:
     """A workload that is not one op, characterised as the seed's ``register_pattern`` does:
@@ -445,7 +447,6 @@ class WorkloadPattern:
     branch_divergence: str = "low"
     dtype: str = "fp32"
 
-    __module__ = "prism_core"
 
     def work(self, data_size: float) -> Work:
         return Work(self.compute_intensity * data_size, data_size)
@@ -598,6 +599,7 @@ def _count(count: Any, where: str) -> int:
     return count
 
 
+@home("prism_core.tuning")
 class PerformanceModel:
     """Predicts the time of ops and workloads on described devices, present or not.
 
@@ -614,7 +616,6 @@ class PerformanceModel:
     detected on first use by default, ``None`` for no host (deterministic predictions).
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,
@@ -856,7 +857,8 @@ class PerformanceModel:
             raise ModelError(
                 f"{name!r} declares no work, so its time cannot be predicted"
                 f"{did_you_mean(name, declared_ops())}; declare it with "
-                f"prism_core.declare_work({name!r}, fn), fn(shapes, itemsize) -> Work(flops, bytes)"
+                f"prism_core.extending.declare_work({name!r}, fn), "
+                "fn(shapes, itemsize) -> Work(flops, bytes)"
             )
         return self.predict_work(work, dt, device, on_device=on_device, count=count, name=name)
 
@@ -876,7 +878,7 @@ class PerformanceModel:
         ``compute_factor`` and ``bandwidth_factor`` scale the peak and the bandwidth (a
         workload pattern's utilisation)."""
         if not isinstance(work, Work):
-            raise TypeError(f"work must be a prism_core.Work, got {work!r}")
+            raise TypeError(f"work must be a prism_core.extending.Work, got {work!r}")
         count = _count(count, "predict")
         return self._predict(
             self.figures(device),
@@ -1058,7 +1060,7 @@ class PerformanceModel:
         if work is None:
             raise ModelError(
                 f"calibrate(): {op!r} declares no work{did_you_mean(op, declared_ops())}; "
-                "declare it with prism_core.declare_work() first"
+                "declare it with prism_core.extending.declare_work() first"
             )
         return self._predict(self.figures(device), work, dt, op, calibrated=False)
 

@@ -32,6 +32,7 @@ from prism_core._contract.backend import Backend, Detection
 from prism_core._description.library import add_search_path_provider
 from prism_core._errors import PrismError, PrismWarning, debug, did_you_mean, user_stacklevel
 from prism_core._events import PLUGINS, announce
+from prism_core._public import home
 
 if TYPE_CHECKING:
     import pluggy
@@ -59,22 +60,23 @@ BUILTIN_PLUGINS: Mapping[str, str] = {
 _DISCOVERY_HOOKS = ("prism_plugin_info", "prism_hardware_dirs", "prism_backends", "prism_variants")
 
 
+@home("prism_core.extending")
 class PluginWarning(PrismWarning):
     """A plugin failed to load and was skipped, or loaded with problems (warned once)."""
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.extending")
 class PluginError(PrismError, RuntimeError):
     """A plugin failed where failure is not allowed (strict mode, or asked for by name)."""
 
-    __module__ = "prism_core"
 
     def __init__(self, message: str, record: PluginRecord | None = None) -> None:
         super().__init__(message)
         self.record = record
 
 
+@home("prism_core.extending")
 @dataclass
 class PluginRecord:
     """What discovery did with one plugin, and what the plugin contributed."""
@@ -96,7 +98,6 @@ class PluginRecord:
     #: names no module, variants for a backend nobody provides, invalid device files.
     problems: list[str] = field(default_factory=list)
 
-    __module__ = "prism_core"
 
     @property
     def label(self) -> str:
@@ -152,7 +153,7 @@ def _check_backends(value: Any) -> list[Backend]:
     for item in value:
         if not isinstance(item, Backend):
             raise _HookFailure(
-                f"returned {item!r}, expected prism_core.Backend instances (subclass it)"
+                f"returned {item!r}, expected prism_core.extending.Backend instances (subclass it)"
             )
         if not item.name or not isinstance(item.name, str):
             raise _HookFailure(f"returned the backend {item!r} without a name")
@@ -166,7 +167,9 @@ def _check_variants(value: Any) -> list[Any]:
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of variants")
     for item in value:
         if not isinstance(item, Variant):
-            raise _HookFailure(f"returned {item!r}, expected prism_core.Variant instances")
+            raise _HookFailure(
+                f"returned {item!r}, expected prism_core.extending.Variant instances"
+            )
     return list(value)
 
 
@@ -194,10 +197,10 @@ def _describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+@home("prism_core.extending")
 class PluginSet:
     """The plugins of this process: loaded ones, their contributions, and the failures."""
 
-    __module__ = "prism_core"
 
     def __init__(self, settings: PluginSettings | None = None) -> None:
         import pluggy
@@ -506,7 +509,7 @@ class PluginSet:
                 if not isinstance(value, Detection):
                     raise _HookFailure(
                         f"prism_detect_devices returned {type(value).__name__}, expected "
-                        "prism_core.Detection"
+                        "prism_core.extending.Detection"
                     )
             except _HookFailure as exc:
                 if self.settings.strict or record.requested:
@@ -851,7 +854,7 @@ def plugins() -> PluginSet:
                 f"plugin {_tls.record.name!r} used Prism's plugin set while being loaded "
                 "(for example by calling an op); at discovery time a plugin may only declare "
                 "things: return variants from prism_variants, or register them with "
-                "prism_core.kernel(...)"
+                "prism_core.extending.kernel(...)"
             )
         with _lock:
             if _current is None:

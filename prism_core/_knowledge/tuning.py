@@ -64,6 +64,7 @@ from typing import Any
 from prism_core import _events
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._errors import PrismWarning, describe_exception, user_stacklevel
+from prism_core._public import home
 from prism_core._version import __version__
 
 __all__ = [
@@ -93,12 +94,12 @@ DECIDED = ("measured", "tie")
 LOCK_TIMEOUT_S = 10.0
 
 
+@home("prism_core.tuning")
 class TuningCacheWarning(PrismWarning):
     """The tuning cache could not be read or written as it should: what is wrong, and what
     Prism did instead (moved a damaged file aside, kept records in memory).  Warned once per
     process and problem; the computation goes on."""
 
-    __module__ = "prism_core"
 
 
 def bucket_of(*sizes: int) -> int:
@@ -159,6 +160,7 @@ def _shapes(value: Any) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class TuningEntry:
     """One measured choice: for ``op`` on ``device`` in ``dtype`` at size ``bucket``, among the
@@ -190,7 +192,6 @@ class TuningEntry:
     repeats: int
     measured_at: float
 
-    __module__ = "prism_core"
 
     def __post_init__(self) -> None:
         _text(self.op, "op")
@@ -291,6 +292,7 @@ def _thawed(value: Any) -> Any:
     return value
 
 
+@home("prism_core.tuning")
 class TuningRecords:
     """An immutable set of tuning entries (one per :attr:`TuningEntry.key`) and calibration.
 
@@ -299,7 +301,6 @@ class TuningRecords:
     records are for, where known.
     """
 
-    __module__ = "prism_core"
     __slots__ = ("_by_key", "_by_op", "_sizes_matter", "calibration", "fingerprint")
 
     def __init__(
@@ -623,6 +624,7 @@ class _LockTimeout(Exception):
     """The file lock could not be taken in time (the message says which and how long)."""
 
 
+@home("prism_core.tuning")
 class TuningStore:
     """This host's tuning file in ``directory`` (default: ``<cache dir>/tuning``).
 
@@ -636,7 +638,6 @@ class TuningStore:
     every record in memory and touches no file.
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,

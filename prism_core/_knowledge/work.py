@@ -25,6 +25,7 @@ from typing import Any, overload
 
 from prism_core._knowledge.elementwise import ELEMENTWISE
 from prism_core._knowledge.families import TABLE_OPS
+from prism_core._public import home
 
 __all__ = ["Work", "declare_work", "declared_ops", "has_work", "work_of"]
 
@@ -46,6 +47,7 @@ def _number(value: Any, what: str) -> float:
     return float(value)
 
 
+@home("prism_core.extending")
 @dataclass(frozen=True)
 class Work:
     """The work of one call of an op: ``flops`` (real floating-point operations; integer
@@ -62,7 +64,6 @@ class Work:
     bytes: float
     io_bytes: float | None = None
 
-    __module__ = "prism_core"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", _number(self.flops, "flops"))
@@ -753,7 +754,7 @@ def work_of(
         if not isinstance(result, Work):
             raise TypeError(
                 f"the work function declared for {name!r} ({_describe(user)}) returned "
-                f"{result!r}; it must return prism_core.Work(flops, bytes)"
+                f"{result!r}; it must return prism_core.extending.Work(flops, bytes)"
             )
         return result
     builtin = _BUILTIN.get(name)
@@ -798,7 +799,7 @@ def declare_work(
     if not callable(fn):
         raise TypeError(
             f"declare_work({op_name!r}, fn): fn must be a function (shapes, itemsize) -> "
-            f"prism_core.Work; got {fn!r} ({type(fn).__name__})"
+            f"prism_core.extending.Work; got {fn!r} ({type(fn).__name__})"
         )
     if not isinstance(replace, bool):
         raise TypeError(f"declare_work(): replace must be True or False, got {replace!r}")

@@ -61,6 +61,7 @@ from prism_core._pipeline.report import (
     StageReport,
 )
 from prism_core._pipeline.stage import _HOST, Stage, StageHost, StageRun, stage
+from prism_core._public import home
 
 if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op
@@ -168,6 +169,7 @@ def _merge(items: Sequence[StageFallback]) -> tuple[StageFallback, ...]:
     return tuple(merged.values())
 
 
+@home("prism_core.pipelines")
 class Pipeline:
     """A function made a pipeline by :func:`pipeline`.
 
@@ -176,7 +178,6 @@ class Pipeline:
     shows.
     """
 
-    __module__ = "prism_core"
 
     def __init__(self, fn: Callable[..., Any], name: str | None = None) -> None:
         if not callable(fn):

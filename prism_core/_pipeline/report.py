@@ -12,9 +12,9 @@ so that a report can be printed, logged or stored.
   run and, per op call, dispatch's :class:`~prism_core.Decision` with the time the performance
   model predicts (:class:`PlannedCall`).
 
-Moves are dispatch's :class:`~prism_core.MoveRecord` (``_dispatch/movement.py``), kept as they
-are.  Splits are the split engine's records (``split.py``), read through their ``as_dict()`` and
-``describe()`` only, so that this module does not depend on it.
+Moves are dispatch's :class:`~prism_core.pipelines.MoveRecord` (``_dispatch/movement.py``), kept as
+they are.  Splits are the split engine's records (``split.py``), read through their ``as_dict()``
+and ``describe()`` only, so that this module does not depend on it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prism_core._dispatch.movement import MoveRecord
 from prism_core._errors import PrismError
+from prism_core._public import home
 from prism_core._quantities import seconds_text
 
 if TYPE_CHECKING:
@@ -44,12 +45,12 @@ __all__ = [
 ]
 
 
+@home("prism_core.pipelines")
 class PipelineError(PrismError, RuntimeError):
     """A pipeline or stage that cannot run as written: stages entered inside stages, a strict
     stage none of whose preferences is available here, a stage pinned to an absent device
     found before anything ran (that one is a :class:`~prism_core.DeviceNotPresentError`)."""
 
-    __module__ = "prism_core"
 
 
 def bytes_text(n: int | None) -> str:
@@ -72,6 +73,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     return out
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class StageFallback:
     """A call in a stage that did not run where it was first meant to.
@@ -90,7 +92,6 @@ class StageFallback:
     #: How many calls it happened to (a stage in a loop, an op called many times).
     count: int = 1
 
-    __module__ = "prism_core"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -108,6 +109,7 @@ class StageFallback:
         return f"{self.op}: {what} ({self.error}); {instead}{times}"
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class StageReport:
     """One stage of a run: where it ran and why, how long it took, what moved.
@@ -140,7 +142,6 @@ class StageReport:
     splits: tuple[Any, ...] = ()
     error: str | None = None
 
-    __module__ = "prism_core"
 
     @property
     def bytes_in(self) -> int:
@@ -202,6 +203,7 @@ class StageReport:
         return "\n".join(lines)
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class PipelineReport:
     """A pipeline run: its stages in the order they were first entered, and what happened
@@ -220,7 +222,6 @@ class PipelineReport:
     checked: tuple[str, ...] = ()
     error: str | None = None
 
-    __module__ = "prism_core"
 
     def stage(self, name: str) -> StageReport:
         """The report of the stage called ``name``."""
@@ -297,9 +298,10 @@ class PipelineRun(NamedTuple):
     report: PipelineReport
 
 
-PipelineRun.__module__ = "prism_core"
+PipelineRun.__module__ = "prism_core.pipelines"
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class PlannedCall:
     """One op call of a planned pipeline: dispatch's decision for it and what it would cost.
@@ -323,7 +325,6 @@ class PlannedCall:
     result_by: str
     notes: tuple[str, ...] = ()
 
-    __module__ = "prism_core"
 
     @property
     def runs_on(self) -> str:
@@ -363,6 +364,7 @@ class PlannedCall:
         return "\n".join(lines)
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class PlannedStage:
     """One stage of a plan: where it would run (the same resolution a run makes, against the
@@ -378,7 +380,6 @@ class PlannedStage:
     skipped: tuple[str, ...] = ()
     calls: tuple[PlannedCall, ...] = ()
 
-    __module__ = "prism_core"
 
     @property
     def seconds(self) -> float:
@@ -415,6 +416,7 @@ class PlannedStage:
         return "\n".join(lines)
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class PipelinePlan:
     """What a pipeline would do, from tracing it with shapes and dtypes instead of data.
@@ -432,7 +434,6 @@ class PipelinePlan:
     not_reached: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
-    __module__ = "prism_core"
 
     @property
     def seconds(self) -> float:

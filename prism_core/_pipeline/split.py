@@ -70,6 +70,7 @@ from prism_core._dispatch.movement import is_masked
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, describe_exception, did_you_mean
+from prism_core._public import home
 from prism_core._quantities import seconds_text
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ __all__ = [
 ]
 
 
+@home("prism_core.pipelines")
 class SplitError(PrismError, RuntimeError):
     """A part of a split failed or did not finish in time.
 
@@ -106,7 +108,6 @@ class SplitError(PrismError, RuntimeError):
     part that outlived ``timeout``, whose result is discarded.
     """
 
-    __module__ = "prism_core"
 
     def __init__(self, message: str, part: PartRecord | None = None) -> None:
         super().__init__(message)
@@ -121,6 +122,7 @@ KINDS = ("elementwise", "matmul", "batched", "along", "reduction")
 COMBINES = ("add", "mean", "maximum", "minimum")
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class SplitRule:
     """How calls of one op are cut along an axis and their parts joined again.
@@ -143,7 +145,6 @@ class SplitRule:
     combine: str | None = None
     core: int = 2
 
-    __module__ = "prism_core"
 
     def __post_init__(self) -> None:
         if not isinstance(self.op, str) or not self.op:
@@ -239,7 +240,7 @@ def declare_split_rule(rule: SplitRule, *, replace: bool = False) -> SplitRule:
     """
     if not isinstance(rule, SplitRule):
         raise TypeError(
-            "declare_split_rule(): rule must be a prism_core.SplitRule such as "
+            "declare_split_rule(): rule must be a prism_core.pipelines.SplitRule such as "
             f"SplitRule('myop', 'elementwise', (0, 1)); got {type(rule).__name__}"
         )
     name = as_op(rule.op).name  # the op must exist; aliases give its own name
@@ -263,7 +264,8 @@ def _no_rule(op: Op) -> ValueError:
     names = sorted(_RULES)
     return ValueError(
         f"{op.name!r} has no split rule{did_you_mean(op.name, names)}; the ops that split: "
-        f"{', '.join(names)} (declare one for your own op with prism_core.declare_split_rule)"
+        f"{', '.join(names)} (declare one for your own op with "
+        "prism_core.pipelines.declare_split_rule)"
     )
 
 
@@ -527,6 +529,7 @@ _LAYOUTS: dict[str, Callable[[SplitRule, tuple[Any, ...], dict[str, Any], int], 
 # -- targets ------------------------------------------------------------------------------------
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class SplitTarget:
     """Where a part runs: a backend, a device (present or simulated), or both.
@@ -546,7 +549,6 @@ class SplitTarget:
     on_host: bool
     description: DeviceDescription | None = field(default=None, compare=False, repr=False)
 
-    __module__ = "prism_core"
 
     def changes(self) -> dict[str, Any]:
         """The scope fields this target sets (on top of the caller's, without its split)."""
@@ -813,6 +815,7 @@ def _balance(length: int, fits: Sequence[tuple[float, float]]) -> list[float]:
 # -- records ------------------------------------------------------------------------------------
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class PartRecord:
     """One part of a split: where it ran and how long it took.
@@ -838,7 +841,6 @@ class PartRecord:
     threads: int | None = None
     variant: str | None = None
 
-    __module__ = "prism_core"
 
     @property
     def size(self) -> int:
@@ -882,6 +884,7 @@ class PartRecord:
         )
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class SplitRecord:
     """One split call: the op, how it was cut, each part, and the times.
@@ -903,7 +906,6 @@ class SplitRecord:
     total_s: float
     note: str = ""
 
-    __module__ = "prism_core"
 
     @property
     def split(self) -> bool:
@@ -958,7 +960,7 @@ def recording() -> Iterator[list[SplitRecord]]:
         _RECORDING.reset(token)
 
 
-#: The public name of :func:`recording` (``prism_core.split_recording``).
+#: The public name of :func:`recording` (``prism_core.pipelines.split_recording``).
 split_recording = recording
 
 
@@ -1700,6 +1702,7 @@ _CALLER = SplitTarget("the caller's scope", None, None, False, True)
 # -- specs: what a scope splits -----------------------------------------------------------------
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class SplitSpec:
     """What a scope splits (``Scope.split``): the ops (``None``: every op with a split rule),
@@ -1720,7 +1723,6 @@ class SplitSpec:
     #: The ops were named (a call that cannot be split is an error), or not (it runs whole).
     strict: bool = False
 
-    __module__ = "prism_core"
 
     def covers(self, op: Op) -> bool:
         """Whether this spec applies to ``op``: named, or (no ops named) splittable."""
@@ -1771,8 +1773,6 @@ class SplitSet:
     the first that covers an op decides for it."""
 
     specs: tuple[SplitSpec, ...]
-
-    __module__ = "prism_core"
 
     def runner_for(self, op: Op) -> Callable[..., Any] | None:
         for spec in self.specs:
@@ -1930,8 +1930,3 @@ def split(
     out, record = _execute(the_op, spec, args, kwargs, strict=True, want_record=return_record)
     return (out, record) if return_record else out
 
-
-# Public classes defined here show the public path in tracebacks and docs.
-for _cls in (SplitRule, SplitTarget, PartRecord, SplitRecord, SplitSpec, SplitSet):
-    _cls.__module__ = "prism_core"
-del _cls

@@ -51,6 +51,7 @@ from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, ScopeBlock
 from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
 from prism_core._pipeline.split import recording as split_recording
+from prism_core._public import home
 
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
@@ -352,6 +353,7 @@ _warned: set[tuple[str, str]] = set()
 _warned_lock = threading.Lock()
 
 
+@home("prism_core.pipelines")
 class StageRun:
     """One entry into a stage's block: what ``with prism.stage(...) as s`` gives.
 
@@ -360,7 +362,6 @@ class StageRun:
     the stage put in force.
     """
 
-    __module__ = "prism_core"
 
     def __init__(self, stage: Stage, placement: Placement) -> None:
         self.stage = stage
@@ -527,6 +528,7 @@ def _synchronize(placement: Placement) -> None:
             backend.synchronize()
 
 
+@home("prism_core.pipelines")
 class Stage:
     """A stage as :func:`stage` made it: checked arguments, placed when entered.
 
@@ -534,7 +536,6 @@ class Stage:
     decorated with it runs in the stage at every call.
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,

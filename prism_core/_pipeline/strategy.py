@@ -60,6 +60,7 @@ from prism_core._pipeline.split import (
     split_rules,
 )
 from prism_core._pipeline.stage import stage_overrides
+from prism_core._public import home
 
 __all__ = ["DISTRIBUTIONS", "Assignment", "ExecutionStrategy", "Executor"]
 
@@ -71,6 +72,7 @@ def _describe(value: Any) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
+@home("prism_core.pipelines")
 @dataclass(frozen=True)
 class Assignment:
     """One line of a strategy: ``operation`` (an op or a stage, ``kind`` says which) runs on
@@ -84,7 +86,6 @@ class Assignment:
     split_ratio: tuple[float, ...] | str | None = None
     axis: int = 0
 
-    __module__ = "prism_core"
 
     def describe(self) -> str:
         names = ", ".join(t.label for t in self.targets)
@@ -121,11 +122,11 @@ def _op_name(operation: str) -> str | None:
         return None
 
 
+@home("prism_core.pipelines")
 class ExecutionStrategy:
     """Where the stages and ops of a run go: :meth:`assign` them, then run with
     :class:`Executor`.  See the module docstring (and docs/split.md) for the rules."""
 
-    __module__ = "prism_core"
 
     def __init__(self) -> None:
         self._assignments: dict[str, Assignment] = {}
@@ -247,6 +248,7 @@ class _Bound:
     simulated: tuple[str, ...]
 
 
+@home("prism_core.pipelines")
 class Executor:
     """Runs functions and pipelines with an :class:`ExecutionStrategy` in force.
 
@@ -258,7 +260,6 @@ class Executor:
     :param timeout: seconds to wait for the parts of each split (``None``: no limit).
     """
 
-    __module__ = "prism_core"
 
     def __init__(
         self,
@@ -272,7 +273,7 @@ class Executor:
 
         if not isinstance(strategy, ExecutionStrategy):
             raise TypeError(
-                "Executor(): strategy must be a prism_core.ExecutionStrategy; got "
+                "Executor(): strategy must be a prism_core.pipelines.ExecutionStrategy; got "
                 f"{_describe(strategy)}"
             )
         if simulate is not None and not isinstance(simulate, bool):

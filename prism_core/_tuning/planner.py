@@ -1,11 +1,11 @@
 """Planning without hardware: which device an op should run on, under an execution policy.
 
-``plan(op, *specs, devices=[...], policy=...)`` predicts the op on each described device
+``choose_device(op, *specs, devices=[...], policy=...)`` predicts the op on each described device
 (present or not) with the performance model (calibrated with this host's stored calibration,
 which ``prism bench`` measures), the arguments starting on the host, replaces a prediction by
 a measured time where the tuner has one (this host's tuning records, or a ``tuned`` function),
 and lets the policy choose.
-The result carries the table behind the choice, so that a plan can be read, printed and stored.
+The result carries the table behind the choice, so that a choice can be read, printed and stored.
 """
 
 from __future__ import annotations
@@ -27,15 +27,17 @@ from prism_core._knowledge.model import (
     render_rows,
 )
 from prism_core._knowledge.work import has_work
+from prism_core._public import home
 
-__all__ = ["PlanResult", "TunedLookup", "plan"]
+__all__ = ["DeviceChoice", "TunedLookup", "choose_device"]
 
 #: ``tuned(op_name, device_type, dtype_vocab, shapes) -> seconds | None``: a measured time.
 TunedLookup = Callable[[str, str, str, tuple[tuple[int, ...], ...]], "float | None"]
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
-class PlanResult:
+class DeviceChoice:
     """The device a policy chose for an op, and the table behind the choice.
 
     ``rows`` are every candidate, ranked by the policy (those meeting its constraints first);
@@ -51,7 +53,6 @@ class PlanResult:
     rows: tuple[PerformanceRow, ...]
     excluded: tuple[tuple[str, str], ...] = ()
 
-    __module__ = "prism_core"
 
     @property
     def device_type(self) -> str:
@@ -65,7 +66,7 @@ class PlanResult:
         args = ", ".join(str(s) for s in self.shapes)
         chosen = self.chosen
         lines = [
-            f"plan for {self.op}({args}) in {self.dtype}, policy {self.policy.describe()}: "
+            f"device for {self.op}({args}) in {self.dtype}, policy {self.policy.describe()}: "
             f"{chosen.label} ({chosen.source}, {format_seconds(chosen.seconds)})",
             render_rows(self.rows, mark=chosen),
         ]
@@ -115,8 +116,8 @@ def _op_name(op: Any) -> str:
         return as_op(op).name
     except OperationError as exc:
         raise ModelError(
-            f"plan(): {exc}; an op of your own needs its work declared "
-            "(prism_core.declare_work) to be planned"
+            f"choose_device(): {exc}; an op of your own needs its work declared "
+            "(prism_core.extending.declare_work) to be predicted"
         ) from None
 
 
@@ -131,7 +132,7 @@ def _spec(arg: Any, i: int) -> tuple[tuple[tuple[int, ...], ...], DType | None]:
             dims = tuple(int(d) for d in shape)
         except TypeError:
             raise TypeError(
-                f"plan(): argument {i} has a shape that is not integers: {shape!r}"
+                f"choose_device(): argument {i} has a shape that is not integers: {shape!r}"
             ) from None
         return (dims,), to_dtype(arg.dtype)
     if isinstance(arg, (list, tuple)) and arg and all(hasattr(a, "shape") for a in arg):
@@ -143,8 +144,8 @@ def _spec(arg: Any, i: int) -> tuple[tuple[tuple[int, ...], ...], DType | None]:
             found = _wider(found, d)
         return tuple(shapes), found
     raise TypeError(
-        f"plan(): argument {i} must be an array or a prism_core.ArraySpec(shape, dtype) (or a "
-        f"list of them), got {arg!r} ({type(arg).__name__})"
+        f"choose_device(): argument {i} must be an array or a prism_core.ArraySpec(shape, dtype) "
+        f"(or a list of them), got {arg!r} ({type(arg).__name__})"
     )
 
 
@@ -184,18 +185,18 @@ def _host_model() -> PerformanceModel:
         return PerformanceModel()
 
 
-def plan(
+def choose_device(
     op: Any,
     *specs: Any,
     devices: Sequence[Any],
     policy: ExecutionPolicy | None = None,
     tuned: TunedLookup | bool = True,
     model: PerformanceModel | None = None,
-) -> PlanResult:
+) -> DeviceChoice:
     """Choose a device for ``op`` on arguments like ``specs``, under ``policy``.
 
     :param op: an op, its function (``prism_core.matmul``), its name or an alias; or the name
-        of a user op whose work is declared (:func:`prism_core.declare_work`).
+        of a user op whose work is declared (:func:`prism_core.extending.declare_work`).
     :param specs: the array arguments: :class:`prism_core.ArraySpec` or real arrays (their
         shape and dtype are read), a list of them for a sequence argument, Python numbers for
         scalar operands.  The op computes in the widest of their types.
@@ -213,7 +214,7 @@ def plan(
 
     The arguments start on the host: a device that is not a CPU pays their transfer over its
     host link.  Raises :class:`prism_core.PolicyError` when no device meets the policy's
-    constraints, :class:`prism_core.ModelError` when no device can be predicted.
+    constraints, :class:`prism_core.tuning.ModelError` when no device can be predicted.
     """
     name = _op_name(op)
     shapes: list[tuple[int, ...]] = []
@@ -224,13 +225,13 @@ def plan(
         dt = _wider(dt, d)
     if dt is None:
         raise TypeError(
-            f"plan({name!r}, ...): give the array arguments (ArraySpec(shape, dtype) or arrays) "
-            "so that their shapes and dtype are known"
+            f"choose_device({name!r}, ...): give the array arguments (ArraySpec(shape, dtype) or "
+            "arrays) so that their shapes and dtype are known"
         )
     if policy is not None and not isinstance(policy, ExecutionPolicy):
         raise TypeError(
-            f"plan(): policy must be a prism_core.ExecutionPolicy (or None for speed), got "
-            f"{policy!r}"
+            "choose_device(): policy must be a prism_core.ExecutionPolicy (or None for speed), "
+            f"got {policy!r}"
         )
     lookup: TunedLookup | None
     if tuned is True:
@@ -241,19 +242,21 @@ def plan(
         lookup = tuned
     else:
         raise TypeError(
-            "plan(): tuned must be True (this host's tuning records), False (predictions only) "
-            "or a function (op_name, device_type, dtype_vocab, shapes) -> seconds or None; got "
-            f"{tuned!r}"
+            "choose_device(): tuned must be True (this host's tuning records), False (predictions "
+            "only) or a function (op_name, device_type, dtype_vocab, shapes) -> seconds or None; "
+            f"got {tuned!r}"
         )
     if model is None:
         model = _host_model()
     elif not isinstance(model, PerformanceModel):
-        raise TypeError(f"plan(): model must be a prism_core.PerformanceModel, got {model!r}")
+        raise TypeError(
+            f"choose_device(): model must be a prism_core.tuning.PerformanceModel, got {model!r}"
+        )
     policy = policy or ExecutionPolicy()
     key_shapes = tuple(shapes)
     rows: list[PerformanceRow] = []
     excluded: list[tuple[str, str]] = []
-    for device, count in hardware_entries(devices, "plan(): devices"):
+    for device, count in hardware_entries(devices, "choose_device(): devices"):
         try:
             prediction = model.predict(name, key_shapes, dt, device, on_device=False, count=count)
         except ModelError as exc:
@@ -270,8 +273,9 @@ def plan(
                 or measured <= 0
             ):
                 raise TypeError(
-                    f"plan(): tuned({name!r}, {description.device_type!r}, {dt.vocab!r}, ...) "
-                    f"returned {measured!r}; it must return seconds (a positive number) or None"
+                    f"choose_device(): tuned({name!r}, {description.device_type!r}, "
+                    f"{dt.vocab!r}, ...) returned {measured!r}; it must return seconds (a positive "
+                    "number) or None"
                 )
         if measured is None:
             rows.append(model.row(prediction, name=description.name))
@@ -281,7 +285,7 @@ def plan(
             )
     if not rows:
         raise ModelError(
-            f"plan(): no device could be predicted for {name}: "
+            f"choose_device(): no device could be predicted for {name}: "
             + "; ".join(f"{label}: {why}" for label, why in excluded)
         )
     try:
@@ -289,13 +293,13 @@ def plan(
     except PolicyError as exc:
         args = ", ".join(str(s) for s in key_shapes)
         raise PolicyError(
-            f"plan for {name}({args}) in {dt.vocab}: {exc}",
+            f"device for {name}({args}) in {dt.vocab}: {exc}",
             policy=exc.policy,
             best=exc.best,
             misses=exc.misses,
             rows=exc.rows,
         ) from None
-    return PlanResult(
+    return DeviceChoice(
         op=name,
         shapes=key_shapes,
         dtype=dt.vocab,

@@ -54,6 +54,7 @@ from prism_core._dispatch.ops import (  # ops.py installs the op functions
     as_op,
 )
 from prism_core._errors import PrismError, describe_exception
+from prism_core._public import home
 from prism_core._quantities import bytes_text, seconds_text
 
 if TYPE_CHECKING:
@@ -84,13 +85,14 @@ EXAMPLES: dict[str, str] = {
 }
 
 
+@home("prism_core.tuning")
 class TuningError(PrismError, ValueError):
     """The tuner was asked for something it cannot measure (an unknown op, no sizes or example
     arguments, a bad option); the message says what would be accepted."""
 
-    __module__ = "prism_core"
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class Measurement:
     """One variant's times: seconds per call, the minimum and median over ``rounds``."""
@@ -107,7 +109,6 @@ class Measurement:
     #: (``Backend.compiles``): a compilation at a new shape, which the times above exclude.
     first_call: float | None = None
 
-    __module__ = "prism_core"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +124,7 @@ class Measurement:
         }
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class TuneCase:
     """The tuning of one call: what was measured and what it decided.
@@ -147,7 +149,6 @@ class TuneCase:
     gap: float = 0.0
     skipped: tuple[str, ...] = ()
 
-    __module__ = "prism_core"
 
     def seconds(self, variant: str) -> float | None:
         for m in self.measurements:
@@ -171,6 +172,7 @@ class TuneCase:
         }
 
 
+@home("prism_core.tuning")
 @dataclass(frozen=True)
 class TuneReport:
     """What :func:`tune` measured and stored.
@@ -185,7 +187,6 @@ class TuneReport:
     seconds: float = 0.0
     unstored: int = 0
 
-    __module__ = "prism_core"
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -138,7 +138,7 @@ class Info:
         return host_cpu_instance() if device is None else device
 
     def devices(self) -> list[Any]:
-        """The devices Prism describes on this host (``prism_core.present_devices()``): the
+        """The devices Prism describes on this host (``prism_core.hardware.present_devices()``): the
         host CPU and each accelerator a plugin detected."""
         from prism_core._knowledge.host import present_devices
 

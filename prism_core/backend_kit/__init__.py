@@ -24,12 +24,12 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
 * :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
   :func:`host_only`, the check of the backends that create in host memory only;
 * :class:`Examples`, the example arguments of an op a plugin declares
-  (``prism_core.operation(..., examples=...)``), which ``prism bench`` and
+  (``prism_core.extending.operation(..., examples=...)``), which ``prism bench`` and
   ``prism.tune(op, sizes=...)`` measure it on.
 
 The pattern the bundled plugins follow (docs/writing-a-plugin.md, "Sharing code between
 backends"): variants are named lazily (``"prism_plugin_scipy.ops:linalg_svd"``), the backend imports
-its framework in :meth:`~prism_core.Backend.availability` and keeps the module, and op
+its framework in :meth:`~prism_core.extending.Backend.availability` and keeps the module, and op
 functions check arguments in NumPy's words before calling the framework.
 """
 

@@ -2,8 +2,8 @@
 
 A file is read as Python reads it (its PEP 263 encoding, a UTF-8 byte-order mark), parsed with
 :mod:`ast` and checked; nothing is imported or run.  A file that cannot be read or parsed is a
-*problem* (a :class:`prism_core.Problem` naming the file, line and column), and the other files
-are linted all the same.  Findings are filtered by the codes in force for the file
+*problem* (a :class:`prism_core.hardware.Problem` naming the file, line and column), and the other
+files are linted all the same.  Findings are filtered by the codes in force for the file
 (:meth:`LintConfig.codes_for`) and by ``# noqa`` comments on their line, as flake8 reads them:
 ``# noqa`` alone silences every finding on the line, ``# noqa: PRISM001,PRISM004`` the codes it
 lists, and a ``# noqa`` listing only other tools' codes (``# noqa: E501``) none of Prism's.

@@ -12,8 +12,8 @@ or, one test per check, with the pytest plugin Prism installs::
 
     pytest --prism-backend acme
 
-``check_backend`` checks the :class:`prism_core.Backend` contract (identity, availability with a
-reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, a writable
+``check_backend`` checks the :class:`prism_core.extending.Backend` contract (identity, availability
+with a reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, a writable
 ``to_numpy``, ``asarray`` and ``empty`` with a dtype, ``is_native``, ``dtypes``) and then every
 variant the backend contributes: called in every dtype the op is defined in that the backend
 holds, on inputs of several shapes and layouts, and with each keyword argument the op

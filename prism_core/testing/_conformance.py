@@ -64,7 +64,7 @@ from prism_core.testing._standard import (
 )
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core.extending import Backend, Variant
 
 __all__ = [
     "SHAPES",
@@ -268,7 +268,7 @@ def _variant_checks(
 def _contract_checks(backend: Backend, declared: frozenset[str] | None) -> Iterator[Check]:
     import numpy as np
 
-    from prism_core import Requirement
+    from prism_core.hardware import Requirement
 
     name = backend.name
 
@@ -445,10 +445,10 @@ def conformance_checks(backend: str | Backend) -> list[Check]:
     availability check and one skipped check, with its reason, for everything else."""
     import prism_core
 
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     target = ps.backend(backend) if isinstance(backend, str) else backend
-    if not isinstance(target, prism_core.Backend):
-        raise TypeError(f"{backend!r} is not a prism_core.Backend")
+    if not isinstance(target, prism_core.extending.Backend):
+        raise TypeError(f"{backend!r} is not a prism_core.extending.Backend")
     name = target.name
     availability_check = f"{name}-availability"
     try:
@@ -456,7 +456,7 @@ def conformance_checks(backend: str | Backend) -> list[Check]:
     except Exception as exc:
         why = f"availability() raised {describe_exception(exc)}"
         return [_decided(availability_check, name, "availability", FAILED, why)]
-    if not isinstance(availability, prism_core.Availability):
+    if not isinstance(availability, prism_core.extending.Availability):
         why = f"availability() returned {availability!r}"
         return [_decided(availability_check, name, "availability", FAILED, why)]
     if not availability:
@@ -487,10 +487,10 @@ def check_backend(backend: str | Backend) -> ConformanceReport:
     """Run the conformance suite on a backend (an instance, or the name of an installed one)."""
     import prism_core
 
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     target = ps.backend(backend) if isinstance(backend, str) else backend
-    if not isinstance(target, prism_core.Backend):
-        raise TypeError(f"{backend!r} is not a prism_core.Backend")
+    if not isinstance(target, prism_core.extending.Backend):
+        raise TypeError(f"{backend!r} is not a prism_core.extending.Backend")
     report = ConformanceReport(target.name)
     report.results.extend(check.run() for check in conformance_checks(target))
     return report

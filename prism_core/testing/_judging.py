@@ -17,7 +17,7 @@ from prism_core._errors import describe_exception
 from prism_core.testing._inputs import Case
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core.extending import Backend, Variant
 
 __all__ = ["FAILED", "PASSED", "SKIPPED", "Check", "CheckResult"]
 

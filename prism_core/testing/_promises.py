@@ -55,7 +55,8 @@ from prism_core.testing._judging import (
 from prism_core.testing._standard import DTYPES, input_cases, keyword_cases
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Op, Variant
+    from prism_core import Op
+    from prism_core.extending import Backend, Variant
 
 __all__ = [
     "BINARY",

@@ -103,7 +103,9 @@ class _Conformance:
         for name in self.backends:
             try:
                 checks = conformance_checks(name)
-            except prism_core.PluginError as exc:  # no such backend (with the close matches)
+            except (
+                prism_core.extending.PluginError
+            ) as exc:  # no such backend (with the close matches)
                 raise pytest.UsageError(f"{OPTION} {name}: {exc}") from None
             node = f"prism-backend-{name}"
             parent = _Backend.from_parent(session, name=node, nodeid=node)

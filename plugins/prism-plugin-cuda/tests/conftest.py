@@ -54,8 +54,8 @@ def _only_this_plugin(monkeypatch: pytest.MonkeyPatch, _cache_dir: str) -> Itera
     monkeypatch.setenv("PRISM_STRICT_PLUGINS", "1")
     _forget_plugins()
     try:
-        prism_core.plugins()
-    except prism_core.PluginError as exc:
+        prism_core.extending.plugins()
+    except prism_core.extending.PluginError as exc:
         _forget_plugins()
         pytest.skip(
             "install the plugin before testing it (pip install -e plugins/prism-plugin-cuda): "
@@ -66,9 +66,9 @@ def _only_this_plugin(monkeypatch: pytest.MonkeyPatch, _cache_dir: str) -> Itera
 
 
 @pytest.fixture
-def library() -> prism_core.DeviceLibrary:
+def library() -> prism_core.hardware.DeviceLibrary:
     """The device library users get: the shipped devices and this plugin's."""
-    lib = prism_core.DeviceLibrary()
+    lib = prism_core.hardware.DeviceLibrary()
     assert not lib.problems, "\n".join(str(p) for p in lib.problems)
     return lib
 
@@ -78,7 +78,7 @@ def cuda_backend() -> Any:
     """The backend instance dispatch uses (the one discovery created)."""
     from prism_plugin_cuda.backend import CudaBackend
 
-    backend = prism_core.plugins().backend("cuda")
+    backend = prism_core.extending.plugins().backend("cuda")
     assert isinstance(backend, CudaBackend)
     return backend
 
@@ -131,7 +131,9 @@ def numpy_as_cupy(cuda_backend: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setattr(cuda_backend, "_xp", cupy)
     monkeypatch.setattr(
-        cuda_backend, "_availability", prism_core.Availability(True, version=cupy.__version__)
+        cuda_backend,
+        "_availability",
+        prism_core.extending.Availability(True, version=cupy.__version__),
     )
     return cuda_backend
 
@@ -284,7 +286,7 @@ def run_cuda() -> Callable[..., Any]:
     def run(name: str, *args: Any, **kwargs: Any) -> Any:
         op = prism_core.get_op(name)
         variant = next(v for v in op.variants if v.name == f"cuda.{op.name}")
-        backend = prism_core.plugins().backend("cuda")
+        backend = prism_core.extending.plugins().backend("cuda")
         return variant.resolve()(*_move(backend, op, args), **kwargs)
 
     return run

@@ -77,10 +77,10 @@ CupyxLike = type("csr_matrix", (), {"__module__": "cupyx.scipy.sparse._csr"})
 # -- identity ---------------------------------------------------------------------------------
 
 
-def test_backend_identity(library: prism_core.DeviceLibrary) -> None:
-    backend = prism_core.plugins().backend("cuda")
+def test_backend_identity(library: prism_core.hardware.DeviceLibrary) -> None:
+    backend = prism_core.extending.plugins().backend("cuda")
     assert isinstance(backend, CudaBackend)
-    assert isinstance(backend, prism_core.Backend)
+    assert isinstance(backend, prism_core.extending.Backend)
     assert (backend.name, backend.aliases, backend.priority) == ("cuda", ("cupy",), 10)
     assert dict(backend.drives) == {"vendor": "nvidia", "kind": "gpu"}
     assert backend.description == "NVIDIA GPUs through CuPy"
@@ -91,7 +91,7 @@ def test_backend_identity(library: prism_core.DeviceLibrary) -> None:
 
 
 def test_the_alias_cupy_names_the_backend() -> None:
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     assert ps.backend("cupy").name == "cuda"
     assert ps.backend("cupy") is ps.backend("cuda")
     assert ps.backend_name("cupy") == "cuda"
@@ -111,7 +111,7 @@ def test_creating_the_backend_imports_nothing(cupy_is: Callable[..., None]) -> N
 def test_cupy_not_installed(cupy_is: Callable[..., None]) -> None:
     cupy_is(None)
     state = CudaBackend().availability()
-    assert isinstance(state, prism_core.Availability)
+    assert isinstance(state, prism_core.extending.Availability)
     assert not state
     assert state.reason == NOT_INSTALLED == "cupy is not installed (pip install cupy-cuda12x)"
     assert state.version is None
@@ -382,7 +382,9 @@ def test_native_dtype_refuses_what_cupy_has_not(numpy_as_cupy: CudaBackend) -> N
         numpy_as_cupy.native_dtype("float33")
 
 
-def test_to_device_refuses_a_device_it_does_not_drive(library: prism_core.DeviceLibrary) -> None:
+def test_to_device_refuses_a_device_it_does_not_drive(
+    library: prism_core.hardware.DeviceLibrary,
+) -> None:
     backend = CudaBackend()
     with pytest.raises(
         ValueError, match=r"^to_device: backend 'cuda' places arrays on NVIDIA"
@@ -395,7 +397,7 @@ def test_to_device_refuses_a_device_it_does_not_drive(library: prism_core.Device
 
 
 def test_array_methods_on_the_stand_in(
-    numpy_as_cupy: CudaBackend, library: prism_core.DeviceLibrary
+    numpy_as_cupy: CudaBackend, library: prism_core.hardware.DeviceLibrary
 ) -> None:
     backend = numpy_as_cupy
     data = [[1, 2], [3, 4]]

@@ -58,4 +58,4 @@ def test_the_suite_on_the_stand_in(numpy_as_cupy: CudaBackend) -> None:
         "cuda.matmul-values-float32-fortran",
     ):
         assert name in passed, name
-    assert prism_core.plugins().backend("cupy") is numpy_as_cupy
+    assert prism_core.extending.plugins().backend("cupy") is numpy_as_cupy

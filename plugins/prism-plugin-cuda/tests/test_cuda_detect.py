@@ -68,15 +68,15 @@ def test_parse_a_name_with_a_comma() -> None:
 # -- mapping through the real library ---------------------------------------------------------
 
 
-def test_names_map_to_device_types(library: prism_core.DeviceLibrary) -> None:
+def test_names_map_to_device_types(library: prism_core.hardware.DeviceLibrary) -> None:
     found = detection_from_smi(SMI_OUTPUT, library)
-    assert isinstance(found, prism_core.Detection)
+    assert isinstance(found, prism_core.extending.Detection)
     assert [(d.index, d.device_type) for d in found.devices] == [
         (0, "nvidia.h100-sxm"),  # a shipped description
         (1, "nvidia.rtx-4090"),  # this plugin's description
     ]
     h100 = found.devices[0]
-    assert isinstance(h100, prism_core.DetectedDevice)
+    assert isinstance(h100, prism_core.extending.DetectedDevice)
     assert h100.name == "NVIDIA H100 80GB HBM3"
     assert h100.uuid == H100_UUID
     assert h100.memory_bytes == 81559 << 20
@@ -86,7 +86,7 @@ def test_names_map_to_device_types(library: prism_core.DeviceLibrary) -> None:
 
 
 def test_every_plugin_board_is_detected_by_its_driver_name(
-    library: prism_core.DeviceLibrary,
+    library: prism_core.hardware.DeviceLibrary,
 ) -> None:
     text = (
         "0, NVIDIA RTX 6000 Ada Generation, GPU-a, 49140\n"
@@ -101,7 +101,9 @@ def test_every_plugin_board_is_detected_by_its_driver_name(
     ]
 
 
-def test_matching_is_case_insensitive_and_whole_name(library: prism_core.DeviceLibrary) -> None:
+def test_matching_is_case_insensitive_and_whole_name(
+    library: prism_core.hardware.DeviceLibrary,
+) -> None:
     text = (
         "0, nvidia geforce rtx 4090, GPU-a, 24564\n"
         "1, NVIDIA GeForce RTX 4090 D, GPU-b, 24564\n"  # a different board: no fullmatch
@@ -114,11 +116,13 @@ def test_matching_is_case_insensitive_and_whole_name(library: prism_core.DeviceL
     assert "detection.product_names" in found.reason
 
 
-def test_nothing_listed(library: prism_core.DeviceLibrary) -> None:
-    assert detection_from_smi("", library) == prism_core.Detection((), "nvidia-smi lists no GPU")
+def test_nothing_listed(library: prism_core.hardware.DeviceLibrary) -> None:
+    assert detection_from_smi("", library) == prism_core.extending.Detection(
+        (), "nvidia-smi lists no GPU"
+    )
 
 
-def test_unreadable_output_is_reported(library: prism_core.DeviceLibrary) -> None:
+def test_unreadable_output_is_reported(library: prism_core.hardware.DeviceLibrary) -> None:
     found = detection_from_smi("something else entirely\n", library)
     assert found.devices == ()
     assert "could not be read: something else entirely" in found.reason
@@ -142,17 +146,17 @@ def _stand_in(directory: Path, body: str) -> Path:
 
 
 def test_no_nvidia_smi(
-    library: prism_core.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    library: prism_core.hardware.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert detect(library) == prism_core.Detection(
+    assert detect(library) == prism_core.extending.Detection(
         (), "nvidia-smi not found: no NVIDIA driver on this host"
     )
 
 
 @POSIX_ONLY
 def test_runs_nvidia_smi(
-    library: prism_core.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    library: prism_core.hardware.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = _stand_in(tmp_path / "bin", f"cat <<'EOF'\n{SMI_OUTPUT}EOF")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -163,11 +167,11 @@ def test_runs_nvidia_smi(
 
 @POSIX_ONLY
 def test_through_prism(
-    library: prism_core.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    library: prism_core.hardware.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = _stand_in(tmp_path / "bin", f"cat <<'EOF'\n{SMI_OUTPUT}EOF")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
-    detections = prism_core.PluginSet().detect(library)
+    detections = prism_core.extending.PluginSet().detect(library)
     assert [d.device_type for d in detections["cuda"].devices] == [
         "nvidia.h100-sxm",
         "nvidia.rtx-4090",
@@ -176,17 +180,17 @@ def test_through_prism(
 
 @POSIX_ONLY
 def test_nvidia_smi_without_a_driver(
-    library: prism_core.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    library: prism_core.hardware.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     bin_dir = _stand_in(tmp_path / "bin", f'echo "{NO_DRIVER_MESSAGE}"\nexit 9')
     monkeypatch.setenv("PATH", str(bin_dir))
-    assert detect(library) == prism_core.Detection(
+    assert detect(library) == prism_core.extending.Detection(
         (), f"nvidia-smi failed with exit status 9: {NO_DRIVER_MESSAGE}"
     )
 
 
 def test_nvidia_smi_that_hangs(
-    library: prism_core.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    library: prism_core.hardware.DeviceLibrary, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     def hang(*args: Any, **kwargs: Any) -> Any:
         assert kwargs["timeout"] == 10
@@ -194,7 +198,9 @@ def test_nvidia_smi_that_hangs(
 
     monkeypatch.setattr(detect_module, "_which", lambda name: "/usr/bin/nvidia-smi")
     monkeypatch.setattr(subprocess, "run", hang)
-    assert detect(library) == prism_core.Detection((), "nvidia-smi did not answer within 10 s")
+    assert detect(library) == prism_core.extending.Detection(
+        (), "nvidia-smi did not answer within 10 s"
+    )
 
 
 def test_detection_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,12 +215,12 @@ def test_detection_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
     assert found.reason == "NVIDIA detection failed: RuntimeError: the library broke"
 
 
-def test_this_host(library: prism_core.DeviceLibrary) -> None:
+def test_this_host(library: prism_core.hardware.DeviceLibrary) -> None:
     """Whatever this host has, detection answers; without nvidia-smi it says so."""
-    found = prism_core.PluginSet().detect(library)["cuda"]
-    assert isinstance(found, prism_core.Detection)
+    found = prism_core.extending.PluginSet().detect(library)["cuda"]
+    assert isinstance(found, prism_core.extending.Detection)
     if shutil.which("nvidia-smi") is None:
-        assert found == prism_core.Detection(
+        assert found == prism_core.extending.Detection(
             (), "nvidia-smi not found: no NVIDIA driver on this host"
         )
     else:

@@ -45,7 +45,7 @@ def test_prism_validate_accepts_the_directory() -> None:
 
 
 def test_validate_paths_finds_no_problem() -> None:
-    reports = prism_core.validate_paths([HARDWARE_DIR], use_cache=False)
+    reports = prism_core.hardware.validate_paths([HARDWARE_DIR], use_cache=False)
     assert [r.problems for r in reports if not r.valid] == []
     assert {r.device_type for r in reports} == SHIPPED
 
@@ -60,7 +60,7 @@ def test_file_style(path: Path) -> None:
 
 @pytest.mark.parametrize("device_type", sorted(SHIPPED))
 def test_devices_resolve_on_the_shipped_families(
-    library: prism_core.DeviceLibrary, device_type: str
+    library: prism_core.hardware.DeviceLibrary, device_type: str
 ) -> None:
     d = library.get(device_type)
     assert d.origin == "plugin:cuda"
@@ -82,7 +82,7 @@ def test_devices_resolve_on_the_shipped_families(
     assert d.memory_bytes is not None and d.memory_bytes >= 24 << 30
 
 
-def test_rtx_4090_numbers(library: prism_core.DeviceLibrary) -> None:
+def test_rtx_4090_numbers(library: prism_core.hardware.DeviceLibrary) -> None:
     d = library.get("nvidia.rtx-4090")
     assert d.name == "NVIDIA GeForce RTX 4090"
     assert d.compute_units == 128
@@ -93,7 +93,7 @@ def test_rtx_4090_numbers(library: prism_core.DeviceLibrary) -> None:
     assert d.tdp_watts == 450
 
 
-def test_rtx_6000_ada_numbers(library: prism_core.DeviceLibrary) -> None:
+def test_rtx_6000_ada_numbers(library: prism_core.hardware.DeviceLibrary) -> None:
     d = library.get("nvidia.rtx-6000-ada")
     assert d.name == "NVIDIA RTX 6000 Ada Generation"
     assert d.compute_units == 142
@@ -103,7 +103,7 @@ def test_rtx_6000_ada_numbers(library: prism_core.DeviceLibrary) -> None:
 
 
 def test_the_plugin_loads_through_its_entry_point() -> None:
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     record = ps.records["cuda"]
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"

@@ -49,7 +49,7 @@ def _host(backend: CudaBackend, result: Any) -> Any:
 def _present_nvidia() -> str:
     found = [
         d.description.device_type
-        for d in prism_core.present_devices().devices
+        for d in prism_core.hardware.present_devices().devices
         if d.description.vendor == "nvidia"
     ]
     if not found:

@@ -55,7 +55,7 @@ def _catalogue() -> dict[str, Any]:
 
 
 def test_every_op_of_the_catalogue_has_a_cuda_variant() -> None:
-    record = prism_core.plugins().records["cuda"]
+    record = prism_core.extending.plugins().records["cuda"]
     covered = {v.op for v in record.variants}
     catalogue = _catalogue()
     assert covered == set(catalogue) - set(NOT_ON_THE_GPU)
@@ -65,8 +65,8 @@ def test_every_op_of_the_catalogue_has_a_cuda_variant() -> None:
             assert f"cuda.{name}" in {v.name for v in op.variants}, name
 
 
-def test_the_variants(library: prism_core.DeviceLibrary) -> None:
-    record = prism_core.plugins().records["cuda"]
+def test_the_variants(library: prism_core.hardware.DeviceLibrary) -> None:
+    record = prism_core.extending.plugins().records["cuda"]
     assert record.status == "loaded", record.reason
     assert record.problems == []
     by_name = {v.name: v for v in record.variants}
@@ -80,10 +80,10 @@ def test_the_variants(library: prism_core.DeviceLibrary) -> None:
         assert (v.can_run is None) == (v.op in NO_CAN_RUN), v.name
         if v.name != "cuda.tensor_core_matmul":
             assert (v.priority, v.dtype_support) == (10, False)
-            assert v.requirement == prism_core.Requirement(GPU_REQUIRES)
+            assert v.requirement == prism_core.hardware.Requirement(GPU_REQUIRES)
     tensor_cores = by_name["cuda.tensor_core_matmul"]
     assert (tensor_cores.priority, tensor_cores.dtype_support) == (20, True)
-    assert tensor_cores.requirement == prism_core.Requirement(
+    assert tensor_cores.requirement == prism_core.hardware.Requirement(
         {"vendor": "nvidia", "tensor_cores": ">=3"}
     )
 
@@ -129,7 +129,7 @@ LISTING_PROBE = textwrap.dedent(
     from prism_core._cli import main
 
     status = main(["plugins"])
-    ps = prism_core.plugins()
+    ps = prism_core.extending.plugins()
     assert ps.records["cuda"].status == "loaded", ps.records["cuda"].reason
     big = ArraySpec((4096, 4096), "bfloat16")
     with prism_core.device("nvidia.h100-sxm", simulate=True):
@@ -179,7 +179,9 @@ def test_listing_plugins_imports_no_cupy(tmp_path: Path) -> None:
 # the dispatcher decides as it would on that GPU, and the NumPy reference computes.
 
 
-def test_h100_chooses_the_tensor_core_variant_for_bf16(library: prism_core.DeviceLibrary) -> None:
+def test_h100_chooses_the_tensor_core_variant_for_bf16(
+    library: prism_core.hardware.DeviceLibrary,
+) -> None:
     """On a simulated H100 (its description), a large bf16 matmul goes to the tensor cores."""
     a = ArraySpec((4096, 4096), "bfloat16")
     with prism_core.device("nvidia.h100-sxm", simulate=True):
@@ -196,7 +198,9 @@ def test_h100_chooses_the_tensor_core_variant_for_bf16(library: prism_core.Devic
     assert ranked == ["cuda.tensor_core_matmul", "cuda.matmul"]
 
 
-def test_l4_rejects_the_tensor_core_variant_in_fp64(library: prism_core.DeviceLibrary) -> None:
+def test_l4_rejects_the_tensor_core_variant_in_fp64(
+    library: prism_core.hardware.DeviceLibrary,
+) -> None:
     """On a simulated L4 (its description), no feature accelerates fp64 matmul."""
     a = ArraySpec((4096, 4096), "float64")
     with prism_core.device("nvidia.l4", simulate=True):
@@ -208,7 +212,7 @@ def test_l4_rejects_the_tensor_core_variant_in_fp64(library: prism_core.DeviceLi
     assert decision.chosen_device == "nvidia.l4"
 
 
-def test_h100_fp32_is_not_a_tensor_core_type(library: prism_core.DeviceLibrary) -> None:
+def test_h100_fp32_is_not_a_tensor_core_type(library: prism_core.hardware.DeviceLibrary) -> None:
     """The tensor cores take fp32 only as TF32, which the (simulated H100's) description lists
     apart."""
     a = ArraySpec((4096, 4096), "float32")
@@ -221,7 +225,7 @@ def test_h100_fp32_is_not_a_tensor_core_type(library: prism_core.DeviceLibrary) 
 
 
 def test_a_small_matmul_on_a_simulated_gpu_has_no_variant(
-    library: prism_core.DeviceLibrary,
+    library: prism_core.hardware.DeviceLibrary,
 ) -> None:
     """Too small for the (simulated) GPU, and NumPy does not drive a GPU: nothing is chosen,
     and the decision says why for each candidate."""
@@ -238,7 +242,7 @@ def test_a_small_matmul_on_a_simulated_gpu_has_no_variant(
     assert "chosen: none: no installed variant can run here" in str(decision)
 
 
-def test_the_threshold_is_the_largest_array(library: prism_core.DeviceLibrary) -> None:
+def test_the_threshold_is_the_largest_array(library: prism_core.hardware.DeviceLibrary) -> None:
     with prism_core.device("nvidia.h100-sxm", simulate=True):
         at = prism_core.explain("matmul", *_specs([(64, 64), (64, 1)]))
         below = prism_core.explain("matmul", *_specs([(63, 64), (64, 1)]))
@@ -250,7 +254,7 @@ def test_the_threshold_is_the_largest_array(library: prism_core.DeviceLibrary) -
     )
 
 
-def test_integer_matmul_stays_off_the_gpu(library: prism_core.DeviceLibrary) -> None:
+def test_integer_matmul_stays_off_the_gpu(library: prism_core.hardware.DeviceLibrary) -> None:
     a = ArraySpec((4096, 4096), "int32")
     with prism_core.device("nvidia.l4", simulate=True):
         decision = prism_core.explain("matmul", a, a)
@@ -263,7 +267,7 @@ def test_integer_matmul_stays_off_the_gpu(library: prism_core.DeviceLibrary) -> 
     )
 
 
-def test_other_gpus_are_not_driven(library: prism_core.DeviceLibrary) -> None:
+def test_other_gpus_are_not_driven(library: prism_core.hardware.DeviceLibrary) -> None:
     """A simulated MI300X (an AMD GPU, from its description) is no device of this backend."""
     a = ArraySpec((4096, 4096), "float16")
     with prism_core.device("amd.mi300x", simulate=True):
@@ -275,7 +279,7 @@ def test_other_gpus_are_not_driven(library: prism_core.DeviceLibrary) -> None:
 
 @pytest.mark.parametrize("op", OPS)
 def test_each_op_on_a_simulated_gpu(
-    library: prism_core.DeviceLibrary, sample_call: Callable[[str], Any], op: str
+    library: prism_core.hardware.DeviceLibrary, sample_call: Callable[[str], Any], op: str
 ) -> None:
     """Every op chooses its cuda variant on a simulated L4 (from its description) for a call
     large enough, and the NumPy reference computes it."""
@@ -289,7 +293,7 @@ def test_each_op_on_a_simulated_gpu(
 
 @pytest.mark.parametrize("op", sorted(set(OPS) - NO_CAN_RUN))
 def test_small_calls_stay_off_a_simulated_gpu(
-    library: prism_core.DeviceLibrary, sample_call: Callable[[str], Any], op: str
+    library: prism_core.hardware.DeviceLibrary, sample_call: Callable[[str], Any], op: str
 ) -> None:
     args, kwargs = sample_call(op)
     small = tuple(_shrink(a) for a in args)
@@ -314,7 +318,7 @@ def _shrink(value: Any) -> Any:
 @pytest.mark.parametrize("op", ["linalg.solve", "linalg.svd", "linalg.cholesky", "linalg.qr"])
 @pytest.mark.parametrize("dtype", ["float16", "int64"])
 def test_linalg_takes_what_cusolver_takes(
-    library: prism_core.DeviceLibrary, op: str, dtype: str
+    library: prism_core.hardware.DeviceLibrary, op: str, dtype: str
 ) -> None:
     shapes = [(64, 64), (64,)] if op == "linalg.solve" else [(64, 64)]
     with prism_core.device("nvidia.l4", simulate=True):
@@ -326,7 +330,7 @@ def test_linalg_takes_what_cusolver_takes(
     )
 
 
-def test_a_simulated_call_computes_on_numpy(library: prism_core.DeviceLibrary) -> None:
+def test_a_simulated_call_computes_on_numpy(library: prism_core.hardware.DeviceLibrary) -> None:
     a = np.arange(64 * 64, dtype=np.float16).reshape(64, 64) % 7
     with prism_core.device("nvidia.h100-sxm", simulate=True):
         result = prism_core.matmul(a, a)

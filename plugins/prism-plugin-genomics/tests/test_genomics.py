@@ -195,7 +195,7 @@ def test_the_ops_exist_before_anything_imports_genomics() -> None:
         """
         import json, sys
         import prism_core
-        prism_core.plugins()
+        prism_core.extending.plugins()
         heavy = [m for m in ("numpy", "parasail", "numba", "torch", "Bio") if m in sys.modules]
         loaded = sorted(m for m in sys.modules if m.startswith("prism_genomics"))
         names = sorted(n for n in prism_core.all_ops() if n.startswith("genomics."))

@@ -55,16 +55,16 @@ def test_the_examples_are_the_ops_arguments_and_their_bytes(op: str, batch: int 
 def test_the_batch_examples_default_to_their_batch() -> None:
     _, targets, offsets, *_ = tuner.example_arguments(ops.SW_ALIGN_BATCH, 10)
     assert len(offsets) == ops.BATCH + 1 and len(targets) == 10 * ops.BATCH
-    with pytest.raises(prism_core.TuningError, match="batch: expected a positive number"):
+    with pytest.raises(prism_core.tuning.TuningError, match="batch: expected a positive number"):
         tuner.example_arguments(ops.SW_ALIGN_BATCH, 10, batch=0)
 
 
 def test_tune_by_size_and_the_sizes_error_name_the_examples() -> None:
-    report = prism_core.tune(ops.SW_ALIGN, sizes=[20], dtypes=["float32", "float64"],
+    report = prism_core.tuning.tune(ops.SW_ALIGN, sizes=[20], dtypes=["float32", "float64"],
                              budget_s=2, record=False, progress=False)  # fmt: skip
     assert [c.shapes for c in report.cases] == [((20,), (200,), (5, 5))]  # one case: fixed types
-    with pytest.raises(prism_core.TuningError) as info:
-        prism_core.tune("linalg.det", sizes=[4], record=False)
+    with pytest.raises(prism_core.tuning.TuningError) as info:
+        prism_core.tuning.tune("linalg.det", sizes=[4], record=False)
     assert "genomics.sw_align, genomics.sw_align_batch" in str(info.value)
 
 
@@ -169,11 +169,11 @@ import prism_core
 def shout(*args):
     raise RuntimeError("never run")
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants():
     import prism_genomics.ops  # declares the ops if the genomics plugin has not loaded yet
 
-    return [prism_core.Variant("genomics.sw_align", shout, backend="numpy", priority=-5,
+    return [prism_core.extending.Variant("genomics.sw_align", shout, backend="numpy", priority=-5,
                                name="aaa.sw_align")]
 """
 
@@ -190,7 +190,7 @@ def test_a_plugin_extending_the_ops_loads_before_the_genomics_plugin(
     (site / "aaa_plugin.py").write_text(textwrap.dedent(EXTENDING))
     code = (
         "import prism_core\n"
-        "ps = prism_core.plugins()\n"
+        "ps = prism_core.extending.plugins()\n"
         "print(sorted(n for n, r in ps.records.items() if r.status == 'loaded'))\n"
         "print(sorted(v.name for v in prism_core.get_op('genomics.sw_align').variants))\n"
     )

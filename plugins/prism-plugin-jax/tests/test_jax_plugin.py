@@ -41,7 +41,7 @@ def _fresh(code: str, **env: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_found_through_its_entry_point_with_a_variant_of_every_standard_op() -> None:
-    record = prism.plugins().records["jax"]
+    record = prism.extending.plugins().records["jax"]
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"
     assert record.backends == ["jax"]
@@ -141,7 +141,7 @@ def test_explain_says_numpy_arrays_are_copied_into_jax() -> None:
 
 def test_tuning_reports_the_compilation_at_a_new_shape_apart() -> None:
     x = jnp.ones((33, 17))  # a shape no other test compiles
-    report = prism.tune("std", x, budget_s=0.5)
+    report = prism.tuning.tune("std", x, budget_s=0.5)
     (case,) = report.cases
     (jitted,) = [m for m in case.measurements if m.variant == "jax.std"]
     assert jitted.first_call is not None and jitted.first_call > jitted.seconds
@@ -180,7 +180,7 @@ def test_the_doctor_and_listing_import_no_jax() -> None:
     run = _fresh(
         """
         import sys, prism_core as prism
-        backend = prism.plugins().backend("jax")
+        backend = prism.extending.plugins().backend("jax")
         print(bool(backend.availability()), sorted(backend.capabilities()), backend.dtypes())
         a = prism.ArraySpec((4, 4), "float32")
         prism.explain("matmul", a, a)

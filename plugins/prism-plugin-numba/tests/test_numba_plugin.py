@@ -38,7 +38,7 @@ def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_found_through_its_entry_point() -> None:
-    record = prism_core.plugins().records["numba"]
+    record = prism_core.extending.plugins().records["numba"]
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"
     assert record.distribution == "prism-plugin-numba"
@@ -113,7 +113,7 @@ def test_listing_plugins_imports_no_numba() -> None:
     done = _run(
         """
         import sys, prism_core
-        ps = prism_core.plugins()
+        ps = prism_core.extending.plugins()
         assert ps.records["numba"].status == "loaded", ps.records["numba"]
         bad = sorted(m for m in ("numba", "prism_plugin_numba.kernels") if m in sys.modules)
         assert not bad, bad
@@ -245,7 +245,7 @@ def test_an_unwritable_cache_directory_compiles_without_a_cache(tmp_path: Path, 
 def test_its_thread_settings_are_in_the_tuning_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
     """Numba's thread count changes how fast the batch kernels run: a choice measured under
     another count is not reused (``Backend.settings``)."""
-    backend = prism_core.plugins().backend("numba")
+    backend = prism_core.extending.plugins().backend("numba")
     monkeypatch.delenv("NUMBA_NUM_THREADS", raising=False)
     assert "NUMBA_NUM_THREADS" not in backend.settings()
     monkeypatch.setenv("NUMBA_NUM_THREADS", "1")

@@ -53,7 +53,7 @@ def _run(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 def test_found_through_its_entry_point() -> None:
-    record = prism_core.plugins().records["parasail"]
+    record = prism_core.extending.plugins().records["parasail"]
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"
     assert record.distribution == "prism-plugin-parasail"
@@ -64,7 +64,7 @@ def test_found_through_its_entry_point() -> None:
 
 
 def test_each_variant_requires_the_flag_of_its_instructions() -> None:
-    record = prism_core.plugins().records["parasail"]
+    record = prism_core.extending.plugins().records["parasail"]
     got = {v.name: v for v in record.variants}
     assert set(got) == set(VARIANTS)
     for name, (op, priority, flag) in VARIANTS.items():
@@ -136,7 +136,7 @@ def test_prism_explain_on_a_simulated_baseline_cpu_names_the_flag() -> None:
 
 
 def test_the_backend_reports_what_this_cpu_executes() -> None:
-    backend = prism_core.plugins().backend("parasail")
+    backend = prism_core.extending.plugins().backend("parasail")
     assert backend.availability()
     caps = backend.capabilities()
     assert set(caps["instruction_sets"]) == {"avx2", "sse41", "neon"}
@@ -150,7 +150,7 @@ def test_the_backend_reports_what_this_cpu_executes() -> None:
 def test_listing_plugins_imports_no_parasail() -> None:
     done = _run(
         "import sys, prism_core\n"
-        "ps = prism_core.plugins()\n"
+        "ps = prism_core.extending.plugins()\n"
         "assert ps.records['parasail'].status == 'loaded', ps.records['parasail']\n"
         "bad = sorted(m for m in ('parasail', 'prism_plugin_parasail.kernels',\n"
         "    'prism_plugin_parasail.ops') if m in sys.modules)\n"
@@ -192,7 +192,7 @@ def test_without_parasail_the_backend_says_why_and_the_reference_computes(
 
             s = Scoring.match_mismatch()
             args = (encode("ACGTACGT"), encode("TTACGTAA"), s.matrix, 5, 2, False)
-            state = prism_core.plugins().backend("parasail").availability()
+            state = prism_core.extending.plugins().backend("parasail").availability()
             print("available:", bool(state))
             print("reason:", state.reason)
             print("chosen:", prism_core.explain("genomics.sw_align", *args).chosen)

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture
 def backend() -> ScipyBackend:
-    found = prism_core.plugins().backend("scipy")
+    found = prism_core.extending.plugins().backend("scipy")
     assert isinstance(found, ScipyBackend)
     return found
 

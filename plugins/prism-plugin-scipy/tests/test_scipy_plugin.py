@@ -54,7 +54,7 @@ def _run(
 
 
 def test_found_through_its_entry_point() -> None:
-    record = prism_core.plugins().records["scipy"]
+    record = prism_core.extending.plugins().records["scipy"]
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"
     assert record.distribution == "prism-plugin-scipy"
@@ -66,7 +66,7 @@ def test_found_through_its_entry_point() -> None:
 
 
 def test_contributes_its_variants_to_their_ops() -> None:
-    record = prism_core.plugins().records["scipy"]
+    record = prism_core.extending.plugins().records["scipy"]
     assert {v.name: (v.op, v.priority) for v in record.variants} == VARIANTS
     for name, (op, _) in VARIANTS.items():
         variant = next(v for v in prism_core.get_op(op).variants if v.name == name)
@@ -78,7 +78,7 @@ def test_contributes_its_variants_to_their_ops() -> None:
 
 
 def test_the_backend_is_registered() -> None:
-    backend = prism_core.plugins().backend("scipy")
+    backend = prism_core.extending.plugins().backend("scipy")
     assert type(backend).__name__ == "ScipyBackend"
     assert backend.priority == 5
     assert dict(backend.drives) == {"kind": "cpu"}
@@ -89,7 +89,7 @@ def test_listing_plugins_imports_no_scipy() -> None:
     """Discovery (every hook of the plugin) imports neither SciPy nor the plugin's ops."""
     done = _run(
         "import sys, prism_core\n"
-        "ps = prism_core.plugins()\n"
+        "ps = prism_core.extending.plugins()\n"
         "assert ps.records['scipy'].status == 'loaded', ps.records['scipy']\n"
         "bad = sorted(m for m in ('scipy', 'prism_plugin_scipy.ops') if m in sys.modules)\n"
         "assert not bad, bad\n"
@@ -162,7 +162,7 @@ def test_without_scipy_the_backend_says_why_and_numpy_computes(
                 pass
             else:
                 raise SystemExit("the sitecustomize did not hide scipy")
-            ps = prism_core.plugins()
+            ps = prism_core.extending.plugins()
             assert ps.records["scipy"].status == "loaded", ps.records["scipy"]
             state = ps.backend("scipy").availability()
             print("available:", bool(state))
@@ -211,7 +211,8 @@ def test_a_scipy_that_fails_to_load_is_reported(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     done = _run(
-        "import prism_core\nprint(prism_core.plugins().backend('scipy').availability().reason)\n",
+        "import prism_core\n"
+        "print(prism_core.extending.plugins().backend('scipy').availability().reason)\n",
         {"PYTHONPATH": str(tmp_path)},
     )
     assert done.returncode == 0, done.stderr

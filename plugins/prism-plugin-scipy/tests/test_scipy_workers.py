@@ -34,16 +34,18 @@ def _decide_afresh() -> Iterator[None]:
 
 
 @pytest.fixture
-def three_cores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> prism_core.DeviceDescription:
+def three_cores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> prism_core.hardware.DeviceDescription:
     """The host, as Prism sees it, is a described CPU with three cores (and plenty of usable
     CPUs and BLAS threads, so that the description decides)."""
     (tmp_path / "three-core.yaml").write_text(THREE_CORES, encoding="utf-8")
     monkeypatch.setenv("PRISM_HARDWARE_PATH", str(tmp_path))
-    description = prism_core.get_device("acme.three-core")
+    description = prism_core.hardware.get_device("acme.three-core")
     assert description.compute_units == 3
-    host = prism_core.DeviceInstance(description, 0, "ACME", None, None, "archspec")
-    present = prism_core.PresentDevices((host,), {})
-    monkeypatch.setattr(prism_core, "present_devices", lambda library=None: present)
+    host = prism_core.hardware.DeviceInstance(description, 0, "ACME", None, None, "archspec")
+    present = prism_core.hardware.PresentDevices((host,), {})
+    monkeypatch.setattr(prism_core.hardware, "present_devices", lambda library=None: present)
     monkeypatch.setattr(workers, "_usable_cpus", lambda: 16)
     monkeypatch.setattr(workers, "_blas_threads", lambda: 16)
     return description
@@ -67,7 +69,7 @@ def test_the_smallest_known_number(
 
 
 def test_workers_come_from_the_described_cores(
-    three_cores: prism_core.DeviceDescription,
+    three_cores: prism_core.hardware.DeviceDescription,
 ) -> None:
     choice = workers.fft_workers()
     assert choice.workers == 3
@@ -83,7 +85,7 @@ def test_workers_come_from_the_described_cores(
 
 
 def test_the_fft_passes_them_to_scipy(
-    three_cores: prism_core.DeviceDescription, monkeypatch: pytest.MonkeyPatch
+    three_cores: prism_core.hardware.DeviceDescription, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[Any] = []
     real = scipy.fft.fft
@@ -109,7 +111,9 @@ def test_this_hosts_workers_are_the_minimum_of_what_it_knows() -> None:
     assert choice.usable_cpus == cpus
     blas = [p["num_threads"] for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
     assert choice.blas_threads == max(blas)
-    cpu = next(d for d in prism_core.present_devices().devices if d.description.kind == "cpu")
+    cpu = next(
+        d for d in prism_core.hardware.present_devices().devices if d.description.kind == "cpu"
+    )
     assert choice.described_by == cpu.device_type
     assert choice.described_cores == cpu.description.compute_units
     assert choice.workers == workers.derive_workers(

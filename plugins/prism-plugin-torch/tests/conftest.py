@@ -71,8 +71,8 @@ def _only_this_plugin(monkeypatch: pytest.MonkeyPatch, _cache_dir: Path) -> Iter
         monkeypatch.setenv(name, value)
     _forget_plugins()
     try:
-        record = prism_core.plugins().records["torch"]
-    except prism_core.PluginError as exc:
+        record = prism_core.extending.plugins().records["torch"]
+    except prism_core.extending.PluginError as exc:
         _forget_plugins()
         pytest.fail(f"{INSTALL}: {exc}", pytrace=False)
     assert record.status == "loaded", record.reason

@@ -17,7 +17,7 @@ import prism_core
 @pytest.fixture
 def backend() -> TorchBackend:
     """The backend instance dispatch uses (the one discovery created)."""
-    found = prism_core.plugins().backend("torch")
+    found = prism_core.extending.plugins().backend("torch")
     assert isinstance(found, TorchBackend)
     return found
 
@@ -29,16 +29,16 @@ def test_identity(backend: TorchBackend) -> None:
     assert backend.name == "torch"
     assert backend.aliases == ("pytorch",)
     assert backend.priority == 0
-    assert prism_core.Requirement(dict(backend.drives)).match(
-        prism_core.get_device("nvidia.h100-sxm")
+    assert prism_core.hardware.Requirement(dict(backend.drives)).match(
+        prism_core.hardware.get_device("nvidia.h100-sxm")
     )
 
 
 def test_in_prism_s_backend_registry(backend: TorchBackend) -> None:
-    assert prism_core.get_backend("pytorch") is backend
-    (info,) = [b for b in prism_core.backends() if b.name == "torch"]
+    assert prism_core.extending.get_backend("pytorch") is backend
+    (info,) = [b for b in prism_core.extending.backends() if b.name == "torch"]
     assert info.aliases == ("pytorch",) and info.plugin == "torch" and info.available
-    host = prism_core.present_devices().devices[0].description
+    host = prism_core.hardware.present_devices().devices[0].description
     assert host.device_type in info.drives  # the host CPU
     assert info.capabilities["torch"] == torch.__version__
 
@@ -72,20 +72,20 @@ def test_capabilities(backend: TorchBackend) -> None:
 
 
 def test_drives_cpus_and_nvidia_gpus(backend: TorchBackend) -> None:
-    assert backend.can_drive(prism_core.get_device("generic.x86-64-v3"))
-    assert backend.can_drive(prism_core.get_device("generic.aarch64"))
-    amd = backend.can_drive(prism_core.get_device("amd.mi300x"))
+    assert backend.can_drive(prism_core.hardware.get_device("generic.x86-64-v3"))
+    assert backend.can_drive(prism_core.hardware.get_device("generic.aarch64"))
+    amd = backend.can_drive(prism_core.hardware.get_device("amd.mi300x"))
     assert not amd
     assert amd.reasons[0].startswith("torch drives CPUs and NVIDIA GPUs; vendor is 'amd'")
     with prism_core.device("nvidia.h100-sxm", simulate=True):
         # A simulated device: its description alone decides.
-        assert backend.can_drive(prism_core.get_device("nvidia.h100-sxm"))
+        assert backend.can_drive(prism_core.hardware.get_device("nvidia.h100-sxm"))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="torch can use a GPU here")
 def test_without_cuda_no_real_nvidia_gpu_is_driven(backend: TorchBackend) -> None:
     """Outside a simulation, a GPU needs CUDA: a CPU-only build of torch says so."""
-    verdict = backend.can_drive(prism_core.get_device("nvidia.h100-sxm"))
+    verdict = backend.can_drive(prism_core.hardware.get_device("nvidia.h100-sxm"))
     assert not verdict
     assert verdict.reasons == (f"CUDA is not available: {cuda_unavailable()}",)
     if torch.version.cuda is None:
@@ -124,7 +124,7 @@ def test_numpy_and_torch_share_memory_on_the_cpu(backend: TorchBackend) -> None:
     assert np.shares_memory(backend.to_numpy(backend.from_dlpack(strided)), x)
     moved = backend.to_device(x, None)
     assert moved.device.type == "cpu" and moved.data_ptr() == t.data_ptr()
-    cpu = prism_core.get_device("generic.x86-64-v3")
+    cpu = prism_core.hardware.get_device("generic.x86-64-v3")
     assert backend.to_device(x, cpu).data_ptr() == t.data_ptr()
     assert backend.asarray(x).data_ptr() == t.data_ptr()
     tensor = torch.arange(5.0)

@@ -62,9 +62,9 @@ def test_conformance_on_the_cpu() -> None:
             "can_run declines these inputs: the data is in host memory; torch.matmul runs it there"
         )
         why = (
-            prism_core.plugins()
+            prism_core.extending.plugins()
             .backend("torch")
-            .can_drive(prism_core.get_device("nvidia.h100-sxm"))
+            .can_drive(prism_core.hardware.get_device("nvidia.h100-sxm"))
         )
         assert skipped["torch.cuda.zeros-values-float64-standard"] == (
             f"can_run declines these inputs: {why.reasons[0]}"

@@ -127,10 +127,12 @@ FAKE_GPU_HOST = textwrap.dedent(
     import prism_core
 
 
-    @prism_core.hookimpl
+    @prism_core.extending.hookimpl
     def prism_detect_devices(library):
-        return prism_core.Detection(
-            [prism_core.DetectedDevice("nvidia.h100-sxm", index=0, name="NVIDIA H100 80GB HBM3")]
+        return prism_core.extending.Detection(
+            [prism_core.extending.DetectedDevice(
+                "nvidia.h100-sxm", index=0, name="NVIDIA H100 80GB HBM3"
+            )]
         )
     """
 )
@@ -152,10 +154,10 @@ def host_with_an_h100(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterat
     (site / "prism_test_fake_gpu_host.py").write_text(FAKE_GPU_HOST, encoding="utf-8")
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PRISM_PLUGINS", "torch,fakegpu")
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()
     yield
     monkeypatch.setenv("PRISM_PLUGINS", "torch")
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="torch can use a GPU here")
@@ -232,9 +234,9 @@ def test_per_call_checks() -> None:
 def test_the_cuda_functions_are_the_cpu_ones_on_the_gpu() -> None:
     """Every ``torch.<op>`` has its ``torch.cuda.<op>``, whose function the same backend makes
     for the CUDA target (made here without a GPU: nothing runs)."""
-    backend = prism_core.plugins().backend("torch")
+    backend = prism_core.extending.plugins().backend("torch")
     assert isinstance(backend, TorchBackend)
-    names = {v.name for v in prism_core.plugins().records["torch"].variants}
+    names = {v.name for v in prism_core.extending.plugins().records["torch"].variants}
     cuda = next(t for t in backend.targets if t.name == "cuda")
     for name in names:
         if name.startswith("torch.") and not name.startswith("torch.cuda."):
@@ -247,12 +249,12 @@ def test_the_cuda_functions_are_the_cpu_ones_on_the_gpu() -> None:
 
 
 @pytest.fixture
-def gpu() -> prism_core.DeviceDescription:
+def gpu() -> prism_core.hardware.DeviceDescription:
     """The description of the GPU torch uses (matched by its product name)."""
     if not torch.cuda.is_available():
         pytest.skip(NO_GPU)
     name = torch.cuda.get_device_name(0)
-    found = prism_core.match_detected_device(product_name=name)
+    found = prism_core.hardware.match_detected_device(product_name=name)
     if found is None:
         pytest.skip(f"no device description matches the GPU {name!r}")
     return found
@@ -261,14 +263,14 @@ def gpu() -> prism_core.DeviceDescription:
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.timeout(900)
-def test_conformance_on_the_gpu(gpu: prism_core.DeviceDescription) -> None:
+def test_conformance_on_the_gpu(gpu: prism_core.hardware.DeviceDescription) -> None:
     """The suite on the GPU: inside a scope naming it, the backend makes its arrays there, the
     torch.cuda variants take them (and the CPU variants decline them).  The scope simulates the
     device so that it needs no detection plugin; the variants run on the real GPU all the same
     (the suite calls them directly)."""
     from prism_core.testing import check_backend
 
-    backend = prism_core.plugins().backend("torch")
+    backend = prism_core.extending.plugins().backend("torch")
     assert isinstance(backend, TorchBackend)
     with prism_core.device(gpu, simulate=True):
         assert backend.asarray([1.0]).is_cuda
@@ -312,10 +314,12 @@ def test_dispatch_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     if "cuda" not in found:
         pytest.skip("needs a plugin that detects NVIDIA GPUs (prism-plugin-cuda) installed")
     monkeypatch.setenv("PRISM_PLUGINS", "torch,cuda")
-    prism_core.reload_plugins()
+    prism_core.extending.reload_plugins()
     try:
-        present = [d for d in prism_core.present_devices().devices if d.description.kind == "gpu"]
-        assert present, prism_core.present_devices()
+        present = [
+            d for d in prism_core.hardware.present_devices().devices if d.description.kind == "gpu"
+        ]
+        assert present, prism_core.hardware.present_devices()
         t = torch.ones((256, 256), device="cuda")
         out = prism_core.matmul(t, t)
         assert out.is_cuda
@@ -329,4 +333,4 @@ def test_dispatch_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
         assert isinstance(on_gpu, torch.Tensor) and on_gpu.is_cuda
     finally:
         monkeypatch.setenv("PRISM_PLUGINS", "torch")
-        prism_core.reload_plugins()
+        prism_core.extending.reload_plugins()

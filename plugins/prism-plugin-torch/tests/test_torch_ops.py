@@ -681,7 +681,7 @@ def test_a_masked_array_runs_on_numpy_and_is_refused_where_torch_is_named() -> N
         "(torch would drop it)" in str(info.value)
     )
     with pytest.raises(TypeError, match="a split would drop its mask"):
-        prism_core.split("sum", x, targets=["numpy", "torch"])
+        prism_core.pipelines.split("sum", x, targets=["numpy", "torch"])
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ def test_found_through_its_entry_point() -> None:
     (ep,) = [e for e in importlib.metadata.entry_points(group="prism.plugins") if e.name == "torch"]
     assert ep.value == "prism_plugin_torch.plugin"
     assert ep.dist is not None and ep.dist.name == "prism-plugin-torch"
-    record = prism_core.plugins().records["torch"]
+    record = prism_core.extending.plugins().records["torch"]
     assert record.status == "loaded"
     assert record.distribution == "prism-plugin-torch"
     assert record.backends == ["torch"]
@@ -38,15 +38,17 @@ def test_found_through_its_entry_point() -> None:
         "prism_detect_devices",
     } <= set(record.hooks)
     assert record.info["requires"] == ["torch>=2.1", "array-api-compat>=1.16"]
-    assert isinstance(prism_core.plugins().backend("torch"), TorchBackend)
-    assert prism_core.plugins().backend("pytorch") is prism_core.plugins().backend("torch")
+    assert isinstance(prism_core.extending.plugins().backend("torch"), TorchBackend)
+    assert prism_core.extending.plugins().backend(
+        "pytorch"
+    ) is prism_core.extending.plugins().backend("torch")
 
 
 def test_two_variants_of_every_op_of_the_catalogue() -> None:
     """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs, for every op Prism
     declares, and the tensor-core matmul; all made lazily, so that discovery imports none
     (``test_listing_plugins_imports_no_torch``)."""
-    record = prism_core.plugins().records["torch"]
+    record = prism_core.extending.plugins().records["torch"]
     by_name = {v.name: v for v in record.variants}
     ops = builtin_ops()
     expected = {f"torch.{op}" for op in ops} | {f"torch.cuda.{op}" for op in ops}
@@ -82,7 +84,7 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
 def test_the_new_ops_of_the_catalogue_are_there() -> None:
     """The numerics ops each have their torch variants (a guard for this repository: the
     hook skips ops an older prism-core does not declare)."""
-    names = {v.op for v in prism_core.plugins().records["torch"].variants}
+    names = {v.op for v in prism_core.extending.plugins().records["torch"].variants}
     for op in (
         "stack",
         "concat",
@@ -115,7 +117,7 @@ def test_listing_plugins_imports_no_torch() -> None:
             import sys
             import prism_core
 
-            ps = prism_core.plugins()
+            ps = prism_core.extending.plugins()
             assert ps.records["torch"].status == "loaded", ps.records["torch"].reason
             assert len(ps.records["torch"].variants) > 100
             backend = ps.backend("torch")
@@ -217,7 +219,7 @@ def test_without_torch_the_backend_says_why_and_numpy_runs(tmp_path: Path) -> No
         import prism_core
         from prism_core.testing import check_backend
 
-        ps = prism_core.plugins()
+        ps = prism_core.extending.plugins()
         assert ps.records["torch"].status == "loaded", ps.records["torch"].reason
         backend = ps.backend("torch")
         availability = backend.availability()
@@ -275,7 +277,7 @@ def test_finds_the_gpus_without_the_cuda_plugin(
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    detections = prism_core.PluginSet().detect(prism_core.DeviceLibrary())
+    detections = prism_core.extending.PluginSet().detect(prism_core.hardware.DeviceLibrary())
     assert [(d.device_type, d.uuid) for d in detections["torch"].devices] == [
         ("nvidia.h100-sxm", "GPU-5d2c1b7e-0000-0000-0000-000000000001")
     ]

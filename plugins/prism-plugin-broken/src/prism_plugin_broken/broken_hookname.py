@@ -7,6 +7,6 @@ from collections.abc import Sequence
 import prism_core
 
 
-@prism_core.hookimpl
-def prism_backend() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backend() -> Sequence[prism_core.extending.Backend]:
     return []

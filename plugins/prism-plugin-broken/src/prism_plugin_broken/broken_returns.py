@@ -7,6 +7,6 @@ from typing import Any
 import prism_core
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_hardware_dirs() -> Any:
     return 42

@@ -8,6 +8,6 @@ from typing import Any
 import prism_core
 
 
-@prism_core.hookimpl
-def prism_backends(self_made_arg: Any) -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends(self_made_arg: Any) -> Sequence[prism_core.extending.Backend]:
     return []

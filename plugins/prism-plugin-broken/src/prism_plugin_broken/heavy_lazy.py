@@ -14,16 +14,16 @@ from typing import Any
 import prism_core
 
 
-class FakeHeavyBackend(prism_core.Backend):
+class FakeHeavyBackend(prism_core.extending.Backend):
     name = "fake-heavy"
     priority = -100  # never preferred over a real backend
     description = "TEST ONLY: a backend on a stand-in heavy framework, imported lazily"
     drives: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
 
-    def availability(self) -> prism_core.Availability:
+    def availability(self) -> prism_core.extending.Availability:
         import prism_fake_heavy_framework as framework
 
-        return prism_core.Availability(True, version=framework.__version__)
+        return prism_core.extending.Availability(True, version=framework.__version__)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         import prism_fake_heavy_framework as framework
@@ -36,7 +36,7 @@ class FakeHeavyBackend(prism_core.Backend):
         return np.asarray(array)
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "TEST ONLY: a backend whose framework is imported lazily",
@@ -44,6 +44,6 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
-def prism_backends() -> Sequence[prism_core.Backend]:
+@prism_core.extending.hookimpl
+def prism_backends() -> Sequence[prism_core.extending.Backend]:
     return [FakeHeavyBackend()]

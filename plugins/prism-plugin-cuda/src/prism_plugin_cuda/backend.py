@@ -20,7 +20,6 @@ from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
 import prism_core
-from prism_core import Availability, Variant
 from prism_core.backend_kit import (
     NamespaceBackend,
     Target,
@@ -30,9 +29,10 @@ from prism_core.backend_kit import (
     requested_device,
     size_check,
 )
+from prism_core.extending import Availability, Variant
 
 if TYPE_CHECKING:
-    from prism_core import DeviceDescription
+    from prism_core.hardware import DeviceDescription
 
 __all__ = ["MIN_ELEMENTS", "NOT_INSTALLED", "NO_CAN_RUN", "OVERRIDES", "CudaBackend"]
 

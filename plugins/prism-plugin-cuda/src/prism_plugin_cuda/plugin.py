@@ -16,7 +16,8 @@ import prism_core
 from .backend import CudaBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Detection, DeviceLibrary, Variant
+    from prism_core.extending import Backend, Detection, Variant
+    from prism_core.hardware import DeviceLibrary
 
 __all__ = [
     "HARDWARE_DIR",
@@ -31,7 +32,7 @@ __all__ = [
 HARDWARE_DIR = Path(__file__).resolve().parent / "hardware"
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "NVIDIA GPUs: CUDA backend on CuPy, nvidia-smi detection, boards",
@@ -40,17 +41,17 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_hardware_dirs() -> Sequence[Path]:
     return [HARDWARE_DIR]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [CudaBackend()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """One variant of every op of the catalogue on the GPU (``cuda.add``, ...), and
     ``cuda.tensor_core_matmul`` where tensor cores accelerate the dtype
@@ -58,7 +59,7 @@ def prism_variants() -> Sequence[Variant]:
     return CudaBackend().variants(set(prism_core.all_ops()))
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_detect_devices(library: DeviceLibrary) -> Detection:
     from .detect import detect
 

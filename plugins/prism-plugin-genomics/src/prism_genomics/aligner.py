@@ -113,7 +113,7 @@ class SequenceAligner:
     def _scope(self) -> contextlib.AbstractContextManager[Any]:
         strategy = self.adaptation_strategy
         if isinstance(strategy, str):
-            return prism_core.policy(prefer=strategy)
+            return prism_core.choosing(prefer=strategy)
         return prism_core.execution_policy(strategy)
 
     def align(self, sequences: Any, reference: Any) -> list[Hit]:

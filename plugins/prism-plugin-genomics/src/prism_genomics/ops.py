@@ -20,8 +20,8 @@ table, and a plugin whose variants name an op that is not declared yet fails as 
 plugin's entry point (``prism_genomics.plugin``) imports this module, and so does every plugin
 whose variants extend these ops (parasail, numba, torch) before it makes them: whichever loads
 first declares the ops, so the order in which plugins load does not matter.  The ops are
-declared with ``prism_core.operation(..., reference=False)``: the functions below give them
-their signature and documentation only, and the NumPy references come through the plugin's
+declared with ``prism_core.extending.operation(..., reference=False)``: the functions below give
+them their signature and documentation only, and the NumPy references come through the plugin's
 ``prism_variants`` hook like every other variant.  Importing this module imports no NumPy:
 discovery stays cheap.
 """
@@ -207,10 +207,10 @@ def _sw_align_batch(
 
 
 #: What users call: ``prism_genomics.sw_align(...)`` dispatches to the best variant.
-sw_align = prism_core.operation(
+sw_align = prism_core.extending.operation(
     _sw_align, name=SW_ALIGN, array_args=(0, 1, 2), reference=False, examples=PAIR_EXAMPLES
 )
-sw_align_batch = prism_core.operation(
+sw_align_batch = prism_core.extending.operation(
     _sw_align_batch,
     name=SW_ALIGN_BATCH,
     array_args=(0, 1, 2, 3),
@@ -222,22 +222,22 @@ sw_align_batch = prism_core.operation(
 # -- their work -----------------------------------------------------------------------------
 
 
-@prism_core.declare_work(SW_ALIGN)
-def _pair_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> prism_core.Work:
+@prism_core.extending.declare_work(SW_ALIGN)
+def _pair_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> prism_core.extending.Work:
     # n * m cell updates of CELL_OPS integer operations each; the bytes are the inputs (one
     # byte per letter, the int32 matrix) and a small result.  Itemsize is not used: the
     # arguments' types are fixed.
     (n,), (m,), matrix = _shapes(SW_ALIGN, shapes, 3)
     cells = n * m
-    return prism_core.Work(float(CELL_OPS * cells), float(n + m + 4 * _size(matrix) + 24))
+    return prism_core.extending.Work(float(CELL_OPS * cells), float(n + m + 4 * _size(matrix) + 24))
 
 
-@prism_core.declare_work(SW_ALIGN_BATCH)
-def _batch_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> prism_core.Work:
+@prism_core.extending.declare_work(SW_ALIGN_BATCH)
+def _batch_work(shapes: tuple[tuple[int, ...], ...], itemsize: int) -> prism_core.extending.Work:
     (n,), (total,), (offsets,), matrix = _shapes(SW_ALIGN_BATCH, shapes, 4)
     targets = max(offsets - 1, 0)
     cells = n * total
-    return prism_core.Work(
+    return prism_core.extending.Work(
         float(CELL_OPS * cells),
         float(n + total + 8 * offsets + 4 * _size(matrix) + 24 * targets),
     )

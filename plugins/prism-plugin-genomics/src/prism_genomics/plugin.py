@@ -20,7 +20,7 @@ __all__ = ["prism_plugin_info", "prism_variants"]
 _REFERENCE = "prism_genomics.reference"
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "Smith-Waterman ops (genomics.sw_align, genomics.sw_align_batch), their "
@@ -28,17 +28,17 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
-def prism_variants() -> Sequence[prism_core.Variant]:
+@prism_core.extending.hookimpl
+def prism_variants() -> Sequence[prism_core.extending.Variant]:
     return [
-        prism_core.Variant(
+        prism_core.extending.Variant(
             SW_ALIGN,
             f"{_REFERENCE}:sw_align_reference",
             backend="numpy",
             reference=True,
             name="numpy.genomics.sw_align",
         ),
-        prism_core.Variant(
+        prism_core.extending.Variant(
             SW_ALIGN_BATCH,
             f"{_REFERENCE}:sw_align_batch_reference",
             backend="numpy",

@@ -15,8 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 import prism_core
-from prism_core import RequirementMatch
 from prism_core.backend_kit import NamespaceBackend, Target
+from prism_core.hardware import RequirementMatch
 
 #: Every dtype JAX has; without x64 (its default) it holds none of the 64-bit ones: it would
 #: compute a float64 argument in float32, so it declares them not held instead.
@@ -307,16 +307,16 @@ def gpu_unavailable() -> str | None:
 BACKEND = JaxBackend()
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> dict[str, Any]:
     return {"description": "JAX (jax.numpy) as a Prism backend", "requires": ["jax>=0.4.32"]}
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> list[JaxBackend]:
     return [BACKEND]
 
 
-@prism_core.hookimpl
-def prism_variants() -> list[prism_core.Variant]:
+@prism_core.extending.hookimpl
+def prism_variants() -> list[prism_core.extending.Variant]:
     return BACKEND.variants(set(prism_core.all_ops()))

@@ -17,12 +17,12 @@ import prism_core
 from .backend import MIN_NUMBA, NumbaBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core.extending import Backend, Variant
 
 __all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "Numba on the host CPU: a JIT-compiled Smith-Waterman (Gotoh) kernel, "
@@ -32,12 +32,12 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [NumbaBackend()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """``genomics.sw_align`` and ``genomics.sw_align_batch``; see
     ``prism_plugin_numba.variants``.  The ops are prism-plugin-genomics' (a dependency):

@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from prism_core import Variant
 from prism_core.backend_kit import usable_cpus
+from prism_core.extending import Variant
 
 __all__ = [
     "PARALLEL_MIN_CELLS",

@@ -18,12 +18,12 @@ import prism_core
 from .backend import MIN_PARASAIL, ParasailBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core.extending import Backend, Variant
 
 __all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "parasail on the host CPU: Smith-Waterman per instruction set "
@@ -33,12 +33,12 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [ParasailBackend()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """``genomics.sw_align`` and ``genomics.sw_align_batch`` per instruction set; see
     ``prism_plugin_parasail.variants``.  The ops are prism-plugin-genomics' (a dependency):

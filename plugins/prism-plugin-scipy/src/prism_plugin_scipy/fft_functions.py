@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prism_core import Variant
+from prism_core.extending import Variant
 
 __all__ = ["fftn", "hfft", "ifftn", "ihfft", "irfft", "irfftn", "rfftn", "variants"]
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core import Variant
+from prism_core.extending import Variant
 
 __all__ = ["det", "eigvalsh", "pinv", "svdvals", "variants"]
 

@@ -17,12 +17,12 @@ import prism_core
 from .backend import MIN_SCIPY, ScipyBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Variant
+    from prism_core.extending import Backend, Variant
 
 __all__ = ["prism_backends", "prism_plugin_info", "prism_variants"]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "SciPy on the host CPU: LAPACK/BLAS, scipy.fft with workers, "
@@ -32,12 +32,12 @@ def prism_plugin_info() -> Mapping[str, Any]:
     }
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [ScipyBackend()]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """matmul, linalg.solve/inv/svd/eigh/eig, fft.fft/ifft/rfft and convolve on the ``scipy``
     backend; see ``prism_plugin_scipy.variants``."""

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prism_core import Variant
+from prism_core.extending import Variant
 
 __all__ = [
     "CONVOLVE_MIN_SHORT",

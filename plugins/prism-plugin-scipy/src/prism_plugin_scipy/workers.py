@@ -5,7 +5,7 @@
 smallest of three numbers, decided once per process (:func:`fft_workers`):
 
 * **the cores the host CPU's description declares** (``compute_units`` of the description the
-  host matched, ``prism_core.present_devices()``), where it declares them: a described chip
+  host matched, ``prism_core.hardware.present_devices()``), where it declares them: a described chip
   (a Graviton3 says 64) bounds what any process on it should ask for;
 * **the CPUs this process may run on** (``os.sched_getaffinity``, else ``os.cpu_count``): a
   container or a batch job often gets fewer than the chip has, and more threads than CPUs only
@@ -81,7 +81,7 @@ def _described_cores() -> tuple[int | None, str | None]:
     try:
         import prism_core
 
-        for instance in prism_core.present_devices().devices:
+        for instance in prism_core.hardware.present_devices().devices:
             description = instance.description
             if description.kind == "cpu":
                 return description.compute_units, description.device_type

@@ -21,11 +21,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import prism_core.backend_kit as backend_kit
-from prism_core import Availability, RequirementMatch
 from prism_core.backend_kit import NamespaceBackend, Target
+from prism_core.extending import Availability
+from prism_core.hardware import RequirementMatch
 
 if TYPE_CHECKING:
-    from prism_core import DeviceDescription
+    from prism_core.hardware import DeviceDescription
 
 __all__ = ["OVERRIDES", "TorchBackend", "cuda_unavailable", "to_tensor", "torch_dtype"]
 
@@ -270,7 +271,8 @@ class TorchBackend(NamespaceBackend):
         """CPUs, and NVIDIA GPUs where torch can use CUDA.  On a simulated device (a
         ``prism_core.device(..., simulate=True)`` scope, ``prism explain --device``) the
         description alone decides, so that choices can be checked without the hardware."""
-        from prism_core import Requirement, current_scope
+        from prism_core import current_scope
+        from prism_core.hardware import Requirement
 
         cpu = Requirement(_CPU).match(device)
         if cpu:

@@ -41,7 +41,7 @@ from collections.abc import Collection
 from typing import Any
 
 import prism_core
-from prism_core import Variant
+from prism_core.extending import Variant
 
 __all__ = [
     "GPU_MIN_CELLS",

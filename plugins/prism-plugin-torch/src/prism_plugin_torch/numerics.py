@@ -1,6 +1,7 @@
 """Gradients and vectorisation with torch's own transforms: the ``torch`` backend's
-:meth:`~prism_core.Backend.value_and_grad` and :meth:`~prism_core.Backend.vmap` (imported by
-them: it imports torch).  The functions given to them compute with Prism's ops, which dispatch
+:meth:`~prism_core.extending.Backend.value_and_grad` and :meth:`~prism_core.extending.Backend.vmap`
+(imported by them: it imports torch).  The functions given to them compute with Prism's ops, which
+dispatch
 to torch for tensors, or with torch directly; torch.autograd records either."""
 
 from __future__ import annotations

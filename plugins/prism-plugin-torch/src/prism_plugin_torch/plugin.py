@@ -14,12 +14,13 @@ import prism_core
 from .backend import TorchBackend
 
 if TYPE_CHECKING:
-    from prism_core import Backend, Detection, DeviceLibrary, Variant
+    from prism_core.extending import Backend, Detection, Variant
+    from prism_core.hardware import DeviceLibrary
 
 __all__ = ["prism_backends", "prism_detect_devices", "prism_plugin_info", "prism_variants"]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
         "description": "PyTorch on the host CPU and on NVIDIA GPUs (CUDA): every Prism op",
@@ -33,12 +34,12 @@ def prism_plugin_info() -> Mapping[str, Any]:
 _BACKEND = TorchBackend()
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_backends() -> Sequence[Backend]:
     return [_BACKEND]
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_detect_devices(library: DeviceLibrary) -> Detection:
     """The NVIDIA GPUs of this host (``nvidia-smi``, no torch import, no CUDA context), so that
     ``torch.cuda.<op>`` finds its devices with this plugin alone; with the cuda plugin as well,
@@ -48,7 +49,7 @@ def prism_detect_devices(library: DeviceLibrary) -> Detection:
     return detect(library)
 
 
-@prism_core.hookimpl
+@prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
     """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs for every op of the
     standard and of the overrides, ``torch.cuda.tensor_core_matmul`` and

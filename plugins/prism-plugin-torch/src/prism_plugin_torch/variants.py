@@ -17,8 +17,8 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 import prism_core
-from prism_core import Variant
 from prism_core.backend_kit import array_arguments
+from prism_core.extending import Variant
 
 __all__ = ["gpu_check", "host_check", "tensor_core_check", "variants"]
 
