@@ -79,7 +79,7 @@ def main() -> int:
     import numpy as np
 
     import prism_core as prism
-    from prism_core.distributed import Placement, PrismCall, connect
+    from prism_core.distributed import PrismCall, WorkerScope, connect
 
     wait: Any = distributed.wait  # unannotated
 
@@ -221,7 +221,7 @@ def main() -> int:
         x, y = xs[0], ys[0]
         add = prism.add
         op_call = PrismCall(None, op="add")
-        scoped_call = PrismCall(np.add, placement=Placement(host))
+        scoped_call = PrismCall(np.add, placement=WorkerScope(host))
 
         def route_run_op() -> None:
             op = pc._op("add")

@@ -115,7 +115,7 @@ STEPS = (
     ),
     (
         "tuning records (host fingerprint, file)",
-        "from prism_core._knowledge.tuning import records; records()",
+        "from prism_core._knowledge.tuning_records import records; records()",
     ),
     ("the call (variants joined, plan, call)", "a = np.ones((4, 4)); p.matmul(a, a)"),
 )
@@ -182,7 +182,7 @@ MAKE_TUNING = """
 import sys, time
 import numpy as np
 import prism_core as p
-from prism_core._knowledge.tuning import TuningEntry, TuningStore, bucket_of
+from prism_core._knowledge.tuning_records import TuningEntry, TuningStore, bucket_of
 from prism_core._knowledge.host import present_devices
 
 n = int(sys.argv[1])

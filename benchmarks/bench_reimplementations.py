@@ -87,7 +87,7 @@ VALUE_TYPE_MODULES = (
     "prism_core/_description/requirements.py",
     "prism_core/_knowledge/host.py",
     "prism_core/_knowledge/plugins.py",
-    "prism_core/_knowledge/tuning.py",
+    "prism_core/_knowledge/tuning_records.py",
 )
 
 

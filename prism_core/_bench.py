@@ -355,7 +355,7 @@ def run_bench(
     model's calibration once all are.  ``host`` and ``load``: what :func:`bench_host` and
     :class:`MachineLoad` gave, when the caller showed them before the run."""
     from prism_core._dispatch.explain import explain
-    from prism_core._knowledge.tuning import TuningStore, reload
+    from prism_core._knowledge.tuning_records import TuningStore, reload
 
     sizes = QUICK if quick else FULL
     # Ops that carry their examples are benchmarked only when named (by name or group).

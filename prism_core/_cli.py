@@ -440,7 +440,7 @@ def _csv(text: str | None, what: str, convert: Any = str) -> list[Any] | None:
 
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.tuner import choice_text
 
     store = TuningStore()
@@ -537,7 +537,7 @@ def _check_budget(budget: float | None) -> None:
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.progress import Progress
     from prism_core._tuning.tuner import check_size, tune
 
@@ -584,7 +584,7 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._bench import bench_host, header, render, run_bench
     from prism_core._bench_plot import plot
-    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.load import MachineLoad
     from prism_core._tuning.progress import Progress
 

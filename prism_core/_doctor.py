@@ -129,7 +129,7 @@ def _caches(library: Any) -> dict[str, Any]:
 def _tuning() -> dict[str, Any]:
     """This host's tuning cache: where it is and what it holds (``prism tune --show`` lists
     it entry by entry)."""
-    from prism_core._knowledge import tuning
+    from prism_core._knowledge import tuning_records as tuning
 
     found = tuning.records()
     return {

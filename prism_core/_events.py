@@ -15,7 +15,7 @@ from collections.abc import Callable
 __all__ = ["DEVICES", "PLUGINS", "TUNING", "announce", "generation", "subscribe"]
 
 #: What changed: the device library was loaded again / the plugin set was discovered again /
-#: this process recorded or cleared tuning measurements (prism_core/_knowledge/tuning.py).
+#: this process recorded or cleared tuning measurements (prism_core/_knowledge/tuning_records.py).
 DEVICES = "devices"
 PLUGINS = "plugins"
 TUNING = "tuning"

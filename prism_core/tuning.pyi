@@ -11,11 +11,11 @@ from prism_core._knowledge.model import PerformanceTable as PerformanceTable
 from prism_core._knowledge.model import Prediction as Prediction
 from prism_core._tuning.tuner import TuneCase as TuneCase
 from prism_core._tuning.tuner import TuneReport as TuneReport
-from prism_core._knowledge.tuning import TuningCacheWarning as TuningCacheWarning
-from prism_core._knowledge.tuning import TuningEntry as TuningEntry
+from prism_core._knowledge.tuning_records import TuningCacheWarning as TuningCacheWarning
+from prism_core._knowledge.tuning_records import TuningEntry as TuningEntry
 from prism_core._tuning.tuner import TuningError as TuningError
-from prism_core._knowledge.tuning import TuningRecords as TuningRecords
-from prism_core._knowledge.tuning import TuningStore as TuningStore
+from prism_core._knowledge.tuning_records import TuningRecords as TuningRecords
+from prism_core._knowledge.tuning_records import TuningStore as TuningStore
 from prism_core._knowledge.model import WorkloadPattern as WorkloadPattern
 from prism_core._tuning.tuner import autotune_settings as autotune_settings
 from prism_core._tuning.planner import choose_device as choose_device

@@ -15,7 +15,7 @@ import pytest
 import prism_core
 import prism_core._description.library as library
 import prism_core._knowledge.plugins as plugins
-import prism_core._knowledge.tuning as tuning
+import prism_core._knowledge.tuning_records as tuning
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = REPO / "hardware"

@@ -390,7 +390,7 @@ def add_twin() -> Iterator[str]:
 
 def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
     from prism_core._bench import run_bench
-    from prism_core._knowledge.tuning import TuningStore
+    from prism_core._knowledge.tuning_records import TuningStore
 
     def progress(done: int, total: int, label: str) -> None:
         if done == 1:  # add on 1024 elements is tuned: Ctrl-C before 2**20
@@ -533,7 +533,7 @@ def slow_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Virtu
     from prism_core import _bench
     from prism_core._dispatch.ops import get_op
     from prism_core._dispatch.registry import remove_variants
-    from prism_core._knowledge import tuning
+    from prism_core._knowledge import tuning_records as tuning
     from prism_core._tuning import tuner
 
     clock = VirtualClock()

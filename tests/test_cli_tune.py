@@ -100,7 +100,7 @@ def test_sizes_help_says_what_a_size_is(tmp_path: Path) -> None:
 #: Records tuned choices as ``prism tune`` would have stored them: numpy.add, the declared
 #: first, measured 40x faster than the runner-up; a tie; and a measured winner.
 RECORD = """
-from prism_core._knowledge.tuning import TuningEntry, TuningStore
+from prism_core._knowledge.tuning_records import TuningEntry, TuningStore
 
 def entry(op, bucket, times, winner, decided):
     return TuningEntry(

@@ -33,9 +33,9 @@ import prism_core as prism
 from prism_core import OperationError, PrismError
 from prism_core.distributed import (
     NoWorkerError,
-    Placement,
     PrismClient,
     TaskResult,
+    WorkerScope,
     connect,
 )
 from prism_core.hardware import RequirementError
@@ -245,7 +245,7 @@ def test_a_cpu_task_may_run_on_either_worker(cluster: Cluster, pc: PrismClient) 
     route = pc.explain({"kind": "cpu"})
     assert set(route.workers) == set(cluster.workers.values())
     host = prism.hardware.present_devices().devices[0].device_type
-    assert set(route.accepted.values()) == {Placement(host, simulated=False)}
+    assert set(route.accepted.values()) == {WorkerScope(host, simulated=False)}
     futures = pc.map(lambda i: i * i, range(40), requires={"kind": "cpu"}, report=True)
     results = pc.gather(futures)
     assert [r.value for r in results] == [i * i for i in range(40)]

@@ -25,11 +25,11 @@ from prism_core.distributed import (
     RESOURCE_PREFIX,
     ClusterView,
     NoWorkerError,
-    Placement,
     PrismCall,
     PrismWorkerPlugin,
     TaskResult,
     WorkerDescription,
+    WorkerScope,
 )
 from prism_core.distributed.advert import CAPABILITY_HELD, describe_worker
 from prism_core.distributed.routing import route
@@ -140,8 +140,8 @@ def test_a_requirement_routes_to_the_workers_with_a_device_that_meets_it(
 ) -> None:
     found = route(view, prism.hardware.Requirement({"vendor": "nvidia", "tensor_cores": ">=4"}))
     assert found.ok and found.workers == (GPU,)
-    assert found.accepted[GPU] == Placement("nvidia.h100-pcie", simulated=True)
-    assert found.uniform == Placement("nvidia.h100-pcie", simulated=True)
+    assert found.accepted[GPU] == WorkerScope("nvidia.h100-pcie", simulated=True)
+    assert found.uniform == WorkerScope("nvidia.h100-pcie", simulated=True)
     (reason,) = found.rejected[CPU]
     assert "vendor is 'generic', required 'nvidia'" in reason
     assert "tensor_cores" in reason  # every unmet clause, as dispatch says it
@@ -154,7 +154,7 @@ def test_a_cpu_requirement_goes_anywhere_under_each_workers_cpu(view: ClusterVie
     host = prism.hardware.present_devices().devices[0].device_type
     found = route(view, prism.hardware.Requirement({"kind": "cpu"}))
     assert found.workers == (CPU, GPU)
-    assert set(found.accepted.values()) == {Placement(host, simulated=False)}
+    assert set(found.accepted.values()) == {WorkerScope(host, simulated=False)}
     assert not found.everywhere  # a requirement is always placed under its device
 
 
@@ -214,7 +214,7 @@ def test_an_op_with_a_requirement_runs_on_a_simulated_device_only_with_a_referen
 ) -> None:
     nvidia = prism.hardware.Requirement({"vendor": "nvidia"})
     found = route(view, nvidia, prism.get_op("matmul"))
-    assert found.accepted == {GPU: Placement("nvidia.h100-pcie", simulated=True)}
+    assert found.accepted == {GPU: WorkerScope("nvidia.h100-pcie", simulated=True)}
     gpu_only = Op("dist_test.gpu_only_2")
     gpu_only.variants.append(
         Variant("dist_test.gpu_only_2", np.matmul, backend="simgpu", requires={"vendor": "nvidia"})
@@ -224,7 +224,9 @@ def test_an_op_with_a_requirement_runs_on_a_simulated_device_only_with_a_referen
 
 
 def test_the_task_wrapper_runs_under_its_placement_and_reports() -> None:
-    call = PrismCall(None, op="matmul", placement=Placement("nvidia.h100-pcie", True), report=True)
+    call = PrismCall(
+        None, op="matmul", placement=WorkerScope("nvidia.h100-pcie", True), report=True
+    )
     a = np.arange(4.0).reshape(2, 2)
     result = call(a, a)  # outside a worker: no worker address
     assert isinstance(result, TaskResult)
@@ -234,7 +236,7 @@ def test_the_task_wrapper_runs_under_its_placement_and_reports() -> None:
         True,
         "numpy.matmul",
     )
-    scope = PrismCall(prism.current_scope, placement=Placement("nvidia.h100-pcie", True))()
+    scope = PrismCall(prism.current_scope, placement=WorkerScope("nvidia.h100-pcie", True))()
     assert scope.device.device_type == "nvidia.h100-pcie" and scope.simulated
     assert prism.current_scope().device is None  # the block ended with the call
 
@@ -245,7 +247,7 @@ def test_the_task_wrapper_tokenizes_as_its_function_and_placement() -> None:
     def double(x: int) -> int:
         return 2 * x
 
-    on_gpu = Placement("nvidia.h100-pcie", True)
+    on_gpu = WorkerScope("nvidia.h100-pcie", True)
     assert tokenize(PrismCall(double, placement=on_gpu)) == tokenize(
         PrismCall(double, placement=on_gpu)
     )

@@ -278,7 +278,7 @@ def test_auto_gives_the_faster_device_the_larger_share() -> None:
 
 
 def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None:
-    from prism_core._knowledge import tuning
+    from prism_core._knowledge import tuning_records as tuning
 
     host = prism.hardware.present_devices().devices[0].description.device_type
     variants = ("numpy.matmul", "torch.matmul")

@@ -18,7 +18,7 @@ import prism_core as prism
 from prism_core._dispatch import candidates as dispatch_candidates
 from prism_core._dispatch.candidates import Runner
 from prism_core._dispatch.registry import remove_variants, table
-from prism_core._knowledge import tuning
+from prism_core._knowledge import tuning_records as tuning
 from prism_core._tuning import tuner
 from prism_core._tuning.tuner import TuningError, decide, measure
 

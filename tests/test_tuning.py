@@ -28,8 +28,8 @@ import filelock  # noqa: F401 - loaded before any fork: the unprivileged child c
 import pytest
 
 from prism_core import _events
-from prism_core._knowledge import tuning
-from prism_core._knowledge.tuning import (
+from prism_core._knowledge import tuning_records as tuning
+from prism_core._knowledge.tuning_records import (
     Fingerprint,
     TuningCacheWarning,
     TuningEntry,
@@ -340,7 +340,7 @@ def test_the_fingerprint_is_the_same_in_another_process_and_imports_no_framework
     code = textwrap.dedent(
         """
         import json, sys
-        from prism_core._knowledge.tuning import host_fingerprint
+        from prism_core._knowledge.tuning_records import host_fingerprint
         fp = host_fingerprint()
         heavy = sorted(m for m in ("torch", "scipy", "cupy") if m in sys.modules)
         print(json.dumps({"digest": fp.digest, "heavy": heavy}))
@@ -532,7 +532,7 @@ def test_records_are_loaded_once_and_again_after_a_record(cache: Path) -> None:
         import sys
         sys.path.insert(0, sys.argv[1])
         from test_tuning import entry
-        from prism_core._knowledge import tuning
+        from prism_core._knowledge import tuning_records as tuning
         tuning.default_store().record([entry("fft.fft", variants=("a", "b"), winner="a")])
         """
     )
@@ -834,7 +834,9 @@ def test_a_lock_held_too_long_is_reported_not_fatal(tmp_path: Path) -> None:
 WRITER = """\
 import sys, time, warnings
 from pathlib import Path
-from prism_core._knowledge.tuning import Fingerprint, TuningCacheWarning, TuningEntry, TuningStore
+from prism_core._knowledge.tuning_records import (
+    Fingerprint, TuningCacheWarning, TuningEntry, TuningStore
+)
 
 warnings.simplefilter("error", TuningCacheWarning)
 directory, worker, count = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])

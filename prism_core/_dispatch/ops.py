@@ -77,7 +77,7 @@ def _make_function(op: Op) -> OpFunction:
     checks, conversions, fallback) is in _dispatch.  The key is the scope and the type of each
     array argument, plus its dtype when a variant of the op depends on dtypes (``dtype_support``),
     plus the size bucket when the op's tuned choice depends on the size (``op._keying``; the
-    bucket is ``prism_core._knowledge.tuning.bucket_of``, inlined).  Specialised for one and
+    bucket is ``prism_core._knowledge.tuning_records.bucket_of``, inlined).  Specialised for one and
     two leading array arguments, whose keys are built inline; benchmarks/bench_dispatch.py
     measures what each of these choices saves.
     """

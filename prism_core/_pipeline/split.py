@@ -1422,7 +1422,7 @@ def _auto(
     from prism_core._dispatch.explain import explain
     from prism_core._knowledge.devices import default_library
     from prism_core._knowledge.model import ModelError, PerformanceModel
-    from prism_core._knowledge.tuning import bucket_of, records
+    from prism_core._knowledge.tuning_records import bucket_of, records
 
     dtype = _dtype_of(args)
     if dtype is None:

@@ -162,7 +162,7 @@ def _recorded(
 ) -> float | None:
     """The fastest time this host's tuning records hold for ``op`` on ``device_type`` alone, in
     ``dtype``, at the size bucket of ``shapes`` (``None`` when nothing was measured there)."""
-    from prism_core._knowledge import tuning
+    from prism_core._knowledge import tuning_records as tuning
 
     bucket = tuning.bucket_of(*(math.prod(shape) for shape in shapes))
     times = [
@@ -177,7 +177,7 @@ def _recorded(
 def _host_model() -> PerformanceModel:
     """The model with this host's stored calibration (none stored, or one the model rejects:
     the descriptions' figures alone)."""
-    from prism_core._knowledge import tuning
+    from prism_core._knowledge import tuning_records as tuning
 
     try:
         return PerformanceModel(tuning.records().calibration or None)

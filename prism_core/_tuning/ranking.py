@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from prism_core._dispatch.scope import Scope
     from prism_core._knowledge.execution_policy import ExecutionPolicy
     from prism_core._knowledge.model import PerformanceModel, PerformanceRow
-    from prism_core._knowledge.tuning import TuningEntry, TuningRecords
+    from prism_core._knowledge.tuning_records import TuningEntry, TuningRecords
 
 __all__ = ["NOT_TUNED", "MeasuredRanking", "execution_policy", "model_for", "tuned_records"]
 
@@ -55,7 +55,7 @@ class MeasuredRanking:
 
     def revision(self) -> object:
         """The tuning records (a new object once tuning stores, clears or reloads them)."""
-        from prism_core._knowledge.tuning import records
+        from prism_core._knowledge.tuning_records import records
 
         self._records = records()
         return self._records
@@ -69,7 +69,7 @@ class MeasuredRanking:
 
 def tuned_records() -> TuningRecords:
     """This process's tuning records (loaded once; a new object after tuning or a reload)."""
-    from prism_core._knowledge.tuning import records
+    from prism_core._knowledge.tuning_records import records
 
     return records()
 
@@ -111,7 +111,7 @@ def by_measurement(
     """The candidates in the order measurements give, and what decided it.
 
     Tuned times apply when the tuner measured this op on this host for the same device set,
-    variant set, dtype and size bucket (``prism_core._knowledge.tuning``), and only when it
+    variant set, dtype and size bucket (``prism_core._knowledge.tuning_records``), and only when it
     found a significant gap (``decided == "measured"``): otherwise the declared order stands.
     Without tuned times, candidates on different devices are ordered by the performance
     model's predicted times (a GPU pays the transfer of arguments that are not on it).  Under

@@ -4,8 +4,8 @@ What it learnt from the planners that do this well:
 
 * FFTW's planner measures candidate plans on the real machine and keeps the result as
   *wisdom* that later runs reuse; ours keeps it in the tuning cache
-  (``prism_core/_knowledge/tuning.py``), keyed by op, variant set, device set, dtype and size
-  bucket, per host fingerprint.
+  (``prism_core/_knowledge/tuning_records.py``), keyed by op, variant set, device set, dtype
+  and size bucket, per host fingerprint.
 * cuDNN's benchmark mode and ONNX Runtime's TunableOp time every candidate on first use of a
   shape and keep the fastest for that shape; ours does the same on request (``prism.tune``,
   ``prism tune``, ``prism bench``) or on first use when :func:`set_autotune` turns it on,
@@ -637,7 +637,7 @@ def tune_case(
     """Measure one call's candidates (``found``, when the caller has them already); the case
     and the tuning entry to store (or ``None``).  ``min_rounds``: more rounds where the
     machine is busy."""
-    from prism_core._knowledge.tuning import TuningEntry
+    from prism_core._knowledge.tuning_records import TuningEntry
 
     if found is None:
         found = candidates(op, args, kwargs)
@@ -851,7 +851,7 @@ class Keeper:
         self._problems_before = 0
 
     def keep(self, entries: Sequence[Any], calibration: Mapping[str, Any] | None = None) -> None:
-        from prism_core._knowledge.tuning import TuningStore, reload
+        from prism_core._knowledge.tuning_records import TuningStore, reload
 
         if self._given is False or not (entries or calibration):
             return
@@ -942,7 +942,7 @@ def _on_first_use(op: Any, key: Any, args: Sequence[Any], kwargs: dict[str, Any]
             return False
         if entry is None:
             return False
-        from prism_core._knowledge.tuning import TuningStore, reload
+        from prism_core._knowledge.tuning_records import TuningStore, reload
 
         TuningStore().record(entries=[entry])
         reload()

@@ -38,7 +38,7 @@ from prism_core.distributed.advert import (
     WorkerDevice,
 )
 from prism_core.distributed.client import PrismClient, connect
-from prism_core.distributed.routing import ClusterView, NoWorkerError, Placement, Route
+from prism_core.distributed.routing import ClusterView, NoWorkerError, Route, WorkerScope
 from prism_core.distributed.scheduler import PrismSchedulerPlugin
 from prism_core.distributed.task import PrismCall, TaskResult
 from prism_core.distributed.worker import TOPIC, PrismWorkerPlugin, worker_description
@@ -48,7 +48,6 @@ __all__ = [
     "TOPIC",
     "ClusterView",
     "NoWorkerError",
-    "Placement",
     "PrismCall",
     "PrismClient",
     "PrismSchedulerPlugin",
@@ -57,6 +56,7 @@ __all__ = [
     "TaskResult",
     "WorkerDescription",
     "WorkerDevice",
+    "WorkerScope",
     "connect",
     "worker_description",
 ]

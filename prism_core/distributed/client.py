@@ -49,7 +49,7 @@ from distributed import Client, Future
 from prism_core._description.requirements import Requirement
 from prism_core._errors import PrismError, RequirementError, describe_exception
 from prism_core.distributed.advert import WorkerDescription
-from prism_core.distributed.routing import ClusterView, NoWorkerError, Placement, Route, route
+from prism_core.distributed.routing import ClusterView, NoWorkerError, Route, WorkerScope, route
 from prism_core.distributed.scheduler import PrismSchedulerPlugin
 from prism_core.distributed.task import PrismCall
 from prism_core.distributed.worker import (
@@ -140,7 +140,7 @@ class _Routed(NamedTuple):
 
     route: Route
     #: The PrismCall's placement: one for every worker, or one per worker where they differ.
-    placement: Placement | dict[str, Placement] | None
+    placement: WorkerScope | dict[str, WorkerScope] | None
     #: Dask's arguments: ``resources=`` (the capability the qualifying workers share) or
     #: ``workers=``/``allow_other_workers=``, or none where every worker qualifies in
     #: automatic mode (a plain Dask task).

@@ -45,11 +45,11 @@ from prism_core.distributed.advert import WorkerDescription, WorkerDevice
 if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op
 
-__all__ = ["ClusterView", "NoWorkerError", "Placement", "Route", "route"]
+__all__ = ["ClusterView", "NoWorkerError", "Route", "WorkerScope", "route"]
 
 
 @dataclass(frozen=True)
-class Placement:
+class WorkerScope:
     """Where a task runs on a worker: under ``prism.device(device_type, simulate=simulated)``,
     or in automatic mode (``device_type`` ``None``)."""
 
@@ -64,7 +64,7 @@ class Placement:
         return f"under device {self.device_type}" + (" (simulated)" if self.simulated else "")
 
 
-AUTOMATIC = Placement()
+AUTOMATIC = WorkerScope()
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ class ClusterView:
 
 @dataclass(frozen=True)
 class Route:
-    """Where a task may run: ``accepted`` maps each qualifying worker to the :class:`Placement`
+    """Where a task may run: ``accepted`` maps each qualifying worker to the :class:`WorkerScope`
     of the task there; ``rejected`` maps every other live worker to the reasons.  ``everywhere``
     is true when every live worker qualifies, in automatic mode (a plain Dask task, no
     restriction needed)."""
@@ -101,7 +101,7 @@ class Route:
     scheduler: str
     requires: Mapping[str, Any] | None
     op: str | None
-    accepted: Mapping[str, Placement]
+    accepted: Mapping[str, WorkerScope]
     rejected: Mapping[str, tuple[str, ...]]
     names: Mapping[str, str] = field(default_factory=dict)
 
@@ -128,7 +128,7 @@ class Route:
         )
 
     @property
-    def uniform(self) -> Placement | None:
+    def uniform(self) -> WorkerScope | None:
         """The placement shared by every qualifying worker, or ``None`` when they differ."""
         placements = set(self.accepted.values())
         return placements.pop() if len(placements) == 1 else None
@@ -321,7 +321,7 @@ def route(
     before simulated ones, in the order the worker advertised them; with a requirement, the
     task runs there under that device.
     """
-    accepted: dict[str, Placement] = {}
+    accepted: dict[str, WorkerScope] = {}
     rejected: dict[str, tuple[str, ...]] = {}
     for address in view.addresses:
         worker = view.workers.get(address)
@@ -333,7 +333,7 @@ def route(
             reasons = _device_reasons(dev, worker, requirement, op, dtypes)
             if reasons is None:
                 accepted[address] = (
-                    Placement(dev.device_type, dev.simulated)
+                    WorkerScope(dev.device_type, dev.simulated)
                     if requirement is not None
                     else AUTOMATIC
                 )

@@ -1,7 +1,7 @@
 """What a routed task runs on the worker: the user's function or a Prism op, under the device
 its route chose there.
 
-:class:`PrismCall` wraps the function (or names the op) with the task's :class:`Placement`: one
+:class:`PrismCall` wraps the function (or names the op) with the task's :class:`WorkerScope`: one
 for every qualifying worker, or one per worker where they differ (a worker with a real H100
 runs under it, one simulating an H100 under the simulated one).  On the worker it enters
 ``prism.device(device_type, simulate=simulated)`` and calls; in automatic mode it calls
@@ -28,7 +28,7 @@ from dask.tokenize import normalize_token
 from dask.utils import funcname
 
 from prism_core import _events as events
-from prism_core.distributed.routing import Placement
+from prism_core.distributed.routing import WorkerScope
 
 __all__ = ["PrismCall", "TaskResult"]
 
@@ -58,7 +58,7 @@ class TaskResult:
 _local = threading.local()
 
 
-def _scope(placement: Placement) -> Any:
+def _scope(placement: WorkerScope) -> Any:
     """The ``prism.device`` block of ``placement``, made once per thread and generation (the
     block checks the device when it is made; devices loaded again make it anew)."""
     from prism_core._dispatch.scope import device
@@ -103,7 +103,7 @@ def _this_worker() -> Any:
 class PrismCall:
     """The callable of a routed task: ``fn`` (or the op named ``op``) under ``placement``.
 
-    ``placement`` is one :class:`Placement` for every worker, a plain dict of worker address to
+    ``placement`` is one :class:`WorkerScope` for every worker, a plain dict of worker address to
     placement where they differ, or ``None`` (automatic mode).  ``report=True`` returns a
     :class:`TaskResult` instead of the bare value.
     """
@@ -115,21 +115,21 @@ class PrismCall:
         fn: Callable[..., Any] | None,
         *,
         op: str | None = None,
-        placement: Placement | Mapping[str, Placement] | None = None,
+        placement: WorkerScope | Mapping[str, WorkerScope] | None = None,
         report: bool = False,
     ) -> None:
         if (fn is None) == (op is None):
             raise TypeError("PrismCall runs a function or an op: give exactly one of fn and op")
         self.fn = fn
         self.op = op
-        self.placement: Placement | dict[str, Placement] | None = (
+        self.placement: WorkerScope | dict[str, WorkerScope] | None = (
             dict(placement) if isinstance(placement, Mapping) else placement
         )
         self.report = report
         # Dask names a task after its function (the key's prefix): the user's, not ours.
         self.__name__ = op if op is not None else funcname(fn)
 
-    def _placement(self, worker: Any) -> Placement | None:
+    def _placement(self, worker: Any) -> WorkerScope | None:
         placement = self.placement
         if isinstance(placement, dict):
             address = getattr(worker, "address", None)
@@ -161,7 +161,7 @@ class PrismCall:
     def _reported(
         self,
         target: Callable[..., Any],
-        placement: Placement | None,
+        placement: WorkerScope | None,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
     ) -> TaskResult:
@@ -210,7 +210,7 @@ class PrismCall:
         return f"<PrismCall {what} {self.placement}>"
 
 
-def _key(placement: Placement) -> tuple[str | None, bool]:
+def _key(placement: WorkerScope) -> tuple[str | None, bool]:
     return (placement.device_type, placement.simulated)
 
 
