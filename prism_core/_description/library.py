@@ -46,6 +46,7 @@ __all__ = [
     "default_library",
     "default_search_path",
     "devices",
+    "forget_default_library",
     "get_device",
     "load_device_file",
     "reload_devices",
@@ -811,6 +812,14 @@ def default_library() -> DeviceLibrary:
                     )
             lib = _default
     return lib
+
+
+def forget_default_library() -> None:
+    """Drop the loaded library without announcing it: the next use loads it again (a plugin
+    set being replaced, which announces its own change; a test's clean slate)."""
+    global _default
+    with _lock:
+        _default = None
 
 
 def reload_devices() -> DeviceLibrary:

@@ -46,6 +46,7 @@ __all__ = [
     "PluginRecord",
     "PluginSet",
     "PluginWarning",
+    "forget_plugins",
     "plugins",
     "reload_plugins",
 ]
@@ -839,6 +840,15 @@ _current: PluginSet | None = None
 _lock = threading.RLock()
 
 
+def forget_plugins() -> None:
+    """Drop the plugin set and the plugin warnings already given, without discovering again:
+    the next use discovers from the environment as it is then (a test's clean slate)."""
+    global _current
+    with _lock:
+        _current = None
+        _warned.clear()
+
+
 def plugins() -> PluginSet:
     """The plugins of this process, discovered on first call.
 
@@ -893,11 +903,11 @@ def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
     The device library is loaded again on next use, since plugin directories may differ.
     """
     global _current
-    from prism_core._description import library as _library
+    from prism_core._description.library import forget_default_library
 
     with _lock:
         _current = PluginSet(settings)
-        _library._default = None
+        forget_default_library()
     announce(PLUGINS)
     return _current
 

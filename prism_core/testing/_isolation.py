@@ -97,10 +97,9 @@ def _forget() -> None:
     """Drop Prism's plugin set, device library, plugin warnings and fallback records: the next
     use rebuilds them from the environment."""
     import prism_core
-    import prism_core._description.library as library
-    import prism_core._knowledge.plugins as plugins
+    from prism_core._description.library import forget_default_library
+    from prism_core._knowledge.plugins import forget_plugins
 
-    library._default = None
-    plugins._current = None
-    plugins._warned.clear()
+    forget_default_library()
+    forget_plugins()
     prism_core.reset_fallbacks()
