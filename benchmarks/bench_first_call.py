@@ -182,14 +182,20 @@ MAKE_TUNING = """
 import sys, time
 import numpy as np
 import prism_core as p
-from prism_core._knowledge.tuning_records import TuningEntry, TuningStore, bucket_of
+try:  # the module's name before the redesign, in a baseline tree
+    from prism_core._knowledge.tuning_records import TuningEntry, TuningStore, bucket_of
+except ImportError:
+    from prism_core._knowledge.tuning import TuningEntry, TuningStore, bucket_of
 from prism_core._knowledge.host import present_devices
 
 n = int(sys.argv[1])
 a = np.ones((4, 4))
 cpu = next(d.device_type for d in present_devices().devices if d.description.kind == "cpu")
 try:  # the exact key the tuner records for the timed call, where dispatch can say it
-    from prism_core._dispatch.candidates import candidates
+    try:
+        from prism_core._dispatch.candidates import candidates
+    except ImportError:  # a tree before dispatch was split
+        from prism_core._dispatch.dispatcher import candidates
 
     found = candidates(p.matmul, (a, a))
     first = (found.devices, tuple(found.variants), found.dtype or "fp64", found.bucket)
