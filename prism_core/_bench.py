@@ -1,24 +1,12 @@
 """``prism bench``: Prism's main job on a machine.
 
-Detect the hardware, measure the core ops (matmul, fft, svd, solve, an elementwise add) over
-sizes and dtypes on every installed backend and device, store the tuned choices (the tuning
-cache: dispatch uses them from then on, in every process on this host), then measure what
-Prism now does, side by side with the fastest variant of each size (the per-size oracle) and
-with NumPy alone, in one run.
-
-Two phases per case, both interleaved (``prism_core._tuning.tuner.measure``):
-
-1. tuning: every candidate variant of the call, as dispatch runs it (moves included); the
-   winner is stored when its gap is significant, else the declared order stands;
-2. checking: ``prism.<op>(*args)`` in automatic mode (the tuned plan), the oracle's variant
-   and NumPy's, again interleaved, so that the ratios compare times taken together.
-
-An op a plugin declares with its example arguments (``operation(..., examples=Examples(...))``,
-``prism_core.backend_kit.Examples``) is benchmarked the same way when it is named, by its name
-or its group's (``prism bench genomics.align`` with prism-plugin-genomics: both alignment ops),
-over the sizes its examples give (``n``, or ``n`` and a batch); where they fix the arguments'
-types, ``--dtypes`` does not apply and the dtype column shows their word; where they count
-cell updates, the rows give GCUPS besides the times.
+Detect the hardware, measure the core ops over sizes and dtypes on every installed backend and
+device, store the tuned choices (the tuning cache), then measure what Prism now does, side by
+side with the fastest variant of each size (the oracle) and with NumPy alone, in one run: two
+interleaved phases per case, tuning then checking (``_tuning.tuner.measure``).  An op a plugin
+declares with example arguments (``backend_kit.Examples``) is benchmarked the same way when it
+is named, by its name or its group's.  docs/performance.md, "``prism bench``";
+docs/writing-a-plugin.md, "Example arguments for ``prism bench`` and ``prism.tuning.tune``".
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
 """Where Prism finds its data and reads its environment: every environment variable in one place.
 
-==========================  ==============================================================
-``PRISM_HARDWARE_PATH``     Extra device-file directories (or files), separated like
-                            ``PATH`` (``:`` on POSIX, ``;`` on Windows).  Searched after the
-                            shipped library; see docs/device-files.md for the precedence.
-``PRISM_CACHE_DIR``         Where the validation and tuning caches live (``tuning/`` in it),
-                            and the host CPU's identification (``host-cpu.json``).
-                            Default: the platform's user cache directory (``~/.cache/prism``
-                            on Linux), via platformdirs.
-``PRISM_NO_CACHE``          ``1`` disables the validation cache (every start re-validates),
-                            the tuning cache (tuned choices last as long as the process) and
-                            the host CPU's identification (every start asks archspec).
-``PRISM_DEBUG``             ``1`` makes the CLI print a traceback for internal errors.
-``PRISM_STRICT_PLUGINS``    ``1`` turns a failing plugin into an error instead of a recorded,
-                            skipped plugin.
-``PRISM_DISABLE_PLUGIN_AUTOLOAD``
-                            ``1`` loads no third-party plugin found through entry points,
-                            except those named in ``PRISM_PLUGINS``.  Builtins always load.
-``PRISM_PLUGINS``           Comma-separated plugin names to load.  Naming a plugin asks for
-                            it: if it is missing or fails, that is an error.  With autoload
-                            on, only these third-party plugins are loaded.
-``PRISM_BLOCK_PLUGINS``     Comma-separated plugin names never to load.
-``PRISM_THREADS``           ``off`` stops Prism from releasing the thread pools of the other
-                            backends' libraries when dispatch changes backend (on by
-                            default; see prism_core/_knowledge/threads.py, docs/backends.md).
-``PRISM_SIMULATE_DEVICES``  Comma-separated device types a Dask worker advertises as
-                            simulated devices besides those present (for testing and
-                            planning; a name given twice is two devices).  Read by
-                            prism_core.distributed's worker plugin; see docs/distributed.md.
-==========================  ==============================================================
+:func:`data_dir` gives the shipped ``hardware`` and ``schemas`` directories, :func:`cache_dir`
+the cache directory.  The variables, each with a sentence in :data:`ENVIRONMENT_VARIABLES`:
+``PRISM_HARDWARE_PATH``, ``PRISM_CACHE_DIR``, ``PRISM_NO_CACHE``, ``PRISM_DEBUG``,
+``PRISM_STRICT_PLUGINS``, ``PRISM_DISABLE_PLUGIN_AUTOLOAD``, ``PRISM_PLUGINS``,
+``PRISM_BLOCK_PLUGINS``, ``PRISM_THREADS`` and ``PRISM_SIMULATE_DEVICES``.  What each does:
+docs/architecture.md, "Environment variables".
 """
 
 from __future__ import annotations

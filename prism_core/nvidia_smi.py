@@ -1,19 +1,12 @@
 """Detection of the NVIDIA GPUs of this host through ``nvidia-smi``, for backend plugins.
 
-Every plugin whose backend runs on NVIDIA GPUs (CuPy's ``prism-plugin-cuda``, PyTorch's
-``prism-plugin-torch``) returns :func:`detect` from its ``prism_detect_devices`` hook, so that
-either one alone finds the GPUs; with both installed, ``present_devices`` keeps one instance per
-GPU (by UUID).  No framework is imported and no CUDA context is created: the driver's
-``nvidia-smi`` is asked.
-
-Parsing is separate from running the command, so that it can be tested against captured output
-on a host without a GPU.  Each GPU's product name is mapped to a device type by the
-``detection.product_names`` regular expressions of the device library (matched
-case-insensitively against the whole name), among the non-abstract NVIDIA descriptions.
-
-Every plugin on NVIDIA GPUs asks on the first call of a process, so this module imports
-little: ``subprocess`` only when there is an ``nvidia-smi`` to run, and not ``shutil`` (with
-``bz2`` and ``lzma``, about 3 ms) for looking the command up on ``PATH`` (:func:`_which`).
+Every plugin on NVIDIA GPUs (CuPy's, PyTorch's) returns :func:`detect` from its
+``prism_detect_devices`` hook; no framework is imported and no CUDA context is created.  Parsing
+is apart from running the command, so that it is tested on captured output.  Every such plugin
+asks on a process's first call, so this module imports ``subprocess`` only to run
+``nvidia-smi`` and looks the command up on ``PATH`` itself (:func:`_which`: ``shutil`` costs
+about 3 ms).  docs/architecture.md, "Host detection"; docs/performance.md, "First call in a
+fresh process".
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """The NumPy reference of Prism's ops, for backends that compute the same ops: its
 implementations and the standard's argument rules it checks.
 
-A backend computing an op of the Array API on its own arrays (torch, CuPy, SciPy) raises, for a
-caller's mistake, the exception the reference raises, in the same words: it calls the same
-checks.  And where it takes only some calls (SciPy: 2-D LAPACK matrices) it hands the others to
-the reference.  The bundled plugins do both through this module; so can a third-party backend.
-
-* :func:`implementation`: the NumPy reference of an op (``implementation("linalg.pinv")``).
-* :func:`eig_real_when_real`: whether the installed NumPy's ``linalg.eig`` gives real arrays
-  for a real matrix whose eigenvalues are all real, or complex ones always (NumPy releases
-  differ; a backend follows the NumPy it runs beside).
-* The standard's rules on arguments, pure Python (no array library): ``arange``'s bounds and
-  ``linspace``'s count (:func:`arange_bounds`, :func:`linspace_count`), ``fft`` sizes and axes
-  (:func:`transform_sizes`, :func:`frequency_args`, :func:`shift_axes`), ``linalg`` axes
-  (:func:`negative_axis`, :func:`tensordot_axes`), and the manipulation functions' axes,
-  indices and counts (:func:`squeeze_axes`, :func:`take_axis`, :func:`check_indices`,
-  :func:`check_bounds`, :func:`check_permutation`, :func:`check_repeats`,
-  :func:`check_repeat_counts`, :func:`repeat_count`, :func:`unstack_axis`,
-  :func:`take_along_axis_axis`).
-* Implementations generic over an array namespace ``xp`` that follows NumPy's names (NumPy's,
-  CuPy's): :func:`broadcast_arrays_in`, :func:`permute_dims_in`, :func:`repeat_in`,
-  :func:`squeeze_in`, :func:`take_in`, :func:`take_along_axis_in`, :func:`unstack_in`.
-
-Importing it imports no array library.
+A backend computing an op on its own arrays raises, for a caller's mistake, the reference's
+exception in the same words by calling the same checks, and hands the calls it does not take
+to :func:`implementation`.  Besides: :func:`eig_real_when_real`, the argument rules in pure
+Python (``transform_sizes``, ``negative_axis``, ``squeeze_axes``, ``check_indices``, ...) and
+the manipulation functions over a namespace of NumPy's names (``take_in``, ...).  Importing it
+imports no array library.  docs/writing-a-plugin.md, "Computing an op the reference computes".
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """The NumPy references of the Array API's ``fft`` functions
 (``_knowledge/fft_functions.py``) that are not NumPy's own function unchanged.
 
-* **The n-dimensional transforms** (``fftn``, ``ifftn``, ``rfftn``, ``irfftn``) check ``s`` and
-  ``axes`` by the standard's rules (:func:`transform_sizes`) and hand NumPy explicit sizes and
-  axes: NumPy 2 deprecates ``s`` without ``axes`` (the standard forbids it), NumPy 1 knows no
-  ``-1`` in ``s``, and NumPy transforms a repeated axis twice (Prism refuses it, on every
-  backend alike).
-* **The one-dimensional transforms** (``irfft``, ``hfft``, ``ihfft``) are NumPy 2's own
-  functions, found by this module's ``__getattr__`` (PEP 562) on first use and called with no
-  wrapper in between; on NumPy 1, which computes every transform in double precision, wrappers
-  that cast single-precision results back (the standard keeps the input's precision).
-* **The sample frequencies** (``fftfreq``, ``rfftfreq``) take the standard's ``dtype`` and
-  ``device``, which NumPy's lack.
-* **The shifts** (``fftshift``, ``ifftshift``) are ``numpy.roll`` by half of each axis, as
-  NumPy's are, with the axes checked (:func:`shift_axes`): NumPy's fail on a 0-d array
-  (``ValueError`` from unpacking) and name no axis when one is out of range.
-
-:func:`transform_sizes`, :func:`frequency_args` and :func:`shift_axes` are pure Python: the
-torch and CuPy plugins check their arguments with them, so that every backend accepts and
-refuses the same calls with the same words.  NumPy is imported inside the functions, never at
-module import.
+The n-dimensional transforms check ``s`` and ``axes`` by the standard's rules; ``irfft``,
+``hfft`` and ``ihfft`` are NumPy 2's own (found by ``__getattr__``, PEP 562), wrapped on NumPy 1
+to keep single precision; ``fftfreq`` and ``rfftfreq`` take ``dtype`` and ``device``; the shifts
+check their axes.  :func:`transform_sizes`, :func:`frequency_args` and :func:`shift_axes` are
+pure Python: the torch and CuPy plugins check with them too.  NumPy is imported inside the
+functions.  Why each differs: docs/array-api.md, "Where the references differ from NumPy".
 """
 
 from __future__ import annotations

@@ -1,24 +1,12 @@
 """The NumPy references of the Array API's linear algebra functions where NumPy's own function is
 not the standard's (the rows are ``_knowledge/linalg_functions.py``).
 
-Each function here differs from calling NumPy's function of the same name in one of these ways,
-and says which:
-
-* **the standard's axes**: ``diagonal`` and ``trace`` work on the last two axes (NumPy's on the
-  first two), ``cross`` and ``vecdot`` take only a negative ``axis`` (counted from the end, so
-  that it means the same before and after broadcasting);
-* **the standard's checks**: ``outer`` takes vectors only (NumPy's flattens anything),
-  ``tensordot`` a non-negative int or a pair of sequences of axes (NumPy's reads a negative int
-  as nonsense), ``cross`` vectors of 3 elements only (NumPy's also takes 2);
-* **the standard's tolerance**: ``matrix_rank`` and ``pinv`` take ``rtol``, relative to the
-  largest singular value, with the default ``max(M, N) * eps`` (NumPy 1.x has neither);
-* **functions newer than NumPy 1.23** (``matrix_transpose``, ``vecdot`` and ``svdvals`` are
-  2.0's), computed from older ones where they are missing, and ``slogdet``'s named tuple
-  (NumPy 1.x returns a plain one).
-
-Errors that Prism adds name the argument at fault and what is accepted; shapes NumPy rejects
-itself raise NumPy's own exception.  NumPy is imported inside the functions (discovery imports
-none), as in ``numpy_ops``.
+Each differs from NumPy's function of the same name by the standard's axes (``diagonal``,
+``trace``, ``cross``, ``vecdot``), its checks (``outer``, ``tensordot``, ``cross``), its
+tolerance (``matrix_rank``, ``pinv``), or by being computed where NumPy is older than the
+function (``matrix_transpose``, ``vecdot``, ``svdvals``, ``slogdet``'s named tuple).  NumPy is
+imported inside the functions.  How each differs: docs/array-api.md, "Where the references
+differ from NumPy".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """The NumPy references of the Array API's manipulation and indexing functions where NumPy's own
-function is not the standard's; the others (``broadcast_to``, ``flip``, ``roll``,
-``tile``) are NumPy's, named in their rows (``_knowledge/manipulation.py``).
+function is not the standard's; the others (``broadcast_to``, ``flip``, ``roll``, ``tile``) are
+NumPy's, named in their rows (``_knowledge/manipulation.py``).
 
-Where they differ: ``squeeze`` and ``permute_dims`` require their axes, ``take`` requires
-``axis`` for an ``x`` of more than one dimension (NumPy would flatten it), ``repeat`` takes
-``repeats`` of any integer dtype (NumPy refuses uint64), ``broadcast_arrays`` returns a tuple
-(NumPy 1.x a list), and ``unstack`` (NumPy 2.1) and ``take_along_axis``'s default axis (NumPy
-2.3) exist on older NumPy too.  Mistakes the standard's text names raise errors that name the
-argument at fault.
-
-Each function ``f`` computes with ``f_in(xp, ...)``, NumPy here, and the CuPy plugin calls the
-same functions with CuPy (``prism_plugin_cuda.manipulation``), so both backends check the same
-things in the same words.  The checks on shapes and axes are pure Python (``*_axes``,
-``check_*``): the torch plugin calls them too.  NumPy is imported inside the functions, never
-at module import.
+Each function ``f`` computes with ``f_in(xp, ...)``, NumPy here and CuPy in the CuPy plugin, and
+the checks on shapes and axes are pure Python (``*_axes``, ``check_*``), which the torch plugin
+calls too: every backend checks the same things in the same words.  NumPy is imported inside
+the functions.  How each differs from NumPy: docs/array-api.md, "Where the references differ
+from NumPy".
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """The NumPy implementations of the builtin ops: the reference variants every backend is tested
 against.
 
-Each function calls NumPy the way NumPy users would, so results (arrays, or NumPy scalars where
-NumPy gives them, e.g. 0-d reductions), dtype promotion, warnings and errors are NumPy's own:
-a caller's mistake raises NumPy's exception unchanged.  Array arguments may be anything NumPy
-accepts (arrays, nested lists, scalars); Python scalars keep NumPy's "weak" promotion (NEP 50),
-which is why operands are not passed through ``np.asarray`` first.  ``dtype=`` arguments accept
-Prism dtypes, NumPy dtypes and names (:func:`numpy_dtype`).
-
-NumPy is imported inside the functions, not at module import: plugin discovery calls
-:func:`variants`, and must stay cheap (``prism plugins`` does not import NumPy).
-
-Prism supports NumPy 1.23 and later, and some Array API functions are newer than that
-(``numpy.cumulative_sum`` is 2.1's, ``linalg.vector_norm``, ``linalg.matrix_norm`` and
-``cholesky(upper=)`` 2.0's, ``clip`` without bounds 2.1's): where one is missing the function
-here computes the same from older NumPy functions, as NumPy itself does.
-
-There is no autograd in NumPy: ``requires_grad`` and ``detach`` return their argument as it is.
+Each function calls NumPy the way NumPy users would, so results, dtype promotion (operands are
+not passed through ``np.asarray``: Python scalars stay weak), warnings and errors are NumPy's
+own; ``dtype=`` takes Prism dtypes, NumPy dtypes and names (:func:`numpy_dtype`).  NumPy is
+imported inside the functions: discovery calls :func:`variants`, and must stay cheap.  A
+function newer than NumPy 1.23 is computed from older ones.  docs/array-api.md, "Where the
+references differ from NumPy".
 """
 
 from __future__ import annotations

@@ -1,21 +1,11 @@
 """The NumPy references of the Array API's searching, set and sorting functions where
 NumPy's own function is not the standard's: the rows of ``_knowledge/searching.py`` name them.
 
-* ``argsort``: NumPy has no ``descending``; a descending sort here is the reversed array sorted
-  stably ascending, its indices counted back, which keeps equal elements in their order (what
-  the standard asks of ``stable=True``) and is right for unsigned integers and bool, where
-  ``argsort(-x)`` is not.
-* ``nonzero`` of a 0-d array is an error, as the standard says (NumPy 1.x only warned).
-* ``searchsorted`` says which argument is wrong when ``x1`` is not a vector.
-* ``count_nonzero`` gives a NumPy integer for every axis (NumPy 1.x gives a Python ``int``).
-* the ``unique_*`` functions are NumPy 2's, computed the same way on every NumPy from 1.23 on
-  (which has none of them, and whose ``unique`` merges NaNs): one stable sort of the flattened
-  array, and a new value wherever an element is ``!=`` the one before it, so each NaN is a value
-  of its own and ``-0.0`` and ``0.0`` are one, as the standard says.  The values come sorted
-  (NumPy 2.3's ``unique_values`` gives them in no particular order; the standard lets either
-  be, and one order on every backend is what the conformance suite can compare).
-
-NumPy is imported inside the functions, never at module import (``numpy_ops.py`` says why).
+``argsort`` (``descending`` by a stable sort of the reversed array), ``nonzero``,
+``searchsorted``, ``count_nonzero`` and the ``unique_*`` functions (NumPy 2's, computed the same
+way on every NumPy from 1.23 on: each NaN a value of its own, the values sorted).  NumPy is
+imported inside the functions, never at module import.  How and why each differs from NumPy:
+docs/array-api.md, "Where the references differ from NumPy".
 """
 
 from __future__ import annotations

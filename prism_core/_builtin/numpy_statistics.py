@@ -2,15 +2,10 @@
 NumPy's own function is not the standard's: the rows of ``_knowledge/statistics.py`` name them
 (``all`` and ``any`` are NumPy's own).
 
-* ``prod`` takes Prism dtypes (``numpy_ops.numpy_dtype``); its default accumulation type is the
-  standard's, which is NumPy's (small signed integers in int64, unsigned in uint64).
-* ``var`` takes the standard's ``correction`` (NumPy's ``ddof``).
-* ``cumulative_prod`` is NumPy 2.1's, computed from ``cumprod`` on older NumPy as
-  ``numpy_ops.cumulative_sum`` is.
-* ``diff`` takes ``prepend=None`` and ``append=None`` as "nothing" (NumPy would join ``None``
-  to the array) and names ``n`` when it is not a non-negative integer.
-
-NumPy is imported inside the functions, never at module import (``numpy_ops.py`` says why).
+``prod`` (Prism dtypes, the standard's accumulation type), ``var`` (``correction``),
+``cumulative_prod`` (NumPy 2.1's, from ``cumprod`` on older NumPy) and ``diff`` (``prepend``
+and ``append`` of ``None``, ``n`` checked).  NumPy is imported inside the functions.  How each
+differs from NumPy: docs/array-api.md, "Where the references differ from NumPy".
 """
 
 from __future__ import annotations

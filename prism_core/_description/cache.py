@@ -1,32 +1,12 @@
 """The validation cache: device files already validated, keyed by the SHA-256 of their bytes.
 
-A second start reads each file and hashes it, but neither parses its YAML nor validates it: the
-cache holds the validated document.  The cache file is a user-writable file that anything may
-have rewritten (another Prism, a crash, a person), so nothing in it is taken on trust:
-
-* **The key covers everything validation depends on:** Prism's version, the schema's bytes and
-  the source of the modules that read and validate a file (:data:`VALIDATION_SOURCES`, hashed
-  by :func:`validation_code_digest`).  Changing any of them starts a fresh cache; without their
-  source (a sourceless install) there is no cache.
-* **The whole file** is one JSON text with its SHA-256 beside it: damage drops it whole.
-* **Each entry** must say which file content it is for (its digest and size), its document must
-  still be schema-valid and pass the semantic checks, and the device type (and parents) it names
-  must be the ones the file itself declares.  An entry that fails any check is dropped, counted
-  (:attr:`ValidationCache.dropped`) and the file validated again: a bad entry only ever costs
-  speed.  What cannot be checked without parsing the file again is a *different but valid*
-  value in an entry that passes all of this; as with ``__pycache__``, whoever can write the
-  cache directory is trusted that far.
-* **No churn:** the entries of the files loaded in a run are always kept; at most
-  :data:`MAX_STALE_ENTRIES` others (files since edited or removed, or on another search path)
-  are kept besides them, the least recently used evicted first.  A run that validates nothing
-  writes nothing.
-
-Any failure to read or write the cache (read-only home, concurrent writers) only costs speed.
-
-The schema check of a cached document is a checker of this module's own (:func:`_conforms`),
-which decides as jsonschema does: importing jsonschema and checking the shipped library with it
-would add about 64-70 ms to the first call in a fresh process
-(benchmarks/results/reimplementations-2026-11-27.md).
+A second start reads and hashes each file, but neither parses nor validates it.  Nothing in the
+cache file is taken on trust: the key covers Prism's version, the schema and the validation
+code (:func:`validation_code_digest`), and each entry must be the file's and still pass the
+schema and the semantic checks; any failure only costs speed.  The schema check is this
+module's own (:func:`_conforms`): jsonschema would add 64-70 ms to the first call
+(benchmarks/results/reimplementations-2026-11-27.md).  The rules: docs/device-files.md,
+section 8 ("Validation cache"); the cost: docs/performance.md, "Checking cached entries".
 """
 
 from __future__ import annotations

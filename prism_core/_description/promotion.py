@@ -3,28 +3,9 @@
 and compute nothing on arrays).
 
 The rules, without NumPy (a pure module: it imports :mod:`prism_core._description.dtypes` and
-nothing else):
-
-* **The standard's promotion table**, exactly: bool with bool; integers of one signedness to the
-  wider; a signed and an unsigned integer to the smallest signed integer that holds both
-  (``uint8`` with ``int8`` is ``int16``, ``uint32`` with ``int64`` is ``int64``); real floating
-  types to the wider, and with complex types to the complex type of the wider precision
-  (``float64`` with ``complex64`` is ``complex128``).
-* **Where the table has no entry**, Prism gives what NumPy 2 gives (NEP 50), the backend's own
-  rule (``docs/array-api.md``, "Type promotion"): ``int64`` with ``uint64`` is ``float64``;
-  ``bool`` with any type is that type; an integer with a floating type is the floating type of
-  at least the precision that holds the integer exactly enough (``int8``/``uint8``: ``float16``,
-  ``int16``/``uint16``: ``float32``, wider: ``float64``; ``int32`` with ``float32`` is
-  ``float64``), complex alike.  ``array-api-strict`` raises ``TypeError`` for these pairs; code
-  meant to run on every Array API library should not rely on them.
-* **Python scalars are weak**, as in the standard (and NEP 50): a ``bool``, ``int``, ``float``
-  or ``complex`` takes the dtype of the arrays and dtypes it comes with when that dtype is of
-  its kind or a wider one (``int`` with ``float32``: ``float32``; ``complex`` with ``float32``:
-  ``complex64``); of a narrower kind it gives NumPy's default of its own kind (``float`` with
-  ``int32``: ``float64``, ``int`` with ``bool``: ``int64``).  No value-based casting: ``1000``
-  with ``int8`` is ``int8``.
-* Types NumPy lacks (``bfloat16``, the float8 types) promote only with themselves: any other
-  pair with one of them is a ``TypeError`` naming it (cast first).
+nothing else): the standard's promotion table exactly; where it has no entry, what NumPy 2
+gives (NEP 50); Python scalars weak; bfloat16 and the float8 types only with themselves.  The
+rules, pair by pair: docs/array-api.md, "Type promotion".
 """
 
 from __future__ import annotations

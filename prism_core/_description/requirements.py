@@ -1,20 +1,10 @@
 """Requirements: data clauses on a device, matched with a reason for every unmet clause.
 
-A requirement is a mapping.  Each key is one clause:
-
-* identity: ``vendor``, ``kind``, ``device_type``, ``architecture``, ``isa`` -- a string or a
-  list of strings (any of them); ``ancestry`` -- the device is that type or derives from it;
-* ``supports``: ``{op: dtype}`` or ``{op: [dtype, ...]}`` -- some feature accelerates the op in
-  every listed data type;
-* ``compute_units``: a number (at least) or a specifier;
-* ``feature:NAME`` / ``attribute:NAME``, or a bare ``NAME`` that is looked up as a feature first,
-  then as an attribute, then as a CPU flag;
-* ``flag:NAME`` -- a CPU instruction-set flag the description lists (``detection.cpu.features``,
-  named as ``/proc/cpuinfo`` names them: ``avx512f``, ``sve``); ``True`` or ``False`` only.
-
-Values of feature, attribute and numeric clauses: ``True`` (present), ``False`` (absent), an
-integer or float (at least that), a version specifier string (``">=8.0"``, ``">=2,<4"``), any
-other string (equal to it), or a list of strings (equal to one of them).
+A requirement is a mapping, each key one clause: identity (``vendor``, ``kind``,
+``device_type``, ``architecture``, ``isa``, ``ancestry``), ``supports``, ``compute_units``,
+``feature:NAME``, ``attribute:NAME``, ``flag:NAME`` or a bare ``NAME``, each with a value form
+(``True``, ``False``, a number, a version specifier, a string, a list of strings).  The clauses
+and value forms: docs/device-files.md, section 9 ("Requirements and the Python API").
 """
 
 from __future__ import annotations

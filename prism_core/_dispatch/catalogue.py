@@ -1,27 +1,12 @@
 """The builtin operations: their names, documentation, aliases and array arguments.
 
 Every op is declared here as data (``registry.ensure_ready`` makes the ops on first use); the
-implementations are variants contributed by plugins, the builtin NumPy one
-(``backends/numpy_ops.py``) included.  Names and semantics follow the Python Array API standard
-(https://data-apis.org/array-api/) where it has the operation, and NumPy where it does not
-(``dot``, ``einsum``, ``convolve``, ``random.normal``).  Importing this module is cheap: it
-imports no array library.  The elementwise functions of the standard that are alike (one or two
-operands, no keyword) are declared from a table, ``_knowledge/elementwise.py``, where the work
-each does is declared beside them; the standard's other families from theirs
-(``_knowledge/families.py``).
-
-Each op's documentation starts with its signature, as Python writes one
-(``sum(x, /, *, axis=None, dtype=None, keepdims=False): the sum ...``): the one place it is
-written.  The function users call passes its arguments on as ``(*args, **kwargs)``; what
-``inspect.signature``, ``help()`` and editors show of it is that declared signature
-(:func:`signature_text`, :func:`parse_signature`; ``ops.OpSignature`` parses it when first
-read).
-
-``array_args`` lists the indices of the positional parameters that are arrays; an op whose
-positional arguments are not all arrays says so (``()`` for creation ops, ``None`` for ``einsum``
-and ``asarray``, whose arrays are recognised by having a ``dtype``).  ``sequences`` lists those of
-them that are sequences of arrays (the first argument of ``stack`` and ``concat``): it is each
-element of such an argument that is an array, to key a call on and to move between backends.
+implementations are variants contributed by plugins, the builtin NumPy one included.  The
+standard's elementwise functions that are alike come from ``_knowledge/elementwise.py``, its
+other families from ``_knowledge/families.py``.  Each op's documentation starts with its
+signature, the one ``inspect.signature`` and ``help()`` show (:func:`parse_signature`).
+Importing this module imports no array library.  docs/dispatch.md ("The operations") and
+docs/array-api.md ("The other families").
 """
 
 from __future__ import annotations

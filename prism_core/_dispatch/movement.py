@@ -1,22 +1,12 @@
 """Data movement between backends: moving a call's arrays to the backend that runs it, bringing
 the result back, and saying what that costs.
 
-The rule (docs/backends.md, "Where a call runs"): data stays where it is unless the caller asks
-otherwise.  When a call must run elsewhere (a named backend or device; a fallback) the
-dispatcher moves its arrays with the functions made here, once per plan:
-
-* to the reference backend (NumPy), an array is copied out by the backend that owns it
-  (:meth:`Backend.to_numpy`: a CUDA tensor comes to host memory);
-* to any other backend, through :meth:`Backend.to_device` on the device the variant runs on
-  (DLPack: zero copy where both sides are in the same memory).
-
-In automatic mode the result goes back to the arguments' backend (:func:`bring_back`): NumPy
-in, NumPy out.
-
-Moves can be recorded (:func:`recording`, which pipelines use to say what each stage moved):
-inside a recording, every argument a mover moves and every result brought back appends a
-:class:`MoveRecord`.  Outside one, the only cost is one context-variable read per *moved*
-argument; plans that move nothing have no mover at all, so their calls do not change.
+When a call must run elsewhere (a named backend or device; a fallback), the dispatcher moves its
+arrays with the movers made here, once per plan: to NumPy through the owning backend's
+``to_numpy``, to any other backend through ``to_device`` (DLPack); in automatic mode
+:func:`bring_back` returns the result to the arguments' backend.  :func:`recording` collects a
+:class:`MoveRecord` per move, for one context-variable read per moved argument.  The rule:
+docs/backends.md, "Where a call runs"; the records: docs/pipelines.md, "Data between stages".
 """
 
 from __future__ import annotations

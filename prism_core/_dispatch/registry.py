@@ -1,17 +1,11 @@
 """The table of ops and their variants, and the generation that dates every cached plan.
 
-An :class:`Op` is an abstract operation (``matmul``, ``linalg.svd``) that users call; its
-variants (:class:`prism_core.extending.Variant`) come from plugins (collected by discovery, in the
-layer below, and joined to their ops here by :func:`sync_plugins`) and from user code.
-
-The *dispatch generation* advances whenever anything a plan was built from changes: variants
-added or removed, plugins or devices loaded again (announced through ``prism_core._events``),
-the process-wide default scope (``set_backend``).  :func:`bump` advances it and drops every
-cached plan in one step under the lock that :func:`store_plan` takes, so a plan built from a
-superseded state is never stored.
-
-This module imports nothing else of dispatch: the function users call for an op is made by
-``ops.py`` (above), which installs its factory here when imported.
+An :class:`Op` is an abstract operation users call; its variants come from plugins (joined to
+their ops by :func:`sync_plugins`) and from user code.  The *dispatch generation* advances
+whenever anything a plan was built from changes; :func:`bump` advances it and drops every
+cached plan under the lock :func:`store_plan` takes, so a plan built from a superseded state is
+never stored.  This module imports nothing else of dispatch: ``ops.py`` installs the factory of
+the functions users call.  docs/architecture.md, "Layers" and "Dispatch".
 """
 
 from __future__ import annotations

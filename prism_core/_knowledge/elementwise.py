@@ -1,21 +1,12 @@
 """The elementwise functions of the Python Array API standard (2024.12), declared as data.
 
-One row per function that the op catalogue declares from this table: its arity, what it
-computes (the phrase its documentation is made of), the dtypes the standard defines it for,
-the work it does per output element (for the performance model, ``work.py``) and the names of
-the NumPy and torch functions that compute it.  ``_dispatch/catalogue.py`` makes the ops' specs
-of it, ``_builtin/numpy_ops.py`` the NumPy reference variants (NumPy's own ufuncs, called with
-no wrapper, as the older elementwise ops are), ``work.py`` the work declarations, and the torch
-and CUDA plugins their variants: adding a function of this kind is adding a row.
-
-The elementwise functions declared before this table (``add``, ``subtract``, ``multiply``,
-``divide``, ``power`` (the standard's ``pow``), ``square``, ``sqrt``, ``exp``, ``log``, ``abs``,
-``real``, ``conj``, ``maximum``, ``minimum``, ``clip``) keep their hand-written declarations in
-the catalogue: :data:`STANDARD_ELEMENTWISE` lists the whole family, for the namespace
-``prism_core.array_api`` and its documentation.
-
-A pure module, below every layer that reads it: it imports nothing of Prism and no array
-library.
+One row per function the op catalogue declares from this table: its arity, what it computes,
+the dtypes the standard defines it for, its work per output element and the NumPy and torch
+functions that compute it.  The catalogue, the NumPy reference, the work declarations and the
+torch and CUDA plugins read it: adding a function of this kind is adding a row.
+:data:`STANDARD_ELEMENTWISE` lists the whole family, the older hand-declared ops included.  A
+pure module: it imports nothing of Prism and no array library.  docs/array-api.md, "The
+elementwise functions".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """Host detection: the CPU this process runs on, the description it matches, and its BLAS.
 
-The CPU is read with archspec (microarchitecture name, vendor, family and the *full* flag set the
-operating system reports), and matched against the ``detection`` blocks of the library's CPU
-descriptions.  Matching trusts flags, never the microarchitecture name alone: a virtual machine
-may hide AVX-512 from a CPU that archspec would otherwise call ``icelake``, and a Ryzen 7950X is a
-Zen 4 chip but not an EPYC 9654.  BLAS thread pools are inspected and limited with threadpoolctl,
-never through environment variables.
-
-archspec, threadpoolctl and numpy are imported inside the functions that use them, so that
-``import prism_core`` stays fast.  A fresh process does not import archspec at all where the
-cache directory already holds this CPU's identification (``host-cpu.json``): importing it and
-matching every microarchitecture it knows cost 10-15 ms of the first call.  The entry
-is keyed by the bytes archspec reads (the first processor's block of ``/proc/cpuinfo``, its
-clock lines left out), archspec's version and Prism's, so that another CPU, another archspec or
-another Prism asks archspec again; see :func:`detect_cpu`.
+The CPU is read with archspec and matched against the library's CPU descriptions by the flags
+the operating system reports, never by the microarchitecture name alone; BLAS thread pools go
+through threadpoolctl.  archspec, threadpoolctl and numpy are imported inside the functions,
+and a warm start does not import archspec at all: the CPU's identification is kept in the
+cache directory (``host-cpu.json``, :func:`detect_cpu`).  docs/architecture.md, "Host
+detection"; the cache and its key: docs/performance.md, "2026-11-25: the CPU from the cache
+directory, value types, fewer imports".
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """The performance model: how long an op takes on a device, predicted from its description.
 
-A roofline (Williams, Waterman and Patterson, CACM 2009) with a launch latency and the cost of
-moving arguments over the host link::
+A roofline (Williams, Waterman and Patterson, CACM 2009) with a launch latency and the transfer
+over the host link, calibrated per (device type, op) as StarPU fits its per-device models::
 
     seconds = launch + overhead + max(flops / peak, bytes / bandwidth) / efficiency + transfer
 
-``flops`` and ``bytes`` are the op's declared work (``work.py``); ``peak`` is the device's
-``peak_tflops`` for the data type, ``bandwidth`` its main memory's (``memory_hierarchy``, level
-``global``); ``transfer`` is the arguments' and results' bytes over ``host_link`` (half its
-quoted total per direction) when they start on the host and the device is not a CPU.
-``efficiency`` (the fraction of its roofline rate an op reaches) is 1 and ``overhead`` (a fixed
-cost per call beyond the launch: argument checks, workspace queries) is 0 until the model is
-calibrated against measurements, per (device type, op), as StarPU fits its per-device history
-models.  Where the description lacks a figure the model derives it (a CPU's peak from
-its cores, clock and vector width) or assumes a documented default, and says which
-(:class:`Figures`).
-
-The seed's workload patterns (``register_pattern``, ``predict_performance``) characterise work
-that is not one op: flops per byte, how parallel it is, how it reads memory.  Every number the
-model assumes is a module constant below, with where it comes from; ``docs/performance.md``
-("The performance model") says how good the predictions are.
+Every number the model assumes is a module constant below, with its source; docs/performance.md
+("The performance model") says where each figure comes from and how good the predictions are.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """One row of an op family's table: how the Array API's functions that are not elementwise are
 declared as data.
 
-Each family of the standard (creation, manipulation, searching/sets/sorting, statistics, and
-the ``linalg`` and ``fft`` extensions) lists its ops in a module of its own
-(``_knowledge/creation.py``, ...), one :class:`TableOp` per op; ``families.py`` gathers them.
-From the rows the op catalogue makes each op's spec and documentation
-(``_dispatch/catalogue.py``), the builtin NumPy plugin its reference variant
-(``_builtin/numpy_ops.py``), the performance model its work (``work.py``), the lint its idea of
-what the op returns (``lint/checker.py``) and ``prism_core.array_api`` its namespace.
-
-A pure module: it imports nothing of Prism and no array library.
+Each family lists its ops in a module of its own (``_knowledge/creation.py``, ...), one
+:class:`TableOp` per op, gathered by ``families.py``; the op catalogue, the NumPy plugin, the
+performance model, the lint and ``prism_core.array_api`` all read the rows.  A pure module: it
+imports nothing of Prism and no array library.  docs/array-api.md, "The other families".
 """
 
 from __future__ import annotations

@@ -1,48 +1,12 @@
 """Thread pools of several backends in one process: the idle pools kept from competing.
 
-Why: every CPU framework brings its own thread
-pool, and every pool keeps its threads busy-waiting for a while after a parallel call, so that
-the next call starts without waking them:
-
-* OpenBLAS's pthreads server (NumPy's and SciPy's wheels each bundle their own
-  ``scipy_openblas``) spins for ``2**28`` time-stamp-counter ticks after every threaded call,
-  about 0.11 s at 2.45 GHz, without yielding the CPU (``OPENBLAS_THREAD_TIMEOUT``);
-* GNU OpenMP (``libgomp``, which torch bundles and runs its own kernels and MKL's on) spins
-  ``GOMP_SPINCOUNT`` times after every parallel region (``OMP_WAIT_POLICY``); LLVM and Intel
-  OpenMP spin for ``KMP_BLOCKTIME`` (200 ms).
-
-Those settings are environment variables read once, when each library loads.  While the pool of
-the library used last spins, the library used now has fewer cores than threads, and its threads,
-which wait for each other at every barrier, wait for a thread that has no core: on 2 cores, a
-torch matmul (n=256) right after a SciPy call took about ten times as long as alone.  The
-numbers, and what was tried, are in docs/backends.md and benchmarks/bench_mixed_threads.py.
-
-What :class:`ThreadPools` does: when dispatch enters a backend other than the one it entered
-last (:func:`entering`; one comparison when the backend is the same), it releases the thread
-pools of the other backends' libraries with each runtime's own call, so that no thread of theirs
-spins while this backend computes.  A released pool is rebuilt by its library on its next
-threaded call, as after a ``fork``.
-
-* OpenMP runtimes: ``omp_pause_resource_all(omp_pause_soft)`` (OpenMP 5.0).  It acts on the
-  pool of the calling thread only, and refuses inside a parallel region; always safe.
-* OpenBLAS's pthreads server (0.3.0 or later, Linux): ``blas_thread_shutdown_``, the call
-  OpenBLAS itself makes before a ``fork``.  Like a ``fork``, it must not race a threaded call of
-  the same library in another thread, so it is made only when no other Python thread can be
-  inside the library: none exists, or every other one is blocked in the kernel (``/proc``), and
-  the GIL is held from that check to the end of the call, so that no Python thread can start a
-  BLAS call meanwhile.  Otherwise the pool is left as it is, and its record says why.
-* Anything else (MKL's own TBB layer, BLIS, FlexiBLAS): left as it is, with the reason.
-
-Thread *counts* are never changed: a limit (``threadpool_limits``) does not stop threads that
-already spin, and a library's own calls keep all their threads.  Only libraries already loaded
-are seen (threadpoolctl lists the loaded shared objects); no framework is ever imported here.
-``PRISM_THREADS=off`` turns all of it off (:mod:`prism_core._config`).
-
-Which libraries belong to which backend: a library belongs to a top-level module when it lies in
-that module's package directory or in its ``<name>.libs`` directory (where wheels put bundled
-libraries).  :data:`DEFAULT_MODULES` names the modules of the known backends; a backend can name
-its own with :meth:`ThreadPools.declare`.  Libraries no module claims (a system OpenBLAS shared
-by NumPy and SciPy, say) are never released: they may be the entered backend's own.
+Every CPU framework's pool busy-waits after a parallel call, and while one spins, the next
+library's threads wait for a core at every barrier.  When dispatch enters a backend other than
+the one it entered last (:func:`entering`; one comparison when it is the same),
+:class:`ThreadPools` releases the pools of the other backends' libraries with each runtime's own
+call; it never changes thread counts nor imports a framework.  ``PRISM_THREADS=off`` turns it
+off.  Which runtimes, when OpenBLAS is safe to release, which library is whose, and the
+measurements: docs/backends.md, "Several backends in one process".
 """
 
 from __future__ import annotations

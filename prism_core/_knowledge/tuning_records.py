@@ -1,45 +1,12 @@
 """The tuning records: which variant of an op measured fastest on this host, kept across processes.
 
-The tuner (layer 4) measures the eligible variants of an op for a device, data type and size
-bucket, and records the outcome here as a :class:`TuningEntry`; dispatch (layer 3) reads the
-process-wide :func:`records` when it builds a plan.  This module only stores: it measures
-nothing and imports nothing above the knowledge layer.
-
-**Where.**  One JSON file per host, ``<cache dir>/tuning/<digest>.json``
-(:func:`prism_core._config.cache_dir`: ``PRISM_CACHE_DIR``, else the platform's user cache
-directory).  ``<digest>`` is the short hash of the :func:`host_fingerprint`: the CPU (model,
-microarchitecture, flags, core count), the accelerators (device type, UUID, driver), the
-versions of NumPy, of each loaded plugin and of the libraries the plugins declare they need,
-Prism's and Python's, the thread-count environment variables that are set
-(:data:`THREAD_VARIABLES`) and each backend's own settings (``Backend.settings``: a precision
-flag, a threading layer).  A measurement is only as good as the software and hardware it was
-taken on, so any change among them starts another file, and the file of another host (a shared
-home directory, a copied cache) is never the one this host reads.  As in the results files of
-PyTorch's TunableOp, the components are written into the file as well, so that a mismatch can
-be told in words rather than as two hashes.
-
-**Writing.**  As FFTW accumulates wisdom, records accumulate: :meth:`TuningStore.record`
-takes a lock (``filelock``, on ``<file>.lock``), reads the file again, merges (a new entry
-replaces the one with the same :attr:`TuningEntry.key`; calibration is merged per device key),
-writes a temporary file in the same directory, ``fsync``\\ s it and moves it into place with
-``os.replace``.  No reader ever sees half a file, and of two processes that tune at once
-neither loses the other's entries (TunableOp, by contrast, gives each device its own file and
-the last writer wins).
-
-**Faults never stop a computation.**  Each is reported once per process as a
-:class:`TuningCacheWarning` naming the file, what is wrong and what Prism did, and kept in
-:attr:`TuningStore.problems` for ``prism tune --show`` and ``prism doctor``:
-
-* a damaged file (not JSON, truncated, another format or version, wrong types) is moved aside
-  to ``<file>.corrupt-<time>`` for inspection and the cache starts empty; a malformed entry in
-  an otherwise sound file is dropped alone;
-* a file that is not this host's (its recorded fingerprint or digest differs: copied from
-  another machine, or edited) is never used: it is moved aside to ``<file>.foreign-<time>``;
-* a directory that cannot be created or written (read-only, a path through a regular file) and
-  a lock held too long by another process: the records of this process are kept in memory
-  (the cache is *bypassed*; :attr:`TuningStore.unwritten` holds them), and written with the
-  next record that succeeds;
-* ``PRISM_NO_CACHE=1``: nothing is read or written; records last for the process.
+The tuner (layer 4) records each outcome here as a :class:`TuningEntry`; dispatch (layer 3)
+reads the process-wide :func:`records` when it builds a plan.  This module only stores: it
+measures nothing and imports nothing above the knowledge layer.  :class:`TuningStore` keeps one
+JSON file per :func:`host_fingerprint`, merged under a lock and replaced atomically; a fault
+never stops a computation (a :class:`TuningCacheWarning`; the file moved aside, or the records
+kept in memory).  Where, what the fingerprint covers, the faults and the cost:
+docs/performance.md, "The tuning cache".
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """How much work an op does: floating-point operations and main-memory bytes, from the shapes of
 its array arguments.  The performance model (``model.py``) turns work into time on a device.
 
-Every builtin op of the catalogue declares its work here (``einsum`` excepted: its work depends
-on the subscripts, which are not an array argument); a user op declares its own with
-:func:`declare_work`.  The counts are the textbook ones, in real floating-point operations
-(a fused multiply-add counts two), for the algorithm a backend typically runs; each declaration
-says which count it uses.
-
-``bytes`` is the *minimum* main-memory traffic: every input read once and every output written
-once, at the arguments' itemsize.  Caches, blocking and temporaries make real traffic larger;
-the model's calibration absorbs that (``docs/performance.md``, "The performance model").
-
-A pure module: it imports nothing of Prism but the elementwise table (``elementwise.py``, pure
-data), so that every layer above can ask it.
+Every builtin op of the catalogue declares its work here (``einsum`` excepted); a user op
+declares its own with :func:`declare_work`.  The counts are the textbook ones, each declaration
+saying which; ``bytes`` is the minimum main-memory traffic.  A pure module: it imports nothing
+of Prism but the elementwise table, so that every layer above can ask it.  The counts and their
+sources: docs/performance.md, "Work: what an op does".
 """
 
 from __future__ import annotations

@@ -1,31 +1,12 @@
 """Pipelines: a function of stages, run with a report or planned without data.
 
 ``@prism.pipeline`` wraps a function whose body is a sequence of ``with prism.stage(...)``
-blocks (``stage.py``).  Three ways to use it:
-
-* ``fn(...)`` runs it and returns what the function returns, as the seed's
-  ``result = genomic_pipeline(...)`` expects;
-* ``fn.run(...)`` runs it and returns a :class:`PipelineRun`: ``result`` and ``report`` (per
-  stage: where it ran and why, time, bytes moved and why, fallbacks, splits);
-* ``fn.explain(...)`` (and ``prism.explain(fn, ...)``) plans it without running anything: a
-  :class:`PipelinePlan` with dispatch's decision and the model's predicted time per op call.
-
-**Before any stage runs**, the stages written in the function's source with literal arguments
-are found (``ast``) and checked: names, devices, and whether a stage pinned to a device can have
-it.  A stage pinned to an absent device is an error before the first stage runs, not halfway
-through.  Stages the source does not show plainly (a computed name or argument, a stage inside a
-helper function) are checked when reached; the report's ``checked`` says which were which.
-
-**Planning** traces the function with :class:`~prism_core.ArraySpec` values (shape and dtype) in
-place of arrays.  The stages resolve their placements as in a run; every op call is answered by
-the planner instead of dispatch (``interception.PLANNING``, read on the slow path only: planning
-puts in force copies of the scopes that no cached plan is keyed by, so every call misses the
-cache and reaches it).  For each call the planner records ``explain``'s decision under the
-stage's real scope, predicts its time with the performance model, and works out the shape and
-dtype of the result so that the trace can go on: on torch's ``meta`` device through the op's
-torch variant where the torch plugin is loaded (no data, no compute), else by running the NumPy
-reference on zero-stride views (``numpy.broadcast_to``) when the inputs are small, else the shape
-is unknown and the trace stops with a note saying so.
+blocks: ``fn(...)`` returns what it returns, ``fn.run(...)`` a :class:`PipelineRun` (result and
+report), ``fn.explain(...)`` a :class:`PipelinePlan` without running anything.  The stages its
+source shows with literal arguments are checked (``ast``) before any stage runs; planning
+traces the function with :class:`~prism_core.ArraySpec` values, each op call answered by the
+planner (``interception.PLANNING``).  docs/pipelines.md: "Running a pipeline", "Checked before
+the first stage", "Planning a pipeline".
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """What a pipeline run did and what a pipeline plan says it would do: plain, frozen records.
 
-The bottom of the pipeline layer: the stages (``stage.py``) and the pipeline (``pipeline.py``)
-fill these in; nothing here runs anything.  Every record has ``as_dict()`` (JSON-able: only
-strings, numbers, booleans, ``None``, lists and dicts) and ``describe()`` (text for a person),
-so that a report can be printed, logged or stored.
-
-* A run (``fn.run(...)``) gives a :class:`PipelineRun`: the result and a :class:`PipelineReport`
-  with one :class:`StageReport` per stage (where it ran and why, its wall time, the arrays
-  dispatch moved in and out, the fallbacks and splits that happened in it).
-* A plan (``prism.explain(fn, ...)``) gives a :class:`PipelinePlan`: per stage, where it would
-  run and, per op call, dispatch's :class:`~prism_core.Decision` with the time the performance
-  model predicts (:class:`PlannedCall`).
-
-Moves are dispatch's :class:`~prism_core.pipelines.MoveRecord` (``_dispatch/movement.py``), kept as
-they are.  Splits are the split engine's records (``split.py``), read through their ``as_dict()``
-and ``describe()`` only, so that this module does not depend on it.
+The bottom of the pipeline layer: the stages and the pipeline fill these in; nothing here runs
+anything.  A run gives a :class:`PipelineRun` (the result and a :class:`PipelineReport`, one
+:class:`StageReport` per stage), a plan a :class:`PipelinePlan` (a :class:`PlannedCall` per op
+call).  Every record has ``as_dict()`` (JSON-able) and ``describe()``.  Splits are read through
+their ``as_dict()`` and ``describe()`` only, so that this module does not depend on the split
+engine.  The fields: docs/pipelines.md, "The report" and "Planning a pipeline".
 """
 
 from __future__ import annotations

@@ -1,52 +1,11 @@
 """The heterogeneous data-parallel split: one op's work divided along an axis among targets.
 
-``prism.split("matmul", a, b, targets=["numpy", "torch"], ratio=[0.3, 0.7])`` cuts the call
-into parts along one axis, runs each part on its target (a backend, a device, a present or a
-simulated one) at the same time, each in a thread of its own, and gathers the parts, in order,
-into the result the unsplit call gives, as the caller's array type.  The same engine serves scopes:
-``with prism.splitting([...]):`` puts a :class:`SplitSpec` in the scope (``Scope.split``), and
-dispatch, building the plan of an op the spec covers, makes the plan run the split
-(``SplitSpec.runner_for``).  ``ExecutionStrategy`` (``strategy.py``) builds such specs for the
-ops and stages a strategy assigns.
-
-How an op is cut is data (:class:`SplitRule`, one per op, :func:`split_rules`): which of its
-arguments are cut along the axis and which pass whole, and how the parts' results join
-(concatenated along an axis, or, for a reduction over the split axis, combined: added, a
-weighted mean, the maximum or the minimum).  There are five kinds of rules:
-
-* ``elementwise``: the arrays broadcast together; an argument with the split axis at full
-  length is cut, one that broadcasts along it (length 1, or fewer dimensions) passes whole;
-  the axis counts the dimensions of the broadcast result;
-* ``matmul``: the axis counts the result's dimensions: a batch axis cuts both operands where
-  they have it, the rows axis cuts ``x1``'s rows, the columns axis ``x2``'s columns;
-* ``batched``: stacks of matrices (``linalg.svd``, ``linalg.solve``, ...): the axis must be
-  a batch axis, which every output keeps in the same place;
-* ``along``: ops along one axis (``fft.fft``, ``sort``) split along any other;
-* ``reduction``: ``sum``, ``mean``, ``max``, ``min`` combine over the split axis; ``std``,
-  ``argmax``, ``argmin`` split only along the axes they keep.
-
-Why threads: the parts' work is in native code (BLAS, FFT libraries, torch's kernels) that
-releases the GIL, so parts on different backends run at once; processes would copy the data.
-The first part runs in the calling thread, which would otherwise only wait (not with a
-``timeout``: then the caller only waits, so that it can stop at the deadline); each other one gets
-a thread of its own (:class:`_Workers`: idle threads are kept for the next split, and a split
-never waits for a thread another split holds, so splits from many threads cannot starve each
-other).  Each part runs in a copy of the caller's context with its target's scope and *without*
-the split, so that a part never splits again.  CPU frameworks bring their own thread pools:
-parts that run on the host at once share its cores (``share_threads``: each gets threads in
-proportion to its size, torch through ``torch.set_num_threads`` in the part's thread, an OpenMP
-runtime through its per-thread setting, and libraries with one count per process, OpenBLAS's,
-for as long as any split needs them; without it, two pools of two threads on two cores wait
-for each other at every barrier).  The parts' calls go through dispatch, so the thread-pool
-coordinator (``_knowledge/threads.py``) sees each backend entered, and it never releases a pool
-another thread may be inside.  We tried releasing a part thread's own OpenMP pool after each
-part (the coordinator can only release the pools of the thread it runs in): re-creating the
-team cost 85 to 115 us at the next part, more than the idle spin it saved.
-
-Every split makes a :class:`SplitRecord` (per part: target, backend, device, simulated or not,
-index range, ratio, time and thread; the gather's time; the total), which ``return_record=True``
-returns and :func:`recording` collects.  The rules, ratios and errors are documented in
-``docs/split.md``.
+``split(op, *args, targets=..., ratio=...)`` cuts a call into parts, runs each on its target
+(a backend, a present or a simulated device) at the same time, each in a thread of its own, and
+joins them into what the unsplit call returns; ``splitting([...])`` puts a :class:`SplitSpec`
+in the scope, whose ``runner_for`` dispatch asks when it builds a plan.  How each op is cut is
+data (:class:`SplitRule`, five kinds); every split makes a :class:`SplitRecord`.  The rules,
+ratios, errors, and why threads: docs/split.md ("How each op splits", "Concurrency").
 """
 
 from __future__ import annotations

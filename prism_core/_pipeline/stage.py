@@ -1,32 +1,11 @@
 """Stages: a named block of a pipeline whose op calls run under the stage's own scope.
 
-``with prism.stage("alignment", preferred_backend=["torch", "numpy"]):`` resolves a
-*placement* when the block is entered, puts it in force as a scope (the same scopes
-``prism.use_backend`` and ``prism.device`` make, so dispatch needs nothing new), and records
-what happened while the block ran: the arrays dispatch moved (``movement.recording``), the
-fallbacks (``fallback.fallback_recording``), the splits (``split.recording``), the wall time.
-The record goes to the pipeline run or plan the stage belongs to (a :class:`StageHost` in a
-context variable, so that pipelines running at once in threads or tasks keep theirs apart), and
-is on the object ``with ... as s`` gives (``s.report``) in any case.
-
-How a placement is resolved (docs/pipelines.md, "Where a stage runs"):
-
-* ``device=`` pins the stage to a present device (``simulate=True``: a described one);
-  ``preferred_backend`` then names the backends to try on it, in order.
-* ``preferred_backend`` alone is a list of preferences, the first one available here wins.  A
-  name is a *backend* (installed: ``"torch"``, ``"numpy"``), else a *device type or family* of
-  the library (``"nvidia.h100-sxm"``, ``"nvidia.hopper"``), else a *device word*: a vendor
-  (``"nvidia"``), a kind (``"cpu"``, ``"gpu"``) or the start of a device's name
-  (``"graviton"``, ``"inferentia"``, ``"h100"``); a device preference is available when a
-  present device is of it.  A name that is none of these is an error naming close matches.
-* None available: in automatic mode (``dispatch="auto"``) the stage runs in automatic
-  dispatch and its report says why; with ``dispatch="strict"`` it is an error.
-* In automatic mode a taken preference is *lenient*: a call its placement cannot run (no
-  variant there, or its variant fails) runs in the scope the stage was entered in, and the
-  report says so.  ``dispatch="strict"`` makes the whole stage strict (no fallback at all), and
-  a pinned ``device=`` is strict as ``prism.device`` is: what the user named, fails loudly.
-* Under :func:`stage_overrides` (an ``ExecutionStrategy`` places stages with it), a stage named
-  there takes the given scope changes instead of its own placement.
+``with prism.stage(name, preferred_backend=..., device=...):`` resolves a *placement* when the
+block is entered, puts it in force as a scope (those ``use_backend`` and ``device`` make, so
+dispatch needs nothing new), and records the block's moves, fallbacks, splits and wall time for
+the run or plan it belongs to (a :class:`StageHost` in a context variable) and on the object
+``with ... as s`` gives.  :func:`stage_overrides` places stages from outside.  The placement
+rules and leniency: docs/pipelines.md, "Where a stage runs".
 """
 
 from __future__ import annotations

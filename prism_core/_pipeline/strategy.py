@@ -1,37 +1,11 @@
 """Execution strategies: which stage or op runs where, and which is split across what.
 
-The seed's mixed-hardware strategy (docs/split.md, "Strategies")::
-
-    strategy = prism.ExecutionStrategy()
-    strategy.assign(operation="data_loading", target="aws.graviton3")
-    strategy.assign(
-        operation="sequence_alignment",
-        target=["nvidia.h100-sxm", "aws.trainium"],
-        distribution="data_parallel",
-        split_ratio=[0.3, 0.7],
-    )
-    result = prism.Executor(strategy).run(genomic_pipeline, input_data)
-
-An assignment's ``operation`` is an op (``"matmul"``, an alias, a namespaced ``"fft.fft"``) when
-one has that name, else a pipeline stage.  What the executor does with each:
-
-* a stage with one target runs on it: the stage's own placement is replaced by the target's
-  scope (``stage_overrides``, the hook the stage layer offers whoever places stages from
-  outside);
-* a stage with ``distribution="data_parallel"`` gets a split in its scope: every op with a split
-  rule called in the stage is split across the targets (a call that cannot be split runs whole,
-  and its record says why);
-* an op with one target runs on it wherever it is called during the run, its result brought
-  back to the caller's array type; an op with ``data_parallel`` is split wherever it is called
-  (a call that cannot be split is an error, since the op was named).
-
-An op's assignment is more specific than a stage's: inside an assigned stage, an assigned op
-still runs as its own assignment says.  Everything is checked twice: names when ``assign`` is
-called (unknown targets, ratios, duplicates, a list of targets without ``data_parallel``), and
-presence when ``run`` starts, before anything runs.  A device not present here is simulated
-(its parts run on the reference backend, labelled so), with a warning unless the executor was
-made with ``simulate=True``; ``simulate=False`` makes it an error.  A strategy names hardware of
-a whole cluster, and must still run, as a plan, on one machine.
+:class:`ExecutionStrategy` records the seed's ``assign(operation=..., target=...,
+distribution="data_parallel", split_ratio=...)``, where ``operation`` names an op if one has
+that name, else a pipeline stage; :class:`Executor` runs a function or pipeline with it in
+force: stages placed through ``stage_overrides``, ops pinned or split wherever they are called.
+Names are checked by ``assign``, presence by ``run`` before anything runs, and a device not
+present is simulated.  The rules and the seed's example: docs/split.md, "Strategies".
 """
 
 from __future__ import annotations

@@ -1,39 +1,12 @@
 """The autotuner: measure the variants a call chooses among, keep the winner per size.
 
-What it learnt from the planners that do this well:
-
-* FFTW's planner measures candidate plans on the real machine and keeps the result as
-  *wisdom* that later runs reuse; ours keeps it in the tuning cache
-  (``prism_core/_knowledge/tuning_records.py``), keyed by op, variant set, device set, dtype
-  and size bucket, per host fingerprint.
-* cuDNN's benchmark mode and ONNX Runtime's TunableOp time every candidate on first use of a
-  shape and keep the fastest for that shape; ours does the same on request (``prism.tune``,
-  ``prism tune``, ``prism bench``) or on first use when :func:`set_autotune` turns it on,
-  within a time budget.
-* StarPU calibrates its performance models per device from measured history and falls back to
-  them (or to declared priorities) where nothing was measured; dispatch here does the same:
-  tuned times, else modelled times, else declared priority (``explain`` says which).
-
-Measuring on a noisy, shared machine (the machines this is developed on have 2 cores):
-
-* every variant warms up (imports, plans, caches, thread pools) for a tenth of the budget (at
-  most 50 ms, at least one call), then runs once more to size its sample: a sample is a batch
-  of calls lasting about ``sample_s``, so that a 1 µs call is timed over many calls and a
-  50 ms one over one;
-* rounds are interleaved (every variant once per round, in an order shuffled per round), so
-  that a drift of the machine (another process, a frequency change) hits every variant alike;
-* the statistic is the minimum over rounds of the per-call time in a sample (noise only ever
-  adds time), and the median is kept too;
-* significance: a variant other than the declared first wins only if it is faster by at least
-  ``threshold`` (5 %) in the median of the paired rounds (its time over the declared first's,
-  round by round: a drift of the machine cancels out of each pair), faster at the minimum, and
-  faster in more paired rounds than chance explains (a one-sided sign test at ``alpha``, 5 %:
-  5 of 5 rounds, 9 of 10, 15 of 20, 18 of 25, 32 of 50).  Otherwise the declared order
-  stands, so that a choice changes only when the gap is real;
-* a case left undecided although its minimum shows a gap (the machine was noisy while it was
-  measured) is measured once more, the two variants in question only, for the same budget, and
-  decided on all its rounds (benchmarks/bench_tuner_stability.py measures how often repeated
-  tunings agree).
+After FFTW's planner (what it measures is kept, as wisdom, in the tuning cache), cuDNN's
+benchmark mode and ONNX Runtime's TunableOp (the fastest kept per size, here on request or on
+first use: :func:`set_autotune`).  Made for a noisy, shared machine: a warm-up, samples sized to
+the call, interleaved rounds in a shuffled order, the minimum over rounds, and a significance
+test on paired rounds, so that a choice changes only when the gap is real.  The method and its
+thresholds: docs/performance.md, "Measuring (``prism.tuning.tune``, ``prism tune``,
+``prism bench``)"; what it achieves: "The goals of choosing by measurement, measured".
 """
 
 from __future__ import annotations

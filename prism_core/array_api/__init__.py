@@ -2,25 +2,11 @@
 
 Every function here is a Prism op, dispatched like any (``prism explain sin``): on NumPy arrays
 NumPy computes it, on torch tensors (or under ``use_backend("torch")``) torch, on a GPU whatever
-plugin runs the op there; the arrays returned are the backend's own, with no wrapper.
-
-Every function, constant and data type of the standard 2024.12 is here, with the ``linalg`` and
-``fft`` extensions and the inspection API (``__array_namespace_info__()``); ``pow`` is Prism's
-``power``.  The functions the standard added after 2024.12 (``isin``, ``linalg.eigvals``) are
-not.  ``docs/array-api.md`` lists them by family and says where each family is declared.
-
-Each function shows the standard's signature (``inspect.signature(xp.sum)`` is ``(x, /, *,
-axis=None, dtype=None, keepdims=False)``), the one its op's documentation starts with, though
-it passes its arguments on as ``(*args, **kwargs)``.  The standard's own test suite
-(data-apis/array-api-tests) runs on this namespace with ``benchmarks/array_api_tests.py``.
-
-Type promotion: the backend's.  NumPy's (NEP 50: no value-based casting, Python scalars take
-the array operand's dtype) agrees with the standard's promotion table wherever the table
-defines a result; where it does not (mixed kinds such as ``int32`` with ``float32``, or
-``int64`` with ``uint64``), Prism does what NumPy does rather than raise as ``array-api-strict``
-does (``docs/array-api.md``).
-
-Importing this module is cheap: the functions are looked up (and the ops made) when first used.
+plugin runs the op there; the arrays returned are the backend's own, with no wrapper.  Every
+function, constant and data type of the standard 2024.12 is here, with the ``linalg`` and
+``fft`` extensions and ``__array_namespace_info__()``; type promotion is the backend's.
+Importing it is cheap: the ops are made when first used.  docs/array-api.md lists the functions
+by family and says where the standard and NumPy part.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """Namespace backends: a library that already speaks the Python Array API is a Prism backend.
 
 :class:`NamespaceBackend` turns an Array API namespace (``jax.numpy``,
-``array_api_compat.torch``, ``cupy``, ``array_api_strict``, ...) into a backend: it gives a
-variant for every op of the standard the namespace computes, with Prism's semantics where a
-library's differ, and a plugin adds only what is its own (per-op overrides, per-op declines, the
-library's quirks).  docs/writing-a-plugin.md, "Your library already speaks the Array API",
-shows a whole plugin.
-
-What every variant of a namespace backend does besides calling the namespace's function:
-
-* **dtypes**: ``dtype=`` arguments (a Prism dtype, a NumPy dtype, a name) become the library's;
-  an array of a dtype the backend does not hold (:attr:`NamespaceBackend.holds`) is declined by
-  dispatch before anything is converted.
-* **promotion**: operands of different dtypes, and Python scalars of another kind than the
-  array's (``int32_array + 1.5``), are promoted as NumPy promotes them (the reference; the
-  standard leaves mixed kinds to the library) before the library sees them.
-* **caller mistakes**: when the library raises, the reference is asked with the same arguments
-  on the host: where it raises a caller's error (``ValueError``, ``TypeError``, ...) that is the
-  exception raised, with the reference's words, so that a mistake reads the same on every
-  backend and dispatch never takes it for a failure of the backend; where the reference
-  computes the call, the library's error is the backend's failure (a ``RuntimeError``, which
-  automatic mode falls back from).
-* **where it runs**: with several :class:`Target` devices (torch's CPU and CUDA), each op has a
-  variant per target; data stays where it is, and moves to an accelerator only where the caller
-  named one (``prism_core.device(...)``).
+``array_api_compat.torch``, ``cupy``, ``array_api_strict``, ...) into a backend: a variant for
+every op of the standard the namespace computes, with Prism's semantics where a library's
+differ (NumPy's dtypes and promotion, the reference's errors for a caller's mistake, a variant
+per :class:`Target` device), and a plugin adds only what is its own (overrides, declines,
+quirks).  What each variant does, and a whole plugin: docs/writing-a-plugin.md, "Your library
+already speaks the Array API".
 """
 
 from __future__ import annotations

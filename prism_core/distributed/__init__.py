@@ -1,24 +1,11 @@
 """Prism on a Dask cluster: tasks routed to the workers whose devices can run them.
 
-::
-
-    import prism_core as prism
-
-    with prism.distributed.connect(n_workers=2) as pc:          # a LocalCluster here
-        future = pc.run_op("linalg.svd", matrix, requires={"kind": "cpu"})
-        pc.submit(train, data, requires={"vendor": "nvidia", "tensor_cores": ">=4"})
-        print(pc.explain({"vendor": "amd"}))                      # who qualifies, and why not
-
-Every worker describes itself when Prism's worker plugin is set up there
-(:class:`PrismWorkerPlugin`: the devices present, and those it simulates for testing), and
-advertises them as Dask resources (``prism:<device type>``, ``prism:<kind>``) and as a
-description the client reads.  :class:`PrismClient` matches a task's requirement mapping or op
-against those descriptions, submits it to the qualifying workers only, where it runs under
-``prism.device(...)`` of the device that qualified, and raises :class:`NoWorkerError` at once,
-with every worker's reasons, when none does: plain Dask would wait forever.
-
-Dask is an optional extra: ``pip install 'prism-core[distributed]'``.  ``import prism_core``
-never imports it; ``prism_core.distributed`` (or ``prism.distributed``) does.  The guide is
+Every worker advertises its devices (:class:`PrismWorkerPlugin`); :class:`PrismClient` sends a
+task that asks for a capability (``pc.submit(fn, x, requires={"vendor": "nvidia"})``,
+``pc.run_op("linalg.svd", m)``) only to the workers that have it, to run there under that
+device, and raises :class:`NoWorkerError` at once, with every worker's reasons, when none does:
+plain Dask would wait forever.  Dask is an optional extra (``pip install
+'prism-core[distributed]'``); ``import prism_core`` never imports it.  The guide is
 docs/distributed.md.
 """
 

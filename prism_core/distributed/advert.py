@@ -1,16 +1,11 @@
 """What a Dask worker advertises: its devices (present and simulated), its backends, and the
 Dask resources they make.
 
-A worker describes itself once, when Prism's worker plugin is set up there
-(``worker.py``), with the functions every Prism process uses: :func:`present_devices` for the
-devices here, the device library for the simulated ones (``PRISM_SIMULATE_DEVICES`` or the
-plugin's ``simulate=``), the plugin set for the installed backends.  The description travels
-as plain data (:meth:`WorkerDescription.as_dict`, JSON-safe), and carries each device's
-*resolved* description document, so that the client matches requirements against exactly what
-the worker would dispatch against, even where the client's device library differs (a user's
-file on the worker's ``PRISM_HARDWARE_PATH`` only).
-
-Nothing here imports Dask: the worker plugin and the client call these functions.
+A worker describes itself once, when Prism's worker plugin is set up there, with the functions
+every Prism process uses.  The description travels as plain data
+(:meth:`WorkerDescription.as_dict`) and carries each device's resolved description document,
+so that the client matches requirements against what the worker would dispatch against.
+Nothing here imports Dask.  docs/distributed.md, "What a worker advertises".
 """
 
 from __future__ import annotations

@@ -1,34 +1,12 @@
 """The client side: :class:`PrismClient` routes tasks by capability over a Dask ``Client``.
 
-``PrismClient`` wraps a plain ``distributed.Client`` (yours, or one :func:`connect` makes for an
-embedded ``LocalCluster`` or an address) and adds what Dask does not have: tasks that ask for a
-capability (a requirement mapping, an op) go only to workers whose advertised devices have it,
-and a task that no worker can run fails at submission with every worker's reasons instead of
-waiting forever.  Everything else is the Dask client's (``gather``, ``scatter``, ``compute``,
-... are passed through), and its futures are plain Dask futures.
-
-How it knows the cluster.  When it connects, it registers :class:`PrismWorkerPlugin` (every
-worker, present and future, describes itself) and subscribes to the plugin's event topic.  It
-reads the workers' descriptions with one ``client.run`` and keeps that *view*; routes computed
-from it are cached by (op, requirement, data types), so that routing a task costs a dictionary
-lookup.  The view is read again when the cluster announces a change (a worker advertised or
-withdrew, joined or left: the scheduler announces those through :class:`PrismSchedulerPlugin`,
-dead workers included), and before any ``NoWorkerError``: a task fails only against a fresh
-view, after waiting up to ``advert_timeout`` seconds for live workers that have not advertised
-yet.  Where the scheduler cannot announce (Prism is not installed there), the view is also read
-again when older than ``refresh_interval``.  Reading is never done on a timer otherwise: it asks
-every worker (``client.run``), and a busy worker answers only between tasks (a read took 240 ms
-under the benchmark's load, benchmarks/bench_distributed.py).
-
-Placement is Dask's: a routed task asks for the Dask resource that names what its qualifying
-workers can do (``prism:capability:<digest>`` of their devices and backends, which each of them
-holds), so Dask's scheduler balances it among them as usual (StarPU's dmda would also weigh
-predicted times; Prism leaves that choice to Dask's work stealing), and a worker that replaces
-one of them (restarted by its nanny, with the same devices) takes it too.  Where the
-qualifying workers differ in what they can do, or run the task under different devices, the
-task is restricted to their addresses instead (``workers=``, ``allow_other_workers=False``),
-and waits when every one of them has left (docs/distributed.md, "Workers joining and
-leaving").
+``PrismClient`` wraps a plain ``distributed.Client`` (yours, or one :func:`connect` makes): a
+task that asks for a capability goes only to the workers that have it, and one that no worker
+can run fails at submission with every worker's reasons; everything else is the Dask client's.
+It routes from a cached view of the workers' descriptions, read again when the cluster
+announces a change, and leaves placement among the qualifying workers to Dask.
+docs/distributed.md: "Routing", "Workers joining and leaving", "Placement, and what Prism leaves
+to Dask".
 """
 
 from __future__ import annotations

@@ -4,14 +4,9 @@
 
     dask scheduler --preload prism_core.distributed.preload
     dask worker tcp://scheduler:8786 --preload prism_core.distributed.preload
-    PRISM_SIMULATE_DEVICES=nvidia.h100-pcie dask worker tcp://scheduler:8786 \\
-        --preload prism_core.distributed.preload
 
-A worker then advertises its devices from the start, before any client connects, and its
-registration with the scheduler already carries the ``prism:...`` resources; a scheduler
-announces workers joining and leaving (:class:`PrismSchedulerPlugin`).  Without the preload,
-the first :class:`~prism_core.distributed.PrismClient` registers the same plugins; the worker
-plugin reads ``PRISM_SIMULATE_DEVICES`` from the worker's environment either way.
+A worker then advertises its devices before any client connects, and a scheduler announces
+workers joining and leaving.  docs/distributed.md, "A real cluster".
 """
 
 from __future__ import annotations

@@ -1,34 +1,11 @@
 """Routing: which workers of a cluster can run a task, and why each other one cannot.
 
-A task asks for a capability with a *requirement mapping* (the language of variants'
-requirements: ``{"vendor": "nvidia", "tensor_cores": ">=4"}``), with an *op* (some variant of
-it must be able to run there), or both.  :func:`route` matches it against what every worker
-advertised (:class:`~prism_core.distributed.WorkerDescription`) and returns a :class:`Route`:
-the workers that can run it, each with the device the task runs under there, and for every
-other worker the reasons, clause by clause, as dispatch gives them.
-
-This is where Prism differs from plain Dask resources.  A task that asks Dask for a resource
-no worker has waits in the scheduler forever, saying nothing.  A route with no worker is an
-answer: the client raises :class:`NoWorkerError` at submission, listing every worker and why it
-does not qualify.  The matching is done on the client from the advertised descriptions, so
-routing costs no round trip once the view of the cluster is read (``client.py`` caches routes
-until the view changes).
-
-Rules, kept close to dispatch's own (``prism_core/_dispatch/eligibility.py``, ``judge``):
-
-* with a requirement, a worker qualifies when one of its devices meets it; the task runs there
-  under ``prism.device(that device)``, simulated when the device is (execution then takes the
-  op's reference implementation, as a simulated scope always does);
-* with an op and no requirement, a worker qualifies when some variant of the op can run on one
-  of its *present* devices: the variant's backend is installed there, drives the device, and
-  the device meets the variant's requirements (and has a feature for the arguments' data types
-  where the variant asks for ``dtype_support``).  The task then runs in automatic mode, where
-  dispatch on the worker picks among its present devices, as it would anywhere;
-* with both, the device that meets the requirement must also run some variant of the op,
-  unless it is simulated.
-
-The op's variants are the client's: a variant registered only in the workers' processes is not
-seen here (docs/distributed.md says so).
+A task asks for a requirement mapping, an op (some variant of it must be able to run there),
+or both.  :func:`route` matches it, on the client, against what every worker advertised, by
+dispatch's own rules (``_dispatch/eligibility.py``), and returns a :class:`Route`: the workers
+that qualify, each with the device the task runs under there, and every other worker's
+reasons, clause by clause.  A route with no worker is an answer (the client raises
+:class:`NoWorkerError`), not a task left waiting.  docs/distributed.md, "Routing".
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """The scheduler side: announce workers joining and leaving to Prism's clients, and hand a worker
 that advertises late the tasks that waited for what it can do.
 
-A :class:`~prism_core.distributed.PrismClient` routes by a cached view of the workers.  A worker
-that closes announces it from its plugin's teardown, but one that dies (killed, out of memory,
-its machine gone) says nothing; the scheduler notices, and :class:`PrismSchedulerPlugin` tells
-the clients on the ``prism-workers`` event topic, so that they read the cluster again before
-routing another task.
-
-A routed task asks for a ``prism:capability:...`` resource, and waits in Dask's ``no-worker``
-state while no worker holds it (its only worker was killed).  Dask looks for a worker for such
-tasks when a worker registers or resumes, not when a worker's resources change; a worker whose
-Prism plugin comes from the client (no ``--preload``, as in ``connect()``'s ``LocalCluster``)
-gets its resources only after it registered.  So when a worker announces that it advertised,
-the plugin runs Dask's own search for that worker (what Dask runs when a worker registers), and
-the worker a nanny started in place of a killed one takes the task.
-
-The client registers it when it connects; that needs Prism importable on the scheduler too.
-Where it is not, the registration fails, the client says so in its log and relies on the
-workers' own announcements and on reading the cluster every ``refresh_interval`` (2 s); tasks
-then wait for a worker that advertises late (workers started with the preload do not: they
-register with their resources).  A scheduler can also load it itself: ``dask scheduler
---preload prism_core.distributed.preload``.
+A worker that dies says nothing; :class:`PrismSchedulerPlugin` tells the clients on the
+``prism-workers`` topic, so that they read the cluster again.  Dask looks for a worker for a
+waiting task when a worker registers, not when its resources change, so when a worker
+announces that it advertised, the plugin runs Dask's own search for that worker.  The client
+registers it (Prism must be importable on the scheduler), or ``--preload
+prism_core.distributed.preload`` does.  docs/distributed.md, "Workers joining and leaving".
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """What a routed task runs on the worker: the user's function or a Prism op, under the device
 its route chose there.
 
-:class:`PrismCall` wraps the function (or names the op) with the task's :class:`WorkerScope`: one
-for every qualifying worker, or one per worker where they differ (a worker with a real H100
-runs under it, one simulating an H100 under the simulated one).  On the worker it enters
-``prism.device(device_type, simulate=simulated)`` and calls; in automatic mode it calls
-directly, so an unrestricted Prism task costs what a plain Dask task costs plus one call.
-
-The wrapper tokenizes as the function, its placement and whether it reports, so that Dask's
-keys stay deterministic (``pure=True``) and name the user's function (``matmul-<token>``), and
-the scope block is made once per worker thread, not once per task.
-
-With ``report=True`` a task returns a :class:`TaskResult`: the value, and where and how it ran
-(worker, device, simulated or not, the variant that executed), which is how results computed
-on a simulated device are labelled.
+:class:`PrismCall` wraps the function (or names the op) with the task's :class:`WorkerScope`,
+one for every qualifying worker or one per worker where they differ; on the worker it enters
+``prism.device(...)`` of it (in automatic mode it calls directly), and it tokenizes as the
+function and its placement.  With ``report=True`` a task returns a :class:`TaskResult`, which
+is how results computed on a simulated device are labelled.  docs/distributed.md, "Routing"
+and "Simulated devices".
 """
 
 from __future__ import annotations

@@ -1,28 +1,11 @@
 """The worker side: a Dask worker plugin that detects the worker's devices and advertises them.
 
-:class:`PrismWorkerPlugin` runs ``setup(worker)`` on every worker of the cluster, those running
-when it is registered and those that join later (Dask's ``WorkerPlugin`` contract).  There it
-
-1. describes the worker (``advert.describe_worker``): the devices present, found by the same
-   detection as every Prism process, and the devices it is asked to *simulate*;
-2. adds Dask resources for them (``prism:<device type>`` and ``prism:<kind>``, the number of
-   such devices), so that plain Dask code can ask for them too (``resources={"prism:gpu": 1}``),
-   and ``prism:capability:<digest>``, which routed tasks ask for (``advert.CAPABILITY_PREFIX``);
-3. keeps the description, which the client reads with ``client.run(worker_description)``, and
-   announces it on the Dask event topic ``prism-workers``, so that clients read the cluster
-   again instead of routing by what they knew.
-
-Detection runs in a thread, off the worker's event loop (loading the device library and
-discovering plugins takes a few hundred milliseconds on a cold worker).
-
-A worker simulates devices for testing and planning: routing to them, and a task's scope there,
-behave as with the real device; execution takes the reference implementation on the worker's
-CPU, and results say so (``report=True``).  Which devices: the plugin's ``simulate=`` argument
-where given (for every worker, or per worker name), else ``PRISM_SIMULATE_DEVICES`` in the
-worker's environment.
-
-Workers can also load the plugin themselves at start, before any client connects, with
-``dask worker ADDRESS --preload prism_core.distributed.preload``.
+:class:`PrismWorkerPlugin` runs ``setup(worker)`` on every worker, present and future: it
+describes the worker (``advert.describe_worker``: its devices, and those it simulates), adds
+the Dask resources they make (``prism:<device type>``, ``prism:<kind>``,
+``prism:capability:<digest>``), keeps the description for ``client.run(worker_description)``
+and announces it on the event topic ``prism-workers``.  Detection runs in a thread, off the
+worker's event loop.  docs/distributed.md: "What a worker advertises", "Simulated devices".
 """
 
 from __future__ import annotations

@@ -1,23 +1,11 @@
 """``prism lint``: check Python code against Prism's backend-purity guidelines.
 
-Code meant to run on any backend stays inside Prism's ops: no direct NumPy or torch calls, no
-conversions out of the backend, no Python operators on Prism arrays, no framework dtypes,
-devices, random generators or type checks.  The lint reads code with :mod:`ast` (it never
-imports or runs it) and reports each breach as ``FILE:LINE:COL: CODE message``; the codes, with
-a bad and a good pattern each, are in :mod:`prism_core.lint.codes` and ``docs/lint.md``::
-
-    from prism_core.lint import lint_paths, lint_source
-
-    for finding in lint_source("import numpy as np\\n"):
-        print(finding)          # <string>:1:8: PRISM001 `import numpy` ties this code to ...
-    report = lint_paths(["src/"])   # [tool.prism.lint] of the nearest pyproject.toml
-
-The modules: :mod:`~prism_core.lint.codes` (the codes as data), :mod:`~prism_core.lint.checker`
-(scopes, bindings, the inference of which values are Prism arrays, the rules),
-:mod:`~prism_core.lint.config` (``[tool.prism.lint]``), :mod:`~prism_core.lint.runner` (files,
-``# noqa``, reports), :mod:`~prism_core.lint.fix` (``--fix``) and :mod:`~prism_core.lint.cli`.
-Names are loaded on first use: ``prism`` builds its parser from the command line module
-without loading the checker.
+Code meant to run on any backend stays inside Prism's ops.  The lint reads code with :mod:`ast`
+(it never imports or runs it) and reports each breach as ``FILE:LINE:COL: CODE message``;
+:func:`lint_source` and :func:`lint_paths` do it from Python, :func:`fix_source` makes the
+mechanical rewrites.  The modules: ``codes`` (the codes as data), ``checker``, ``config``
+(``[tool.prism.lint]``), ``runner`` (files, ``# noqa``), ``fix`` and ``cli``; names load on
+first use.  The codes, each with a bad and a good pattern, and the rest: docs/lint.md.
 """
 
 from __future__ import annotations

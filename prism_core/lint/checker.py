@@ -1,42 +1,11 @@
 """The checker: one module's syntax tree in, the guideline breaches in it out.
 
-It reads code, never runs it.  Two passes over the tree:
-
-1. **Scopes and bindings.**  Every scope (the module, each function, lambda, class and
-   comprehension) records what each name in it is bound to: an import (``import numpy as np``
-   binds ``np`` to ``numpy``), the value of an assignment, an element of an unpacked value, an
-   augmented assignment, a parameter and its annotation, or something the checker does not
-   follow (a loop variable, ``with ... as``, ``except ... as``, a ``def``).  ``global`` and
-   ``nonlocal`` make the name opaque in the scope they reach.  The pass also keeps the nodes
-   the rules look at, each with its scope.
-2. **The rules**, on those nodes: a name or attribute chain is resolved through the imports to a
-   dotted name (``np.linalg.svd`` -> ``numpy.linalg.svd``), which says whether it is a Prism op,
-   a framework function, dtype, random generator or type.
-
-**Which values are Prism arrays** (the inference PRISM003's builtins and PRISM004 rely on) is
-deliberately conservative, because a false report is worse than a miss, and ``--fix`` must never
-turn correct code into different code:
-
-* the result of a call of a Prism op that returns an array (``prism.matmul(a, b)``,
-  ``pr.linalg.inv(m)``, ``from prism_core import exp; exp(x)``); ``to_numpy`` leaves Prism, and
-  the ops returning tuples (``linalg.svd``, ``linalg.eig``, ``linalg.eigh``, ``linalg.qr``,
-  ``triu_indices``) give arrays only when unpacked (``u, s, vh = prism.linalg.svd(m)``);
-* a name of a function (or of module-level code) every binding of which, in that scope, is such
-  a value: one assignment of anything else (``x = x.tolist()``, a loop variable) and the name is
-  not an array anywhere in the scope.  The bindings are solved together, as the greatest set of
-  names consistent with all their bindings among those grounded in a Prism op, so that
-  ``x = prism.ones(3)`` then ``x = x * 2`` keeps ``x`` an array, while ``__doc__ += text`` (the
-  first binding implicit) makes nothing one;
-* a name of an enclosing function (a closure), but not a module-level name read inside a
-  function: anything can rebind a global before the function runs;
-* a parameter annotated with an array type: NumPy's ``ndarray`` and ``NDArray[...]``, torch's
-  ``Tensor``, CuPy's ``ndarray``, ``jax.Array``, MLX's ``array``, or a name listed in
-  ``array-types``; ``X | None`` and ``Optional[X]`` count.  Other parameters are not assumed to
-  be arrays: ``def f(x): return x * 2`` may well be given a float or a list;
-* an arithmetic expression with such an operand (``x * 2``), ``-x``, and ``a if c else b`` of
-  two arrays.
-
-Subscripts, attributes and method results (``x[0]``, ``x.T``, ``x.sum()``) are not inferred.
+It reads code, never runs it, in two passes: the scopes and what each name in them is bound
+to, then the rules on the nodes they look at, each name resolved through the imports to a
+dotted name.  Which values are Prism arrays (what PRISM003's builtins and PRISM004 rely on) is
+inferred conservatively: a false report is worse than a miss, and ``--fix`` must never turn
+correct code into different code.  The passes and the inference, case by case: docs/lint.md,
+"Which values are Prism arrays".
 """
 
 from __future__ import annotations

@@ -1,26 +1,11 @@
 """The lint's configuration: ``[tool.prism.lint]`` in the nearest ``pyproject.toml``.
 
-::
-
-    [tool.prism.lint]
-    select = ["PRISM"]                       # codes or code prefixes in force (default: all)
-    ignore = ["PRISM006"]                    # codes or prefixes switched off
-    allowed-modules = ["numpy.typing"]       # framework modules the code may import and use
-    array-types = ["mypkg.types.Array"]      # annotations that make a parameter a Prism array
-    exclude = ["build", "tests/data/*"]      # paths skipped when walking directories
-    [tool.prism.lint.per-file-ignores]
-    "io/*.py" = ["PRISM001", "PRISM002"]     # NumPy is the point of the IO code
-
-The file is the first ``pyproject.toml`` with a ``[tool.prism.lint]`` table found from the
-linted paths' common directory upwards (``--config FILE`` names one instead); the patterns of
-``exclude`` and ``per-file-ignores`` are relative to its directory.  Unknown keys, unknown codes
-and values of the wrong type are errors that name the file, the key, what was given and what is
-accepted, as everywhere in Prism: a misspelt ``ignore`` would otherwise silently lint
-everything.
-
-``pyproject.toml`` is read with :mod:`tomllib` (Python 3.11+) or, on Python 3.10, the ``tomli``
-package it was made from; without either, a file that configures the lint is an error that says
-to install ``tomli``.  A ``pyproject.toml`` that does not mention ``prism`` is not parsed at all.
+The keys are ``select``, ``ignore``, ``allowed-modules``, ``array-types``, ``exclude`` and the
+table ``per-file-ignores``.  The file is the first ``pyproject.toml`` with the table, found from
+the linted paths' common directory upwards (``--config FILE`` names one).  Unknown keys,
+unknown codes and values of the wrong type are errors naming the file, the key, what was given
+and what is accepted.  TOML is read with :mod:`tomllib`, or ``tomli`` on Python 3.10.  Each key,
+with an example: docs/lint.md, "Configuration".
 """
 
 from __future__ import annotations

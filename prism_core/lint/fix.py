@@ -1,30 +1,11 @@
 """``prism lint --fix``: the mechanical rewrites, made in the text, not by regenerating it.
 
-Two rewrites are mechanical, that is, give the same values for every input the code could get:
-
-* PRISM004, a Python operator on a Prism array: ``a - b`` becomes ``prism.subtract(a, b)`` (and
-  ``+ * / ** @`` become ``add``, ``multiply``, ``divide``, ``power``, ``matmul``).  The inference
-  behind the finding only calls an operand an array where it is one (see
-  :mod:`prism_core.lint.checker`), and on an array the operator *is* the op: NumPy's ``a - b``
-  is ``np.subtract(a, b)``, torch's ``torch.subtract``.  Nested operators are rewritten inside
-  out in one pass (``a * 2 + 1`` -> ``prism.add(prism.multiply(a, 2), 1)``).
-  Not rewritten: augmented assignments (``x += 1`` updates the array in place, and another
-  reference may see that), operators inside f-strings (Python 3.11 gives their positions only
-  approximately), and operators with a comment between the operands (it would be lost).
-* PRISM005, a framework dtype given as ``dtype=`` to a Prism op:
-  ``prism.zeros(3, dtype=np.float32)`` -> ``prism.zeros(3, dtype=prism.float32)`` (a Prism dtype
-  is accepted wherever the NumPy one was, and by every other backend too).
-
-Each rewrite replaces the span of one node, located by the positions :mod:`ast` gives
-(``lineno``, ``col_offset``, ``end_lineno``, ``end_col_offset``); everything outside the spans,
-comments, blank lines and layout included, stays byte for byte, and an operand keeps its own
-text (its parentheses, line breaks and comments) inside the call.  The module name is the one
-the file already imports Prism under (``import prism_core as pr`` -> ``pr.subtract``);
-otherwise ``import prism_core as prism`` is added after the imports at the top of the module
-(after the docstring and ``from __future__`` imports), under ``prism_core`` if the module uses
-the name ``prism`` for something else.  The result is parsed again before it is written, and
-written atomically (a temporary file replaced into place), so a file is never left half
-written.  Fixing a fixed file changes nothing.
+Two rewrites give the same values for every input the code could get: PRISM004, an operator on
+a Prism array made its op (``a - b`` -> ``prism.subtract(a, b)``), and PRISM005, a framework
+dtype given as ``dtype=`` to a Prism op made Prism's.  Each replaces the span of one node (the
+positions :mod:`ast` gives), so everything else stays byte for byte; the result is parsed again
+and written atomically, and fixing a fixed file changes nothing.  What is rewritten, what is
+only reported, and why: docs/lint.md, "``--fix``".
 """
 
 from __future__ import annotations

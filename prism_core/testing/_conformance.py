@@ -1,34 +1,12 @@
 """The checks of the conformance suite (see the package docstring).
 
-Every check has a name that reads as a test id: ``BACKEND-CHECK`` for the backend contract
-(``numpy-roundtrip-float32``, ``numpy-to_numpy-writable``), and for a variant
-``VARIANT-values-DTYPE-SHAPE``, ``VARIANT-dtype-DTYPE``, ``VARIANT-type-DTYPE`` and
-``VARIANT-kwarg-NAME`` (``numpy.fft.fft-dtype-complex64``), then those of ``_promises``
-(``VARIANT-errors-MISTAKE``, ``VARIANT-singular-DTYPE``, ``VARIANT-scalars-DTYPE``,
-``VARIANT-promotion-DTYPE1-DTYPE2``, ``VARIANT-can_run``).  :func:`conformance_checks` plans
-them without running anything (the pytest plugin makes one test of each); :func:`check_backend`
-runs them.
-
-For each variant and each dtype the op is defined in that the backend holds
-(``Backend.dtypes()``; the others' checks are skipped with that reason, and nothing of theirs
-is converted), the suite calls the variant on inputs of
-several shapes and layouts (:data:`SHAPES`: a standard size large enough for the usual size
-thresholds of ``can_run``, empty, size one, odd sizes, non-contiguous, Fortran order) and compares
-with the op's NumPy reference:
-
-* ``values``: the results (to the dtype's tolerance; decompositions by what is unique: ``Q @ R``,
-  the orthonormal columns of ``Q`` and the triangle of ``R`` for ``linalg.qr``);
-* ``dtype``: the result's dtype is the reference's, on every shape;
-* ``type``: an array of the backend (``Backend.is_native``, with ``shape`` and ``dtype``), or the
-  named tuple the reference returns (``(U, S, Vh)``), on every shape;
-* ``kwarg``: every keyword argument the op documents, with values, dtypes and types compared.
-
-A variant *claims* an input when its ``can_run`` accepts it (given as the caller would give it,
-first, before anything is converted, as dispatch asks it; or as the backend's own arrays);
-inputs it does not claim are skipped with its reason.  The
-variant is called with the backend's own arrays: each array argument, and each array of an
-argument that is a sequence of arrays (``stack``'s and ``concat``'s first), through
-``Backend.asarray``.
+Each check's name reads as a test id: ``BACKEND-CHECK`` for the backend contract, and for a
+variant ``VARIANT-values-DTYPE-SHAPE``, ``-dtype-DTYPE``, ``-type-DTYPE`` and ``-kwarg-NAME``
+(``numpy.fft.fft-dtype-complex64``), then those of ``_promises``.  :func:`conformance_checks`
+plans them without running anything (the pytest plugin makes one test of each);
+:func:`check_backend` runs them, on the inputs of :data:`SHAPES` in every dtype the op is
+defined in that the backend holds, against the op's NumPy reference.  What each check
+compares: docs/writing-a-plugin.md, "Testing your plugin".
 """
 
 from __future__ import annotations

@@ -1,30 +1,12 @@
 """The checks of what the plugin guide promises of a variant beyond its values on good inputs
-(docs/writing-a-plugin.md, "Computing an op the reference computes"): each compares the
-variant, called with the backend's own arrays, with the op's NumPy reference.
+(docs/writing-a-plugin.md, "Computing an op the reference computes").
 
-* ``VARIANT-errors-MISTAKE``: a caller's mistake (:func:`mistake_cases`: operands of shapes that
-  do not match, an axis out of range, a vector where a matrix is due, a matrix that is not
-  square, a word an option does not know) raises the reference's exception (its class, or a
-  subclass of it) with the same words, whitespace aside.  A call the reference takes is no
-  mistake: the check is skipped.
-* ``VARIANT-singular-DTYPE``: the linalg ops on a singular (or, for ``cholesky``, a not positive
-  definite) matrix (:func:`singular_case`) do what the reference does: raise ``LinAlgError`` in
-  its words, or return its values.
-* ``VARIANT-scalars-DTYPE``: a binary elementwise op with a Python scalar for either operand
-  (:func:`scalar_cases`: an int, a float or a complex where the standard allows it, a bool with
-  booleans) gives the reference's values and dtype: a Python scalar is weak (NEP 50).
-* ``VARIANT-promotion-DTYPE1-DTYPE2``: operands of two dtypes (:data:`PAIRS`) give the
-  reference's values and result dtype (:func:`promotion_case`).
-* ``VARIANT-can_run``: ``can_run`` answers the caller's arrays and their
-  :class:`prism_core.ArraySpec` alike, without raising and without converting anything through
-  the backend (``prism explain`` asks it with specs, and dispatch asks it before any move).
-
-And of the backend, where it declares the dtypes it holds: ``BACKEND-dtypes-declined``
-(:func:`declined_problem`), dispatch declines its variants for arrays of another dtype, with
-the dtype in the reason, and the call converts nothing through it.
-
-The suite (``_conformance``) plans these checks with the others of each variant; this module
-judges as the suite does (``_judging``), on the suite's standard inputs (``_standard``).
+Each calls the variant with the backend's own arrays and compares with the op's NumPy
+reference, judged as the suite judges (``_judging``): ``VARIANT-errors-MISTAKE`` (a caller's
+mistake raises the reference's exception in its words), ``VARIANT-singular-DTYPE``,
+``VARIANT-scalars-DTYPE``, ``VARIANT-promotion-DTYPE1-DTYPE2``, ``VARIANT-can_run``, and of the
+backend ``BACKEND-dtypes-declined``.  The suite (``_conformance``) plans them with each
+variant's others.  What each compares: docs/writing-a-plugin.md, "Testing your plugin".
 """
 
 from __future__ import annotations
