@@ -21,6 +21,8 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
 * the result tuples of the ``unique_*`` functions, with the standard's (and NumPy 2's) field
   names (:class:`UniqueAllResult`, :class:`UniqueCountsResult`, :class:`UniqueInverseResult`);
 * :func:`dtype_name`, Prism's name for any framework's dtype;
+* words for messages: :func:`did_you_mean` (the close matches of a mistyped name) and
+  :func:`display_path` (a path as a user should see it);
 * :func:`requested_device`, what a creation function's ``device=`` asks of a backend, and
   :func:`host_only`, the check of the backends that create in host memory only;
 * :class:`Examples`, the example arguments of an op a plugin declares
@@ -49,6 +51,7 @@ from prism_core._contract.results import (
 )
 from prism_core._description.dtypes import dtype_name
 from prism_core._dispatch.examples import Examples
+from prism_core._errors import did_you_mean, display_path
 from prism_core.backend_kit._common import (
     HostLibraryBackend,
     array_arguments,
@@ -80,6 +83,8 @@ __all__ = [
     "array_arguments",
     "balanced_chunks",
     "broadcast_shapes",
+    "did_you_mean",
+    "display_path",
     "dtype_name",
     "first_line",
     "host_only",

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import prism_core
+from prism_core.backend_kit import did_you_mean
 from prism_genomics._align import _batch, _codes, _targets, _with_rows, named_sequences
-from prism_genomics._messages import did_you_mean
 from prism_genomics.ops import sw_align
 from prism_genomics.result import AlignmentResult, Hit
 from prism_genomics.scoring import Scoring, get_scoring

@@ -131,8 +131,8 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
     from prism_core import PrismError, use_backend
+    from prism_core.backend_kit import display_path
     from prism_genomics._align import search
-    from prism_genomics._messages import display_path
     from prism_genomics.io import read_sequences
     from prism_genomics.scoring import SequenceError
 

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from prism_core import PrismError
-from prism_genomics._messages import display_path
+from prism_core.backend_kit import display_path
 
 __all__ = [
     "FASTA_SUFFIXES",

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from prism_core import PrismError
-from prism_genomics._messages import did_you_mean
+from prism_core.backend_kit import did_you_mean
 
 if TYPE_CHECKING:
     import numpy as np
