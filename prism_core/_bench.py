@@ -83,8 +83,6 @@ def groups(declared: dict[str, Examples]) -> dict[str, tuple[str, ...]]:
 class BenchError(PrismError, ValueError):
     """``prism bench`` was asked for something it cannot do; the message says what it can."""
 
-    __module__ = "prism_core"
-
 
 @dataclass(frozen=True)
 class BenchRow:

@@ -107,8 +107,6 @@ class Clause:
     value: Any
     raw: Any = None
 
-    __module__ = "prism_core"
-
     def describe(self) -> str:
         return f"{self.key}: {self.raw!r}"
 

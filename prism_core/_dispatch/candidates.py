@@ -36,8 +36,6 @@ class Runner:
     #: at a shape then includes a compilation, which tuning reports apart.
     compiles: bool = False
 
-    __module__ = "prism_core"
-
 
 @dataclass(frozen=True)
 class Candidates:

@@ -376,8 +376,6 @@ class Fingerprint:
     components: Mapping[str, str] = field(hash=False)
     digest: str
 
-    __module__ = "prism_core"
-
     def __post_init__(self) -> None:
         if not isinstance(self.components, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.components.items()
