@@ -45,8 +45,6 @@ def _dump_json(data: Any, out: TextIO) -> None:
     out.write("\n")
 
 
-
-
 def _num(x: float | None) -> str:
     if x is None:
         return "-"

@@ -124,7 +124,6 @@ def _names(variable: str) -> tuple[str, ...]:
 class PluginSettings:
     """The plugin switches in effect (from the environment unless given explicitly)."""
 
-
     strict: bool = False
     autoload: bool = True
     allow: tuple[str, ...] = ()

@@ -38,7 +38,6 @@ class Problem:
     json_path: str = "$"
     message: str = field(default="", compare=True)
 
-
     def __str__(self) -> str:
         where = self.file or "<input>"
         if self.line:
@@ -73,7 +72,6 @@ class PrismWarning(UserWarning):
 class DeviceFileError(PrismError, ValueError):
     """One or more device files are invalid.  ``problems`` lists every problem, sorted."""
 
-
     def __init__(self, problems: Iterable[Problem]) -> None:
         self.problems: tuple[Problem, ...] = tuple(sorted(problems))
         n = len(self.problems)
@@ -84,7 +82,6 @@ class DeviceFileError(PrismError, ValueError):
 @home("prism_core.hardware")
 class UnknownDeviceError(PrismError, LookupError):
     """A device type was asked for that no loaded description defines."""
-
 
     def __init__(self, device_type: str, known: Sequence[str]) -> None:
         self.device_type = device_type
@@ -102,7 +99,6 @@ class UnknownDeviceError(PrismError, LookupError):
 @home("prism_core.hardware")
 class RequirementError(PrismError, ValueError):
     """A requirement mapping is malformed (not merely unmet)."""
-
 
 
 def debug(message: str, *args: object) -> None:

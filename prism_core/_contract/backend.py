@@ -31,7 +31,6 @@ class Availability:
     reason: str = ""
     version: str | None = None
 
-
     def __bool__(self) -> bool:
         return self.available
 
@@ -58,7 +57,6 @@ class DetectedDevice:
     driver: str | None = None
 
 
-
 @home("prism_core.extending")
 @dataclass(frozen=True)
 class Detection:
@@ -66,7 +64,6 @@ class Detection:
 
     devices: Sequence[DetectedDevice] = ()
     reason: str = ""
-
 
 
 @home("prism_core.extending")
@@ -78,7 +75,6 @@ class Backend(abc.ABC):
     among eligible backends), ``description``, and ``drives``, a requirement mapping that the
     devices this backend runs on meet (``{"kind": "cpu"}``, ``{"vendor": "nvidia"}``).
     """
-
 
     name: str = ""
     #: Other names users may give the backend (``"pytorch"`` for ``"torch"``).

@@ -174,7 +174,6 @@ class Variant:
 class VariantImportError(PrismError, ImportError):
     """A variant given as ``"module:attribute"`` whose implementation cannot be imported."""
 
-
     def __init__(self, message: str, variant: Variant) -> None:
         super().__init__(message)
         self.variant = variant

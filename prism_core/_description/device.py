@@ -30,7 +30,6 @@ class MemoryLevel:
     technology: str | None = None
 
 
-
 @home("prism_core.hardware")
 @dataclass(frozen=True)
 class Feature:
@@ -40,7 +39,6 @@ class Feature:
     version: int | str
     operations: Mapping[str, frozenset[str]] = field(default_factory=dict)
     description: str = ""
-
 
     def supports(self, op: str, dtype: str) -> bool:
         return dtype in self.operations.get(op, frozenset())
@@ -66,7 +64,6 @@ class Partition:
     description: str = ""
 
 
-
 @home("prism_core.hardware")
 @dataclass(frozen=True, eq=False)
 class DeviceDescription:
@@ -86,7 +83,6 @@ class DeviceDescription:
     lineage: tuple[str, ...] = ()
     provenance: Mapping[str, str] = field(default_factory=dict, repr=False)
     overrides: tuple[Path, ...] = ()
-
 
     # -- identity -------------------------------------------------------------------------
     @property

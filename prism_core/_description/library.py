@@ -81,7 +81,6 @@ SUFFIXES = (".yaml", ".yml")
 class SearchEntry:
     """One entry of the search path: a directory (searched recursively) or a single file."""
 
-
     path: Path
     origin: str  # "builtin", "plugin:<name>", "user", "command line"
     #: An explicit list of files, for an entry made of files named on a command line.
@@ -441,7 +440,6 @@ class DeviceLibrary:
     :attr:`problems`; everything else loads.  Use :meth:`raise_for_problems` for strictness.
     """
 
-
     def __init__(
         self,
         entries: Sequence[SearchEntry] | None = None,
@@ -520,7 +518,6 @@ class DeviceLibrary:
                 debug("%s overrides %s for %s", path, previous.path, dtype)
                 self._overridden.setdefault(dtype, []).append(previous.path)
             self.files[dtype] = dev
-
 
     def _resolve_all(self) -> None:
         failed: set[str] = set()
@@ -850,7 +847,6 @@ def get_device(device_type: str) -> DeviceDescription:
 @dataclass
 class FileReport:
     """What validation found for one file."""
-
 
     path: Path
     device_type: str | None = None

@@ -120,7 +120,6 @@ class RequirementMatch:
     reasons: tuple[str, ...] = ()
     met: tuple[str, ...] = ()
 
-
     def __bool__(self) -> bool:
         return self.ok
 

@@ -40,7 +40,6 @@ class Basis:
     note: str = ""
     times: tuple[tuple[str, float], ...] = ()
 
-
     def as_dict(self) -> dict[str, Any]:
         return {"decided_by": self.decided_by, "note": self.note, "times": dict(self.times)}
 

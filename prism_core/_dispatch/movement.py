@@ -72,7 +72,6 @@ class MoveRecord:
     how: str
     seconds: float | None = None
 
-
     @property
     def what(self) -> str:
         """``"numpy.ndarray float64[512x512]"``."""

@@ -37,7 +37,6 @@ class BackendInfo:
     capabilities: dict[str, Any]
     backend: Backend = field(repr=False, compare=False)
 
-
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -116,7 +116,6 @@ class CpuInfo:
     note: str = ""
     source: str = "archspec"
 
-
     def has(self, *flags: str) -> bool:
         """Whether the host reports every one of ``flags``."""
         return all(f in self.features for f in flags)
@@ -421,7 +420,6 @@ class CpuMatch:
     candidates: tuple[str, ...] = ()
     fallback: bool = False
 
-
     @property
     def device_type(self) -> str | None:
         return None if self.description is None else self.description.device_type
@@ -571,7 +569,6 @@ class DeviceInstance:
     package: str | None = None
     partition: int | None = None
     driver: str | None = None
-
 
     @property
     def device_type(self) -> str:
@@ -791,7 +788,6 @@ class PresentDevices:
     notes: Mapping[str, str]
 
 
-
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     """Every device present on this host, each an instance of its description.
 
@@ -938,7 +934,6 @@ class HostReport:
     memory_bytes: int | None = None
     system: str = ""
     python: str = ""
-
 
     @property
     def description(self) -> DeviceDescription | None:

@@ -99,7 +99,6 @@ class ModelError(PrismError, LookupError):
     """The model lacks what it needs for a prediction: the op declares no work, or the device
     has no figure for the data type (or no memory bandwidth) and none can be derived."""
 
-
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0])
 
@@ -133,7 +132,6 @@ class Figures:
     compute_units: int | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
-
 
     @property
     def is_cpu(self) -> bool:
@@ -195,7 +193,6 @@ class Prediction:
     overhead_s: float = 0.0
     peak_dtype: str | None = None
     figures: Figures | None = field(default=None, repr=False, compare=False)
-
 
     @property
     def device_s(self) -> float:
@@ -271,7 +268,6 @@ class PerformanceRow:
     source: str = "modelled"
     prediction: Prediction | None = field(default=None, repr=False, compare=False)
 
-
     @property
     def label(self) -> str:
         """``"nvidia.h100-sxm x1"``: how messages name the row."""
@@ -333,7 +329,6 @@ class PerformanceTable(Sequence[PerformanceRow]):
     A sequence of :class:`PerformanceRow`; ``excluded`` lists the devices the model could not
     predict, each with the reason.  ``str()`` is an aligned text table.
     """
-
 
     def __init__(
         self,
@@ -433,7 +428,6 @@ class WorkloadPattern:
     memory_access_pattern: str = "sequential"
     branch_divergence: str = "low"
     dtype: str = "fp32"
-
 
     def work(self, data_size: float) -> Work:
         return Work(self.compute_intensity * data_size, data_size)
@@ -602,7 +596,6 @@ class PerformanceModel:
     figures are derived from the host itself (its CPU count and ``/proc/cpuinfo``'s clock);
     detected on first use by default, ``None`` for no host (deterministic predictions).
     """
-
 
     def __init__(
         self,

@@ -66,11 +66,9 @@ class PluginWarning(PrismWarning):
     """A plugin failed to load and was skipped, or loaded with problems (warned once)."""
 
 
-
 @home("prism_core.extending")
 class PluginError(PrismError, RuntimeError):
     """A plugin failed where failure is not allowed (strict mode, or asked for by name)."""
-
 
     def __init__(self, message: str, record: PluginRecord | None = None) -> None:
         super().__init__(message)
@@ -98,7 +96,6 @@ class PluginRecord:
     #: What is wrong with a loaded plugin without failing it: variants whose import string
     #: names no module, variants for a backend nobody provides, invalid device files.
     problems: list[str] = field(default_factory=list)
-
 
     @property
     def label(self) -> str:
@@ -201,7 +198,6 @@ def _describe_exception(exc: BaseException) -> str:
 @home("prism_core.extending")
 class PluginSet:
     """The plugins of this process: loaded ones, their contributions, and the failures."""
-
 
     def __init__(self, settings: PluginSettings | None = None) -> None:
         import pluggy

@@ -68,7 +68,6 @@ class TuningCacheWarning(PrismWarning):
     process and problem; the computation goes on."""
 
 
-
 def bucket_of(*sizes: int) -> int:
     """The size bucket of a call whose array arguments have ``sizes`` elements.
 
@@ -158,7 +157,6 @@ class TuningEntry:
     shapes: tuple[tuple[int, ...], ...]
     repeats: int
     measured_at: float
-
 
     def __post_init__(self) -> None:
         _text(self.op, "op")
@@ -602,7 +600,6 @@ class TuningStore:
     share between threads and processes.  ``PRISM_NO_CACHE=1`` (when the store is made) keeps
     every record in memory and touches no file.
     """
-
 
     def __init__(
         self,

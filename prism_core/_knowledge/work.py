@@ -57,7 +57,6 @@ class Work:
     bytes: float
     io_bytes: float | None = None
 
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", _number(self.flops, "flops"))
         object.__setattr__(self, "bytes", _number(self.bytes, "bytes"))

@@ -159,7 +159,6 @@ class Pipeline:
     shows.
     """
 
-
     def __init__(self, fn: Callable[..., Any], name: str | None = None) -> None:
         if not callable(fn):
             raise TypeError(f"pipeline(): decorates a function; got {_describe(fn)}")

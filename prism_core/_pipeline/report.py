@@ -43,7 +43,6 @@ class PipelineError(PrismError, RuntimeError):
     found before anything ran (that one is a :class:`~prism_core.DeviceNotPresentError`)."""
 
 
-
 def bytes_text(n: int | None) -> str:
     """``2097152`` -> ``"2.1 MB"`` (decimal units, as the device files give bandwidths)."""
     if n is None:
@@ -52,8 +51,6 @@ def bytes_text(n: int | None) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} B"
-
-
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -82,7 +79,6 @@ class StageFallback:
     instead: str | None
     #: How many calls it happened to (a stage in a loop, an op called many times).
     count: int = 1
-
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -132,7 +128,6 @@ class StageReport:
     fallbacks: tuple[StageFallback, ...] = ()
     splits: tuple[Any, ...] = ()
     error: str | None = None
-
 
     @property
     def bytes_in(self) -> int:
@@ -212,7 +207,6 @@ class PipelineReport:
     fallbacks: tuple[StageFallback, ...] = ()
     checked: tuple[str, ...] = ()
     error: str | None = None
-
 
     def stage(self, name: str) -> StageReport:
         """The report of the stage called ``name``."""
@@ -316,7 +310,6 @@ class PlannedCall:
     result_by: str
     notes: tuple[str, ...] = ()
 
-
     @property
     def runs_on(self) -> str:
         """``"numpy.matmul on numpy for generic.x86-64-v4"`` or why nothing can run it."""
@@ -371,7 +364,6 @@ class PlannedStage:
     skipped: tuple[str, ...] = ()
     calls: tuple[PlannedCall, ...] = ()
 
-
     @property
     def seconds(self) -> float:
         """The predicted time of the calls whose time is known (see :attr:`unpredicted`)."""
@@ -424,7 +416,6 @@ class PipelinePlan:
     stopped: str | None = None
     not_reached: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
-
 
     @property
     def seconds(self) -> float:

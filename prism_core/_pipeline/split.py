@@ -67,7 +67,6 @@ class SplitError(PrismError, RuntimeError):
     part that outlived ``timeout``, whose result is discarded.
     """
 
-
     def __init__(self, message: str, part: PartRecord | None = None) -> None:
         super().__init__(message)
         self.part = part
@@ -103,7 +102,6 @@ class SplitRule:
     along_default: int | None = -1
     combine: str | None = None
     core: int = 2
-
 
     def __post_init__(self) -> None:
         if not isinstance(self.op, str) or not self.op:
@@ -508,7 +506,6 @@ class SplitTarget:
     on_host: bool
     description: DeviceDescription | None = field(default=None, compare=False, repr=False)
 
-
     def changes(self) -> dict[str, Any]:
         """The scope fields this target sets (on top of the caller's, without its split)."""
         return {
@@ -800,7 +797,6 @@ class PartRecord:
     threads: int | None = None
     variant: str | None = None
 
-
     @property
     def size(self) -> int:
         return self.stop - self.start
@@ -865,7 +861,6 @@ class SplitRecord:
     total_s: float
     note: str = ""
 
-
     @property
     def split(self) -> bool:
         """Whether more than one part ran."""
@@ -896,8 +891,6 @@ class SplitRecord:
             lines.append(f"  note: {self.note}")
         lines.extend(f"  {p.describe()}" for p in self.parts)
         return "\n".join(lines)
-
-
 
 
 #: The record lists of the :func:`recording` blocks in force in this context, outermost first.
@@ -1681,7 +1674,6 @@ class SplitSpec:
     timeout: float | None = None
     #: The ops were named (a call that cannot be split is an error), or not (it runs whole).
     strict: bool = False
-
 
     def covers(self, op: Op) -> bool:
         """Whether this spec applies to ``op``: named, or (no ops named) splittable."""

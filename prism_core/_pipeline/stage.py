@@ -341,7 +341,6 @@ class StageRun:
     the stage put in force.
     """
 
-
     def __init__(self, stage: Stage, placement: Placement) -> None:
         self.stage = stage
         self.name = stage.name
@@ -514,7 +513,6 @@ class Stage:
     A context manager (``with``, each entry a :class:`StageRun`), and a decorator: a function
     decorated with it runs in the stage at every call.
     """
-
 
     def __init__(
         self,

@@ -60,7 +60,6 @@ class Assignment:
     split_ratio: tuple[float, ...] | str | None = None
     axis: int = 0
 
-
     def describe(self) -> str:
         names = ", ".join(t.label for t in self.targets)
         what = f"{self.kind} {self.operation!r}"
@@ -100,7 +99,6 @@ def _op_name(operation: str) -> str | None:
 class ExecutionStrategy:
     """Where the stages and ops of a run go: :meth:`assign` them, then run with
     :class:`Executor`.  See the module docstring (and docs/split.md) for the rules."""
-
 
     def __init__(self) -> None:
         self._assignments: dict[str, Assignment] = {}
@@ -233,7 +231,6 @@ class Executor:
     :param share_threads: split parts running on the host at once share its cores.
     :param timeout: seconds to wait for the parts of each split (``None``: no limit).
     """
-
 
     def __init__(
         self,

@@ -53,7 +53,6 @@ class DeviceChoice:
     rows: tuple[PerformanceRow, ...]
     excluded: tuple[tuple[str, str], ...] = ()
 
-
     @property
     def device_type(self) -> str:
         return self.chosen.device_type

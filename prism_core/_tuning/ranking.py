@@ -326,7 +326,6 @@ class _Timed:
         self.energy_j = None
 
 
-
 def _policy_type() -> type[ExecutionPolicy]:
     from prism_core._knowledge.execution_policy import ExecutionPolicy
 

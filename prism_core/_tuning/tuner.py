@@ -64,7 +64,6 @@ class TuningError(PrismError, ValueError):
     arguments, a bad option); the message says what would be accepted."""
 
 
-
 @home("prism_core.tuning")
 @dataclass(frozen=True)
 class Measurement:
@@ -81,7 +80,6 @@ class Measurement:
     #: Seconds of the first call measured, where the backend compiles per shape
     #: (``Backend.compiles``): a compilation at a new shape, which the times above exclude.
     first_call: float | None = None
-
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -122,7 +120,6 @@ class TuneCase:
     gap: float = 0.0
     skipped: tuple[str, ...] = ()
 
-
     def seconds(self, variant: str) -> float | None:
         for m in self.measurements:
             if m.variant == variant and m.error is None:
@@ -159,7 +156,6 @@ class TuneReport:
     problems: tuple[str, ...] = ()
     seconds: float = 0.0
     unstored: int = 0
-
 
     def as_dict(self) -> dict[str, Any]:
         return {
