@@ -710,10 +710,9 @@ def _add_plugin_commands(sub: Any) -> None:
     distribution and the entry point: the other commands never see it.  One named like a
     builtin command, or like a command added before it, is not added.
     """
-    import importlib.metadata
+    from prism_core._knowledge.plugins import entry_points
 
-    found = importlib.metadata.entry_points(group=COMMAND_GROUP)
-    for ep in sorted(found, key=lambda ep: (ep.name, ep.value)):
+    for ep in sorted(entry_points(COMMAND_GROUP), key=lambda ep: (ep.name, ep.value)):
         name = ep.name
         if name in sub.choices:
             continue

@@ -115,16 +115,16 @@ def test_a_plugin_installed_or_removed_is_seen_at_the_next_discovery(
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    assert "lab-late" not in [ep.name for ep in plugins._entry_points()]
+    assert "lab-late" not in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
     assert plugins.distribution_version("prism-plugin-late") is None
     put_distribution_on_path(
         monkeypatch, site, "prism-plugin-late", "2.5", "[prism.plugins]\nlab-late = lab_late\n"
     )
-    [ep] = [ep for ep in plugins._entry_points() if ep.name == "lab-late"]
+    [ep] = [ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-late"]
     assert (ep.value, ep.dist.name, ep.dist.version) == ("lab_late", "prism-plugin-late", "2.5")
     assert plugins.distribution_version("prism_plugin_late") == "2.5"
     shutil.rmtree(site / "prism_plugin_late-2.5.dist-info")
-    assert "lab-late" not in [ep.name for ep in plugins._entry_points()]
+    assert "lab-late" not in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
     assert plugins.distribution_version("prism-plugin-late") is None
 
 
@@ -137,7 +137,7 @@ def test_the_first_distribution_of_a_name_on_the_path_wins(
     # Another distribution's entry point of the same name stays, as importlib.metadata has it.
     put_distribution_on_path(monkeypatch, tmp_path / "c", "lab-other", "3.0", group.format("c"))
     assert _ours(plugins.ENTRY_POINT_GROUP) == _theirs(plugins.ENTRY_POINT_GROUP)
-    twice = [ep for ep in plugins._entry_points() if ep.name == "lab-twice"]
+    twice = [ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-twice"]
     assert [(ep.value, ep.dist.version) for ep in twice] == [
         ("lab_twice_c", "3.0"),
         ("lab_twice_a", "2.0"),
@@ -157,7 +157,7 @@ def test_entry_points_load_their_object(tmp_path: Path, monkeypatch: pytest.Monk
         "[prism.plugins]\nmodule = lab_loadme\nnested = lab_loadme : Outer.Inner [extra]\n"
         "bad = not a module\n",
     )
-    eps = {ep.name: ep for ep in plugins._entry_points()}
+    eps = {ep.name: ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)}
     assert eps["module"].load() is sys.modules["lab_loadme"]
     assert eps["nested"].load() is sys.modules["lab_loadme"].Outer.Inner
     with pytest.raises(ValueError, match="names no module"):
@@ -165,7 +165,7 @@ def test_entry_points_load_their_object(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _same_as_importlib_metadata() -> None:
-    ours = [(ep.name, ep.value, ep.group) for ep in plugins._entry_points()]
+    ours = [(ep.name, ep.value, ep.group) for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
     theirs = sorted(
         importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP), key=lambda ep: ep.name
     )
@@ -183,7 +183,7 @@ def test_a_zip_on_the_path_is_left_to_importlib_metadata(
         )
     monkeypatch.syspath_prepend(str(archive))
     assert plugins._installed() is None
-    assert "lab-zipped" in [ep.name for ep in plugins._entry_points()]
+    assert "lab-zipped" in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
     assert plugins.distribution_version("lab-zipped") == "1.0"
     _same_as_importlib_metadata()
 
@@ -221,7 +221,9 @@ def test_unusual_metadata_is_read_by_importlib_metadata(
     (info / "METADATA").write_text(metadata)
     (info / "entry_points.txt").write_text("[prism.plugins]\nlab-unusual = lab_unusual\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    [ep] = [ep for ep in plugins._entry_points() if ep.name == "lab-unusual"]
+    [ep] = [
+        ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-unusual"
+    ]
     [theirs] = importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP, name="lab-unusual")
     assert (ep.dist.name, ep.dist.version) == (theirs.dist.name, theirs.dist.version)
 
@@ -239,7 +241,7 @@ def test_a_malformed_entry_points_file_fails_as_with_importlib_metadata(
     else:
         pytest.fail("importlib.metadata read a line without '='")
     with pytest.raises(theirs):
-        plugins._entry_points()
+        plugins.entry_points(plugins.ENTRY_POINT_GROUP)
 
 
 # -- requirement specifiers without packaging ---------------------------------------------------

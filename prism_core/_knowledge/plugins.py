@@ -46,6 +46,7 @@ __all__ = [
     "PluginRecord",
     "PluginSet",
     "PluginWarning",
+    "entry_points",
     "forget_plugins",
     "plugins",
     "reload_plugins",
@@ -225,7 +226,7 @@ class PluginSet:
             self._load(record, partial(importlib.import_module, module))
 
         found = {}
-        for ep in _entry_points():
+        for ep in entry_points(ENTRY_POINT_GROUP):
             if ep.name in found or ep.name in BUILTIN_PLUGINS:
                 clash = "a builtin plugin" if ep.name in BUILTIN_PLUGINS else "another plugin"
                 record = _record_of(ep)
@@ -572,8 +573,9 @@ def _prism_version() -> str:
     return __version__
 
 
-def _entry_points() -> list[Any]:
-    """The ``prism.plugins`` entry points of the installed distributions, sorted by name.
+def entry_points(group: str) -> list[Any]:
+    """The entry points of ``group`` (``prism.plugins``, ``prism.commands``) of the installed
+    distributions, sorted by name.
 
     What ``importlib.metadata.entry_points(group=...)`` returns, read without importing
     ``importlib.metadata`` where the environment is plain (:func:`_installed`): importing it
@@ -583,18 +585,16 @@ def _entry_points() -> list[Any]:
     installed or removed plugin is seen by the next discovery.
     """
     found = _installed(fresh=True)
-    if found is None:
-        from importlib.metadata import entry_points
-
-        return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
     eps: list[Any] = []
     try:
+        if found is None:
+            raise _Unusual("not a plain environment")
         for dist in found.values():
-            eps.extend(dist.entry_points(ENTRY_POINT_GROUP))
+            eps.extend(dist.entry_points(group))
     except _Unusual:
-        from importlib.metadata import entry_points
+        import importlib.metadata
 
-        return sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name)
+        eps = list(importlib.metadata.entry_points(group=group))
     return sorted(eps, key=lambda ep: ep.name)
 
 
