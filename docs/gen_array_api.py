@@ -6,10 +6,10 @@ Two generated parts:
 
 * between ``<!-- functions:start -->`` and ``<!-- functions:end -->``, one row per elementwise
   function of the Array API standard, with the Prism op that is it, its operands, the dtypes the
-  standard defines it for, its NumPy function and its work per element, read from
-  ``prism_core._knowledge.elementwise`` and the catalogue;
-* between ``<!-- families:start -->`` and ``<!-- families:end -->``, a table per family declared
-  as a table (``prism_core._knowledge.families``): each function's signature, what it returns,
+  standard defines it for, its NumPy function and its work per element, read from the op
+  records (``prism_core._knowledge.elementwise``);
+* between ``<!-- families:start -->`` and ``<!-- families:end -->``, a table per other family
+  (``prism_core._knowledge.families``): each function's signature, what it returns,
   its work and its NumPy reference, and the backends with a variant of it (read from the
   installed plugins: the bundled ones must be installed, as the test extra does).
 
@@ -34,8 +34,9 @@ HEADINGS = {
     "statistics": "Statistical and utility functions",
     "linalg": "Linear algebra (main namespace and the `linalg` extension)",
     "fft": "The `fft` extension",
+    "extras": "Beyond the standard's families",
 }
-#: What the work kinds mean, for the tables' legend (``optable.WORK_KINDS``).
+#: What the work kinds mean, for the tables' legend (``oprecord.WORK_KINDS``).
 WORK_WORDS = {
     "view": "view",
     "copy": "copy",
@@ -45,34 +46,17 @@ WORK_WORDS = {
     "sort": "n log n",
     "elementwise": "elementwise",
     "own": "own count",
+    "unknown": "not counted",
 }
 #: Backends in the order the tables list them.
 BACKENDS = ("numpy", "scipy", "torch", "cuda")
-#: The functions declared before the table: operands, dtypes, NumPy function, flops per element.
-_OLDER = {
-    "abs": ("x", "numeric", "abs", 1.0),
-    "add": ("x1, x2", "numeric", "add", 1.0),
-    "clip": ("x, min, max", "real", "clip", 1.0),
-    "conj": ("x", "numeric", "conj", 1.0),
-    "divide": ("x1, x2", "floating", "divide", 1.0),
-    "exp": ("x", "floating", "exp", 1.0),
-    "log": ("x", "floating", "log", 1.0),
-    "maximum": ("x1, x2", "real", "maximum", 1.0),
-    "minimum": ("x1, x2", "real", "minimum", 1.0),
-    "multiply": ("x1, x2", "numeric", "multiply", 1.0),
-    "pow": ("x1, x2", "numeric", "power", 1.0),
-    "real": ("x", "numeric", "real", 1.0),
-    "sqrt": ("x", "floating", "sqrt", 1.0),
-    "square": ("x", "numeric", "square", 1.0),
-    "subtract": ("x1, x2", "numeric", "subtract", 1.0),
-}
 
 
 def render() -> str:
     from prism_core._dispatch.catalogue import CATALOGUE
-    from prism_core._knowledge.elementwise import ELEMENTWISE, STANDARD_ELEMENTWISE
+    from prism_core._knowledge.elementwise import RECORDS, STANDARD_ELEMENTWISE
 
-    table = {e.name: e for e in ELEMENTWISE}
+    records = {r.name: r for r in RECORDS}
     parts = [
         START,
         "",
@@ -82,16 +66,11 @@ def render() -> str:
     for name, op in STANDARD_ELEMENTWISE.items():
         if op not in CATALOGUE:
             raise SystemExit(f"{name}: its op {op!r} is not in the catalogue")
-        if name in table:
-            e = table[name]
-            row = ("x" if e.arity == 1 else "x1, x2", e.kinds, e.numpy, e.flops)
-        else:
-            row = _OLDER[name]
-        operands, kinds, numpy, flops = row
-        parts.append(
-            f"| `{name}` | `{op}` | `{operands}` | {kinds.replace('_', ' ')} | "
-            f"`numpy.{numpy}` | {flops:g} |"
-        )
+        r = records[op]
+        operands = r.signature[1:-1].replace(", /", "")
+        numpy = r.numpy.replace(":", ".") if r.numpy.startswith("numpy:") else f"numpy.{op}"
+        kinds = (r.kinds or "").replace("_", " ")
+        parts.append(f"| `{name}` | `{op}` | `{operands}` | {kinds} | `{numpy}` | {r.flops:g} |")
     parts += ["", f"{len(STANDARD_ELEMENTWISE)} functions.", "", END]
     return "\n".join(parts)
 
@@ -106,6 +85,8 @@ def render_families() -> str:
     parts = [FAMILIES_START]
     total = 0
     for family, rows in FAMILIES.items():
+        if family == "elementwise":  # the table above
+            continue
         parts += [
             "",
             f"### {HEADINGS[family]}",
@@ -117,7 +98,7 @@ def render_families() -> str:
             backends = {v.backend for v in prism_core.get_op(row.name).variants}
             have = ", ".join(b for b in BACKENDS if b in backends)
             module, _, attribute = row.numpy.partition(":")
-            numpy = f"`{module}.{attribute}`" if module == "numpy" else "Prism's"
+            numpy = f"`{module}.{attribute}`" if module.startswith("numpy") else "Prism's"
             name = f"`{row.name}{row.signature}`"
             parts.append(f"| {name} | {row.result} | {WORK_WORDS[row.work]} | {numpy} | {have} |")
         total += len(rows)

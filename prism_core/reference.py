@@ -81,8 +81,6 @@ def implementation(op: str) -> Callable[..., Any]:
             f"{op!r} is not a builtin op with a NumPy reference; prism_core.all_ops() lists "
             "the ops"
         ) from None
-    if callable(target):
-        return target
     import importlib
 
     module, _, attribute = target.partition(":")

@@ -432,13 +432,13 @@ def test_every_linear_algebra_function_of_the_standard_is_here() -> None:
             assert getattr(xp, name) is function and getattr(prism_core, name) is function
         else:
             assert getattr(prism_core.linalg, name) is function, name
-    assert {row.name for row in ROWS} <= set(EXTENSION.values())
+    assert {row.name for row in ROWS if row.standard} <= set(EXTENSION.values())
 
 
 def test_the_rows_document_the_standard_signatures() -> None:
     import inspect
 
-    for row in ROWS:
+    for row in (row for row in ROWS if row.standard):
         name = row.name.partition(".")[2] or row.name
         theirs = inspect.signature(_strict(name))
         ours = row.signature.replace("/, ", "").replace("*, ", "").strip("()")

@@ -41,7 +41,7 @@ def _shape(signature: inspect.Signature) -> list[tuple[str, Any, bool]]:
 def test_every_builtin_op_shows_the_signature_its_documentation_starts_with() -> None:
     problems = {}
     for spec in SPECS:
-        text = signature_text(spec.name, spec.doc)
+        text = signature_text(spec.name, spec.text)
         if text is None:
             problems[spec.name] = f"its doc must start with '{spec.name}(...): '"
             continue

@@ -29,6 +29,8 @@ import prism_core
 from prism_core._builtin import numpy_ops
 from prism_core._dispatch import catalogue
 from prism_core._dispatch.ops import get_op, remove_variants
+from prism_core._knowledge import families
+from prism_core._knowledge.oprecord import OpRecord
 from prism_core.backend_kit import QRResult
 from prism_core.testing import check_backend, conformance_checks, input_cases, keyword_cases
 
@@ -137,10 +139,9 @@ def test_sequences_of_arrays_are_declared() -> None:
 
 
 def test_a_sequence_must_be_an_array_argument() -> None:
-    before = list(catalogue._SPECS)
-    with pytest.raises(ValueError, match=r"sequences \(1,\) must be among its array_args"):
-        catalogue._declare("bad_join", "bad_join(arrays, /): no", (0,), sequences=(1,))
-    assert before == catalogue._SPECS
+    bad = OpRecord("bad_join", "(arrays, /)", "no", (0,), "copy", "array", "numpy:x", (1,))
+    with pytest.raises(ValueError, match=r"'bad_join': sequences \(1,\) must be among its"):
+        families._check((*families.RECORDS, bad))
 
 
 # -- stack and concat ------------------------------------------------------------------------

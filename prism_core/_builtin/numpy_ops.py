@@ -12,15 +12,13 @@ references differ from NumPy".
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from prism_core._contract.device_argument import host_only
 from prism_core._contract.variant import Variant
 from prism_core._description.dtypes import DType, float64
 from prism_core._description.dtypes import dtype as prism_dtype
-from prism_core._knowledge.elementwise import ELEMENTWISE
-from prism_core._knowledge.families import TABLE_OPS
+from prism_core._knowledge.families import RECORDS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -399,74 +397,10 @@ def detach(x: Any, /) -> Any:
     return x
 
 
-#: Op name -> its NumPy implementation.
-#: Pass-through ops are NumPy's own functions, named as strings: imported when first chosen
-#: (discovery imports no NumPy) and called with no wrapper in between (the hot path).
-FUNCTIONS: dict[str, Callable[..., Any] | str] = {
-    "asarray": asarray,
-    "zeros": zeros,
-    "ones": ones,
-    "full": full,
-    "to_numpy": to_numpy,
-    "triu_indices": "numpy:triu_indices",
-    "from_dlpack": from_dlpack,
-    "add": "numpy:add",
-    "subtract": "numpy:subtract",
-    "multiply": "numpy:multiply",
-    "divide": "numpy:divide",
-    "power": "numpy:power",
-    "square": "numpy:square",
-    "sqrt": "numpy:sqrt",
-    "exp": "numpy:exp",
-    "log": "numpy:log",
-    "abs": "numpy:abs",
-    "real": "numpy:real",
-    "conj": "numpy:conj",
-    "maximum": "numpy:maximum",
-    "minimum": "numpy:minimum",
-    "clip": clip,
-    "where": where,
-    "sum": sum_,
-    "mean": mean,
-    "std": std,
-    "min": min_,
-    "max": max_,
-    "argmax": argmax,
-    "argmin": argmin,
-    "sort": sort,
-    "cumulative_sum": cumulative_sum,
-    "reshape": reshape,
-    "transpose": transpose,
-    "moveaxis": "numpy:moveaxis",
-    "expand_dims": expand_dims,
-    "stack": stack,
-    "concat": concat,
-    "matmul": "numpy:matmul",
-    "dot": "numpy:dot",
-    "einsum": einsum,
-    "linalg.inv": "numpy.linalg:inv",
-    "linalg.solve": "numpy.linalg:solve",
-    "linalg.svd": linalg_svd,
-    "linalg.eig": "numpy.linalg:eig",
-    "linalg.eigh": "numpy.linalg:eigh",
-    "linalg.qr": linalg_qr,
-    "linalg.cholesky": linalg_cholesky,
-    "linalg.norm": "numpy.linalg:norm",
-    "linalg.vector_norm": linalg_vector_norm,
-    "linalg.matrix_norm": linalg_matrix_norm,
-    # NumPy's own functions on NumPy 2 (single precision stays single); cast back on NumPy 1.
-    "fft.fft": "prism_core._builtin.numpy_fft:fft",
-    "fft.ifft": "prism_core._builtin.numpy_fft:ifft",
-    "fft.rfft": "prism_core._builtin.numpy_fft:rfft",
-    "convolve": convolve,
-    "random.normal": random_normal,
-    "requires_grad": requires_grad,
-    "detach": detach,
-    # The elementwise functions of the standard's table: NumPy's own ufuncs.
-    **{e.name: f"numpy:{e.numpy}" for e in ELEMENTWISE},
-    # The standard's other families: each row names its reference.
-    **{row.name: row.numpy for row in TABLE_OPS},
-}
+#: Op name -> its NumPy implementation, as its record names it (``"module:attribute"``): NumPy's
+#: own function where it is the standard's, else one of this module's.  Imported when first
+#: chosen (discovery imports no NumPy) and called with no wrapper in between (the hot path).
+FUNCTIONS: dict[str, str] = {r.name: r.numpy for r in RECORDS}
 
 
 def variants() -> list[Variant]:

@@ -421,10 +421,10 @@ def _declare_catalogue() -> None:
                 _enter(
                     Op(
                         spec.name,
-                        spec.doc,
+                        spec.text,
                         aliases=spec.aliases,
                         array_args=spec.array_args,
-                        sequences=getattr(spec, "sequences", ()),
+                        sequences=spec.sequences,
                     )
                 )
             _state.declared = True

@@ -2,8 +2,8 @@
 ``linspace``, ``eye``, ``empty``, the ``*_like`` functions, ``meshgrid``, ``tril``, ``triu`` and
 ``astype``.
 
-One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``optable`` and no array
+One :class:`~prism_core._knowledge.oprecord.OpRecord` per op (``oprecord.py`` says what each field
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
 library.
 
 The data-type functions that take dtypes rather than arrays (``result_type``, ``can_cast``,
@@ -13,7 +13,7 @@ The data-type functions that take dtypes rather than arrays (``result_type``, ``
 
 from __future__ import annotations
 
-from prism_core._knowledge.optable import TableOp
+from prism_core._knowledge.oprecord import REAL, OpRecord
 
 __all__ = ["ROWS"]
 
@@ -32,9 +32,98 @@ _LIKE = (
     "backend, on ``x``'s device unless ``device`` says otherwise.  " + _DEVICE
 )
 
-ROWS: tuple[TableOp, ...] = (
+ROWS: tuple[OpRecord, ...] = (
+    # -- the first ops Prism had ---------------------------------------------------------------
+    OpRecord(
+        "asarray",
+        "(obj, /, *, dtype=None, device=None, copy=None)",
+        """convert ``obj`` (an array, a Python scalar or a nested sequence) to an array, as the
+        Array API's ``asarray``. ``dtype`` is a Prism dtype, a backend dtype or a name (``None``
+        infers it from ``obj``); ``copy=True`` always copies, ``copy=False`` never does (raising
+        ``ValueError`` when a copy is needed), ``None`` copies only when needed. ``obj`` counts
+        as an array argument only when it is one (it has a ``dtype``): lists and scalars are
+        data, not arrays to convert. ``device`` as in ``zeros``.""",
+        None,
+        "copy",
+        "array",
+        "prism_core._builtin.numpy_ops:asarray",
+    ),
+    OpRecord(
+        "zeros",
+        "(shape, *, dtype=None, device=None)",
+        """a new array of ``shape`` (an int or a tuple of ints) filled with zeros, as the Array
+        API's ``zeros``; ``dtype`` defaults to float64. ``device`` is where: ``None`` (the
+        backend's default), ``"cpu"``, a backend's own device, or Prism's description of a
+        device (a GPU's runs the call as ``prism_core.device(...)`` of it would).""",
+        (),
+        "create",
+        "array",
+        "prism_core._builtin.numpy_ops:zeros",
+    ),
+    OpRecord(
+        "ones",
+        "(shape, *, dtype=None, device=None)",
+        """a new array of ``shape`` (an int or a tuple of ints) filled with ones, as the Array
+        API's ``ones``; ``dtype`` defaults to float64; ``device`` as in ``zeros``.""",
+        (),
+        "create",
+        "array",
+        "prism_core._builtin.numpy_ops:ones",
+    ),
+    OpRecord(
+        "full",
+        "(shape, fill_value, *, dtype=None, device=None)",
+        """a new array of ``shape`` filled with ``fill_value``, as the Array API's ``full``;
+        without ``dtype`` the type is inferred from ``fill_value`` (bool, the default integer,
+        float64 or complex128); ``device`` as in ``zeros``.""",
+        (),
+        "create",
+        "array",
+        "prism_core._builtin.numpy_ops:full",
+    ),
+    OpRecord(
+        "to_numpy",
+        "(x, /)",
+        """``x`` as a NumPy array (``numpy.asarray``), copied to the host when it lives on a
+        device; the way out of Prism into NumPy code.""",
+        (0,),
+        "view",
+        "numpy",
+        "prism_core._builtin.numpy_ops:to_numpy",
+        standard=False,
+    ),
+    OpRecord(
+        "triu_indices",
+        "(n, /, k=0, m=None)",
+        """NumPy's ``triu_indices`` (not in the Array API): the row and column indices of the upper
+        triangle of an ``(n, m)`` matrix (``m=None``: square, ``m = n``) from the ``k``-th
+        diagonal up (``k < 0`` takes diagonals below the main one too), as a tuple of two int64
+        arrays (NumPy's ``intp``) in row-major order; ``n = 0`` gives empty arrays. A creation
+        op: it takes no array, so in automatic mode it runs on NumPy, and under ``use_backend``
+        it creates that backend's arrays.""",
+        (),
+        "own",
+        "tuple",
+        "numpy:triu_indices",
+        standard=False,
+        dtypes=("int64",),
+    ),
+    OpRecord(
+        "from_dlpack",
+        "(x, /, *, device=None, copy=None)",
+        """the backend's array for ``x``, an array of any library that speaks DLPack (it has
+        ``__dlpack__``), sharing ``x``'s memory where the devices allow (NumPy and torch on the
+        CPU do), as the Array API's ``from_dlpack``; ``copy=True`` always copies, ``device`` as
+        in ``zeros``. An ``x`` without ``__dlpack__`` (a list, a scalar) is a ``TypeError``; an
+        ``x`` on a device the backend cannot read is the backend's error (NumPy's
+        ``BufferError`` or ``RuntimeError`` for a GPU array).""",
+        (0,),
+        "view",
+        "array",
+        "prism_core._builtin.numpy_ops:from_dlpack",
+    ),
     # -- creating arrays from numbers: no array argument --------------------------------------
-    TableOp(
+    OpRecord(
         "arange",
         "(start, /, stop=None, step=1, *, dtype=None, device=None)",
         "evenly spaced values in the half-open interval ``[start, stop)`` (``[0, start)`` "
@@ -48,8 +137,9 @@ ROWS: tuple[TableOp, ...] = (
         "create",
         "array",
         f"{_NP}:arange",
+        dtypes=REAL,
     ),
-    TableOp(
+    OpRecord(
         "linspace",
         "(start, stop, /, num, *, dtype=None, device=None, endpoint=True)",
         "``num`` evenly spaced numbers from ``start`` to ``stop`` (included when ``endpoint``), "
@@ -61,8 +151,9 @@ ROWS: tuple[TableOp, ...] = (
         "create",
         "array",
         f"{_NP}:linspace",
+        dtypes=("float64", "float32", "complex128", "complex64", "int64"),
     ),
-    TableOp(
+    OpRecord(
         "eye",
         "(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None)",
         "an ``n_rows`` x ``n_cols`` (``n_rows`` x ``n_rows`` without ``n_cols``) array with "
@@ -73,7 +164,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:eye",
     ),
-    TableOp(
+    OpRecord(
         "empty",
         "(shape, *, dtype=None, device=None)",
         "a new array of ``shape`` (an int or a tuple of ints) whose values are not set (what "
@@ -84,7 +175,7 @@ ROWS: tuple[TableOp, ...] = (
         f"{_NP}:empty",
     ),
     # -- creating arrays like another: its shape, dtype and device ----------------------------
-    TableOp(
+    OpRecord(
         "empty_like",
         "(x, /, *, dtype=None, device=None)",
         "an array whose values are not set, " + _LIKE,
@@ -93,7 +184,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:empty_like",
     ),
-    TableOp(
+    OpRecord(
         "zeros_like",
         "(x, /, *, dtype=None, device=None)",
         "zeros " + _LIKE,
@@ -102,7 +193,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:zeros_like",
     ),
-    TableOp(
+    OpRecord(
         "ones_like",
         "(x, /, *, dtype=None, device=None)",
         "ones " + _LIKE,
@@ -111,7 +202,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:ones_like",
     ),
-    TableOp(
+    OpRecord(
         "full_like",
         "(x, /, fill_value, *, dtype=None, device=None)",
         "``fill_value`` (a Python bool, int, float or complex; anything else is a "
@@ -122,7 +213,7 @@ ROWS: tuple[TableOp, ...] = (
         f"{_NP}:full_like",
     ),
     # -- from arrays ----------------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "meshgrid",
         "(*arrays, indexing='xy')",
         "coordinate matrices from 1-D coordinate vectors: for N ``arrays`` of sizes ``n1..nN``, "
@@ -136,7 +227,7 @@ ROWS: tuple[TableOp, ...] = (
         "tuple",
         f"{_NP}:meshgrid",
     ),
-    TableOp(
+    OpRecord(
         "tril",
         "(x, /, *, k=0)",
         "``x`` (of shape ``(..., M, N)``) with the elements above its ``k``-th diagonal zeroed, "
@@ -147,7 +238,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:tril",
     ),
-    TableOp(
+    OpRecord(
         "triu",
         "(x, /, *, k=0)",
         "``x`` (of shape ``(..., M, N)``) with the elements below its ``k``-th diagonal zeroed, "
@@ -159,7 +250,7 @@ ROWS: tuple[TableOp, ...] = (
         f"{_NP}:triu",
     ),
     # -- the data-type function that takes an array -------------------------------------------
-    TableOp(
+    OpRecord(
         "astype",
         "(x, dtype, /, *, copy=True, device=None)",
         "``x`` converted to ``dtype`` (a Prism dtype, a backend's dtype or a name), as a new "

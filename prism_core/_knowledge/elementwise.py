@@ -1,65 +1,128 @@
 """The elementwise functions of the Python Array API standard (2024.12), declared as data.
 
-One row per function the op catalogue declares from this table: its arity, what it computes,
-the dtypes the standard defines it for, its work per output element and the NumPy and torch
-functions that compute it.  The catalogue, the NumPy reference, the work declarations and the
-torch and CUDA plugins read it: adding a function of this kind is adding a row.
-:data:`STANDARD_ELEMENTWISE` lists the whole family, the older hand-declared ops included.  A
-pure module: it imports nothing of Prism and no array library.  docs/array-api.md, "The
-elementwise functions".
+One :class:`~prism_core._knowledge.oprecord.OpRecord` per op (``oprecord.py`` says what each
+field means and who reads it): the arithmetic ones written out, the others made from the
+compact table :data:`_ROWS` (arity, what it computes, the dtypes the standard defines it for,
+whether the result is bool, flops per element, NumPy's function): adding a function of that
+kind is adding a row.  A pure module: it imports nothing of Prism but ``oprecord`` and no array
+library.  docs/array-api.md, "The elementwise functions".
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from prism_core._knowledge.oprecord import (
+    ALL,
+    FLOATING,
+    INTEGERS,
+    REAL,
+    REAL_FLOATING,
+    Kinds,
+    OpRecord,
+)
 
-__all__ = ["ELEMENTWISE", "STANDARD_ELEMENTWISE", "Elementwise", "Kinds"]
+__all__ = ["ELEMENTWISE", "RECORDS", "STANDARD_ELEMENTWISE"]
 
-#: The dtypes the standard defines a function for: ``numeric`` (integers, real and complex
-#: floating point), ``real`` (integers and real floating point), ``floating`` (real and complex
-#: floating point), ``real_floating``, ``integer``, ``integer_or_boolean``, ``boolean``, and
-#: ``all`` (every dtype, bool included).
-Kinds = Literal[
-    "numeric",
-    "real",
-    "floating",
-    "real_floating",
-    "integer",
-    "integer_or_boolean",
-    "boolean",
-    "all",
-]
+_BROADCAST = """the operands broadcast against each other and their dtypes promote by the
+backend's rules (NumPy's, NEP 50); either operand may be a Python scalar, which takes the other
+operand's dtype."""
 
 
-class Elementwise(NamedTuple):
-    """One elementwise function of the standard, as Prism declares it."""
-
-    #: The op's name, the standard's.
-    name: str
-    #: 1 (``f(x, /)``) or 2 (``f(x1, x2, /)``, broadcasting).
-    arity: int
-    #: What it computes, a phrase of its documentation.
-    what: str
-    #: The dtypes the standard defines it for.
-    kinds: Kinds
-    #: ``True`` where the result is bool whatever the inputs (comparisons, ``isnan``, ...).
-    boolean_result: bool
-    #: Real floating-point operations per output element (a transcendental function counts
-    #: as the handful a vectorised libm spends; the model's calibration absorbs the rest).
-    flops: float
-    #: NumPy's function (``numpy.<name>``), NumPy 1.23's spelling (``arccos`` for ``acos``).
-    numpy: str
-    #: torch's function (``torch.<name>``).
-    torch: str
+def _binary(
+    name: str, what: str, kinds: Kinds, standard: str = "", aliases: tuple[str, ...] = ()
+) -> OpRecord:
+    """A function of two operands that broadcast, NumPy's ufunc of the same name; ``standard``
+    is the standard's name where it is not ``name``."""
+    doc = f"{what}, elementwise, as the Array API's ``{standard or name}``: {_BROADCAST}"
+    return OpRecord(
+        name, "(x1, x2, /)", doc, (0, 1), "elementwise", "array", f"numpy:{name}",
+        aliases=aliases, standard=standard or True, dtypes=REAL if kinds == "real" else ALL,
+        kinds=kinds,
+    )  # fmt: skip
 
 
-_ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
+def _unary(name: str, what: str, kinds: Kinds, more: str) -> OpRecord:
+    """A function of one operand, NumPy's ufunc of the same name."""
+    doc = f"{what}, elementwise, as the Array API's ``{name}``; {more}"
+    return OpRecord(
+        name, "(x, /)", doc, (0,), "elementwise", "array", f"numpy:{name}",
+        kinds=kinds, dtypes=FLOATING if kinds == "floating" else ALL,
+    )  # fmt: skip
+
+
+#: The arithmetic functions, written out.
+_ARITHMETIC: tuple[OpRecord, ...] = (
+    _binary("add", "the sum ``x1 + x2``", "numeric", aliases=("vector_add",)),
+    _binary("subtract", "the difference ``x1 - x2``", "numeric"),
+    _binary("multiply", "the product ``x1 * x2``", "numeric"),
+    _binary(
+        "divide",
+        "the true quotient ``x1 / x2`` (integers give floating-point results)",
+        "floating",
+    ),
+    _binary(
+        "power",
+        "``x1`` raised to ``x2`` (integers to negative integer powers are an error)",
+        "numeric",
+        standard="pow",
+        aliases=("pow",),
+    ),
+    _unary("square", "``x * x``", "numeric", "the result has the dtype of ``x``."),
+    _unary(
+        "sqrt",
+        "the principal square root",
+        "floating",
+        "integers give floating-point results, negative reals give NaN (use a complex input "
+        "for complex roots).",
+    ),
+    _unary("exp", "``e`` raised to ``x``", "floating", "integers give floating-point results."),
+    _unary(
+        "log",
+        "the natural logarithm",
+        "floating",
+        "integers give floating-point results; zero gives -inf and negative reals NaN.",
+    ),
+    _unary(
+        "abs",
+        "the absolute value",
+        "numeric",
+        "complex inputs give the magnitude in the matching real dtype.",
+    ),
+    _unary(
+        "real",
+        "the real part",
+        "numeric",
+        "complex64 gives float32, complex128 float64, real inputs are returned as they are.",
+    ),
+    _unary(
+        "conj",
+        "the complex conjugate",
+        "numeric",
+        "real inputs are returned unchanged in value and dtype.",
+    ),
+    _binary("maximum", "the larger of ``x1`` and ``x2`` (NaN where either is NaN)", "real"),
+    _binary("minimum", "the smaller of ``x1`` and ``x2`` (NaN where either is NaN)", "real"),
+    OpRecord(
+        "clip",
+        "(x, /, min=None, max=None)",
+        """``x`` with each element limited to ``[min, max]``, as the Array API's ``clip``:
+        ``min`` and ``max`` are Python scalars or arrays broadcasting against ``x``, and
+        ``None`` leaves that side open (both ``None`` gives a copy of ``x``); where ``min >
+        max`` the result is ``max``, and NaN propagates.  The result has ``x``'s dtype for
+        bounds of ``x``'s kind (a float bound promotes an integer ``x``, as NumPy does).  Array
+        bounds are array arguments when given by position (moved between backends with ``x``);
+        by keyword they are passed as they are.""",
+        (0, 1, 2), "elementwise", "array", "prism_core._builtin.numpy_ops:clip",
+        kinds="real", dtypes=REAL,
+    ),
+)  # fmt: skip
+
+_ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str], ...] = (
     # -- trigonometric and hyperbolic ---------------------------------------------------------
-    ("acos", 1, "the principal inverse cosine", "floating", False, 20.0, "arccos", "acos"),
-    ("acosh", 1, "the inverse hyperbolic cosine", "floating", False, 20.0, "arccosh", "acosh"),
-    ("asin", 1, "the principal inverse sine", "floating", False, 20.0, "arcsin", "asin"),
-    ("asinh", 1, "the inverse hyperbolic sine", "floating", False, 20.0, "arcsinh", "asinh"),
-    ("atan", 1, "the principal inverse tangent", "floating", False, 20.0, "arctan", "atan"),
+    ("acos", 1, "the principal inverse cosine", "floating", False, 20.0, "arccos"),
+    ("acosh", 1, "the inverse hyperbolic cosine", "floating", False, 20.0, "arccosh"),
+    ("asin", 1, "the principal inverse sine", "floating", False, 20.0, "arcsin"),
+    ("asinh", 1, "the inverse hyperbolic sine", "floating", False, 20.0, "arcsinh"),
+    ("atan", 1, "the principal inverse tangent", "floating", False, 20.0, "arctan"),
     (
         "atan2",
         2,
@@ -68,20 +131,19 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         20.0,
         "arctan2",
-        "atan2",
     ),
-    ("atanh", 1, "the inverse hyperbolic tangent", "floating", False, 20.0, "arctanh", "atanh"),
-    ("cos", 1, "the cosine (of radians)", "floating", False, 20.0, "cos", "cos"),
-    ("cosh", 1, "the hyperbolic cosine", "floating", False, 20.0, "cosh", "cosh"),
-    ("sin", 1, "the sine (of radians)", "floating", False, 20.0, "sin", "sin"),
-    ("sinh", 1, "the hyperbolic sine", "floating", False, 20.0, "sinh", "sinh"),
-    ("tan", 1, "the tangent (of radians)", "floating", False, 20.0, "tan", "tan"),
-    ("tanh", 1, "the hyperbolic tangent", "floating", False, 20.0, "tanh", "tanh"),
+    ("atanh", 1, "the inverse hyperbolic tangent", "floating", False, 20.0, "arctanh"),
+    ("cos", 1, "the cosine (of radians)", "floating", False, 20.0, "cos"),
+    ("cosh", 1, "the hyperbolic cosine", "floating", False, 20.0, "cosh"),
+    ("sin", 1, "the sine (of radians)", "floating", False, 20.0, "sin"),
+    ("sinh", 1, "the hyperbolic sine", "floating", False, 20.0, "sinh"),
+    ("tan", 1, "the tangent (of radians)", "floating", False, 20.0, "tan"),
+    ("tanh", 1, "the hyperbolic tangent", "floating", False, 20.0, "tanh"),
     # -- exponentials and logarithms ----------------------------------------------------------
-    ("expm1", 1, "``exp(x) - 1``, accurate near zero", "floating", False, 20.0, "expm1", "expm1"),
-    ("log1p", 1, "``log(1 + x)``, accurate near zero", "floating", False, 20.0, "log1p", "log1p"),
-    ("log2", 1, "the base-2 logarithm", "floating", False, 20.0, "log2", "log2"),
-    ("log10", 1, "the base-10 logarithm", "floating", False, 20.0, "log10", "log10"),
+    ("expm1", 1, "``exp(x) - 1``, accurate near zero", "floating", False, 20.0, "expm1"),
+    ("log1p", 1, "``log(1 + x)``, accurate near zero", "floating", False, 20.0, "log1p"),
+    ("log2", 1, "the base-2 logarithm", "floating", False, 20.0, "log2"),
+    ("log10", 1, "the base-10 logarithm", "floating", False, 20.0, "log10"),
     (
         "logaddexp",
         2,
@@ -89,7 +151,6 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         "real_floating",
         False,
         40.0,
-        "logaddexp",
         "logaddexp",
     ),
     (
@@ -100,12 +161,11 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         5.0,
         "hypot",
-        "hypot",
     ),
     # -- rounding and signs ---------------------------------------------------------------------
-    ("ceil", 1, "the smallest integer not below ``x``", "real", False, 1.0, "ceil", "ceil"),
-    ("floor", 1, "the largest integer not above ``x``", "real", False, 1.0, "floor", "floor"),
-    ("trunc", 1, "``x`` rounded towards zero", "real", False, 1.0, "trunc", "trunc"),
+    ("ceil", 1, "the smallest integer not below ``x``", "real", False, 1.0, "ceil"),
+    ("floor", 1, "the largest integer not above ``x``", "real", False, 1.0, "floor"),
+    ("trunc", 1, "``x`` rounded towards zero", "real", False, 1.0, "trunc"),
     (
         "round",
         1,
@@ -113,7 +173,6 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         "numeric",
         False,
         1.0,
-        "round",
         "round",
     ),
     (
@@ -124,9 +183,8 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         1.0,
         "sign",
-        "sgn",
     ),
-    ("signbit", 1, "whether the sign bit is set", "real_floating", True, 1.0, "signbit", "signbit"),
+    ("signbit", 1, "whether the sign bit is set", "real_floating", True, 1.0, "signbit"),
     (
         "copysign",
         2,
@@ -134,7 +192,6 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         "real_floating",
         False,
         1.0,
-        "copysign",
         "copysign",
     ),
     (
@@ -145,23 +202,13 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         1.0,
         "nextafter",
-        "nextafter",
     ),
-    ("negative", 1, "the negation ``-x``", "numeric", False, 1.0, "negative", "negative"),
-    ("positive", 1, "``+x`` (a copy of ``x``)", "numeric", False, 0.0, "positive", "positive"),
-    ("reciprocal", 1, "``1 / x``", "floating", False, 1.0, "reciprocal", "reciprocal"),
-    ("imag", 1, "the imaginary part", "floating", False, 0.0, "imag", "imag"),
+    ("negative", 1, "the negation ``-x``", "numeric", False, 1.0, "negative"),
+    ("positive", 1, "``+x`` (a copy of ``x``)", "numeric", False, 0.0, "positive"),
+    ("reciprocal", 1, "``1 / x``", "floating", False, 1.0, "reciprocal"),
+    ("imag", 1, "the imaginary part", "floating", False, 0.0, "imag"),
     # -- integer division ---------------------------------------------------------------------
-    (
-        "floor_divide",
-        2,
-        "the floor of ``x1 / x2``",
-        "real",
-        False,
-        2.0,
-        "floor_divide",
-        "floor_divide",
-    ),
+    ("floor_divide", 2, "the floor of ``x1 / x2``", "real", False, 2.0, "floor_divide"),
     (
         "remainder",
         2,
@@ -170,73 +217,27 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         2.0,
         "remainder",
-        "remainder",
     ),
     # -- classification -----------------------------------------------------------------------
-    ("isfinite", 1, "whether ``x`` is finite", "numeric", True, 1.0, "isfinite", "isfinite"),
-    ("isinf", 1, "whether ``x`` is infinite", "numeric", True, 1.0, "isinf", "isinf"),
-    ("isnan", 1, "whether ``x`` is NaN", "numeric", True, 1.0, "isnan", "isnan"),
+    ("isfinite", 1, "whether ``x`` is finite", "numeric", True, 1.0, "isfinite"),
+    ("isinf", 1, "whether ``x`` is infinite", "numeric", True, 1.0, "isinf"),
+    ("isnan", 1, "whether ``x`` is NaN", "numeric", True, 1.0, "isnan"),
     # -- comparisons --------------------------------------------------------------------------
-    ("equal", 2, "whether ``x1 == x2``", "all", True, 1.0, "equal", "eq"),
-    ("not_equal", 2, "whether ``x1 != x2``", "all", True, 1.0, "not_equal", "ne"),
-    ("greater", 2, "whether ``x1 > x2``", "real", True, 1.0, "greater", "gt"),
-    ("greater_equal", 2, "whether ``x1 >= x2``", "real", True, 1.0, "greater_equal", "ge"),
-    ("less", 2, "whether ``x1 < x2``", "real", True, 1.0, "less", "lt"),
-    ("less_equal", 2, "whether ``x1 <= x2``", "real", True, 1.0, "less_equal", "le"),
+    ("equal", 2, "whether ``x1 == x2``", "all", True, 1.0, "equal"),
+    ("not_equal", 2, "whether ``x1 != x2``", "all", True, 1.0, "not_equal"),
+    ("greater", 2, "whether ``x1 > x2``", "real", True, 1.0, "greater"),
+    ("greater_equal", 2, "whether ``x1 >= x2``", "real", True, 1.0, "greater_equal"),
+    ("less", 2, "whether ``x1 < x2``", "real", True, 1.0, "less"),
+    ("less_equal", 2, "whether ``x1 <= x2``", "real", True, 1.0, "less_equal"),
     # -- logical ------------------------------------------------------------------------------
-    (
-        "logical_and",
-        2,
-        "the logical AND",
-        "boolean",
-        True,
-        1.0,
-        "logical_and",
-        "logical_and",
-    ),
-    ("logical_or", 2, "the logical OR", "boolean", True, 1.0, "logical_or", "logical_or"),
-    (
-        "logical_xor",
-        2,
-        "the logical exclusive OR",
-        "boolean",
-        True,
-        1.0,
-        "logical_xor",
-        "logical_xor",
-    ),
-    ("logical_not", 1, "the logical NOT", "boolean", True, 1.0, "logical_not", "logical_not"),
+    ("logical_and", 2, "the logical AND", "boolean", True, 1.0, "logical_and"),
+    ("logical_or", 2, "the logical OR", "boolean", True, 1.0, "logical_or"),
+    ("logical_xor", 2, "the logical exclusive OR", "boolean", True, 1.0, "logical_xor"),
+    ("logical_not", 1, "the logical NOT", "boolean", True, 1.0, "logical_not"),
     # -- bitwise ------------------------------------------------------------------------------
-    (
-        "bitwise_and",
-        2,
-        "the bitwise AND",
-        "integer_or_boolean",
-        False,
-        1.0,
-        "bitwise_and",
-        "bitwise_and",
-    ),
-    (
-        "bitwise_or",
-        2,
-        "the bitwise OR",
-        "integer_or_boolean",
-        False,
-        1.0,
-        "bitwise_or",
-        "bitwise_or",
-    ),
-    (
-        "bitwise_xor",
-        2,
-        "the bitwise exclusive OR",
-        "integer_or_boolean",
-        False,
-        1.0,
-        "bitwise_xor",
-        "bitwise_xor",
-    ),
+    ("bitwise_and", 2, "the bitwise AND", "integer_or_boolean", False, 1.0, "bitwise_and"),
+    ("bitwise_or", 2, "the bitwise OR", "integer_or_boolean", False, 1.0, "bitwise_or"),
+    ("bitwise_xor", 2, "the bitwise exclusive OR", "integer_or_boolean", False, 1.0, "bitwise_xor"),
     (
         "bitwise_invert",
         1,
@@ -245,7 +246,6 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         1.0,
         "invert",
-        "bitwise_not",
     ),
     (
         "bitwise_left_shift",
@@ -255,7 +255,6 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         1.0,
         "left_shift",
-        "bitwise_left_shift",
     ),
     (
         "bitwise_right_shift",
@@ -265,27 +264,56 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str, str], ...] = (
         False,
         1.0,
         "right_shift",
-        "bitwise_right_shift",
     ),
 )
 
-#: The elementwise functions declared from this table, in declaration order.
-ELEMENTWISE: tuple[Elementwise, ...] = tuple(Elementwise(*row) for row in _ROWS)
+#: How the documentation of a table row says what dtypes the standard defines it for.
+_KIND_WORDS = {
+    "numeric": "numeric dtypes (integer, real and complex floating point)",
+    "real": "real dtypes (integer and real floating point)",
+    "floating": "floating-point dtypes (real and complex); integers give floating-point results "
+    "on NumPy",
+    "real_floating": "real floating-point dtypes; integers give floating-point results on NumPy",
+    "integer": "integer dtypes",
+    "integer_or_boolean": "integer and bool dtypes",
+    "boolean": "bool (other dtypes are read as true where non-zero, as NumPy does)",
+    "all": "every dtype, bool included",
+}
+#: The dtypes the conformance suite checks a table row in, by the dtypes the standard defines
+#: it for (bool and integer functions in integers: NumPy reads them as bool).
+_SUITE_DTYPES = {"numeric": ALL, "real": REAL, "floating": FLOATING, "real_floating": REAL_FLOATING}
 
-#: Every elementwise function of the standard (2024.12) -> Prism's op for it: those of
-#: :data:`ELEMENTWISE` and the ones the catalogue declared before (``pow`` is ``power``).
-STANDARD_ELEMENTWISE: dict[str, str] = dict(
-    sorted(
-        {
-            **{e.name: e.name for e in ELEMENTWISE},
-            **{
-                name: name
-                for name in (
-                    "abs", "add", "clip", "conj", "divide", "exp", "log", "maximum",
-                    "minimum", "multiply", "real", "sqrt", "square", "subtract",
-                )
-            },
-            "pow": "power",
-        }.items()
+
+def _from_row(
+    name: str, arity: int, what: str, kinds: Kinds, boolean: bool, flops: float, numpy: str
+) -> OpRecord:
+    signature = "(x, /)" if arity == 1 else "(x1, x2, /)"
+    operands = (
+        ""
+        if arity == 1
+        else " The operands broadcast against each other and promote as in ``add``; either may "
+        "be a Python scalar, which takes the other operand's dtype."
     )
-)  # fmt: skip
+    doc = (
+        f"{what}, elementwise, as the Array API's ``{name}`` (NumPy's ``{numpy}``); the "
+        f"standard defines it for {_KIND_WORDS[kinds]}.{operands}"
+        + (" The result is bool." if boolean else "")
+    )
+    return OpRecord(
+        name, signature, doc, tuple(range(arity)), "elementwise", "array", f"numpy:{numpy}",
+        dtypes=_SUITE_DTYPES.get(kinds, INTEGERS), flops=flops, kinds=kinds,
+        boolean_result=boolean,
+    )  # fmt: skip
+
+
+#: The elementwise functions made from the table, in its order.
+ELEMENTWISE: tuple[OpRecord, ...] = tuple(_from_row(*row) for row in _ROWS)
+
+#: Every elementwise op, the arithmetic ones first.
+RECORDS: tuple[OpRecord, ...] = _ARITHMETIC + ELEMENTWISE
+
+#: Every elementwise function of the standard (2024.12) -> Prism's op for it (``pow`` is
+#: ``power``).
+STANDARD_ELEMENTWISE: dict[str, str] = dict(
+    sorted((r.standard_name, r.name) for r in RECORDS if r.standard_name is not None)
+)

@@ -1,59 +1,80 @@
-"""The op families of the Array API declared as tables, gathered.
+"""Every builtin op's record, gathered by family.
 
-:data:`FAMILIES` maps each family's name to its rows (``optable.TableOp``), in the order of the
-standard's documentation; :data:`TABLE_OPS` is every row.  The elementwise functions have a
-table of their own (``elementwise.py``): theirs is a different shape of row.
-
-A pure module: it imports the family tables and nothing else.
+:data:`FAMILIES` maps each family's name to its records (``oprecord.OpRecord``), in the order
+of the standard's documentation, the ops beyond it last; :data:`RECORDS` is every record and
+:data:`FAMILY_OF` the family of each op (the conformance suite runs that family's cases).  The
+records are checked when this module is imported: a record that contradicts itself fails the
+first test that imports Prism, naming the op.  A pure module: it imports the family modules and
+nothing else.
 """
 
 from __future__ import annotations
 
 from prism_core._knowledge import (
     creation,
+    elementwise,
+    extras,
     fft_functions,
     linalg_functions,
     manipulation,
     searching,
     statistics,
 )
-from prism_core._knowledge.optable import RESULTS, WORK_KINDS, TableOp
+from prism_core._knowledge.oprecord import KINDS, RESULTS, WORK_KINDS, OpRecord
 
-__all__ = ["FAMILIES", "TABLE_OPS"]
+__all__ = ["FAMILIES", "FAMILY_OF", "RECORDS"]
 
-#: Family -> its ops, each a row of its table.
-FAMILIES: dict[str, tuple[TableOp, ...]] = {
+#: Family -> its ops' records.
+FAMILIES: dict[str, tuple[OpRecord, ...]] = {
     "creation": creation.ROWS,
+    "elementwise": elementwise.RECORDS,
     "manipulation": manipulation.ROWS,
     "searching": searching.ROWS,
     "statistics": statistics.ROWS,
     "linalg": linalg_functions.ROWS,
     "fft": fft_functions.ROWS,
+    "extras": extras.ROWS,
 }
 
-#: Every op of the tables, in family order.
-TABLE_OPS: tuple[TableOp, ...] = tuple(row for rows in FAMILIES.values() for row in rows)
+#: Every builtin op's record, in family order.
+RECORDS: tuple[OpRecord, ...] = tuple(r for records in FAMILIES.values() for r in records)
+
+#: Op name -> its family.
+FAMILY_OF: dict[str, str] = {r.name: family for family, rs in FAMILIES.items() for r in rs}
+
+#: The dtypes a record may name (those of the conformance suite).
+_DTYPES = frozenset(
+    ("bool", "int32", "int64", "float32", "float64", "complex64", "complex128")
+)  # fmt: skip
 
 
-def _check() -> None:
-    """Rows that contradict themselves fail at import, naming the row: a mistake in a table is
-    found by the first test that imports Prism, not by a user."""
+def _check(records: tuple[OpRecord, ...]) -> None:
+    names = {r.name for r in records}
     seen: set[str] = set()
-    for row in TABLE_OPS:
-        where = f"op table row {row.name!r}"
-        if row.name in seen:
+    aliases: set[str] = set()
+    for r in records:
+        where = f"op record {r.name!r}"
+        if r.name in seen:
             raise ValueError(f"{where}: declared twice")
-        seen.add(row.name)
-        if row.work not in WORK_KINDS:
-            raise ValueError(f"{where}: work {row.work!r} is not one of {WORK_KINDS}")
-        if row.result not in RESULTS:
-            raise ValueError(f"{where}: result {row.result!r} is not one of {RESULTS}")
-        if not row.signature.startswith("(") or not row.signature.endswith(")"):
-            raise ValueError(f"{where}: signature {row.signature!r} must be '(...)'")
-        if ":" not in row.numpy:
-            raise ValueError(f"{where}: numpy {row.numpy!r} must be 'module:attribute'")
-        if not set(row.sequences) <= set(row.array_args or ()):
-            raise ValueError(f"{where}: sequences {row.sequences} must be among its array_args")
+        seen.add(r.name)
+        if r.work not in WORK_KINDS:
+            raise ValueError(f"{where}: work {r.work!r} is not one of {WORK_KINDS}")
+        if r.result not in RESULTS:
+            raise ValueError(f"{where}: result {r.result!r} is not one of {RESULTS}")
+        if r.kinds is not None and r.kinds not in KINDS:
+            raise ValueError(f"{where}: kinds {r.kinds!r} is not one of {KINDS}")
+        if not r.signature.startswith("(") or not r.signature.endswith(")"):
+            raise ValueError(f"{where}: signature {r.signature!r} must be '(...)'")
+        if ":" not in r.numpy:
+            raise ValueError(f"{where}: numpy {r.numpy!r} must be 'module:attribute'")
+        if not set(r.sequences) <= set(r.array_args or ()):
+            raise ValueError(f"{where}: sequences {r.sequences} must be among its array_args")
+        if not set(r.dtypes) <= _DTYPES:
+            raise ValueError(f"{where}: dtypes {r.dtypes} must be among {sorted(_DTYPES)}")
+        for alias in r.aliases:
+            if alias in names or alias in aliases:
+                raise ValueError(f"{where}: alias {alias!r} is already an op's name or alias")
+            aliases.add(alias)
 
 
-_check()
+_check(RECORDS)

@@ -2,8 +2,8 @@
 have (``fftn``, ``irfft``, ``hfft``, ...) and ``fftfreq``, ``rfftfreq``, ``fftshift``,
 ``ifftshift``.
 
-One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``optable`` and no array
+One :class:`~prism_core._knowledge.oprecord.OpRecord` per op (``oprecord.py`` says what each field
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
 library.
 
 ``fft.fft``, ``fft.ifft`` and ``fft.rfft`` are older than the table (``_dispatch/catalogue.py``).
@@ -11,7 +11,7 @@ library.
 
 from __future__ import annotations
 
-from prism_core._knowledge.optable import TableOp
+from prism_core._knowledge.oprecord import REAL_FLOATING, OpRecord
 
 __all__ = ["ROWS"]
 
@@ -61,9 +61,40 @@ _SHIFT_AXES = (
     "range``); a repeated axis is rolled twice, as NumPy does."
 )
 
-ROWS: tuple[TableOp, ...] = (
+ROWS: tuple[OpRecord, ...] = (
+    # -- the first ops Prism had ---------------------------------------------------------------
+    OpRecord(
+        "fft.fft",
+        '(x, /, *, n=None, axis=-1, norm="backward")',
+        """the one-dimensional discrete Fourier transform along ``axis``, as the Array API's
+        ``fft.fft``: ``n`` crops or zero-pads that axis first, ``norm`` is ``"backward"``,
+        ``"ortho"`` or ``"forward"``. float32 and complex64 give complex64, other types
+        complex128.""",
+        (0,), "own", "array", "prism_core._builtin.numpy_fft:fft",
+        dtypes=("complex128", "complex64", "float64", "float32"),
+    ),
+    OpRecord(
+        "fft.ifft",
+        '(x, /, *, n=None, axis=-1, norm="backward")',
+        """the one-dimensional inverse discrete Fourier transform along ``axis``, as the Array
+        API's ``fft.ifft``: ``n`` crops or zero-pads that axis first, ``norm`` is
+        ``"backward"``, ``"ortho"`` or ``"forward"``. float32 and complex64 give complex64,
+        other types complex128.""",
+        (0,), "own", "array", "prism_core._builtin.numpy_fft:ifft",
+        dtypes=("complex128", "complex64", "float64", "float32"),
+    ),
+    OpRecord(
+        "fft.rfft",
+        '(x, /, *, n=None, axis=-1, norm="backward")',
+        """the one-dimensional discrete Fourier transform of real input (the ``n // 2 + 1``
+        non-negative frequencies) along ``axis``, as the Array API's ``fft.rfft``: ``n`` crops
+        or zero-pads that axis first, ``norm`` is ``"backward"``, ``"ortho"`` or ``"forward"``.
+        ``x`` must be real; float32 gives complex64, other types complex128.""",
+        (0,), "own", "array", "prism_core._builtin.numpy_fft:rfft",
+        dtypes=REAL_FLOATING,
+    ),
     # -- n-dimensional transforms --------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "fft.fftn",
         _ND,
         "the n-dimensional discrete Fourier transform of ``x`` over ``axes``.  The standard "
@@ -75,8 +106,9 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:fftn",
+        dtypes=("complex128", "complex64", "float64", "float32"),
     ),
-    TableOp(
+    OpRecord(
         "fft.ifftn",
         _ND,
         "the n-dimensional inverse discrete Fourier transform of ``x`` over ``axes`` "
@@ -87,8 +119,9 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:ifftn",
+        dtypes=("complex128", "complex64", "float64", "float32"),
     ),
-    TableOp(
+    OpRecord(
         "fft.rfftn",
         _ND,
         "the n-dimensional discrete Fourier transform of real ``x`` over ``axes``: the last of "
@@ -98,8 +131,9 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:rfftn",
+        dtypes=REAL_FLOATING,
     ),
-    TableOp(
+    OpRecord(
         "fft.irfftn",
         _ND,
         "the inverse of ``rfftn``: the real array whose n-dimensional half spectrum ``x`` is "
@@ -112,9 +146,10 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:irfftn",
+        dtypes=("complex128", "complex64"),
     ),
     # -- one-dimensional transforms of half spectra --------------------------------------------
-    TableOp(
+    OpRecord(
         "fft.irfft",
         _1D,
         "the inverse of ``rfft`` along ``axis``: the real signal of ``n`` points (``2 * (m - "
@@ -125,8 +160,9 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:irfft",
+        dtypes=("complex128", "complex64"),
     ),
-    TableOp(
+    OpRecord(
         "fft.hfft",
         _1D,
         "the discrete Fourier transform of a signal with Hermitian symmetry given by its first "
@@ -137,8 +173,9 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:hfft",
+        dtypes=("complex128", "complex64"),
     ),
-    TableOp(
+    OpRecord(
         "fft.ihfft",
         _1D,
         "the inverse of ``hfft`` along ``axis``: the ``n // 2 + 1`` non-negative frequencies "
@@ -148,9 +185,10 @@ ROWS: tuple[TableOp, ...] = (
         "own",
         "array",
         f"{_NP}:ihfft",
+        dtypes=REAL_FLOATING,
     ),
     # -- sample frequencies: no array argument -------------------------------------------------
-    TableOp(
+    OpRecord(
         "fft.fftfreq",
         _FREQUENCIES,
         "the sample frequencies of a transform of ``n`` points ``d`` apart, as the Array API's "
@@ -160,8 +198,9 @@ ROWS: tuple[TableOp, ...] = (
         "create",
         "array",
         f"{_NP}:fftfreq",
+        dtypes=REAL_FLOATING,
     ),
-    TableOp(
+    OpRecord(
         "fft.rfftfreq",
         _FREQUENCIES,
         "the non-negative sample frequencies of ``rfft`` and ``irfft`` for ``n`` points ``d`` "
@@ -171,9 +210,10 @@ ROWS: tuple[TableOp, ...] = (
         "create",
         "array",
         f"{_NP}:rfftfreq",
+        dtypes=REAL_FLOATING,
     ),
     # -- shifts ------------------------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "fft.fftshift",
         "(x, /, *, axes=None)",
         "``x`` with the zero-frequency term moved to the centre: each of ``axes`` rolled by "
@@ -183,7 +223,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         f"{_NP}:fftshift",
     ),
-    TableOp(
+    OpRecord(
         "fft.ifftshift",
         "(x, /, *, axes=None)",
         "the inverse of ``fftshift``: each of ``axes`` rolled back by ``n // 2`` (the same as "

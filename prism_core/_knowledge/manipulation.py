@@ -2,22 +2,76 @@
 ``broadcast_arrays``, ``broadcast_to``, ``flip``, ``permute_dims``, ``repeat``, ``roll``,
 ``squeeze``, ``tile``, ``unstack``, ``take`` and ``take_along_axis``.
 
-One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``optable`` and no array
+One :class:`~prism_core._knowledge.oprecord.OpRecord` per op (``oprecord.py`` says what each field
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
 library.
 """
 
 from __future__ import annotations
 
-from prism_core._knowledge.optable import TableOp
+from prism_core._knowledge.oprecord import OpRecord
 
 __all__ = ["ROWS"]
 
 _N = "prism_core._builtin.numpy_manipulation:"
 
-ROWS: tuple[TableOp, ...] = (
+ROWS: tuple[OpRecord, ...] = (
+    # -- the first ops Prism had ---------------------------------------------------------------
+    OpRecord(
+        "reshape",
+        "(x, /, shape, *, copy=None)",
+        """``x`` with a new ``shape`` (one entry may be -1) and the same elements in row-major
+        order, as the Array API's ``reshape``; ``copy=True`` always copies, ``copy=False`` never
+        does (``ValueError`` when the layout needs a copy), ``None`` returns a view when it can.""",
+        (0,), "view", "array", "prism_core._builtin.numpy_ops:reshape",
+    ),
+    OpRecord(
+        "transpose",
+        "(x, /, axes=None)",
+        """``x`` with its axes permuted, as the Array API's ``permute_dims`` under NumPy's name:
+        ``axes`` is a permutation of ``range(x.ndim)``, and ``None`` (unlike the Array API,
+        where it is required) reverses the axes. Returns a view where the backend can.""",
+        (0,), "view", "array", "prism_core._builtin.numpy_ops:transpose",
+        standard=False,
+    ),
+    OpRecord(
+        "moveaxis",
+        "(x, /, source, destination)",
+        """``x`` with the axes ``source`` (an int or a tuple of ints) moved to the positions
+        ``destination``, the other axes keeping their order, as the Array API's ``moveaxis``.""",
+        (0,), "view", "array", "numpy:moveaxis",
+    ),
+    OpRecord(
+        "expand_dims",
+        "(x, /, axis=0)",
+        """``x`` with a new axis of size one inserted at position ``axis`` (negative counts from
+        the end of the result), as the Array API's ``expand_dims``; NumPy's tuple of axes is
+        accepted as well.""",
+        (0,), "view", "array", "prism_core._builtin.numpy_ops:expand_dims",
+    ),
+    OpRecord(
+        "stack",
+        "(arrays, /, *, axis=0)",
+        """the arrays of the sequence ``arrays`` (a list or tuple of arrays of one shape) joined
+        along a new axis ``axis`` of the result (negative counts from the end of the result), as
+        the Array API's ``stack``; their dtypes promote as in ``add``. An empty sequence or
+        arrays of different shapes are a ``ValueError``.""",
+        (0,), "copy", "array", "prism_core._builtin.numpy_ops:stack",
+        sequences=(0,),
+    ),
+    OpRecord(
+        "concat",
+        "(arrays, /, *, axis=0)",
+        """the arrays of the sequence ``arrays`` (a list or tuple of arrays) joined along their
+        existing axis ``axis``, as the Array API's ``concat`` (NumPy's ``concatenate``, an
+        alias): the arrays must agree in every other dimension, and ``axis=None`` flattens them
+        first; their dtypes promote as in ``add``. An empty sequence, 0-d arrays or mismatched
+        shapes are a ``ValueError``.""",
+        (0,), "copy", "array", "prism_core._builtin.numpy_ops:concat",
+        sequences=(0,), aliases=("concatenate",),
+    ),
     # -- broadcasting ---------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "broadcast_arrays",
         "(*arrays)",
         "the arrays broadcast against one another, as a tuple of arrays of one shape (views where "
@@ -29,7 +83,7 @@ ROWS: tuple[TableOp, ...] = (
         "tuple",
         _N + "broadcast_arrays",
     ),
-    TableOp(
+    OpRecord(
         "broadcast_to",
         "(x, /, shape)",
         "``x`` broadcast to ``shape`` (a tuple of ints), as the Array API's ``broadcast_to``: a "
@@ -42,7 +96,7 @@ ROWS: tuple[TableOp, ...] = (
         "numpy:broadcast_to",
     ),
     # -- axes and order -------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "flip",
         "(x, /, *, axis=None)",
         "``x`` with the order of its elements reversed along ``axis`` (an int or a tuple of ints; "
@@ -53,7 +107,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         "numpy:flip",
     ),
-    TableOp(
+    OpRecord(
         "permute_dims",
         "(x, /, axes)",
         "``x`` with its axes permuted, as the Array API's ``permute_dims``: ``axes`` (required) "
@@ -66,7 +120,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         _N + "permute_dims",
     ),
-    TableOp(
+    OpRecord(
         "squeeze",
         "(x, /, axis)",
         "``x`` without the axes ``axis`` (an int or a tuple of ints, required: unlike NumPy there "
@@ -78,7 +132,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         _N + "squeeze",
     ),
-    TableOp(
+    OpRecord(
         "unstack",
         "(x, /, *, axis=0)",
         "the arrays along axis ``axis`` of ``x``, as a tuple of ``x.shape[axis]`` arrays of "
@@ -89,7 +143,7 @@ ROWS: tuple[TableOp, ...] = (
         "tuple",
         _N + "unstack",
     ),
-    TableOp(
+    OpRecord(
         "roll",
         "(x, /, shift, *, axis=None)",
         "``x`` with its elements shifted by ``shift`` along ``axis`` (elements leaving one end "
@@ -103,7 +157,7 @@ ROWS: tuple[TableOp, ...] = (
         "numpy:roll",
     ),
     # -- repetition -----------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "repeat",
         "(x, repeats, /, *, axis=None)",
         "each element of ``x`` repeated along ``axis`` (``None``: of the flattened ``x``, a 1-D "
@@ -117,7 +171,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         _N + "repeat",
     ),
-    TableOp(
+    OpRecord(
         "tile",
         "(x, repetitions, /)",
         "``x`` repeated ``repetitions[i]`` times along axis ``i``, as the Array API's ``tile`` "
@@ -130,7 +184,7 @@ ROWS: tuple[TableOp, ...] = (
         "numpy:tile",
     ),
     # -- indexing -------------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "take",
         "(x, indices, /, *, axis=None)",
         "the elements of ``x`` at ``indices`` (an integer array; negative ones count from the "
@@ -144,7 +198,7 @@ ROWS: tuple[TableOp, ...] = (
         "array",
         _N + "take",
     ),
-    TableOp(
+    OpRecord(
         "take_along_axis",
         "(x, indices, /, *, axis=-1)",
         "the elements of ``x`` at ``indices`` along ``axis`` (an int), pairing each index with "

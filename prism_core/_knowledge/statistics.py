@@ -1,23 +1,87 @@
 """The Array API's statistical and utility functions, declared as data: ``prod``,
 ``var``, ``cumulative_prod``, ``all``, ``any`` and ``diff``.
 
-One :class:`~prism_core._knowledge.optable.TableOp` per op (``optable.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``optable`` and no array
+One :class:`~prism_core._knowledge.oprecord.OpRecord` per op (``oprecord.py`` says what each field
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
 library.
 """
 
 from __future__ import annotations
 
-from prism_core._knowledge.optable import TableOp
+from prism_core._knowledge.oprecord import ALL, REAL, OpRecord
 
 __all__ = ["ROWS"]
 
 #: Prism's NumPy references of this family (``prism_core/_builtin/numpy_statistics.py``).
 _REF = "prism_core._builtin.numpy_statistics:"
 
-ROWS: tuple[TableOp, ...] = (
+ROWS: tuple[OpRecord, ...] = (
+    # -- the first ops Prism had ---------------------------------------------------------------
+    OpRecord(
+        "sum",
+        "(x, /, *, axis=None, dtype=None, keepdims=False)",
+        """the sum of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all axes), as
+        the Array API's ``sum``; ``keepdims=True`` keeps the reduced axes with size one.
+        ``dtype`` sets the accumulator and result type (default: the input's for floating-point
+        types, the default integer for smaller integers); an empty sum is 0. A reduction to 0-d
+        gives what the backend gives (a NumPy scalar for NumPy).""",
+        (0,), "reduction", "array", "prism_core._builtin.numpy_ops:sum_",
+    ),
+    OpRecord(
+        "mean",
+        "(x, /, *, axis=None, keepdims=False)",
+        """the arithmetic mean of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all
+        axes), as the Array API's ``mean``; ``keepdims=True`` keeps the reduced axes with size
+        one. Integers give float64; the mean of nothing is NaN (with a RuntimeWarning). A
+        reduction to 0-d gives what the backend gives (a NumPy scalar for NumPy).""",
+        (0,), "reduction", "array", "prism_core._builtin.numpy_ops:mean",
+    ),
+    OpRecord(
+        "std",
+        "(x, /, *, axis=None, correction=0.0, keepdims=False)",
+        """the standard deviation of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for
+        all axes), as the Array API's ``std``; ``keepdims=True`` keeps the reduced axes with
+        size one. ``correction`` is subtracted from the number of elements in the divisor
+        (Bessel's correction ``correction=1`` gives the sample standard deviation; NumPy calls
+        it ``ddof``). A reduction to 0-d gives what the backend gives (a NumPy scalar for
+        NumPy).""",
+        (0,), "reduction", "array", "prism_core._builtin.numpy_ops:std",
+        flops=4.0,
+    ),
+    OpRecord(
+        "min",
+        "(x, /, *, axis=None, keepdims=False)",
+        """the minimum of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all axes),
+        as the Array API's ``min``; ``keepdims=True`` keeps the reduced axes with size one. NaN
+        propagates; reducing an empty axis is a ``ValueError``. A reduction to 0-d gives what
+        the backend gives (a NumPy scalar for NumPy).""",
+        (0,), "reduction", "array", "prism_core._builtin.numpy_ops:min_",
+        dtypes=REAL,
+    ),
+    OpRecord(
+        "max",
+        "(x, /, *, axis=None, keepdims=False)",
+        """the maximum of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all axes),
+        as the Array API's ``max``; ``keepdims=True`` keeps the reduced axes with size one. NaN
+        propagates; reducing an empty axis is a ``ValueError``. A reduction to 0-d gives what
+        the backend gives (a NumPy scalar for NumPy).""",
+        (0,), "reduction", "array", "prism_core._builtin.numpy_ops:max_",
+        dtypes=REAL,
+    ),
+    OpRecord(
+        "cumulative_sum",
+        "(x, /, *, axis=None, dtype=None, include_initial=False)",
+        """the running sums of ``x`` along ``axis``, as the Array API's ``cumulative_sum`` (also
+        named ``cumsum``, with these semantics, not those of NumPy's ``cumsum``, which flattens
+        when ``axis`` is None): ``axis=None`` is allowed only for a 1-D (or 0-d) ``x``, a
+        ``ValueError`` otherwise; ``dtype`` sets the accumulator and result type (default: as
+        ``sum``'s, the default integer for smaller integers and bool); ``include_initial=True``
+        starts with a zero, so that the axis is one longer.""",
+        (0,), "scan", "array", "prism_core._builtin.numpy_ops:cumulative_sum",
+        aliases=("cumsum",),
+    ),
     # -- reductions ------------------------------------------------------------------------------
-    TableOp(
+    OpRecord(
         "prod",
         "(x, /, *, axis=None, dtype=None, keepdims=False)",
         """the product of the elements of ``x`` over ``axis`` (an int, a tuple of ints, or
@@ -27,7 +91,7 @@ ROWS: tuple[TableOp, ...] = (
         dtype, a backend dtype or a name) sets the type to multiply and return in.""",
         (0,), "reduction", "array", _REF + "prod",
     ),
-    TableOp(
+    OpRecord(
         "var",
         "(x, /, *, axis=None, correction=0.0, keepdims=False)",
         """the variance of the elements of ``x`` over ``axis``: the mean squared deviation from
@@ -36,24 +100,24 @@ ROWS: tuple[TableOp, ...] = (
         complex64).  ``N - correction <= 0`` gives inf or NaN, as NumPy (with its warning).""",
         (0,), "reduction", "array", _REF + "var",
     ),
-    TableOp(
+    OpRecord(
         "all",
         "(x, /, *, axis=None, keepdims=False)",
         """whether every element of ``x`` over ``axis`` is true (non-zero; NaN counts as
         true): a bool array (0-d for every axis); ``True`` for an empty reduction.  NumPy's
         ``all``, which is the Array API's.""",
-        (0,), "reduction", "array", "numpy:all",
+        (0,), "reduction", "array", "numpy:all", dtypes=("bool", *ALL),
     ),
-    TableOp(
+    OpRecord(
         "any",
         "(x, /, *, axis=None, keepdims=False)",
         """whether any element of ``x`` over ``axis`` is true (non-zero; NaN counts as true):
         a bool array (0-d for every axis); ``False`` for an empty reduction.  NumPy's ``any``,
         which is the Array API's.""",
-        (0,), "reduction", "array", "numpy:any",
+        (0,), "reduction", "array", "numpy:any", dtypes=("bool", *ALL),
     ),
     # -- running products and differences -----------------------------------------------------
-    TableOp(
+    OpRecord(
         "cumulative_prod",
         "(x, /, *, axis=None, dtype=None, include_initial=False)",
         """the running product of ``x`` along ``axis`` (required unless ``x`` is 1-D, else a
@@ -62,7 +126,7 @@ ROWS: tuple[TableOp, ...] = (
         ``include_initial=True`` puts the product of nothing (1) first.""",
         (0,), "scan", "array", _REF + "cumulative_prod",
     ),
-    TableOp(
+    OpRecord(
         "diff",
         "(x, /, *, axis=-1, n=1, prepend=None, append=None)",
         """the ``n``-th forward difference of ``x`` along ``axis``

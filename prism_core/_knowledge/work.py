@@ -1,10 +1,11 @@
 """How much work an op does: floating-point operations and main-memory bytes, from the shapes of
 its array arguments.  The performance model (``model.py``) turns work into time on a device.
 
-Every builtin op of the catalogue declares its work here (``einsum`` excepted); a user op
-declares its own with :func:`declare_work`.  The counts are the textbook ones, each declaration
-saying which; ``bytes`` is the minimum main-memory traffic.  A pure module: it imports nothing
-of Prism but the elementwise table, so that every layer above can ask it.  The counts and their
+Every builtin op's work follows from its record's ``work`` kind (``oprecord.py``), the kind
+``own`` from a declaration here (``einsum``'s is ``unknown``); a user op declares its own with
+:func:`declare_work`.  The counts are the textbook ones, each declaration saying which;
+``bytes`` is the minimum main-memory traffic.  A pure module: it imports nothing of Prism but
+the op records, so that every layer above can ask it.  The counts and their
 sources: docs/performance.md, "Work: what an op does".
 """
 
@@ -16,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
-from prism_core._knowledge.elementwise import ELEMENTWISE
-from prism_core._knowledge.families import TABLE_OPS
+from prism_core._knowledge.families import RECORDS
+from prism_core._knowledge.oprecord import OpRecord
 from prism_core._public import home
 
 __all__ = ["Work", "declare_work", "declared_ops", "has_work", "work_of"]
@@ -514,24 +515,14 @@ def _norm(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
 
 
 def _elementwise(arity: int | tuple[int, ...], flops: float = 1.0) -> _Builtin:
-    # ``flops`` operations per output element (one for arithmetic; the table's count for the
-    # functions of ``elementwise.py``); inputs read once, the output written once.
+    # ``flops`` operations per output element (one for arithmetic, the record's count for the
+    # transcendental functions); inputs read once, the output written once.
     def work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
         _need("an elementwise op", shapes, arity)
         out = _size(_broadcast(shapes, "an elementwise op"))
         return Work(flops * out, itemsize * (sum(_size(s) for s in shapes) + out))
 
     return work
-
-
-for _name in ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum"):
-    _BUILTIN[_name] = _elementwise(2)
-for _name in ("square", "sqrt", "exp", "log", "abs", "real", "conj"):
-    _BUILTIN[_name] = _elementwise(1)
-for _spec in ELEMENTWISE:  # the standard's other elementwise functions, declared as data
-    _BUILTIN[_spec.name] = _elementwise(_spec.arity, _spec.flops)
-_BUILTIN["clip"] = _elementwise((1, 2, 3))
-_BUILTIN["where"] = _elementwise(3)
 
 
 def _reduction(flops_per_element: float, keeps_shape: bool = False) -> _Builtin:
@@ -544,14 +535,6 @@ def _reduction(flops_per_element: float, keeps_shape: bool = False) -> _Builtin:
         return Work(flops_per_element * size, itemsize * (size + out))
 
     return work
-
-
-for _name in ("sum", "mean", "min", "max", "argmax", "argmin"):
-    _BUILTIN[_name] = _reduction(1.0)
-# std: the mean, then a subtract, a multiply and an add per element (two passes; the second
-# pass's reads are counted once: the minimum traffic).
-_BUILTIN["std"] = _reduction(4.0)
-_BUILTIN["cumulative_sum"] = _reduction(1.0, keeps_shape=True)
 
 
 @_builtin("sort")
@@ -598,24 +581,6 @@ def _create(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(0.0, float(itemsize * _size(shapes[0])))
 
 
-for _name in (
-    "reshape",
-    "transpose",
-    "moveaxis",
-    "expand_dims",
-    "to_numpy",
-    "from_dlpack",
-    "requires_grad",
-    "detach",
-):
-    _BUILTIN[_name] = _view
-for _name in ("asarray", "stack", "concat"):
-    _BUILTIN[_name] = _copy
-for _name in ("zeros", "ones", "full", "random.normal"):
-    # random.normal's generator costs tens of operations per number; not counted (bytes only).
-    _BUILTIN[_name] = _create
-
-
 @_builtin("triu_indices")
 def _triu_indices(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # The "shape" is (n,) or (n, m); about half the elements, two int64 indices each.
@@ -633,47 +598,41 @@ def _scan(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(float(size), 2.0 * itemsize * size)
 
 
-def _table_work(row: Any) -> _Builtin | None:
-    """The work of an op of the family tables (``families.py``), by its row's ``work`` kind;
-    ``None`` for ``own`` (declared above with ``@_builtin``)."""
-    if row.work == "elementwise":
-        n = len(row.array_args or ())
-        return _elementwise(n if n else (1, 2, 3))
+def _required(record: OpRecord) -> int:
+    """How many of ``record``'s array arguments a call must give (``clip``'s bounds may go)."""
+    parameters = [p.strip() for p in record.signature[1:-1].split(",")]
+    parameters = [p for p in parameters if p not in ("/", "*")]
+    return sum(1 for i in record.array_args or () if "=" not in parameters[i])
+
+
+def _record_work(record: OpRecord) -> _Builtin | None:
+    """The work of a builtin op by its record's ``work`` kind; ``None`` for ``own`` (declared
+    above with ``@_builtin``) and ``unknown``."""
+    if record.work == "elementwise":
+        n, required = record.arity, _required(record)
+        return _elementwise(n if n == required else tuple(range(required, n + 1)), record.flops)
     return {
         "view": _view,
         "copy": _copy,
         "create": _create,
-        "reduction": _reduction(1.0),
+        "reduction": _reduction(record.flops),
         "scan": _scan,
         "sort": _sort_work,
-    }.get(row.work)
+    }.get(record.work)
 
 
-for _row in TABLE_OPS:
-    _found = _table_work(_row)
+for _record in RECORDS:
+    _found = _record_work(_record)
     if _found is not None:
-        _BUILTIN[_row.name] = _found
-    elif _row.name not in _BUILTIN:
+        _BUILTIN[_record.name] = _found
+    elif _record.work == "own" and _record.name not in _BUILTIN:
         raise ValueError(
-            f"op table row {_row.name!r} says work='own' but work.py declares no work for it "
+            f"op record {_record.name!r} says work='own' but work.py declares no work for it "
             "(an @_builtin function)"
         )
 
-
-#: The catalogue's aliases (prism_core._dispatch.catalogue.ALIASES, which this layer may not
-#: import): a test checks that the two agree.
-ALIASES = {
-    "vector_add": "add",
-    "matrix_multiply": "matmul",
-    "dot_product": "dot",
-    "inverse": "linalg.inv",
-    "eigendecomposition": "linalg.eig",
-    "cumsum": "cumulative_sum",
-    "concatenate": "concat",
-    "convolution": "convolve",
-    "pow": "power",
-    **{alias: row.name for row in TABLE_OPS for alias in row.aliases},
-}
+#: The builtin ops' aliases -> the op's name.
+ALIASES = {alias: r.name for r in RECORDS for alias in r.aliases}
 
 
 # -- the public functions ---------------------------------------------------------------------

@@ -24,7 +24,7 @@ from prism_core._contract.results import EighResult, QRResult, SlogdetResult, SV
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._description.dtypes import dtype_name
-from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core._knowledge import elementwise
 from prism_core._knowledge.standard import STANDARD_OPS
 from prism_core.backend_kit._common import (
     array_arguments,
@@ -49,12 +49,9 @@ _PRISM_OR_NUMPY = frozenset({"builtins", "numpy", "prism_core"})
 _NAMES = {op: name for name, op in STANDARD_OPS.items() if name != op}
 #: The ops whose operands at these positions are promoted together as NumPy promotes them.
 _PROMOTED: dict[str, tuple[int, ...]] = {
-    **{e.name: (0, 1) for e in ELEMENTWISE if e.arity == 2},
+    **{r.name: (0, 1) for r in elementwise.RECORDS if r.arity == 2},
     **dict.fromkeys(
-        (
-            "add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "matmul",
-            "vecdot", "tensordot", "linalg.cross", "linalg.outer", "linalg.solve", "dot",
-        ),
+        ("matmul", "vecdot", "tensordot", "linalg.cross", "linalg.outer", "linalg.solve", "dot"),
         (0, 1),
     ),
     "where": (1, 2),
@@ -65,13 +62,12 @@ _WIDENED: dict[str, str] = {
     **dict.fromkeys(("divide", "mean", "std", "var"), "float64"),
     **dict.fromkeys(
         [
-            e.name
-            for e in ELEMENTWISE
-            if e.kinds in ("floating", "real_floating")
-            and not e.boolean_result
-            and e.name not in ("imag", "reciprocal")
-        ]
-        + ["sqrt", "exp", "log"],
+            r.name
+            for r in elementwise.RECORDS
+            if r.kinds in ("floating", "real_floating")
+            and not r.boolean_result
+            and r.name not in ("imag", "reciprocal", "divide")
+        ],
         "float",
     ),
 }
@@ -79,10 +75,7 @@ _WIDENED: dict[str, str] = {
 _SEQUENCES = frozenset({"concat", "stack"})
 #: The elementwise ops, which the reference computes on Python scalars alone (``log(0.5)``)
 #: where the standard's functions take arrays.
-_ELEMENTWISE = frozenset(e.name for e in ELEMENTWISE) | frozenset(
-    {"add", "subtract", "multiply", "divide", "power", "square", "sqrt", "exp", "log", "abs"}
-    | {"real", "conj", "maximum", "minimum"}
-)
+_ELEMENTWISE = frozenset(r.name for r in elementwise.RECORDS if r.name != "clip")
 #: The creation ops, whose ``device=`` names where the result goes.
 _CREATION = frozenset(
     {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}

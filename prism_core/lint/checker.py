@@ -14,41 +14,18 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
-from prism_core._knowledge.elementwise import ELEMENTWISE
-from prism_core._knowledge.families import TABLE_OPS
+from prism_core._dispatch.catalogue import ALIASES, CATALOGUE, SPECS
 from prism_core.lint.codes import FRAMEWORKS
 
 __all__ = ["ARRAY_OPS", "LEAVING_OPS", "TUPLE_OPS", "Analysis", "Report", "check"]
 
 #: Prism ops whose result is an array of the backend (a 0-d one or the backend's scalar for a
-#: reduction to nothing).
-ARRAY_OPS: frozenset[str] = frozenset(
-    {
-        "asarray", "zeros", "ones", "full", "from_dlpack",
-        "add", "subtract", "multiply", "divide", "power", "square", "sqrt", "exp", "log", "abs",
-        "real", "conj", "maximum", "minimum", "clip", "where",
-        "sum", "mean", "std", "min", "max", "argmax", "argmin", "sort", "cumulative_sum",
-        "reshape", "transpose", "moveaxis", "expand_dims", "stack", "concat",
-        "matmul", "dot", "einsum", "linalg.inv", "linalg.solve", "linalg.cholesky",
-        "linalg.norm", "linalg.vector_norm", "linalg.matrix_norm",
-        "fft.fft", "fft.ifft", "fft.rfft", "convolve", "random.normal",
-        "requires_grad", "detach",
-        # The standard's other elementwise functions (their table: _knowledge/elementwise.py).
-        *(e.name for e in ELEMENTWISE),
-        # The standard's other families (their tables: _knowledge/families.py).
-        *(row.name for row in TABLE_OPS if row.result == "array"),
-    }
-)  # fmt: skip
+#: reduction to nothing), as their records say (``_knowledge/oprecord.py``).
+ARRAY_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "array")
 #: Prism ops returning a tuple of arrays: unpacking one gives arrays.
-TUPLE_OPS: frozenset[str] = frozenset(
-    {
-        "linalg.svd", "linalg.eig", "linalg.eigh", "linalg.qr", "triu_indices",
-        *(row.name for row in TABLE_OPS if row.result == "tuple"),
-    }
-)  # fmt: skip
+TUPLE_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "tuple")
 #: Prism ops whose result is no longer Prism's: ``to_numpy`` is the way out to NumPy.
-LEAVING_OPS: frozenset[str] = frozenset({"to_numpy"})
+LEAVING_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "numpy")
 
 _OPS = frozenset(CATALOGUE)
 

@@ -1,12 +1,21 @@
 """The arrays the conformance suite calls ops with: the sizes, a maker of arrays of one dtype,
-and the cases of every layout of ``_standard.SHAPES`` that the suite and the families'
-tables (``_cases``) share.  It imports neither, so both can import it."""
+and the cases of every layout of ``_standard.SHAPES`` that the families' case modules
+(``_cases``) share.  It imports neither the suite nor the families, so both can import it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["N1", "N2", "Case", "Maker", "matrix_cases", "vector_cases"]
+__all__ = [
+    "N1",
+    "N2",
+    "Case",
+    "Maker",
+    "keyword_arrays",
+    "matrix_cases",
+    "one_arg_cases",
+    "vector_cases",
+]
 
 #: Sizes large enough for the usual "worth a device transfer" thresholds of ``can_run``.
 N1 = 4096
@@ -80,3 +89,16 @@ def matrix_cases(m: Maker, positive: bool = False) -> dict[str, Any]:
         "strided": m.strided(N2, N2, positive=positive),
         "fortran": m.fortran(N2, N2, positive=positive),
     }
+
+
+def one_arg_cases(m: Maker, positive: bool = False) -> dict[str, Case]:
+    """:func:`vector_cases`, each the one argument of a call: ``{shape: ((x,), {})}``."""
+    return {s: ((x,), {}) for s, x in vector_cases(m, positive=positive).items()}
+
+
+def keyword_arrays(m: Maker) -> tuple[Any, Any, Any, Any]:
+    """The arrays most keyword cases are made of, drawn in this order: a vector ``x`` of
+    ``N1``, two ``N2`` by ``N2`` matrices ``a`` and ``b``, and a ``cube`` of shape
+    ``(8, 8, N2)``."""
+    x, a, b = m(N1), m(N2, N2), m(N2, N2)
+    return x, a, b, m(8, 8, N2)

@@ -233,13 +233,13 @@ SAMPLE_CALLS = _sample_calls()
 
 
 def _family_calls() -> dict[str, Call]:
-    """The Array API families declared as tables: each op's ``standard`` case of the
-    conformance suite (large enough to pass the GPU's size check)."""
-    from prism_core._knowledge.families import TABLE_OPS
+    """The ops without a call above: each op's ``standard`` case of the conformance suite
+    (large enough to pass the GPU's size check)."""
+    from prism_core._knowledge.families import RECORDS
     from prism_core.testing import input_cases
 
     calls: dict[str, Call] = {}
-    for row in TABLE_OPS:
+    for row in RECORDS:
         case = input_cases(row.name).get("standard")
         if case is not None:
             calls[row.name] = case

@@ -1,30 +1,20 @@
 """The conformance suite's inputs for the creation family of the Array API (see ``__init__``):
-the creation functions (``arange``, ``linspace``, ``eye``, ``empty``: no array in, so their
-cases are ``standard``, ``empty`` and ``one``, in the dtype asked for), the ``*_like``
-functions, ``tril``/``triu`` and ``astype`` on matrices of every layout, and ``meshgrid`` on
-pairs of vectors."""
+``asarray``, ``to_numpy`` and ``from_dlpack`` of vectors of every layout; the creation
+functions (``zeros``, ``full``, ``arange``, ``linspace``, ``eye``, ``empty``, ``triu_indices``:
+no array in, so their cases are ``standard``, ``empty``, ``one`` and some ``odd``, in the dtype
+asked for), the ``*_like`` functions, ``tril``/``triu`` and ``astype`` on matrices of every
+layout, and ``meshgrid`` on pairs of vectors."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases
+from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases, one_arg_cases
 
-__all__ = ["DTYPES", "input_cases", "keyword_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-_REAL = ("float64", "float32", "int64", "int32")
 #: The ops that take an array and make one like it.
 _LIKE = ("empty_like", "zeros_like", "ones_like", "full_like")
-
-#: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {
-    # arange counts real numbers; linspace spaces real or complex ones (floored into integers).
-    "arange": _REAL,
-    "linspace": ("float64", "float32", "complex128", "complex64", "int64"),
-    **dict.fromkeys(("eye", "empty", *_LIKE, "tril", "triu", "astype"), _ALL),
-    "meshgrid": _ALL,
-}
 
 
 def _fill(m: Maker) -> Any:
@@ -49,10 +39,21 @@ def _arange_args(m: Maker) -> tuple[Any, ...]:
     return (-(N1 // 2), N1 // 2)
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in ("asarray", "to_numpy", "from_dlpack"):
+        return one_arg_cases(m)
+    if op in ("zeros", "ones", "full"):
+        extra = (_fill(m),) if op == "full" else ()
+        shapes = {"standard": (N2, N2), "empty": (0,), "one": (1,), "odd": (65, 67)}
+        return {s: ((shape, *extra), {"dtype": m.dt}) for s, shape in shapes.items()}
+    if op == "triu_indices":  # (n,), (n, k) or (n, k, m): no arrays in
+        return {
+            "standard": ((N2,), {}),
+            "empty": ((0,), {}),
+            "one": ((1,), {}),
+            "odd": ((65, 1, 67), {}),
+        }
     dt = {"dtype": m.dt}
     if op == "arange":
         return {"standard": (_arange_args(m), dt), "empty": ((0,), dt), "one": ((1,), dt)}
@@ -79,16 +80,50 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
         return {s: ((x, _fill(m)), {}) for s, x in matrices.items()}
     if op == "astype":
         return {s: ((x, _other_dtype(m)), {}) for s, x in matrices.items()}
-    return {s: ((x,), {}) for s, x in matrices.items()}  # *_like, tril, triu
+    if op in (*_LIKE, "tril", "triu"):
+        return {s: ((x,), {}) for s, x in matrices.items()}
+    return {}
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
-    """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
-    ``None`` for another family's op.  ``device`` is given as ``None`` (every backend's
-    default): the devices a backend takes differ (``tests/test_array_api_creation.py`` checks
-    ``"cpu"`` and Prism's CPU)."""
-    if op not in DTYPES:
-        return None
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The calls that exercise each keyword argument ``op`` documents, made with ``m``; ``{}``
+    for an op without keywords (``to_numpy``).  ``device`` is given as ``None`` (every
+    backend's default): the devices a backend takes differ (``tests/test_array_api_creation.py``
+    checks ``"cpu"`` and Prism's CPU)."""
+    import prism_core
+
+    if op == "asarray":
+        x = m(N1)
+        return {
+            "dtype": [((x,), {"dtype": "complex128"}), ((x,), {"dtype": prism_core.complex128})],
+            "copy": [((x,), {"copy": True}), ((x,), {"copy": None})],
+            # Each backend takes devices of its own: the one every backend takes is its default.
+            "device": [((x,), {"device": None})],
+        }
+    if op == "from_dlpack":
+        x = m(N1)
+        return {
+            "copy": [((x,), {"copy": True}), ((x,), {"copy": None})],
+            "device": [((x,), {"device": None})],
+        }
+    if op in ("zeros", "ones"):
+        return {
+            "shape": [((), {"shape": (N2, N2)})],
+            "dtype": [(((N2, N2),), {"dtype": "int32"}), (((N2, N2),), {"dtype": m.dt})],
+            "device": [(((N2, N2),), {"device": None})],
+        }
+    if op == "full":
+        return {
+            "shape": [((), {"shape": (N2, N2), "fill_value": 2.5})],
+            "fill_value": [(((N2, N2),), {"fill_value": 7})],
+            "dtype": [(((N2, N2), 3), {"dtype": "float32"}), (((N2, N2), 3), {"dtype": m.dt})],
+            "device": [(((N2, N2), 3), {"device": None})],
+        }
+    if op == "triu_indices":
+        return {
+            "k": [((N2,), {"k": 1}), ((N2,), {"k": -3})],
+            "m": [((N2,), {"m": 67}), ((N2,), {"k": 2, "m": 10})],
+        }
     a, cube = m(N2, N2), m(4, N2, N2)
     default = {"device": None}
     if op == "arange":
@@ -133,12 +168,13 @@ def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
         }
     if op in ("tril", "triu"):
         return {"k": [((a,), {"k": 1}), ((cube,), {"k": -2}), ((m(5, 9),), {"k": 7})]}
-    # astype
-    return {
-        "copy": [
-            ((a, m.dt), {"copy": False}),
-            ((a, m.dt), {"copy": True}),
-            ((a, _other_dtype(m)), {"copy": False}),
-        ],
-        "device": [((a, _other_dtype(m)), default)],
-    }
+    if op == "astype":
+        return {
+            "copy": [
+                ((a, m.dt), {"copy": False}),
+                ((a, m.dt), {"copy": True}),
+                ((a, _other_dtype(m)), {"copy": False}),
+            ],
+            "device": [((a, _other_dtype(m)), default)],
+        }
+    return {}

@@ -1,41 +1,25 @@
 """The conformance suite's inputs for the fft family of the Array API (see ``__init__``).
 
-The n-dimensional transforms and the shifts take arrays of every layout of
+``fft.fft``, ``fft.ifft`` and ``fft.rfft`` take vectors of every layout but ``empty`` (no
+transform of nothing).  The n-dimensional transforms and the shifts take arrays of every layout of
 ``_standard.SHAPES`` (``empty``: an empty batch, transformed along its non-empty axis) and
 ``sizes``, a call with ``s`` and ``axes``; the one-dimensional ones take signals (a size-one
 one with ``n=1``: the default ``n`` of one point of a half spectrum is 0, which is an error).
 The frequencies take no array: ``n`` (``standard``, ``one``) and ``d`` (``spacing``), in the
-dtype checked.  :func:`keyword_cases`
-exercises every keyword argument the rows document.
+dtype checked.  :func:`keyword_cases` exercises every keyword argument the records document.
 """
 
 from __future__ import annotations
 
-from prism_core.testing._inputs import N1, N2, Case, Maker
+from prism_core.testing._inputs import N1, N2, Case, Maker, keyword_arrays, one_arg_cases
 
-__all__ = ["DTYPES", "input_cases", "keyword_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-_FFT = ("complex128", "complex64", "float64", "float32")
-_COMPLEX = ("complex128", "complex64")
-_FLOAT = ("float64", "float32")
+_ONE_D = ("fft.fft", "fft.ifft", "fft.rfft")
 _ND = ("fft.fftn", "fft.ifftn", "fft.rfftn", "fft.irfftn")
 _HALF = ("fft.irfft", "fft.hfft")
 _SHIFTS = ("fft.fftshift", "fft.ifftshift")
 _FREQUENCIES = ("fft.fftfreq", "fft.rfftfreq")
-
-#: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {
-    # The standard's input types first; NumPy (and Prism) transform real input too.
-    **dict.fromkeys(("fft.fftn", "fft.ifftn"), _FFT),
-    "fft.rfftn": _FLOAT,
-    "fft.irfftn": _COMPLEX,
-    **dict.fromkeys(_HALF, _COMPLEX),
-    "fft.ihfft": _FLOAT,
-    **dict.fromkeys(_FREQUENCIES, _FLOAT),
-    **dict.fromkeys(_SHIFTS, _ALL),
-}
-
 
 def _arrays(m: Maker) -> dict[str, Case]:
     """One array per layout; the empty one transformed along its non-empty axis."""
@@ -62,12 +46,10 @@ def _signals(m: Maker, half: bool) -> dict[str, Case]:
     }
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
-    if m.dt.name not in DTYPES[op]:
-        return {}
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in _ONE_D:  # no transform of nothing
+        return {s: c for s, c in one_arg_cases(m).items() if s != "empty"}
     if op in _ND:
         cases = _arrays(m)
         if op == "fft.irfftn":  # one point of a half spectrum: an output of 1 needs s
@@ -83,20 +65,26 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
             "one": ((1,), {"dtype": m.dt}),
             "spacing": ((N1 + 1,), {"d": 0.25, "dtype": m.dt}),
         }
-    cases = _arrays(m)  # the shifts
+    if op not in _SHIFTS:
+        return {}
+    cases = _arrays(m)
     del cases["sizes"]
     cases["empty"] = ((m(0, N2),), {})
     cases["axes"] = ((m(65, 67),), {"axes": 1})
     return cases
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
-    """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
-    ``None`` for another family's op.  ``device`` is given as ``None`` (every backend's
-    default): the devices a backend takes differ (``tests/test_array_api_fft.py`` checks
-    ``"cpu"``)."""
-    if op not in DTYPES:
-        return None
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The calls that exercise each keyword argument ``op`` documents, made with ``m``; ``{}``
+    for an op without keywords.  ``device`` is given as ``None`` (every backend's default): the
+    devices a backend takes differ (``tests/test_array_api_fft.py`` checks ``"cpu"``)."""
+    if op in _ONE_D:
+        x, a, _, _ = keyword_arrays(m)
+        return {
+            "n": [((x,), {"n": N1 - 5}), ((x,), {"n": N1 + 5})],
+            "axis": [((a,), {"axis": 0}), ((a,), {"axis": -2})],
+            "norm": [((x,), {"norm": "ortho"}), ((x,), {"norm": "forward"})],
+        }
     a, x = m(N2, N2), m(N1)
     cube = m(4, 8, N2)
     norms: list[Case] = [((a,), {"norm": "ortho"}), ((a,), {"norm": "forward"})]
@@ -118,4 +106,8 @@ def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
             "dtype": [((N1,), {"dtype": m.dt}), ((N1,), {"dtype": "float32"})],
             "device": [((N1,), {"device": None})],
         }
-    return {"axes": [((cube,), {"axes": (0, 2)}), ((a,), {"axes": -1}), ((cube,), {"axes": None})]}
+    if op in _SHIFTS:
+        return {
+            "axes": [((cube,), {"axes": (0, 2)}), ((a,), {"axes": -1}), ((cube,), {"axes": None})]
+        }
+    return {}

@@ -2,33 +2,139 @@
 
 Every op has a case per layout of ``_standard.SHAPES`` where it is defined on it (``outer``
 takes vectors, which have no Fortran order), and ``stack`` where it takes stacks of matrices.
-The determinants are of matrices near the identity (``well_conditioned`` scaled down), so that
-they neither overflow in float32 nor underflow.  :func:`keyword_cases` exercises every keyword
-argument the rows document.
+The products (``matmul``, ``dot``, ``einsum``) take pairs of matrices; the inverses, solutions
+and decompositions well-conditioned square matrices (Hermitian positive definite ones for
+``eigh`` and ``cholesky``).  The determinants are of matrices near the identity
+(``well_conditioned`` scaled down), so that they neither overflow in float32 nor underflow.
+:func:`keyword_cases` exercises every keyword argument the records document.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._inputs import N1, N2, Case, Maker
+from prism_core.testing._inputs import (
+    N1,
+    N2,
+    Case,
+    Maker,
+    keyword_arrays,
+    matrix_cases,
+)
 
-__all__ = ["DTYPES", "input_cases", "keyword_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-_FLOATING = ("float64", "float32", "complex128", "complex64")
+#: The ops Prism had first (their cases: :func:`_products_cases`).
+_PRODUCTS = (
+    "matmul", "dot", "einsum", "linalg.inv", "linalg.solve", "linalg.svd", "linalg.eig",
+    "linalg.eigh", "linalg.qr", "linalg.cholesky", "linalg.norm", "linalg.vector_norm",
+    "linalg.matrix_norm",
+)  # fmt: skip
+#: The other ops of the family.
+_OTHERS = (
+    "matrix_transpose", "tensordot", "vecdot", "linalg.cross", "linalg.outer",
+    "linalg.diagonal", "linalg.trace", "linalg.det", "linalg.slogdet", "linalg.eigvalsh",
+    "linalg.svdvals", "linalg.matrix_rank", "linalg.pinv", "linalg.matrix_power",
+)  # fmt: skip
 
-#: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(
-        ("matrix_transpose", "tensordot", "vecdot", "linalg.cross", "linalg.outer"), _ALL
-    ),
-    **dict.fromkeys(("linalg.diagonal", "linalg.trace"), _ALL),
-    **dict.fromkeys(
-        ("linalg.det", "linalg.slogdet", "linalg.eigvalsh", "linalg.svdvals"), _FLOATING
-    ),
-    **dict.fromkeys(("linalg.matrix_rank", "linalg.pinv", "linalg.matrix_power"), _FLOATING),
-}
+
+def _pairs(m: Maker) -> dict[str, tuple[Any, Any]]:
+    """Operands of matrix products, per shape."""
+    return {
+        "standard": (m(N2, N2), m(N2, N2)),
+        "empty": (m(0, N2), m(N2, N2)),
+        "one": (m(1, 1), m(1, 1)),
+        "odd": (m(65, 67), m(67, 65)),
+        "strided": (m.strided(N2, N2), m.strided(N2, N2)),
+        "fortran": (m.fortran(N2, N2), m.fortran(N2, N2)),
+    }
+
+
+def _well_conditioned(m: Maker) -> dict[str, Any]:
+    """Well-conditioned square matrices, per shape."""
+    return {
+        "standard": m.well_conditioned(N2),
+        "empty": m.well_conditioned(0),
+        "one": m.well_conditioned(1),
+        "odd": m.well_conditioned(65),
+        "strided": m.well_conditioned(2 * N2)[::2, ::2],
+        "fortran": m.np.asfortranarray(m.well_conditioned(N2)),
+    }
+
+
+def _products_cases(op: str, m: Maker) -> dict[str, Case]:
+    """The cases of the ops of :data:`_PRODUCTS`."""
+    if op in ("matmul", "dot"):
+        return {s: (pair, {}) for s, pair in _pairs(m).items()}
+    if op == "einsum":
+        return {s: (("ij,jk->ik", *pair), {}) for s, pair in _pairs(m).items()}
+    if op == "linalg.inv" or op == "linalg.eig":
+        return {s: ((x,), {}) for s, x in _well_conditioned(m).items()}
+    if op in ("linalg.eigh", "linalg.cholesky"):  # Hermitian; positive definite, as
+        # well_conditioned's diagonal outweighs the rest
+        cases: dict[str, Case] = {
+            s: ((m.hermitian(x),), {}) for s, x in _well_conditioned(m).items()
+        }
+        cases["strided"] = ((m.hermitian(m.well_conditioned(2 * N2))[::2, ::2],), {})
+        cases["fortran"] = ((m.np.asfortranarray(m.hermitian(m.well_conditioned(N2))),), {})
+        return cases
+    if op == "linalg.solve":
+        squares = _well_conditioned(m)
+        rights = {
+            "standard": m(N2, N2),
+            "empty": m(0, 0),
+            "one": m(1, 1),
+            "odd": m(65, 3),
+            "strided": m.strided(N2, N2),
+            "fortran": m.fortran(N2, N2),
+        }
+        cases = {s: ((squares[s], rights[s]), {}) for s in squares}
+        cases["vector"] = ((m.well_conditioned(N2), m(N2)), {})  # 1-D: a vector, not a matrix
+        return cases
+    # linalg.svd, linalg.qr and the norms
+    return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
+
+
+def _products_keywords(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The keyword cases of the ops of :data:`_PRODUCTS`."""
+    x, a, b, cube = keyword_arrays(m)
+    if op == "einsum":
+        return {
+            "dtype": [(("ij,jk->ik", a, b), {"dtype": "complex128"})],
+            "optimize": [
+                (("ij,jk,kl->il", a, b, a), {"optimize": True}),
+                (("ij,jk,kl->il", a, b, a), {"optimize": "greedy"}),
+            ],
+        }
+    if op == "linalg.qr":
+        return {"mode": [((m(65, 67),), {"mode": "complete"}), ((m(67, 65),), {"mode": "reduced"})]}
+    if op == "linalg.cholesky":
+        return {"upper": [((m.hermitian(m.well_conditioned(N2)),), {"upper": True})]}
+    if op == "linalg.norm":
+        return {
+            "ord": [((a,), {"ord": "nuc"}), ((x,), {"ord": 1}), ((a,), {"ord": float("inf")})],
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": (0, 2)})],
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"axis": 1, "keepdims": True})],
+        }
+    if op == "linalg.vector_norm":
+        return {
+            "axis": [((a,), {"axis": 1}), ((cube,), {"axis": (0, 2)})],
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"axis": -1, "keepdims": True})],
+            "ord": [((x,), {"ord": o}) for o in (1, 0, 3, float("inf"), float("-inf"))],
+        }
+    if op == "linalg.matrix_norm":
+        return {
+            "keepdims": [((a,), {"keepdims": True}), ((cube,), {"keepdims": True})],
+            "ord": [((a,), {"ord": o}) for o in ("nuc", 1, -1, 2, -2, float("inf"))],
+        }
+    if op == "linalg.svd":
+        return {
+            "full_matrices": [
+                ((m(65, 67),), {"full_matrices": False}),
+                ((a,), {"full_matrices": True}),
+            ],
+        }
+    return {}  # matmul, dot, linalg.inv, linalg.solve, linalg.eig, linalg.eigh
 
 
 def _matrices(m: Maker) -> dict[str, Any]:
@@ -75,10 +181,12 @@ def _hermitian(m: Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in _PRODUCTS:
+        return _products_cases(op, m)
+    if op not in _OTHERS:
+        return {}
     if op in ("matrix_transpose", "linalg.diagonal", "linalg.trace"):
         return {s: ((x,), {}) for s, x in _matrices(m).items()}
     if op in ("linalg.svdvals", "linalg.matrix_rank", "linalg.pinv"):
@@ -127,12 +235,12 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     }
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
     """The calls that exercise each keyword argument ``op`` documents, made with ``m`` (of the
-    op's first dtype): ``{keyword: [(args, kwargs), ...]}``; ``None`` for another family's op
-    (``{}`` for one of this family without keywords)."""
-    if op not in DTYPES:
-        return None
+    op's first dtype): ``{keyword: [(args, kwargs), ...]}``; ``{}`` for an op without
+    keywords."""
+    if op in _PRODUCTS:
+        return _products_keywords(op, m)
     np = m.np
     a, b = m(N2, N2), m(N2, N2)
     if op == "tensordot":

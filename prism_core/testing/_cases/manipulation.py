@@ -1,27 +1,27 @@
 """The conformance suite's inputs for the manipulation and indexing family of the Array API
 (``__init__``): each op on arrays of every layout of :data:`~prism_core.testing._standard.SHAPES`
 (the ``standard`` case large enough for a GPU's size check), with the keyword arguments the
-layout calls for (``take`` of a matrix needs its ``axis``)."""
+layout calls for (``take`` of a matrix needs its ``axis``); ``stack`` and ``concat`` of lists of
+arrays of one shape and layout."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._inputs import N1, N2, Case, Maker
+from prism_core.testing._inputs import (
+    N1,
+    N2,
+    Case,
+    Maker,
+    keyword_arrays,
+    matrix_cases,
+    vector_cases,
+)
 
-__all__ = ["DTYPES", "input_cases", "keyword_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-
-#: Op -> the dtypes the suite checks it in: all of them (these functions move elements, they
-#: compute nothing).
-DTYPES: dict[str, tuple[str, ...]] = dict.fromkeys(
-    (
-        "broadcast_arrays", "broadcast_to", "flip", "permute_dims", "repeat", "roll", "squeeze",
-        "tile", "unstack", "take", "take_along_axis",
-    ),
-    _ALL,
-)  # fmt: skip
+#: The ops Prism had first (their cases: :func:`_reshaping_cases`).
+_RESHAPING = ("reshape", "transpose", "moveaxis", "expand_dims", "stack", "concat")
 
 
 def _matrices(m: Maker) -> dict[str, Any]:
@@ -40,10 +40,40 @@ def _indices(m: Maker, low: int, high: int, *shape: int) -> Any:
     return m.rng.integers(low, high, size=shape, dtype="int64")
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def _reshaping_cases(op: str, m: Maker) -> dict[str, Case]:
+    """The cases of the ops of :data:`_RESHAPING`."""
+    if op == "reshape":
+        return {
+            "standard": ((m(N1), (N2, N2)), {}),
+            "empty": ((m(0), (0, 3)), {}),
+            "one": ((m(1), (1, 1)), {}),
+            "odd": ((m(N1 + 1), (17, 241)), {}),
+            "strided": ((m.strided(N1), (N2, N2)), {}),
+            "fortran": ((m.fortran(N2, N2), (N1,)), {}),
+        }
+    if op == "transpose":
+        return {s: ((x,), {}) for s, x in matrix_cases(m).items()}
+    if op == "moveaxis":
+        arrays = {
+            "standard": m(8, 8, N2),
+            "empty": m(0, 2, 3),
+            "one": m(1, 1, 1),
+            "odd": m(5, 7, 117),
+            "strided": m.strided(8, 8, N2),
+            "fortran": m.fortran(8, 8, N2),
+        }
+        return {s: ((x, 0, -1), {}) for s, x in arrays.items()}
+    if op == "expand_dims":
+        return {s: ((x, 0), {}) for s, x in vector_cases(m).items()}
+    # stack, concat: one argument, a list of arrays of one shape and layout
+    firsts, seconds = vector_cases(m), vector_cases(m)
+    return {s: (([x, seconds[s], x],), {}) for s, x in firsts.items()}
+
+
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in _RESHAPING:
+        return _reshaping_cases(op, m)
     np = m.np
     matrices = _matrices(m)
     if op == "broadcast_arrays":
@@ -117,7 +147,9 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
             "strided": ((m.strided(N1), _indices(m, 0, N1, 100)), {}),
             "fortran": ((m.fortran(N2, N2), _indices(m, 0, N2, 7)), {"axis": -1}),
         }
-    # take_along_axis: indices of x's rank, along the last axis unless said
+    if op != "take_along_axis":
+        return {}
+    # indices of x's rank, along the last axis unless said
     return {
         "standard": ((m(N2, N2), _indices(m, -N2, N2, N2, 10)), {}),
         "empty": ((m(0, 3), _indices(m, 0, 3, 0, 3)), {}),
@@ -128,11 +160,28 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     }
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
     """The calls that exercise each keyword argument ``op`` documents (``{keyword: [(args,
-    kwargs), ...]}``), made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+    kwargs), ...]}``), made with ``m``; ``{}`` for an op without keywords."""
+    if op in _RESHAPING:
+        x, a, b, cube = keyword_arrays(m)
+        if op == "reshape":
+            return {
+                "shape": [((x,), {"shape": (N2, N2)}), ((x,), {"shape": (-1, 32)})],
+                "copy": [((x, (N2, N2)), {"copy": True}), ((x, (N2, N2)), {"copy": False})],
+            }
+        if op == "transpose":
+            return {"axes": [((cube,), {"axes": (1, 0, 2)}), ((cube,), {"axes": None})]}
+        if op == "moveaxis":
+            return {
+                "source": [((cube,), {"source": 0, "destination": -1})],
+                "destination": [((cube, (0, 1)), {"destination": (2, 0)})],
+            }
+        if op == "expand_dims":
+            return {"axis": [((a,), {"axis": 1}), ((a,), {"axis": -1})]}
+        xs = [a, b, a]  # stack, concat
+        flat = {"axis": None} if op == "concat" else {"axis": -1}
+        return {"axis": [((xs,), {"axis": 1}), ((tuple(xs),), flat)]}
     a, cube = m(N2, N2), m(8, 8, N2)
     if op == "broadcast_to":
         return {"shape": [((m(N2),), {"shape": (N2, N2)}), ((a,), {"shape": (2, 1, N2, N2)})]}

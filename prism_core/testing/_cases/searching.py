@@ -1,28 +1,30 @@
 """The conformance suite's inputs for the searching family of the Array API (see ``__init__``):
-argsort, nonzero, searchsorted, count_nonzero and the unique_* functions."""
+argmax, argmin, sort and where on arrays of every layout; argsort, nonzero, searchsorted,
+count_nonzero and the unique_* functions on matrices with many equal elements."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases
+from prism_core.testing._inputs import (
+    N1,
+    N2,
+    Case,
+    Maker,
+    keyword_arrays,
+    matrix_cases,
+    vector_cases,
+)
 
-__all__ = ["DTYPES", "input_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-_REAL = ("float64", "float32", "int64", "int32")
-_UNIQUE = ("unique_all", "unique_counts", "unique_inverse", "unique_values")
-
-#: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {
-    # The standard sorts and searches real numbers (NumPy orders complex ones its own way).
-    "argsort": _REAL,
-    "searchsorted": _REAL,
-    "nonzero": _ALL,
-    "count_nonzero": _ALL,
-    # Complex ones too: equality is defined for every dtype (sorted by real, then imaginary part).
-    **dict.fromkeys(_UNIQUE, (*_REAL, "complex128")),
-}
+#: The ops Prism had first (their cases: :func:`_extremes_cases`).
+_EXTREMES = ("argmax", "argmin", "sort", "where")
+#: The ops on matrices with many equal elements.
+_REPEATING = (
+    "argsort", "nonzero", "searchsorted", "count_nonzero",
+    "unique_all", "unique_counts", "unique_inverse", "unique_values",
+)  # fmt: skip
 
 
 def _repeating(m: Maker) -> dict[str, Any]:
@@ -38,10 +40,23 @@ def _repeating(m: Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def _extremes_cases(op: str, m: Maker) -> dict[str, Case]:
+    """The cases of the ops of :data:`_EXTREMES`."""
+    if op == "where":
+        firsts, seconds = vector_cases(m), vector_cases(m)
+        return {s: ((m.np.real(x) > 0, x, seconds[s]), {}) for s, x in firsts.items()}
+    cases: dict[str, Case] = {s: ((x,), {}) for s, x in matrix_cases(m).items()}
+    if op != "sort":  # the minimum of nothing is an error
+        del cases["empty"]
+    return cases
+
+
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in _EXTREMES:
+        return _extremes_cases(op, m)
+    if op not in _REPEATING:
+        return {}
     np = m.np
     if op == "searchsorted":  # a sorted vector, and values to place of every shape
         sorted_x1 = np.sort(_repeating(m)["standard"].reshape(-1))
@@ -62,11 +77,26 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     return {s: ((x,), {}) for s, x in matrices.items()}
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
-    """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
-    ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The calls that exercise each keyword argument ``op`` documents, made with ``m``; ``{}``
+    for an op without keywords."""
+    if op in _EXTREMES:
+        _, a, _, cube = keyword_arrays(m)
+        if op in ("argmax", "argmin"):  # one axis, or None
+            return {
+                "axis": [((a,), {"axis": 0}), ((a,), {"axis": -1}), ((a,), {"axis": None})],
+                "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
+            }
+        if op == "sort":
+            ties = Maker("int64")(N2, N2).astype(m.dt)  # small integers: many equal elements
+            return {
+                "axis": [((a,), {"axis": 0}), ((cube,), {"axis": 1})],
+                "descending": [((a,), {"descending": True}), ((ties,), {"descending": True})],
+                "stable": [((ties,), {"stable": True}), ((a,), {"stable": False})],
+            }
+        return {}  # where takes no keyword
+    if op not in _REPEATING:
+        return {}
     np = m.np
     a, cube = _repeating(m)["standard"], m(4, 8, N2)
     if op == "argsort":

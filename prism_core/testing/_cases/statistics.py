@@ -1,22 +1,25 @@
 """The conformance suite's inputs for the statistics family of the Array API (see ``__init__``):
-prod, var, cumulative_prod, all, any and diff."""
+sum, mean, std, min, max and cumulative_sum on arrays of every layout; prod and
+cumulative_prod of numbers near one (no overflow), var, all, any and diff."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from prism_core.testing._inputs import N1, N2, Case, Maker, matrix_cases, vector_cases
+from prism_core.testing._inputs import (
+    N1,
+    N2,
+    Case,
+    Maker,
+    keyword_arrays,
+    matrix_cases,
+    vector_cases,
+)
 
-__all__ = ["DTYPES", "input_cases"]
+__all__ = ["input_cases", "keyword_cases"]
 
-_ALL = ("float64", "float32", "complex128", "complex64", "int64", "int32")
-
-#: Op -> the dtypes the suite checks it in.
-DTYPES: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("prod", "var", "cumulative_prod", "diff"), _ALL),
-    # The logical reductions read booleans too.
-    **dict.fromkeys(("all", "any"), ("bool", *_ALL)),
-}
+#: The ops Prism had first (their cases: :func:`_reductions_cases`).
+_REDUCTIONS = ("sum", "mean", "std", "min", "max", "cumulative_sum")
 
 
 def _near_one(cases: dict[str, Any], m: Maker) -> dict[str, Any]:
@@ -31,10 +34,53 @@ def _near_one(cases: dict[str, Any], m: Maker) -> dict[str, Any]:
     return cases
 
 
-def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
-    """NumPy arguments for ``op`` by shape, made with ``m``; ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def _reductions_cases(op: str, m: Maker) -> dict[str, Case]:
+    """The cases of the ops of :data:`_REDUCTIONS`."""
+    if op == "cumulative_sum":  # axis=None is for vectors only
+        return {s: ((x,), {} if x.ndim == 1 else {"axis": 1}) for s, x in vector_cases(m).items()}
+    cases: dict[str, Case] = {s: ((x,), {}) for s, x in matrix_cases(m).items()}
+    if op != "sum":  # the mean of nothing warns, the minimum of nothing is an error
+        del cases["empty"]
+    return cases
+
+
+def _reductions_keywords(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The keyword cases of the ops of :data:`_REDUCTIONS`."""
+    import prism_core
+
+    x, a, _, cube = keyword_arrays(m)
+    reduction: dict[str, list[Case]] = {
+        "axis": [((a,), {"axis": 0}), ((a,), {"axis": (0, 1)}), ((a,), {"axis": -1})],
+        "keepdims": [((a,), {"keepdims": True}), ((a,), {"axis": 1, "keepdims": True})],
+    }
+    if op == "cumulative_sum":
+        ints = Maker("int32")(N2, N2)
+        return {
+            "axis": [((a,), {"axis": 0}), ((cube,), {"axis": -1})],
+            "dtype": [
+                ((ints,), {"axis": 0, "dtype": "float64"}),
+                ((x,), {"dtype": prism_core.complex128}),
+            ],
+            "include_initial": [
+                ((x,), {"include_initial": True}),
+                ((a,), {"axis": 1, "include_initial": True}),
+            ],
+        }
+    if op == "sum":
+        ints = Maker("int32")(N2, N2)
+        return {
+            **reduction,
+            "dtype": [((ints,), {"dtype": "float64"}), ((a,), {"dtype": prism_core.complex128})],
+        }
+    if op == "std":
+        return {**reduction, "correction": [((a,), {"correction": 1}), ((a,), {"correction": 0.5})]}
+    return reduction  # mean, min, max
+
+
+def input_cases(op: str, m: Maker) -> dict[str, Case]:
+    """NumPy arguments for ``op`` by shape, made with ``m``; ``{}`` for an op without cases."""
+    if op in _REDUCTIONS:
+        return _reductions_cases(op, m)
     if op in ("all", "any"):
         # Booleans drawn, not converted from m's numbers (nearly all of which are non-zero);
         # small integers are zero often, floating-point numbers seldom.
@@ -57,6 +103,8 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
         cases = {s: ((x,), {}) for s, x in matrices.items() if s != "empty"}
         cases["odd"] = ((matrices["odd"],), {"axis": 0, "correction": 1})
         return cases
+    if op not in ("cumulative_prod", "diff"):
+        return {}
     vectors = vector_cases(m, positive=op == "cumulative_prod")
     if op == "cumulative_prod":  # axis=None is for vectors only
         vectors = _near_one(vectors, m)
@@ -71,11 +119,13 @@ def input_cases(op: str, m: Maker) -> dict[str, Case] | None:
     return cases
 
 
-def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]] | None:
-    """The calls that exercise each keyword argument ``op`` documents, made with ``m``;
-    ``None`` for another family's op."""
-    if op not in DTYPES:
-        return None
+def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
+    """The calls that exercise each keyword argument ``op`` documents, made with ``m``; ``{}``
+    for an op without keywords."""
+    if op in _REDUCTIONS:
+        return _reductions_keywords(op, m)
+    if op not in ("prod", "var", "all", "any", "cumulative_prod", "diff"):
+        return {}
     a, cube = _near_one(
         {"a": m(N2, N2, positive=True), "cube": m(4, 8, N2, positive=True)}, m
     ).values()
