@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.registry import Op
+    from prism_core._dispatch.registry import Op, PlanKey
 
 __all__ = [
     "ArraySpec",
+    "Verdict",
     "array_args",
     "array_dtypes",
     "array_positions",
@@ -21,6 +22,9 @@ __all__ = [
     "signature_text",
     "tuning_dtype",
 ]
+
+#: What a variant's ``can_run`` answered: ``True``, or why not (a reason, or a false value).
+Verdict = bool | str | None
 
 
 def _shape(shape: Any) -> tuple[int, ...]:
@@ -143,7 +147,7 @@ def tuning_dtype(dtypes: Sequence[str]) -> str | None:
     return dtypes[0] if len(set(dtypes)) == 1 else ",".join(dtypes)
 
 
-def plan_key(op: Op, scope_token: Any, args: Sequence[Any]) -> tuple[Any, ...]:
+def plan_key(op: Op, scope_token: object, args: Sequence[Any]) -> PlanKey:
     """The cache key of a call; the hot path (``ops._make_function``) builds the same inline."""
     parts: list[Any] = [scope_token]
     keying = op._keying[0]
@@ -167,4 +171,3 @@ def signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
         else:
             out.append(type(a).__name__)
     return tuple(out)
-

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from prism_core._contract.variant import VariantImportError
-from prism_core._dispatch.arguments import plan_key
+from prism_core._dispatch.arguments import Verdict, plan_key
 from prism_core._dispatch.eligibility import unavailable
 from prism_core._dispatch.fallback import (
     CALLER_ERRORS,
@@ -36,13 +36,13 @@ from prism_core._knowledge.threads import POOLS, entering
 
 if TYPE_CHECKING:
     from prism_core._contract.variant import Variant
-    from prism_core._dispatch.registry import Op
+    from prism_core._dispatch.registry import Op, PlanKey
     from prism_core._dispatch.scope import Scope
 
 __all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run_checked"]
 
 
-def finish(op: Op, key: Any, plan: Plan) -> None:
+def finish(op: Op, key: PlanKey | None, plan: Plan) -> None:
     """The ways this plan runs a call: the fast path (``fn``: the first live candidate's
     function, when it needs nothing per call), the checked fast path (``check``, the first
     candidate's ``can_run``, then ``checked``, its function), or the general checked way
@@ -78,7 +78,12 @@ def finish(op: Op, key: Any, plan: Plan) -> None:
 
 
 def build_plan(
-    op: Op, key: Any, scope: Scope, args: Sequence[Any], built_at: int, measured: bool = True
+    op: Op,
+    key: PlanKey | None,
+    scope: Scope,
+    args: Sequence[Any],
+    built_at: int,
+    measured: bool = True,
 ) -> Plan:
     """A plan built (``plans.build``) and made runnable (``finish``)."""
     plan = build(op, scope, args, built_at, measured)
@@ -96,7 +101,7 @@ def build_plan(
     return plan
 
 
-def derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
+def derive(op: Op, key: PlanKey | None, plan: Plan, failed: frozenset[str]) -> Plan:
     new = Plan(
         plan.ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation
     )
@@ -107,7 +112,7 @@ def derive(op: Op, key: Any, plan: Plan, failed: frozenset[str]) -> Plan:
     return new
 
 
-def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
+def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
     """The key of the call and its cached plan, or a new one (stored only if nothing it was
     built from changed meanwhile).
 
@@ -130,7 +135,7 @@ def plan_for(op: Op, key: Any, args: Sequence[Any]) -> tuple[Any, Plan]:
     return key, plan
 
 
-def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call_slow(op: Op, key: PlanKey, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """A call without a cached plan: build one, then run it (tuning it first when tuning on
     first use is on and nothing was measured for it).  While a pipeline is planned, the
     planner answers instead (``PLANNING``)."""
@@ -154,7 +159,12 @@ def call_slow(op: Op, key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
 
 
 def declined(
-    op: Op, key: Any, plan: Plan, verdict: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    op: Op,
+    key: PlanKey,
+    plan: Plan,
+    verdict: Verdict,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> Any:
     """The checked fast path's ``can_run`` declined this call: the next candidates decide."""
     variant = plan.first
@@ -164,7 +174,7 @@ def declined(
 
 
 def failed(
-    op: Op, key: Any, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
+    op: Op, key: PlanKey, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Any:
     """A fast path's function (``plan.fn`` or ``plan.checked``, both ``plan.first``'s) raised:
     record it, then go on with the next candidate (automatic mode) or raise."""
@@ -182,7 +192,7 @@ def failed(
 
 def run_checked(
     op: Op,
-    key: Any,
+    key: PlanKey | None,
     plan: Plan,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -207,7 +217,7 @@ def run_checked(
 
 def _run_checked(
     op: Op,
-    key: Any,
+    key: PlanKey | None,
     plan: Plan,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -266,7 +276,9 @@ def _run_checked(
     raise nothing_eligible(op, plan, declined)
 
 
-def record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Exception) -> Plan:
+def record_failure(
+    op: Op, key: PlanKey | None, plan: Plan, variant: Variant, exc: Exception
+) -> Plan:
     """``variant`` raised a backend error: raise (a device or backend was named, strict mode,
     or a simulation, which runs the reference and has nothing to fall back to); else record it
     once with its count, warn once at the caller's line, and return the plan without it."""
@@ -298,7 +310,7 @@ def record_failure(op: Op, key: Any, plan: Plan, variant: Variant, exc: Exceptio
     return new
 
 
-def without(op: Op, key: Any, plan: Plan, name: str) -> Plan:
+def without(op: Op, key: PlanKey | None, plan: Plan, name: str) -> Plan:
     """The plan in force for ``key`` with ``name`` failed, installed in the cache.
 
     Threads that see the same failure at once agree on one plan: each derives from what the

@@ -28,6 +28,7 @@ from prism_core._dispatch.registry import (
     Op,
     OperationError,
     OpFunction,
+    PlanKey,
     add_variant,
     as_op,
     register_op,
@@ -96,7 +97,7 @@ def _make_function(op: Op) -> OpFunction:
                 y = args[1]
                 k = keying[0]
                 if k == 0:
-                    key: Any = (token(), type(x), type(y))
+                    key: PlanKey = (token(), type(x), type(y))
                 elif k == 1:
                     key = (token(), type(x), x.dtype, type(y), y.dtype)
                 else:
@@ -145,7 +146,7 @@ def _make_function(op: Op) -> OpFunction:
             try:
                 x = args[0]
                 k = keying[0]
-                key: Any
+                key: PlanKey
                 if sequence and isinstance(x, (list, tuple)):
                     key = (token(), *map(type, x)) if k == 0 else plan_key(op, token(), args)
                 elif k == 0:
@@ -202,7 +203,7 @@ def _make_function(op: Op) -> OpFunction:
                 if moved is not _HERE:
                     return moved
             if no_arrays:
-                key: Any = (token(),) if keying[0] != 2 else (token(), 0)
+                key: PlanKey = (token(),) if keying[0] != 2 else (token(), 0)
             else:
                 key = plan_key(op, token(), args)
             plan = get(key)

@@ -20,7 +20,7 @@ from prism_core._dispatch.decision import Basis
 if TYPE_CHECKING:
     from prism_core._dispatch.eligibility import Ranking
     from prism_core._dispatch.moves import Moves
-    from prism_core._dispatch.registry import Op
+    from prism_core._dispatch.registry import Op, PlanKey
     from prism_core._dispatch.scope import Scope
 
 __all__ = [
@@ -85,7 +85,9 @@ class FirstUse(Protocol):
     ``(op, key, args, kwargs)`` when a call's plan has no tuned times; measures within its
     budget and returns whether it stored any."""
 
-    def __call__(self, op: Op, key: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> bool: ...
+    def __call__(
+        self, op: Op, key: PlanKey, args: Sequence[Any], kwargs: dict[str, Any]
+    ) -> bool: ...
 
 
 #: Prism's own ranker, ``"module:class"``, made where no plugin's ``prism_ranker`` answers.

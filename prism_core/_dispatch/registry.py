@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from prism_core._dispatch.examples import Examples
     from prism_core._knowledge.plugins import PluginSet
 
-__all__ = ["Op", "OpFunction", "OperationError"]
+__all__ = ["Op", "OpFunction", "OperationError", "PlanKey"]
 
 
 class OperationError(PrismError, LookupError):
@@ -46,6 +46,10 @@ class OpFunction(Protocol):
 
     def explain(self, *args: Any, **kwargs: Any) -> Decision: ...
 
+
+#: A call's plan-cache key: the scope's token, then each array argument's type (and dtype, and
+#: the size bucket, as the op's keying asks: ``arguments.plan_key``).
+PlanKey = tuple[object, ...]
 
 #: Makes the function users call for an op; installed by ``ops.py``.
 _function_factory: list[Callable[[Op], OpFunction]] = []
@@ -231,7 +235,7 @@ def size_keyed(op: Op) -> None:
         op._plans.clear()
 
 
-def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
+def store_plan(op: Op, key: PlanKey, plan: Any, built_at: int) -> bool:
     """Cache ``plan`` for ``key`` unless the generation it was built at has passed."""
     with lock:
         if _state.generation != built_at:
@@ -243,7 +247,7 @@ def store_plan(op: Op, key: Any, plan: Any, built_at: int) -> bool:
         return True
 
 
-def swap_plan(op: Op, key: Any, expected: Any, new: Any) -> bool:
+def swap_plan(op: Op, key: PlanKey | None, expected: Any, new: Any) -> bool:
     """Cache ``new`` for ``key`` if the cache still holds ``expected`` there (``None``:
     nothing); ``False`` when another thread changed it meanwhile.  A ``new`` built at a passed
     generation is not stored, though the swap counts as done."""
