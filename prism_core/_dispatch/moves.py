@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
     from prism_core._dispatch.registry import Op
+    from prism_core._knowledge.plugins import PluginSet
 
 __all__ = ["NO_MOVES", "Moves", "convert", "is_native", "moves_for", "reference_backend"]
 
@@ -96,7 +97,7 @@ def moves_for(
     return Moves(tuple(converters), tuple(sentences), result)
 
 
-def reference_backend(op: Op, ps: Any) -> Backend | None:
+def reference_backend(op: Op, ps: PluginSet) -> Backend | None:
     reference = next((v for v in op.variants if v.reference), None)
     return ps.backends.get(reference.backend) if reference is not None else None
 

@@ -458,7 +458,7 @@ def operation(
 
 
 def kernel(
-    op: Any,
+    op: str | Op | OpFunction,
     *,
     requires: Mapping[str, Any] | None = None,
     backend: str = "numpy",

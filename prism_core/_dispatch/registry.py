@@ -378,7 +378,7 @@ def table() -> dict[str, Op]:
     return dict(_ops)
 
 
-def as_op(target: Any) -> Op:
+def as_op(target: object) -> Op:
     """The :class:`Op` behind an op, its function (``prism_core.matmul``) or its name."""
     if isinstance(target, Op):
         return target
