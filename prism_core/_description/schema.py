@@ -258,10 +258,52 @@ def unlocated(document: Any) -> _Document:
     return _Unlocated(document)
 
 
+#: What format 2 of the device-file format added, as paths into a document (``"*"``: every
+#: item of a list): a file that uses one says ``format_version: 2``.
+FORMAT_2_KEYS: tuple[tuple[str, ...], ...] = ()
+
+
+def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[PathT]:
+    """The paths in ``node`` that ``path`` names (``"*"`` stands for every item of a list)."""
+    if not path:
+        yield at
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                yield from _occurrences(item, rest, (*at, i))
+    elif isinstance(node, dict) and head in node:
+        yield from _occurrences(node[head], rest, (*at, head))
+
+
+def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
+    """A key of format 2 in a file that does not say ``format_version: 2``."""
+    from prism_core._description.yaml_loader import json_path
+
+    doc = parsed.value
+    if doc.get("format_version") == 2:
+        return
+    said = "says format_version: 1" if "format_version" in doc else "gives no format_version"
+    for path in FORMAT_2_KEYS:
+        for found in _occurrences(doc, path):
+            line, col = parsed.locate(found, key=True)
+            yield Problem(
+                filename,
+                line,
+                col,
+                json_path(found),
+                f"{found[-1]} is a key of format 2 of the device-file format, and this file "
+                f"{said}: add `format_version: 2` at its top (docs/device-files.md, \"Format "
+                'versions")',
+            )
+
+
 def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     """What JSON Schema cannot say: unique names in keyed lists, regexes that compile,
-    ``dropped_features`` only beside ``succeeds``."""
+    ``dropped_features`` only beside ``succeeds``, format 2's keys only in format 2."""
     doc = parsed.value
+    yield from _version_problems(parsed, filename)
 
     def at(p: PathT, message: str) -> Problem:
         from prism_core._description.yaml_loader import json_path
