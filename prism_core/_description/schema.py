@@ -260,7 +260,16 @@ def unlocated(document: Any) -> _Document:
 
 #: What format 2 of the device-file format added, as paths into a document (``"*"``: every
 #: item of a list): a file that uses one says ``format_version: 2``.
-FORMAT_2_KEYS: tuple[tuple[str, ...], ...] = ()
+FORMAT_2_KEYS: tuple[tuple[str, ...], ...] = (
+    ("throughput",),
+    ("sparsity",),
+    ("numeric_formats",),
+    ("partitions", "*", "dimensions"),
+    ("partitions", "*", "parts"),
+    ("links",),
+    ("memory_hierarchy", "*", "remote_bandwidth_gbps"),
+    ("memory_hierarchy", "*", "usable_bytes"),
+)
 
 
 def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[PathT]:
