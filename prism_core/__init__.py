@@ -35,6 +35,8 @@ _LAZY = {
     "float8_e4m3fnuz": "_description.dtypes",
     "float8_e5m2": "_description.dtypes",
     "float8_e5m2fnuz": "_description.dtypes",
+    "float8_e4m3": "_description.dtypes",
+    "float8_e3m4": "_description.dtypes",
     "int8": "_description.dtypes",
     "int16": "_description.dtypes",
     "int32": "_description.dtypes",

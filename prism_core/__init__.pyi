@@ -24,6 +24,8 @@ from prism_core._description.dtypes import float8_e4m3fn as float8_e4m3fn
 from prism_core._description.dtypes import float8_e4m3fnuz as float8_e4m3fnuz
 from prism_core._description.dtypes import float8_e5m2 as float8_e5m2
 from prism_core._description.dtypes import float8_e5m2fnuz as float8_e5m2fnuz
+from prism_core._description.dtypes import float8_e4m3 as float8_e4m3
+from prism_core._description.dtypes import float8_e3m4 as float8_e3m4
 from prism_core._description.dtypes import int8 as int8
 from prism_core._description.dtypes import int16 as int16
 from prism_core._description.dtypes import int32 as int32

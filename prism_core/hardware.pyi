@@ -7,14 +7,21 @@ from prism_core._knowledge.host import DeviceInstance as DeviceInstance
 from prism_core._knowledge.devices import DeviceLibrary as DeviceLibrary
 from prism_core._description.device import Feature as Feature
 from prism_core._knowledge.devices import FileReport as FileReport
+from prism_core._description.topology import Link as Link
 from prism_core._description.device import MemoryLevel as MemoryLevel
+from prism_core._description.numeric_formats import NumericFormat as NumericFormat
 from prism_core._description.device import Partition as Partition
+from prism_core._knowledge.partition_match import PartitionMatch as PartitionMatch
+from prism_core._description.device import PartitionPart as PartitionPart
 from prism_core._knowledge.host import PresentDevices as PresentDevices
 from prism_core._errors import Problem as Problem
 from prism_core._description.requirements import Requirement as Requirement
 from prism_core._errors import RequirementError as RequirementError
 from prism_core._description.requirements import RequirementMatch as RequirementMatch
 from prism_core._knowledge.devices import SearchEntry as SearchEntry
+from prism_core._description.sparsity import Sparsity as Sparsity
+from prism_core._description.throughput import Throughput as Throughput
+from prism_core._description.topology import TransferPath as TransferPath
 from prism_core._errors import UnknownDeviceError as UnknownDeviceError
 from prism_core._knowledge.devices import default_search_path as default_search_path
 from prism_core._knowledge.host import detect_cpu as detect_cpu
@@ -23,9 +30,11 @@ from prism_core._knowledge.devices import devices as devices
 from prism_core._knowledge.devices import get_device as get_device
 from prism_core._knowledge.devices import load_device_file as load_device_file
 from prism_core._knowledge.host import match_detected_device as match_detected_device
+from prism_core._knowledge.partition_match import match_partition as match_partition
 from prism_core._knowledge.host import present_devices as present_devices
 from prism_core._knowledge.devices import reload_devices as reload_devices
 from prism_core._knowledge.host import software_devices as software_devices
+from prism_core._description.numeric_formats import standard_format as standard_format
 from prism_core._knowledge.devices import validate_paths as validate_paths
 
 __all__: list[str]

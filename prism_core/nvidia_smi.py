@@ -5,8 +5,11 @@ Every plugin on NVIDIA GPUs (CuPy's, PyTorch's) returns :func:`detect` from its
 is apart from running the command, so that it is tested on captured output.  Every such plugin
 asks on a process's first call, so this module imports ``subprocess`` only to run
 ``nvidia-smi`` and looks the command up on ``PATH`` itself (:func:`_which`: ``shutil`` costs
-about 3 ms).  docs/architecture.md, "Host detection"; docs/performance.md, "First call in a
-fresh process".
+about 3 ms).  Where a GPU found is a package that MIG can split (its description has
+``partitions``), ``nvidia-smi -L`` is run as well, and each MIG instance it lists is a device of
+its own, named as CUDA names it (``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the
+MIG profile's description.  docs/architecture.md, "Host detection"; docs/performance.md, "First
+call in a fresh process".
 """
 
 from __future__ import annotations
@@ -26,12 +29,15 @@ if TYPE_CHECKING:
 __all__ = [
     "DRIVER_FILES",
     "NVIDIA_SMI_COMMAND",
+    "NVIDIA_SMI_LIST_COMMAND",
     "NVIDIA_SMI_TIMEOUT_S",
     "SmiGpu",
+    "SmiMigDevice",
     "detect",
     "detection_from_smi",
     "driver_absent",
     "match_product_name",
+    "parse_mig_listing",
     "parse_nvidia_smi",
     "run_nvidia_smi",
 ]
@@ -43,6 +49,9 @@ NVIDIA_SMI_COMMAND = (
     "--query-gpu=index,name,uuid,memory.total,driver_version",
     "--format=csv,noheader,nounits",
 )
+#: The listing of the GPUs and, under each GPU in MIG mode, its MIG devices:
+#: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-…)`` then ``  MIG 1g.10gb  Device  0: (UUID: MIG-…)``.
+NVIDIA_SMI_LIST_COMMAND = ("nvidia-smi", "-L")
 NVIDIA_SMI_TIMEOUT_S = 10
 _MIB = 1 << 20
 #: Files that exist where an NVIDIA driver is loaded: its kernel module's directory and control
@@ -59,6 +68,17 @@ class SmiGpu:
     uuid: str | None
     memory_bytes: int | None
     driver: str | None = None
+
+
+@dataclass(frozen=True)
+class SmiMigDevice:
+    """One MIG device of the ``nvidia-smi -L`` listing: its GPU's index, its profile
+    (``1g.10gb``), its number among the GPU's MIG devices and its UUID (``MIG-…``)."""
+
+    gpu_index: int
+    profile: str
+    index: int
+    uuid: str | None
 
 
 def _optional(text: str) -> str | None:
@@ -121,6 +141,29 @@ def parse_nvidia_smi(text: str) -> tuple[list[SmiGpu], list[str]]:
     return gpus, unreadable
 
 
+_LISTED_GPU = re.compile(r"GPU (\d+): .*")
+_LISTED_MIG = re.compile(r"MIG (\S+)\s+Device\s+(\d+): \(UUID: ([^)]*)\)")
+
+
+def parse_mig_listing(text: str) -> list[SmiMigDevice]:
+    """The MIG devices of the output of :data:`NVIDIA_SMI_LIST_COMMAND`, in its order: each
+    ``MIG <profile> Device <n>: (UUID: …)`` line belongs to the ``GPU <i>: …`` line above it.
+    Other lines (a GPU without MIG devices, anything unexpected) are skipped."""
+    found: list[SmiMigDevice] = []
+    gpu: int | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        listed = _LISTED_GPU.fullmatch(line)
+        if listed is not None:
+            gpu = int(listed.group(1))
+            continue
+        mig = _LISTED_MIG.fullmatch(line)
+        if mig is not None and gpu is not None:
+            profile, index, uuid = mig.groups()
+            found.append(SmiMigDevice(gpu, profile, int(index), _optional(uuid)))
+    return found
+
+
 def _product_patterns(library: Any) -> list[tuple[str, re.Pattern[str]]]:
     """(device type, compiled product-name pattern) of the non-abstract NVIDIA descriptions."""
     out: list[tuple[str, re.Pattern[str]]] = []
@@ -145,10 +188,20 @@ def match_product_name(name: str, patterns: Sequence[tuple[str, re.Pattern[str]]
     return None
 
 
-def detection_from_smi(text: str, library: Any) -> Detection:
-    """The :class:`prism_core.extending.Detection` for the output of :data:`NVIDIA_SMI_COMMAND`."""
+def detection_from_smi(text: str, library: Any, listing: str | None = None) -> Detection:
+    """The :class:`prism_core.extending.Detection` for the output of :data:`NVIDIA_SMI_COMMAND`.
+
+    With ``listing``, the output of :data:`NVIDIA_SMI_LIST_COMMAND`, a GPU in MIG mode is its
+    MIG devices instead: each a device of the GPU's device type named ``<GPU name> MIG
+    <profile>`` (CUDA's name for it) with its ``MIG-…`` UUID, which ``present_devices`` maps to
+    the profile's description; the devices are then numbered in the listing's order, which is
+    CUDA's.
+    """
     gpus, unreadable = parse_nvidia_smi(text)
     patterns = _product_patterns(library)
+    migs: dict[int, list[SmiMigDevice]] = {}
+    for mig in parse_mig_listing(listing or ""):
+        migs.setdefault(mig.gpu_index, []).append(mig)
     devices: list[DetectedDevice] = []
     unmatched: list[str] = []
     for gpu in gpus:
@@ -156,16 +209,20 @@ def detection_from_smi(text: str, library: Any) -> Detection:
         if device_type is None:
             unmatched.append(gpu.name)
             continue
-        devices.append(
-            DetectedDevice(
-                device_type,
-                index=gpu.index,
-                name=gpu.name,
-                uuid=gpu.uuid,
-                memory_bytes=gpu.memory_bytes,
-                driver=gpu.driver,
+        shown = [(gpu.name, gpu.uuid, gpu.memory_bytes)]
+        if gpu.index in migs:
+            shown = [(f"{gpu.name} MIG {m.profile}", m.uuid, None) for m in migs[gpu.index]]
+        for name, uuid, memory_bytes in shown:
+            devices.append(
+                DetectedDevice(
+                    device_type,
+                    index=len(devices) if migs else gpu.index,
+                    name=name,
+                    uuid=uuid,
+                    memory_bytes=memory_bytes,
+                    driver=gpu.driver,
+                )
             )
-        )
     notes = []
     if unmatched:
         names = ", ".join(repr(n) for n in dict.fromkeys(unmatched))
@@ -180,13 +237,16 @@ def detection_from_smi(text: str, library: Any) -> Detection:
     return Detection(tuple(devices), "; ".join(notes))
 
 
-def run_nvidia_smi(executable: str) -> tuple[str | None, str]:
-    """Run the query: (its output, "") or (None, why it failed)."""
+def run_nvidia_smi(
+    executable: str, command: Sequence[str] = NVIDIA_SMI_COMMAND
+) -> tuple[str | None, str]:
+    """Run the query (or another ``command`` of nvidia-smi's): (its output, "") or (None, why
+    it failed)."""
     import subprocess  # only where there is an nvidia-smi to run (the first call)
 
     try:
         proc = subprocess.run(
-            [executable, *NVIDIA_SMI_COMMAND[1:]],
+            [executable, *command[1:]],
             capture_output=True,
             text=True,
             timeout=NVIDIA_SMI_TIMEOUT_S,
@@ -245,6 +305,15 @@ def driver_absent() -> str | None:
     return "no NVIDIA driver on this host (no nvidia-smi on PATH, no /proc/driver/nvidia)"
 
 
+def _splits(library: Any, device_type: str) -> bool:
+    """Whether ``device_type``'s description is a package that shows itself split in some
+    mode (MIG)."""
+    try:
+        return bool(library.get(device_type).partitions)
+    except Exception:  # a library without it: nothing to list
+        return False
+
+
 def detect(library: Any) -> Detection:
     """The NVIDIA GPUs of this host.  Never raises: an empty detection says why there is none."""
     try:
@@ -254,6 +323,12 @@ def detect(library: Any) -> Detection:
         output, why = run_nvidia_smi(executable)
         if output is None:
             return Detection((), why)
-        return detection_from_smi(output, library)
+        found = detection_from_smi(output, library)
+        if not any(_splits(library, d.device_type) for d in found.devices):
+            return found
+        # A GPU that MIG can split: what the driver shows of it (a failed listing leaves the
+        # GPUs as the query saw them).
+        listing, _ = run_nvidia_smi(executable, NVIDIA_SMI_LIST_COMMAND)
+        return found if listing is None else detection_from_smi(output, library, listing)
     except Exception as exc:  # detection must never take Prism down
         return Detection((), f"NVIDIA detection failed: {describe_exception(exc)}")

@@ -240,7 +240,7 @@ def test_partitions_add_up_to_the_package(lib: DeviceLibrary, package: DeviceDes
         devices = software_devices(package, lib, mode=part.mode)
         assert len(devices) == part.count
         total_units = sum(d.compute_units or 0 for d in devices)
-        assert total_units == package.compute_units, part.mode
+        assert total_units <= package.compute_units, part.mode  # MIG leaves SMs unused
         shared = [d for d in devices if (m := d.memory_level("global")) and m.scope != "device"]
         if not shared:
             assert sum(global_memory(d) for d in devices) <= global_memory(package), part.mode
@@ -310,7 +310,7 @@ def _comment_near(path: str, key_pattern: str) -> str:
 
 
 def test_b200_bandwidth_disagreement_is_stated_with_both_sources() -> None:
-    text = _comment_near("nvidia/b200.yaml", r"bandwidth_gbps: 8000")
+    text = _comment_near("nvidia/b200.yaml", r"bandwidth_gbps: 7700")
     assert "7.7" in text and "8.0" in text
     assert "https://www.nvidia.com/en-us/data-center/hgx/" in text
     assert "https://www.nvidia.com/en-us/data-center/dgx-b200/" in text

@@ -214,14 +214,17 @@ def test_validation_code_digest_follows_each_source(tmp_path: Path) -> None:
 
 
 def test_validation_sources_cover_every_module_validation_imports() -> None:
-    """A module the validators import is part of what decides validity: it must be hashed."""
+    """A module the validators import is part of what decides validity: it must be hashed.
+    The seed and every shipped file are read, so that the checks of format 2's keys, imported
+    only for a file that has them, are among the modules seen."""
     code = (
         "import sys\n"
         "from prism_core._description.library import SearchEntry, read_device_file\n"
         "from pathlib import Path\n"
-        f"seed = Path({str(SEED)!r})\n"
-        "dev, problems = read_device_file(seed, SearchEntry(Path('.'), 'x'), None)\n"
-        "assert dev is not None and not problems, problems\n"
+        f"files = [Path({str(SEED)!r}), *sorted(Path({str(HARDWARE)!r}).rglob('*.yaml'))]\n"
+        "for path in files:\n"
+        "    dev, problems = read_device_file(path, SearchEntry(Path('.'), 'x'), None)\n"
+        "    assert dev is not None and not problems, problems\n"
         "print('\\n'.join(sorted(m for m in sys.modules if m.startswith('prism_core'))))\n"
     )
     proc = subprocess.run(

@@ -51,8 +51,15 @@ IDS = [cls.__name__ for cls, *_ in VALUE_TYPES]
 
 
 def _values(cls: type, tag: str) -> list[Any]:
-    """Hashable values for every field of ``cls``, distinct per field and per ``tag``."""
-    return [f"{tag}-{f.name}" for f in dataclasses.fields(cls)]
+    """Values for every field of ``cls``, distinct per field and per ``tag``: a mapping for a
+    mapping left out of the hash (``Partition.dimensions``, which the class copies), else a
+    string."""
+    return [
+        {tag: f.name}
+        if f.hash is False and str(f.type).startswith("Mapping")
+        else f"{tag}-{f.name}"
+        for f in dataclasses.fields(cls)
+    ]
 
 
 @pytest.mark.parametrize(("cls", "frozen", "eq", "order"), VALUE_TYPES, ids=IDS)

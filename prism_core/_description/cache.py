@@ -38,7 +38,15 @@ MAX_STALE_ENTRIES = 4096
 #: file, parse its YAML, validate it, and check and store cache entries.  Their source is part of
 #: the cache key.  tests/test_validation_cache.py checks that every module validation imports is
 #: either listed here or cannot change a document.
-VALIDATION_SOURCES = ("yaml_loader.py", "schema.py", "library.py", "cache.py")
+VALIDATION_SOURCES = (
+    "yaml_loader.py",
+    "schema.py",
+    "library.py",
+    "cache.py",
+    "numeric_formats.py",
+    "sparsity.py",
+    "topology.py",
+)
 _PACKAGE = Path(__file__).resolve().parent
 
 

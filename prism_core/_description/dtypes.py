@@ -17,6 +17,8 @@ __all__ = [
     "complex128",
     "dtype",
     "dtype_name",
+    "float8_e3m4",
+    "float8_e4m3",
     "float8_e4m3fn",
     "float8_e4m3fnuz",
     "float8_e5m2",
@@ -144,11 +146,15 @@ complex128 = DType("complex128", "complex128", "c", 16)
 # The FP8 formats, named as ml_dtypes and torch name them.  The OCP formats (NVIDIA Hopper and
 # later, Intel Gaudi 3) are e4m3fn (no infinities) and e5m2; the FNUZ variants (no negative zero,
 # a single NaN, exponent bias one higher) are what AMD CDNA 3 (gfx942) computes.  The two families
-# differ in bit patterns, so a device file declares the one its hardware has.
+# differ in bit patterns, so a device file declares the one its hardware has.  The IEEE 754-style
+# E4M3 (with infinities; ml_dtypes float8_e4m3, the vocabulary's fp8_e4m3_ieee) and E3M4 are
+# what AWS Trainium and Inferentia2 compute.
 float8_e4m3fn = DType("float8_e4m3fn", "fp8_e4m3", "f", 1)
 float8_e5m2 = DType("float8_e5m2", "fp8_e5m2", "f", 1)
 float8_e4m3fnuz = DType("float8_e4m3fnuz", "fp8_e4m3fnuz", "f", 1)
 float8_e5m2fnuz = DType("float8_e5m2fnuz", "fp8_e5m2fnuz", "f", 1)
+float8_e4m3 = DType("float8_e4m3", "fp8_e4m3_ieee", "f", 1)
+float8_e3m4 = DType("float8_e3m4", "fp8_e3m4", "f", 1)
 
 ALL: tuple[DType, ...] = (
     bool_,
@@ -170,6 +176,8 @@ ALL: tuple[DType, ...] = (
     float8_e5m2,
     float8_e4m3fnuz,
     float8_e5m2fnuz,
+    float8_e4m3,
+    float8_e3m4,
 )
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL:

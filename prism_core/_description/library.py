@@ -68,7 +68,7 @@ NOT_INHERITED = frozenset(
     }
 )
 #: Lists merged entry by entry, keyed by the given field; a child's entry replaces its parent's.
-KEYED_LISTS = {"features": "name", "memory_hierarchy": "level"}
+KEYED_LISTS = {"features": "name", "memory_hierarchy": "level", "numeric_formats": "name"}
 #: Mappings replaced whole (their fields only make sense together).
 ATOMIC = frozenset({"cloud_price", "host_link", "device_link"})
 #: Longest chain of `extends` accepted.
@@ -539,11 +539,15 @@ class DeviceLibrary:
                 message = f"predecessor {succeeds!r} is not defined on the search path{hint}"
                 self._problem_at(dev, ("succeeds",), message)
                 bad[dtype] = None
-            for i, part in enumerate(dev.data.get("partitions", ())):
-                why = self._partition_problem(dtype, part)
-                if why is not None:
-                    self._problem_at(dev, ("partitions", i, "device_type"), why)
-                    bad[dtype] = None
+            for i, entry in enumerate(dev.data.get("partitions", ())):
+                # A format-1 entry names one device_type; a format-2 one a list of parts.
+                parts = entry.get("parts") or [entry]
+                for j, part in enumerate(parts):
+                    why = self._partition_problem(dtype, part, alone=len(parts) == 1)
+                    if why is not None:
+                        where = ("parts", j) if "parts" in entry else ()
+                        self._problem_at(dev, ("partitions", i, *where, "device_type"), why)
+                        bad[dtype] = None
         if not bad:
             return
         for dtype in sorted(self._resolved):
@@ -560,14 +564,16 @@ class DeviceLibrary:
         for dtype in [t for t, d in self._resolved.items() if bad.keys() & set(d.lineage)]:
             del self._resolved[dtype]
 
-    def _partition_problem(self, dtype: str, part: Mapping[str, Any]) -> str | None:
+    def _partition_problem(
+        self, dtype: str, part: Mapping[str, Any], *, alone: bool = True
+    ) -> str | None:
         target, count = part["device_type"], part["count"]
         if target == dtype:
-            if count == 1:
+            if count == 1 and alone:
                 return None
             return (
-                "a description can be its own partition only with count: 1 (a mode in which "
-                "software sees the whole package as one device)"
+                "a description can be its own partition only with count: 1 and no other part "
+                "(a mode in which software sees the whole package as one device)"
             )
         desc = self._resolved.get(target)
         if desc is None:
@@ -580,7 +586,7 @@ class DeviceLibrary:
                 f"partition device type {target!r} is abstract; name the description of one "
                 "device software sees"
             )
-        if any(p.device_type != target for p in desc.partitions):
+        if any(t != target for p in desc.partitions for t in p.device_types):
             return (
                 f"partition device type {target!r} is partitioned itself; name the description "
                 "of one device software sees"

@@ -2,9 +2,11 @@
 
 A requirement is a mapping, each key one clause: identity (``vendor``, ``kind``,
 ``device_type``, ``architecture``, ``isa``, ``ancestry``), ``supports``, ``compute_units``,
-``feature:NAME``, ``attribute:NAME``, ``flag:NAME`` or a bare ``NAME``, each with a value form
-(``True``, ``False``, a number, a version specifier, a string, a list of strings).  The clauses
-and value forms: docs/device-files.md, section 9 ("Requirements and the Python API").
+``sparsity`` (N:M patterns, per data type), ``numeric_format:NAME`` (a floating-point format
+and its properties), ``feature:NAME``, ``attribute:NAME``, ``flag:NAME`` or a bare ``NAME``,
+each with a value form (``True``, ``False``, a number, a version specifier, a string, a list of
+strings).  The clauses and value forms: docs/device-files.md, section 9 ("Requirements and the
+Python API").
 """
 
 from __future__ import annotations
@@ -14,11 +16,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prism_core._errors import RequirementError
+from prism_core._errors import RequirementError, did_you_mean
 from prism_core._public import home
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
+
+    from prism_core._description.numeric_formats import NumericFormat
+    from prism_core._description.sparsity import Sparsity
 
 
 __all__ = ["Clause", "Requirement", "RequirementMatch", "version_meets"]
@@ -45,6 +50,10 @@ class Judged(Protocol):
     @property
     def cpu_flags(self) -> frozenset[str]: ...
     def is_a(self, device_type: str) -> bool: ...
+    @property
+    def sparsity(self) -> tuple[Sparsity, ...]: ...
+    @property
+    def numeric_formats(self) -> Mapping[str, NumericFormat]: ...
     def supports(self, op: str, dtype: str) -> bool: ...
     def feature(self, name: str) -> _Versioned | None: ...
 
@@ -102,7 +111,9 @@ class Clause:
     """One key of a requirement mapping, parsed."""
 
     key: str
-    namespace: str  # identity, ancestry, supports, numeric, feature, attribute, flag, auto
+    # identity, ancestry, supports, numeric, sparsity, numeric_format, feature, attribute,
+    # flag, auto
+    namespace: str
     name: str
     value: Any
     raw: Any = None
@@ -168,6 +179,99 @@ def _check_value_form(key: str, value: Any) -> None:
     )
 
 
+_SPARSITY_FORMS = (
+    "true (some pattern), false (none), a pattern such as '2:4', a list of patterns (each of "
+    "them), or a mapping of pattern to data type(s) such as {'2:4': ['fp16', 'bf16']}"
+)
+
+
+def _pattern(text: Any) -> str:
+    # The modules of the format-2 clauses are imported by the requirements that use them: their
+    # classes cost a fresh process about 1.5 ms that no other requirement needs.
+    from prism_core._description.sparsity import pattern_problem
+
+    why = pattern_problem(text) if isinstance(text, str) else f"{text!r} is not a string"
+    if why is not None:
+        raise RequirementError(f"requirement 'sparsity': {why}; give {_SPARSITY_FORMS}")
+    return str(text)
+
+
+def _sparsity_value(value: Any) -> Any:
+    """A ``sparsity`` clause's value: ``True``/``False``, or (pattern, data type or ``None``)
+    pairs, each of which must hold."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return ((_pattern(value), None),)
+    if isinstance(value, Mapping) and value:
+        pairs: list[tuple[str, str | None]] = []
+        for pattern, dtypes in value.items():
+            dts = (dtypes,) if isinstance(dtypes, str) else dtypes
+            if (
+                isinstance(dts, str)
+                or not isinstance(dts, Sequence)
+                or not dts
+                or not all(isinstance(d, str) and d for d in dts)
+            ):
+                raise RequirementError(
+                    f"requirement 'sparsity': {pattern!r}: {dtypes!r} is not accepted; give a "
+                    "data type or a list of data types per pattern, e.g. {'2:4': 'fp16'}"
+                )
+            pairs.extend((_pattern(pattern), d) for d in dts)
+        return tuple(pairs)
+    if isinstance(value, Sequence) and value and not isinstance(value, str):
+        return tuple((_pattern(p), None) for p in value)
+    raise RequirementError(
+        f"requirement 'sparsity': {value!r} is not accepted; give {_SPARSITY_FORMS}"
+    )
+
+
+_BOOLEAN_PROPERTIES = ("infinities", "negative_zero")
+
+
+def _format_clause(key: str, name: str, value: Any) -> Clause:
+    """A ``numeric_format:NAME`` clause: the format is computed (``True``), is not
+    (``False``), or has the properties of a mapping such as ``{"denormals": "kept"}``."""
+    from prism_core._description import numeric_formats as _formats
+
+    if name not in _formats.FLOATING:
+        raise RequirementError(
+            f"requirement {key!r}: {name!r} is not a floating-point format of the "
+            f"vocabulary{did_you_mean(name, _formats.FLOATING)}; the formats are "
+            + ", ".join(sorted(_formats.FLOATING))
+        )
+    if isinstance(value, bool):
+        return Clause(key, "numeric_format", name, value, value)
+    if not isinstance(value, Mapping) or not value:
+        raise RequirementError(
+            f"requirement {key!r}: {value!r} is not accepted; give true (the device computes "
+            f"{name}), false (it does not), or a mapping of properties such as "
+            "{'denormals': 'kept', 'infinities': True}"
+        )
+    pairs: list[tuple[str, Any]] = []
+    for prop, wanted in value.items():
+        if prop not in _formats.PROPERTIES:
+            raise RequirementError(
+                f"requirement {key!r}: unknown property {prop!r}"
+                f"{did_you_mean(str(prop), _formats.PROPERTIES)}; the properties are "
+                + ", ".join(_formats.PROPERTIES)
+            )
+        where = f"{key}.{prop}"
+        if prop in _BOOLEAN_PROPERTIES and not isinstance(wanted, bool):
+            raise RequirementError(f"requirement {where}: use true or false, not {wanted!r}")
+        kinds = {"nan": _formats.NAN_KINDS, "denormals": _formats.DENORMAL_KINDS}.get(prop)
+        if kinds is not None:
+            for item in (wanted,) if isinstance(wanted, str) else wanted or ():
+                if item not in kinds:
+                    raise RequirementError(
+                        f"requirement {where}: {item!r} is not one of "
+                        f"{', '.join(kinds)}{did_you_mean(str(item), kinds)}"
+                    )
+        _check_value_form(where, wanted)
+        pairs.append((prop, wanted))
+    return Clause(key, "numeric_format", name, tuple(pairs), value)
+
+
 @home("prism_core.hardware")
 class Requirement:
     """A parsed requirement mapping.  Construction checks its form and raises
@@ -230,12 +334,23 @@ class Requirement:
         if key == "compute_units":
             _check_value_form(key, value)
             return Clause(key, "numeric", key, value, value)
+        if key == "sparsity":
+            return Clause(key, "sparsity", key, _sparsity_value(value), value)
+        if key.startswith("sparsity:"):
+            pattern = key.partition(":")[2]
+            raise RequirementError(
+                f"requirement {key!r}: a pattern is a value of 'sparsity', not part of its key; "
+                f"write {{'sparsity': {pattern!r}}}, or {{'sparsity': {{{pattern!r}: "
+                f"{value!r}}}}} for data types"
+            )
         namespace, _, name = key.rpartition(":")
+        if namespace == "numeric_format":
+            return _format_clause(key, name, value)
         if namespace and namespace not in ("feature", "attribute", "flag"):
             raise RequirementError(
                 f"requirement {key!r}: unknown prefix {namespace!r}; use 'feature:NAME', "
-                "'attribute:NAME' or 'flag:NAME' (or a bare name, looked up as a feature, then "
-                "an attribute, then a CPU flag)"
+                "'attribute:NAME', 'flag:NAME' or 'numeric_format:NAME' (or a bare name, looked "
+                "up as a feature, then an attribute, then a CPU flag)"
             )
         if not _NAME.match(name):
             raise RequirementError(
@@ -339,6 +454,10 @@ def _unmet(clause: Clause, device: Judged) -> str | None:
         if not missing:
             return None
         return f"no feature of {device.device_type} accelerates {', '.join(missing)}"
+    if ns == "sparsity":
+        return _sparsity_reason(device, clause.value)
+    if ns == "numeric_format":
+        return _format_reason(device, clause.name, clause.value)
     if ns == "numeric":
         actual = device.data.get(clause.name)
         if actual is None:
@@ -379,3 +498,75 @@ def _unmet(clause: Clause, device: Judged) -> str | None:
         return f"{device.device_type} {said} (required {clause.value!r}){hint}"
     what = {"feature": "feature", "attribute": "attribute"}.get(ns, "feature or attribute")
     return f"{device.device_type} has no {what} {clause.name!r} (required {clause.value!r})"
+
+
+def _sparsity_reason(device: Judged, wanted: Any) -> str | None:
+    """None when the device's ``sparsity`` meets ``wanted`` (a parsed clause value), else
+    why not, naming the patterns and data types it has."""
+    from prism_core._description.sparsity import patterns_text
+
+    entries = device.sparsity
+    name = device.device_type
+    if wanted is True or wanted is False:
+        if bool(entries) is wanted:
+            return None
+        if wanted:
+            return f"{name} has no structured sparsity (its description gives no patterns)"
+        return f"{name} has structured sparsity ({patterns_text(entries)}), required absent"
+    missing: list[str] = []
+    for pattern, dtype in wanted:
+        have = [e for e in entries if e.pattern == pattern]
+        if not have:
+            if entries:
+                missing.append(
+                    f"{name} has no sparsity pattern {pattern} (its patterns: "
+                    f"{patterns_text(entries)})"
+                )
+            else:
+                missing.append(f"{name} has no structured sparsity (required pattern {pattern})")
+        elif dtype is not None and not any(dtype in e.data_types for e in have):
+            types = ", ".join(dict.fromkeys(d for e in have for d in e.data_types))
+            missing.append(f"{name} has sparsity pattern {pattern} for {types}, not {dtype}")
+    return "; ".join(dict.fromkeys(missing)) or None
+
+
+def _format_reason(device: Judged, name: str, wanted: Any) -> str | None:
+    """None when the device's format ``name`` meets ``wanted`` (``True``, ``False`` or
+    (property, value) pairs), else why not, naming the formats or properties it has."""
+    from prism_core._description import numeric_formats as _formats
+
+    formats = device.numeric_formats
+    found = formats.get(name)
+    who = device.device_type
+    if found is None:
+        if wanted is False:
+            return None
+        if not formats:
+            return f"{who} computes no floating-point format (required {name})"
+        width = _formats.element_bits(name)
+        alike = _formats.formats_of_width(formats, name)
+        same = _formats.element_bits(alike[0]) == width
+        label = f"{width}-bit floating-point" if same else "floating-point"
+        return f"{who} does not compute {name} (its {label} formats: {', '.join(alike)})"
+    if wanted is True:
+        return None
+    if wanted is False:
+        return f"{who} computes {name}, required absent"
+    reasons = []
+    for prop, value in wanted:
+        actual = getattr(found, prop)
+        what = f"{prop} of {name} on {who}"
+        if actual is None:
+            if value is not False or prop in _BOOLEAN_PROPERTIES:  # false: absent, or false
+                reasons.append(
+                    f"the description of {who} does not say the {prop} of {name} "
+                    f"(required {value!r})"
+                )
+        elif prop in _BOOLEAN_PROPERTIES:
+            if actual is not value:
+                reasons.append(f"{what} is {actual}, required {value}")
+        else:
+            reason = _value_reason(what, actual, value)
+            if reason is not None:
+                reasons.append(reason)
+    return "; ".join(reasons) or None

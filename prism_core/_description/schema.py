@@ -196,11 +196,33 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     if keyword == "anyOf":
         subs = expected_value
         if all(isinstance(s, dict) and set(s) == {"required"} for s in subs):
+            if any(len(s["required"]) > 1 for s in subs):  # {device_type, count} or {parts}
+                alternatives = ", or ".join(" and ".join(s["required"]) for s in subs)
+                yield at(path, f"needs the keys {alternatives}")
+                return
             names = [n for s in subs for n in s["required"]]
             yield at(path, f"needs at least one of the keys: {', '.join(names)}")
             return
         yield at(path, f"expected {_expected(schema)}, found {_describe_value(instance)}")
         return
+    if keyword == "not" and isinstance(instance, dict) and isinstance(expected_value, dict):
+        # {"not": {"anyOf": [{"required": [a, b]}, ...]}}: keys that exclude each other.
+        groups = [
+            s["required"]
+            for s in expected_value.get("anyOf", [expected_value])
+            if isinstance(s, dict) and set(s) == {"required"}
+        ]
+        given = [g for g in groups if all(k in instance for k in g)]
+        if given:
+            common = [k for k in given[0] if all(k in g for g in given)]
+            others = [k for g in given for k in g if k not in common]
+            if common and others:  # parts with device_type and with count
+                message = f"{' and '.join(common)} cannot be given together with "
+                message += f"{' and '.join(dict.fromkeys(others))}; give one or the other"
+            else:
+                message = f"{' and '.join(given[0])} cannot be given together; give one of them"
+            yield at((*path, (common or given[0])[-1]), message, key=True)
+            return
     if keyword in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
         yield at(
             path,
@@ -288,14 +310,15 @@ def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[P
 
 def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     """A key of format 2 in a file that does not say ``format_version: 2``."""
-    from prism_core._description.yaml_loader import json_path
-
     doc = parsed.value
     if doc.get("format_version") == 2:
         return
     said = "says format_version: 1" if "format_version" in doc else "gives no format_version"
     for path in FORMAT_2_KEYS:
         for found in _occurrences(doc, path):
+            # Only where there is a problem: checking a cached file imports no YAML reader.
+            from prism_core._description.yaml_loader import json_path
+
             line, col = parsed.locate(found, key=True)
             yield Problem(
                 filename,
@@ -313,6 +336,9 @@ def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     ``dropped_features`` only beside ``succeeds``, format 2's keys only in format 2."""
     doc = parsed.value
     yield from _version_problems(parsed, filename)
+    from prism_core._description.topology import topology_problems
+
+    yield from topology_problems(parsed, filename)  # links; usable_bytes within size_bytes
 
     def at(p: PathT, message: str) -> Problem:
         from prism_core._description.yaml_loader import json_path
@@ -333,7 +359,31 @@ def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     modes = doc.get("partitions")
     if isinstance(modes, list):
         first_mode: dict[str, int] = {}
+        first_dims: dict[str, int] = {}
         for i, entry in enumerate(modes):
+            parts = entry.get("parts") if isinstance(entry, dict) else None
+            for j, part in enumerate(parts if isinstance(parts, list) else ()):
+                names = part.get("product_names") if isinstance(part, dict) else None
+                for k, pattern in enumerate(names if isinstance(names, list) else ()):
+                    try:
+                        re.compile(pattern)
+                    except (re.error, TypeError) as exc:
+                        yield at(
+                            ("partitions", i, "parts", j, "product_names", k),
+                            f"{pattern!r} is not a valid regular expression: {exc}",
+                        )
+            dims = entry.get("dimensions") if isinstance(entry, dict) else None
+            if isinstance(dims, dict) and dims:
+                key = json.dumps(dims, sort_keys=True)
+                if key in first_dims:
+                    line = parsed.locate(("partitions", first_dims[key], "dimensions"))[0]
+                    yield at(
+                        ("partitions", i, "dimensions"),
+                        f"partitions has two entries with dimensions {dims} (the first at line "
+                        f"{line}); the dimensions of a mode tell it from the others",
+                    )
+                else:
+                    first_dims[key] = i
             mode = entry.get("mode") if isinstance(entry, dict) else None
             if not isinstance(mode, str):
                 continue
@@ -377,6 +427,32 @@ def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
                         )
                     if isinstance(op_name, str):
                         seen_ops.add(op_name)
+    rates = doc.get("throughput")
+    if isinstance(rates, list):  # one entry per (unit, data_type)
+        first_rate: dict[tuple[str, str], int] = {}
+        for i, entry in enumerate(rates):
+            if not isinstance(entry, dict):
+                continue
+            pair = (str(entry.get("unit")), str(entry.get("data_type")))
+            if pair in first_rate:
+                line = parsed.locate(("throughput", first_rate[pair]))[0]
+                yield at(
+                    ("throughput", i),
+                    f"throughput has two entries for unit {pair[0]!r} and data_type "
+                    f"{pair[1]!r} (the first at line {line}); give each pair one entry",
+                )
+            else:
+                first_rate[pair] = i
+    if "sparsity" in doc:  # imported for the files that use them (their classes cost ~1 ms)
+        from prism_core._description.sparsity import sparsity_problems
+
+        for found, message in sparsity_problems(doc):
+            yield at(found, message)
+    if "numeric_formats" in doc:
+        from prism_core._description.numeric_formats import format_problems
+
+        for found, message in format_problems(doc):
+            yield at(found, message)
     detection = doc.get("detection")
     patterns = detection.get("product_names") if isinstance(detection, dict) else None
     if isinstance(patterns, list):

@@ -211,9 +211,9 @@ def _record(
         seconds = 0.0
     elif how == COPIED and on_device and size is not None:
         assert link is not None
-        bandwidth = (link.data.get("host_link") or {}).get("bandwidth_gbps")
-        if bandwidth:
-            seconds = size / (bandwidth / 2 * 1e9)
+        one_way = link.host_bandwidth_per_direction()
+        if one_way:
+            seconds = size / (one_way * 1e9)
     return MoveRecord(
         op,
         position,
@@ -392,13 +392,17 @@ def describe(
         )
     elif _in_host_memory(value) and on_gpu:
         assert device is not None
-        link = device.data.get("host_link") or {}
-        bandwidth = link.get("bandwidth_gbps")
-        if bandwidth and size is not None:
-            seconds = size / (bandwidth / 2 * 1e9)
+        one_way = device.host_bandwidth_per_direction()
+        hosts = [link for link in device.links if link.kind == "host"]
+        if one_way and size is not None:
+            seconds = size / (one_way * 1e9)
+            names = ", ".join(
+                f"{link.count} x {link.interface}" if link.count > 1 else link.interface
+                for link in hosts
+            )
             how = (
-                f"copied over the host link ({link.get('interface', 'host link')}, "
-                f"{bandwidth / 2:g} GB/s each way): ~{_time_text(seconds)}"
+                f"copied over the host link ({names or 'host link'}, {one_way:g} GB/s each "
+                f"way): ~{_time_text(seconds)}"
             )
         else:
             how = "copied over the host link (its bandwidth is not described: cost unknown)"

@@ -12,6 +12,7 @@ directory, value types, fewer imports".
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib
 import json
@@ -29,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, describe_exception
+from prism_core._knowledge.partition_match import match_partition
 from prism_core._public import home
 from prism_core._version import __version__
 
 if TYPE_CHECKING:
+    from prism_core._contract.backend import DetectedDevice
     from prism_core._description.library import DeviceLibrary
 
 __all__ = [
@@ -552,11 +555,16 @@ class DeviceInstance:
     (the host's physical memory for the CPU), which a description may not state.
 
     A device that is one partition of a detected package (a GCD of an MI250X, a logical
-    NeuronCore of a Trainium2) names the package's device type in ``package`` and its ordinal
-    within the package in ``partition``; its ``index`` is ``package index * count + partition``,
-    its ``uuid`` the package's and its ``memory_bytes`` an equal share of the package's.
-    ``driver`` is the version of the driver the detection reported (``None`` for the host CPU
-    and where the plugin does not say).
+    NeuronCore of a Trainium2) names the package's device type in ``package``.  Where the
+    package was reported and Prism split it, ``partition`` is the device's ordinal within the
+    package, its ``index`` is ``package index * count + partition``, its ``uuid`` the package's
+    and its ``memory_bytes`` the package's share by the partitions' sizes (equal shares where
+    the descriptions do not give them).  Where the driver showed the partition itself (an
+    MI300X XCD in CPX mode, a MIG instance: :func:`match_partition`), ``index``, ``uuid`` and
+    ``memory_bytes`` are what the driver reported and ``partition`` is ``None``.
+    ``host_link`` is false for a partition without a link of its own to the host (an n300's R
+    chip).  ``driver`` is the version of the driver the detection reported (``None`` for the
+    host CPU and where the plugin does not say).
     """
 
     description: DeviceDescription
@@ -569,6 +577,7 @@ class DeviceInstance:
     package: str | None = None
     partition: int | None = None
     driver: str | None = None
+    host_link: bool = True
 
     @property
     def device_type(self) -> str:
@@ -586,6 +595,7 @@ class DeviceInstance:
             "package": self.package,
             "partition": self.partition,
             "driver": self.driver,
+            "host_link": self.host_link,
         }
 
 
@@ -727,6 +737,8 @@ def match_detected_device(
     vendor_id: str | None = None,
     device_id: str | None = None,
     product_name: str | None = None,
+    compute_units: int | None = None,
+    memory_bytes: int | None = None,
 ) -> DeviceDescription | None:
     """The description of a device a driver reports: one PCI function (``vendor_id``,
     ``device_id`` as ``"0x10de"``-style strings) and the product name the driver gives it.
@@ -739,7 +751,10 @@ def match_detected_device(
     longest lineage, then the device type.  ``None`` when nothing matches.
 
     The result may be a package (``partitions``): :func:`software_devices` gives the devices
-    software sees of it.
+    software sees of it.  Where the driver shows a partition under the package's PCI function
+    and name (an MI300X in CPX mode: eight devices named ``AMD Instinct MI300X``), the
+    ``compute_units`` and ``memory_bytes`` it reports of the device tell which
+    (:func:`match_partition`), and the result is that partition's description.
     """
     lib = _default_library(library)
     scored = [
@@ -750,7 +765,14 @@ def match_detected_device(
     if not scored:
         return None
     scored.sort(key=lambda item: (-item[0], -len(item[1].lineage), item[1].device_type))
-    return scored[0][1]
+    found = scored[0][1]
+    if found.partitions and (compute_units is not None or memory_bytes):
+        part = match_partition(
+            found, lib, name=product_name, compute_units=compute_units, memory_bytes=memory_bytes
+        )
+        if part is not None:
+            return part.description
+    return found
 
 
 def software_devices(
@@ -763,8 +785,10 @@ def software_devices(
     (default: the driver's default, the first of its ``partitions``).
 
     A description without ``partitions`` is one device: ``(description,)``.  A package gives
-    ``count`` descriptions of its partition (two ``amd.mi250x-gcd`` for an ``amd.mi250x``).
-    Raises :class:`LookupError` for a mode the description does not have.
+    the descriptions of the devices of its mode, part by part in the file's order (two
+    ``amd.mi250x-gcd`` for an ``amd.mi250x``; one 3g.40gb, one 2g.20gb and two 1g.10gb MIG
+    instances for an ``nvidia.h100-sxm`` in ``all-balanced``).  Raises :class:`LookupError` for
+    a mode the description does not have.
     """
     part = description.partition(mode)
     if part is None:
@@ -774,9 +798,13 @@ def software_devices(
                 "as one device"
             )
         return (description,)
-    if part.device_type == description.device_type:
-        return (description,) * part.count
-    return (_default_library(library).get(part.device_type),) * part.count
+    seen: list[DeviceDescription] = []
+    for piece in part.parts:
+        if piece.device_type == description.device_type:
+            seen.extend([description] * piece.count)
+        else:
+            seen.extend([_default_library(library).get(piece.device_type)] * piece.count)
+    return tuple(seen)
 
 
 @home("prism_core.hardware")
@@ -792,13 +820,15 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     """Every device present on this host, each an instance of its description.
 
     The host CPU comes from :func:`host_cpu_instance`; accelerators from the plugins'
-    ``prism_detect_devices`` hooks (called once per process).  A detected package (a description
-    with ``partitions``) becomes the devices software sees of it (:func:`software_devices`), in
-    the detection's ``partition_mode`` or the driver's default.  A detected device whose
-    ``device_type`` has no description, or whose partition mode the description does not have,
-    is left out with a note, as is a CPU family the library does not describe.  A device whose
-    ``uuid`` an earlier plugin reported already is the same device, and is listed once.  Never
-    raises for "nothing here".
+    ``prism_detect_devices`` hooks (called once per process).  A detected device of a package
+    (a description with ``partitions``) that its name, compute units or memory show to be one
+    partition (an MI300X XCD in CPX mode, a MIG instance: :func:`match_partition`) is an
+    instance of that partition's description.  Otherwise a detected package becomes the devices
+    software sees of it (:func:`software_devices`), in the detection's ``partition_mode`` or
+    the driver's default.  A detected device whose ``device_type`` has no description, or whose
+    partition mode the description does not have, is left out with a note, as is a CPU family
+    the library does not describe.  A device whose ``uuid`` an earlier plugin reported already
+    is the same device, and is listed once.  Never raises for "nothing here".
     """
     from prism_core._knowledge.plugins import plugins
 
@@ -824,44 +854,72 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
                     "on the search path"
                 )
                 continue
-            package = lib.get(dev.device_type)
             try:
-                seen = software_devices(package, lib, mode=dev.partition_mode)
+                found.extend(_instances(plugin, dev, lib.get(dev.device_type), lib))
             except LookupError as exc:
                 notes[f"{plugin}:{dev.index}"] = f"{dev.name or dev.device_type}: {exc}"
-                continue
-            if package.partition(dev.partition_mode) is None or seen == (package,):
-                found.append(
-                    DeviceInstance(
-                        description=package,
-                        index=dev.index,
-                        name=dev.name or dev.device_type,
-                        uuid=dev.uuid,
-                        memory_bytes=dev.memory_bytes,
-                        source=plugin,
-                        driver=dev.driver,
-                    )
-                )
-                continue
-            count = len(seen)
-            share = None if dev.memory_bytes is None else dev.memory_bytes // count
-            for i, description in enumerate(seen):
-                found.append(
-                    DeviceInstance(
-                        description=description,
-                        index=dev.index * count + i,
-                        name=f"{dev.name or dev.device_type} [{i}]",
-                        uuid=dev.uuid,
-                        memory_bytes=share,
-                        source=plugin,
-                        package=package.device_type,
-                        partition=i,
-                        driver=dev.driver,
-                    )
-                )
         if not detection.devices:
             notes[plugin] = detection.reason or "no device found"
     return PresentDevices(tuple(found), MappingProxyType(notes))
+
+
+def _instances(
+    plugin: str, dev: DetectedDevice, package: DeviceDescription, lib: DeviceLibrary
+) -> list[DeviceInstance]:
+    """The instances one detected device of ``plugin`` stands for (:func:`present_devices`);
+    :class:`LookupError` for a partition mode ``package`` does not have."""
+    name = dev.name or dev.device_type
+    one = functools.partial(
+        DeviceInstance, uuid=dev.uuid, source=plugin, driver=dev.driver, name=name
+    )
+    if package.partitions:
+        part = match_partition(
+            package,
+            lib,
+            name=dev.name or None,
+            memory_bytes=dev.memory_bytes,
+            mode=dev.partition_mode,
+        )
+        if part is not None and not part.whole:  # the driver shows the partition itself
+            return [
+                one(
+                    description=part.description,
+                    index=dev.index,
+                    memory_bytes=dev.memory_bytes,
+                    package=package.device_type,
+                    host_link=part.part.host_link,
+                )
+            ]
+    seen = software_devices(package, lib, mode=dev.partition_mode)
+    mode = package.partition(dev.partition_mode)
+    if mode is None or seen == (package,):
+        return [one(description=package, index=dev.index, memory_bytes=dev.memory_bytes)]
+    links = [p.host_link for p in mode.parts for _ in range(p.count)]
+    shares = _memory_shares(dev.memory_bytes, seen)
+    return [
+        one(
+            description=description,
+            index=dev.index * len(seen) + i,
+            name=f"{name} [{i}]",
+            memory_bytes=shares[i],
+            package=package.device_type,
+            partition=i,
+            host_link=links[i],
+        )
+        for i, description in enumerate(seen)
+    ]
+
+
+def _memory_shares(total: int | None, seen: tuple[DeviceDescription, ...]) -> list[int | None]:
+    """``total`` bytes of a package shared among the devices ``seen`` of it: in proportion to
+    their sizes where every description gives one (a MIG layout's 3g.40gb gets four times a
+    1g.10gb's), never more than a device's own size; else equally."""
+    if total is None:
+        return [None] * len(seen)
+    sizes = [d.memory_bytes or 0 for d in seen]
+    if all(sizes):
+        return [min(size, total * size // sum(sizes)) for size in sizes]
+    return [total // len(seen)] * len(seen)
 
 
 # -- BLAS -------------------------------------------------------------------------------------

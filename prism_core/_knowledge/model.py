@@ -5,6 +5,10 @@ over the host link, calibrated per (device type, op) as StarPU fits its per-devi
 
     seconds = launch + overhead + max(flops / peak, bytes / bandwidth) / efficiency + transfer
 
+``peak`` is the rate of the execution unit the work runs on (``Work.unit``): a matrix product
+gets the device's matrix rate, all other work its vector rate, where the description's
+``throughput`` gives them (``peak_tflops`` otherwise).
+
 Every number the model assumes is a module constant below, with its source; docs/performance.md
 ("The performance model") says where each figure comes from and how good the predictions are.
 """
@@ -23,6 +27,7 @@ from prism_core._config import usable_cpus
 from prism_core._description.device import DeviceDescription
 from prism_core._description.dtypes import DType
 from prism_core._description.dtypes import dtype as to_dtype
+from prism_core._description.throughput import rate_for
 from prism_core._errors import PrismError, did_you_mean
 from prism_core._knowledge.work import Work, declared_ops, work_of
 from prism_core._public import home
@@ -113,8 +118,10 @@ class Figures:
 
     ``peak_tflops`` per data type (Prism's vocabulary: ``fp64``, ``fp32``, ...), ``bandwidth_gbps``
     of main memory (GB/s, 10^9 B/s), ``launch_s`` per call, ``host_link_gbps`` per direction,
-    ``efficiency`` per op (calibrated; 1 where absent).  ``sources`` maps each figure
-    (``"peak_tflops.fp64"``, ``"bandwidth_gbps"``, ``"launch_s"``, ``"host_link_gbps"``,
+    ``efficiency`` per op (calibrated; 1 where absent).  ``throughput`` holds the rates per
+    execution unit the description gives, ``{"matrix": {"fp64": 67.0}, "vector": {"fp64": 34.0}}``
+    (:meth:`peak` says which applies).  ``sources`` maps each figure (``"peak_tflops.fp64"``,
+    ``"throughput.vector.fp64"``, ``"bandwidth_gbps"``, ``"launch_s"``, ``"host_link_gbps"``,
     ``"efficiency.matmul"``) to ``"description"``, ``"derived"``, ``"assumed"`` or
     ``"calibrated"``; ``notes`` says how each derived or assumed figure was obtained.
     """
@@ -132,21 +139,41 @@ class Figures:
     compute_units: int | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
+    throughput: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
     @property
     def is_cpu(self) -> bool:
         return self.kind == "cpu"
 
-    def peak(self, vocab: str) -> tuple[float, str] | None:
+    def peak(self, vocab: str, unit: str | None = None) -> tuple[float, str] | None:
         """The peak used for data type ``vocab`` and the figure it is (``"fp32"`` for
-        ``complex64``), or ``None`` when there is none."""
-        if vocab in self.peak_tflops:
-            return self.peak_tflops[vocab], vocab
+        ``complex64``), or ``None`` when there is none.  With ``unit`` (``"matrix"`` or
+        ``"vector"``), that unit's rate: see :meth:`rate`."""
+        found = self.rate(vocab, unit)
+        return None if found is None else (found[0], found[1])
+
+    def rate(self, vocab: str, unit: str | None) -> tuple[float, str, str | None] | None:
+        """``(TFLOP/s, figure, unit)`` for work on ``unit`` (``"matrix"``, ``"vector"``) in
+        data type ``vocab``, or ``None`` when the device has no figure for it.
+
+        The figure is ``vocab`` when the device has one for it (in ``peak_tflops`` or, for
+        ``unit``, in ``throughput``), else its fallback (:data:`FALLBACK_DTYPE`: ``fp32`` for
+        ``complex64``).  Its rate follows ``prism_core._description.throughput.rate_for``: the
+        rate ``throughput`` gives ``unit``; else the headline ``peak_tflops`` figure (returned
+        unit ``None``), the fastest unit's, so vector work gets the matrix rate only where the
+        description gives no vector rate (as in format 1); else, for matrix work, the vector
+        rate.  ``unit=None``: the headline figure alone.
+        """
         fallback = FALLBACK_DTYPE.get(vocab) or (
             CPU_FALLBACK_DTYPE.get(vocab) if self.is_cpu else None
         )
-        if fallback is not None and fallback in self.peak_tflops:
-            return self.peak_tflops[fallback], fallback
+        rates = self.throughput if unit is not None else {}
+        for name in (vocab, fallback):
+            if name is None:
+                continue
+            found = rate_for(rates, self.peak_tflops, name, unit or "vector")
+            if found is not None:
+                return found[0], name, found[1]
         return None
 
     def as_dict(self) -> dict[str, Any]:
@@ -161,6 +188,7 @@ class Figures:
             "overhead_s": dict(self.overhead_s),
             "tdp_watts": self.tdp_watts,
             "usd_per_hour": self.usd_per_hour,
+            "throughput": {unit: dict(rates) for unit, rates in self.throughput.items()},
             "sources": dict(self.sources),
             "notes": dict(self.notes),
         }
@@ -175,7 +203,11 @@ class Prediction:
     ``compute_s`` and ``memory_s`` are the roofline's terms at full efficiency.  ``bound`` names
     the largest term: ``"compute"``, ``"memory"``, ``"latency"`` (launch and overhead) or
     ``"transfer"``.  ``peak_dtype`` is the figure the compute time used (``fp32``
-    for complex64); ``figures`` holds every number with its source.
+    for complex64), ``peak_tflops`` its rate per device (TFLOP/s, TOPS for integers) and
+    ``peak_unit`` the execution unit whose rate it is (``"matrix"``, ``"vector"``), ``None``
+    when the description's ``throughput`` gave none and the headline ``peak_tflops`` (or a
+    derived or calibrated peak) was used; :attr:`rate_text` says it in words.  ``figures``
+    holds every number with its source.
     """
 
     op: str
@@ -193,6 +225,26 @@ class Prediction:
     overhead_s: float = 0.0
     peak_dtype: str | None = None
     figures: Figures | None = field(default=None, repr=False, compare=False)
+    peak_unit: str | None = None
+    peak_tflops: float | None = None
+
+    @property
+    def rate_text(self) -> str:
+        """The rate the compute time used, in words: ``"matrix rate 67 TFLOP/s (fp64)"``,
+        ``"vector rate 34 TFLOP/s (fp64)"``, ``"peak 51 TFLOP/s (fp64, peak_tflops; no matrix
+        rate given)"``, ``"peak 0.157 TFLOP/s (fp64, derived)"``; ``"no arithmetic"`` for work
+        without flops."""
+        if self.peak_tflops is None or self.peak_dtype is None:
+            return "no arithmetic"
+        per = "TOPS" if self.peak_dtype.startswith(("int", "uint", "bool")) else "TFLOP/s"
+        value = f"{self.peak_tflops:.4g} {per}"
+        if self.peak_unit is not None:
+            return f"{self.peak_unit} rate {value} ({self.peak_dtype})"
+        sources = self.figures.sources if self.figures is not None else {}
+        source = sources.get(f"peak_tflops.{self.peak_dtype}", "description")
+        if source == "description":
+            source = f"peak_tflops; no {self.work.unit} rate given"
+        return f"peak {value} ({self.peak_dtype}, {source})"
 
     @property
     def device_s(self) -> float:
@@ -225,6 +277,8 @@ class Prediction:
             "bound": self.bound,
             "efficiency": self.efficiency,
             "peak_dtype": self.peak_dtype,
+            "peak_unit": self.peak_unit,
+            "peak_tflops": self.peak_tflops,
             "sources": None if self.figures is None else dict(self.figures.sources),
         }
 
@@ -683,6 +737,10 @@ class PerformanceModel:
         for vocab, value in desc.peak_tflops.items():
             peaks[vocab] = float(value)
             sources[f"peak_tflops.{vocab}"] = "description"
+        rates: dict[str, dict[str, float]] = {}
+        for entry in desc.throughput:
+            rates.setdefault(entry.unit, {})[entry.data_type] = entry.tflops
+            sources[f"throughput.{entry.unit}.{entry.data_type}"] = "description"
         if kind == "cpu" and not {"fp64", "fp32"} <= set(peaks):
             self._derive_cpu_peaks(desc, cores, is_host, peaks, sources, notes)
 
@@ -713,14 +771,16 @@ class PerformanceModel:
             sources["launch_s"] = "assumed"
             notes["launch_s"] = f"{launch * 1e6:g} us, the default for kind {kind or 'unknown'}"
 
-        link = desc.data.get("host_link")
+        # One way over the host links (``links``, else half of host_link's total of both ways).
         host_link: float | None = None
         if kind != "cpu":
-            if link and link.get("bandwidth_gbps"):
-                host_link = float(link["bandwidth_gbps"]) / 2
+            one_way = desc.host_bandwidth_per_direction()
+            if one_way:
+                host_link = one_way
                 sources["host_link_gbps"] = "description"
                 notes["host_link_gbps"] = (
-                    f"half of {link['bandwidth_gbps']:g} GB/s, the total of both directions"
+                    f"half of {2 * one_way:g} GB/s, the total of both directions: "
+                    + "; ".join(link.describe() for link in desc.links if link.kind == "host")
                 )
             else:
                 host_link = ASSUMED_HOST_LINK_GBPS
@@ -731,8 +791,13 @@ class PerformanceModel:
         overhead: dict[str, float] = {}
         cal = self._calibration.get(desc.device_type, {})
         for vocab, gflops in cal.get("gflops", {}).items():
-            peaks[to_dtype(vocab).vocab] = gflops / 1e3
-            sources[f"peak_tflops.{to_dtype(vocab).vocab}"] = "calibrated"
+            name = to_dtype(vocab).vocab
+            peaks[name] = gflops / 1e3
+            sources[f"peak_tflops.{name}"] = "calibrated"
+            # A calibrated rate is the data type's, whichever unit: it replaces the units' own.
+            for unit, per_unit in rates.items():
+                if per_unit.pop(name, None) is not None:
+                    del sources[f"throughput.{unit}.{name}"]
         if "bandwidth_gbs" in cal:
             bandwidth = cal["bandwidth_gbs"]
             sources["bandwidth_gbps"] = "calibrated"
@@ -771,6 +836,9 @@ class PerformanceModel:
             compute_units=cores,
             sources=MappingProxyType(sources),
             notes=MappingProxyType(notes),
+            throughput=MappingProxyType(
+                {unit: MappingProxyType(per) for unit, per in rates.items() if per}
+            ),
         )
 
     @staticmethod
@@ -886,11 +954,13 @@ class PerformanceModel:
     ) -> Prediction:
         compute = 0.0
         peak_dtype: str | None = None
+        peak_unit: str | None = None
+        peak: float | None = None
         if work.flops > 0:
-            found = fig.peak(dt.vocab)
+            found = fig.rate(dt.vocab, work.unit)
             if found is None:
                 raise ModelError(self._no_peak(fig, dt.vocab, name))
-            peak, peak_dtype = found
+            peak, peak_dtype, peak_unit = found
             compute = work.flops / (peak * 1e12 * compute_factor * count)
         memory = 0.0
         if work.bytes > 0:
@@ -935,11 +1005,14 @@ class PerformanceModel:
             overhead_s=overhead,
             peak_dtype=peak_dtype,
             figures=fig,
+            peak_unit=peak_unit,
+            peak_tflops=peak,
         )
 
     @staticmethod
     def _no_peak(fig: Figures, vocab: str, name: str) -> str:
-        have = ", ".join(sorted(fig.peak_tflops)) or "none"
+        figures = {*fig.peak_tflops, *(d for rates in fig.throughput.values() for d in rates)}
+        have = ", ".join(sorted(figures)) or "none"
         why = fig.notes.get("peak_tflops")
         return (
             f"{fig.device_type} has no peak for {vocab} (peak_tflops.{vocab}), so {name} in "

@@ -4,8 +4,10 @@ its array arguments.  The performance model (``model.py``) turns work into time 
 Every builtin op's work follows from its record's ``work`` kind (``oprecord.py``), the kind
 ``own`` from a declaration here (``einsum``'s is ``unknown``); a user op declares its own with
 :func:`declare_work`.  The counts are the textbook ones, each declaration saying which;
-``bytes`` is the minimum main-memory traffic.  A pure module: it imports nothing of Prism but
-the op records, so that every layer above can ask it.  The counts and their
+``bytes`` is the minimum main-memory traffic, and ``unit`` the execution unit that does the
+arithmetic (``matrix`` for matrix products, ``vector`` for everything else).  A pure module:
+it imports nothing of Prism but the op records and the names of the execution units, so that
+every layer above can ask it.  The counts and their
 sources: docs/performance.md, "Work: what an op does".
 """
 
@@ -14,9 +16,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, overload
 
+from prism_core._description.throughput import UNITS
 from prism_core._knowledge.families import RECORDS
 from prism_core._knowledge.oprecord import OpRecord
 from prism_core._public import home
@@ -52,17 +55,29 @@ class Work:
     costs; it defaults to ``bytes`` and differs only for ops whose memory traffic is not their
     arguments' size (a view such as ``reshape`` reads nothing, but its argument must still reach
     the device).
+
+    ``unit`` is the execution unit that does the arithmetic: ``"matrix"`` for work dominated by
+    matrix-matrix products (the device's Tensor Cores, Matrix Cores, XMX, systolic arrays),
+    ``"vector"`` (the default) for everything else.  The performance model takes the rate of
+    that unit from the device's ``throughput``.  It is not compared: the amount of work is the
+    same whichever unit does it.
     """
 
     flops: float
     bytes: float
     io_bytes: float | None = None
+    unit: str = field(default="vector", compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", _number(self.flops, "flops"))
         object.__setattr__(self, "bytes", _number(self.bytes, "bytes"))
         if self.io_bytes is not None:
             object.__setattr__(self, "io_bytes", _number(self.io_bytes, "io_bytes"))
+        if self.unit not in UNITS:
+            raise ValueError(
+                f"Work(): unit must be one of {', '.join(map(repr, UNITS))} (the execution unit "
+                f"that does the arithmetic), got {self.unit!r}"
+            )
 
     @property
     def moved_bytes(self) -> float:
@@ -77,10 +92,11 @@ class Work:
             return math.inf if self.flops else 0.0
         return self.flops / self.bytes
 
-    def as_dict(self) -> dict[str, float]:
-        out = {"flops": self.flops, "bytes": self.bytes}
+    def as_dict(self) -> dict[str, float | str]:
+        out: dict[str, float | str] = {"flops": self.flops, "bytes": self.bytes}
         if self.io_bytes is not None:
             out["io_bytes"] = self.io_bytes
+        out["unit"] = self.unit
         return out
 
 
@@ -157,7 +173,15 @@ def _matmul_work(op: str, shapes: Shapes, itemsize: int, complex_input: bool) ->
     batch = _size(_broadcast([a2[:-2], b2[:-2]], op))
     # 2mnk: one multiply and one add per term; a complex multiply-add is 4 real ones each.
     flops = 2.0 * batch * m * n * k * (4 if complex_input else 1)
-    return Work(flops, itemsize * (_size(a) + _size(b) + batch * m * n))
+    return Work(flops, itemsize * (_size(a) + _size(b) + batch * m * n), unit=_product_unit(m, n))
+
+
+def _product_unit(rows: int, columns: int) -> str:
+    """The unit of a product with a result of ``rows`` x ``columns`` (per batch): a matrix-matrix
+    product (Level-3 BLAS, GEMM) runs on the matrix units; one with a single row or column is a
+    matrix-vector product (Level-2 BLAS, GEMV), which BLAS libraries run on the vector units and
+    which is bound by memory anyway."""
+    return "matrix" if rows > 1 and columns > 1 else "vector"
 
 
 @_builtin("matmul")
@@ -181,7 +205,8 @@ def _dot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     if a[-1] != b[-2]:
         raise ValueError(f"dot: shapes {a} and {b} are not aligned ({a[-1]} != {b[-2]})")
     out = _size(a[:-1]) * _size(b[:-2]) * b[-1]
-    return Work(2.0 * out * a[-1] * c, itemsize * (_size(a) + _size(b) + out))
+    unit = _product_unit(_size(a[:-1]), b[-1])
+    return Work(2.0 * out * a[-1] * c, itemsize * (_size(a) + _size(b) + out), unit=unit)
 
 
 # Fourier transforms: 5 n log2 n real flops per complex transform of n points (the count FFTW's
@@ -283,11 +308,25 @@ def _square(op: str, shapes: Shapes) -> tuple[int, int]:
     return batch, n
 
 
+# The unit of the linear-algebra functions: "matrix" for the blocked LAPACK factorisations
+# (LU: solve, inv, det, slogdet; Cholesky; Householder QR) and matrix_power, whose flops are
+# nearly all in the GEMMs of their trailing updates; "vector" for the eigenvalue and singular
+# value solvers (eigh, eig, svd and those built on it), whose reductions to tridiagonal,
+# Hessenberg or bidiagonal form do about half their flops in Level-2 BLAS and whose iterations
+# are not matrix products.
+
+
 def _linalg(
-    op: str, shapes: Shapes, itemsize: int, complex_input: bool, flops: float, out_elements: int
+    op: str,
+    shapes: Shapes,
+    itemsize: int,
+    complex_input: bool,
+    flops: float,
+    out_elements: int,
+    unit: str = "vector",
 ) -> Work:
     c = 4 if complex_input else 1
-    return Work(flops * c, itemsize * (sum(_size(s) for s in shapes) + out_elements))
+    return Work(flops * c, itemsize * (sum(_size(s) for s in shapes) + out_elements), unit=unit)
 
 
 @_builtin("linalg.svd")
@@ -323,7 +362,9 @@ def _solve(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
         raise ValueError(f"linalg.solve: shapes {a} and {b} do not match ({n} != {rows})")
     batch = _size(_broadcast([a[:-2], b_batch], "linalg.solve"))
     flops = batch * (2.0 / 3.0 * n**3 + 2.0 * n * n * k)
-    return _linalg("linalg.solve", shapes, itemsize, complex_input, flops, batch * n * k)
+    return _linalg(
+        "linalg.solve", shapes, itemsize, complex_input, flops, batch * n * k, unit="matrix"
+    )
 
 
 @_builtin("linalg.inv")
@@ -332,7 +373,8 @@ def _inv(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # solves against the identity instead (8/3 n^3); the calibration absorbs the difference.
     _need("linalg.inv", shapes, 1)
     batch, n = _square("linalg.inv", shapes)
-    return _linalg("linalg.inv", shapes, itemsize, complex_input, batch * 2.0 * n**3, batch * n * n)
+    flops = batch * 2.0 * n**3
+    return _linalg("linalg.inv", shapes, itemsize, complex_input, flops, batch * n * n, "matrix")
 
 
 @_builtin("linalg.cholesky")
@@ -340,8 +382,9 @@ def _cholesky(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # n^3 / 3 (LAPACK's potrf).
     _need("linalg.cholesky", shapes, 1)
     batch, n = _square("linalg.cholesky", shapes)
+    flops = batch * n**3 / 3.0
     return _linalg(
-        "linalg.cholesky", shapes, itemsize, complex_input, batch * n**3 / 3.0, batch * n * n
+        "linalg.cholesky", shapes, itemsize, complex_input, flops, batch * n * n, "matrix"
     )
 
 
@@ -354,7 +397,8 @@ def _qr(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     batch, m, n = _matrix("linalg.qr", shapes[0])
     big, k = max(m, n), min(m, n)
     flops = batch * ((2.0 * big * k * k - 2.0 / 3.0 * k**3) + (2.0 * m * k * k - 2.0 / 3.0 * k**3))
-    return _linalg("linalg.qr", shapes, itemsize, complex_input, flops, batch * (m * k + k * n))
+    out = batch * (m * k + k * n)
+    return _linalg("linalg.qr", shapes, itemsize, complex_input, flops, out, unit="matrix")
 
 
 @_builtin("linalg.eigh")
@@ -383,7 +427,8 @@ def _det(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # LU: 2/3 n^3 (LAPACK's getrf), then the product of the diagonal.
     _need("linalg.det", shapes, 1)
     batch, n = _square("linalg.det", shapes)
-    return _linalg("linalg.det", shapes, itemsize, complex_input, batch * 2.0 / 3.0 * n**3, batch)
+    flops = batch * 2.0 / 3.0 * n**3
+    return _linalg("linalg.det", shapes, itemsize, complex_input, flops, batch, unit="matrix")
 
 
 @_builtin("linalg.slogdet")
@@ -392,7 +437,9 @@ def _slogdet(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("linalg.slogdet", shapes, 1)
     batch, n = _square("linalg.slogdet", shapes)
     flops = batch * (2.0 / 3.0 * n**3)
-    return _linalg("linalg.slogdet", shapes, itemsize, complex_input, flops, 2 * batch)
+    return _linalg(
+        "linalg.slogdet", shapes, itemsize, complex_input, flops, 2 * batch, unit="matrix"
+    )
 
 
 @_builtin("linalg.eigvalsh")
@@ -446,7 +493,9 @@ def _matrix_power(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("linalg.matrix_power", shapes, 1)
     batch, n = _square("linalg.matrix_power", shapes)
     flops = batch * 2.0 * n**3
-    return _linalg("linalg.matrix_power", shapes, itemsize, complex_input, flops, batch * n * n)
+    return _linalg(
+        "linalg.matrix_power", shapes, itemsize, complex_input, flops, batch * n * n, "matrix"
+    )
 
 
 @_builtin("linalg.trace")
@@ -478,7 +527,8 @@ def _cross(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
 @_builtin("vecdot")
 def _vecdot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # A multiply and an add per element of the broadcast operands, whichever axis is summed;
-    # one element out per vector (axis=-1 assumed: the keyword is not among the shapes).
+    # one element out per vector (axis=-1 assumed: the keyword is not among the shapes).  Dot
+    # products of vectors (Level-1 BLAS) reuse no operand: the vector units, as any reduction.
     _need("vecdot", shapes, 2)
     full = _broadcast(shapes, "vecdot")
     if not full:
@@ -502,7 +552,9 @@ def _tensordot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     k = _size(a[len(a) - n_axes :])
     m, n = _size(a[: len(a) - n_axes]), _size(b[n_axes:])
     flops = 2.0 * m * n * k * (4 if complex_input else 1)
-    return Work(flops, itemsize * (_size(a) + _size(b) + m * n))
+    # No contracted axis is an outer product: a multiply per element, on the vector units.
+    unit = _product_unit(m, n) if n_axes else "vector"
+    return Work(flops, itemsize * (_size(a) + _size(b) + m * n), unit=unit)
 
 
 @_builtin("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm")

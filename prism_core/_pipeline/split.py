@@ -35,6 +35,7 @@ from prism_core._quantities import seconds_text
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
+    from prism_core._description.topology import TransferPath
     from prism_core._dispatch.scope import ScopeBlock
 
 __all__ = [
@@ -780,7 +781,10 @@ class PartRecord:
     ``None``).  ``backend`` is the backend that executed it (the reference's for a simulated
     device), ``variant`` the variant, ``device`` the device type it ran for and ``kind`` that
     device's kind; ``thread`` the name of the thread that ran it and ``threads`` the thread
-    count its backend was limited to (``None``: not limited).
+    count its backend was limited to (``None``: not limited).  ``transfer_s`` is the modelled
+    time of moving the part's arrays to its target and its result back, at the peak one-way
+    bandwidth of the links the description gives (``links``, docs/device-files.md), along
+    ``transfer`` (the path in words); ``None`` when nothing moves or it is not known.
     """
 
     index: int
@@ -796,6 +800,8 @@ class PartRecord:
     thread: str | None = None
     threads: int | None = None
     variant: str | None = None
+    transfer_s: float | None = None
+    transfer: str | None = None
 
     @property
     def size(self) -> int:
@@ -817,6 +823,8 @@ class PartRecord:
             "thread": self.thread,
             "threads": self.threads,
             "variant": self.variant,
+            "transfer_s": self.transfer_s,
+            "transfer": self.transfer,
         }
 
     def describe(self) -> str:
@@ -833,6 +841,8 @@ class PartRecord:
                 timing += f" in {self.thread}"
             if self.threads:
                 timing += f" ({self.threads} thread{'s' * (self.threads != 1)})"
+        if self.transfer_s is not None:
+            timing += f"; transfer ~{seconds_text(self.transfer_s)} modelled ({self.transfer})"
         return (
             f"part {self.index}: [{self.start}:{self.stop}] ({self.size}, "
             f"{self.ratio:.0%}) on {self.target} [{where}]: {timing}"
@@ -1149,6 +1159,9 @@ class _Job:
     device: str | None = None
     kind: str | None = None
     variant: str | None = None
+    #: Where the part's data goes (``_execute``) and how many bytes go and come back (the run).
+    path: TransferPath | None = None
+    moved_bytes: int | None = None
 
 
 def _reference_backend(op: Op) -> str | None:
@@ -1210,6 +1223,8 @@ def _run_job(op: Op, job: _Job, home: Backend, reference: Backend | None) -> Any
         out = op.function(*job.args, **job.kwargs)
         out = _to_home(out, home, reference)
         job.seconds = time.perf_counter() - started
+    if job.path is not None:
+        job.moved_bytes = _moved_bytes(job.args, job.kwargs, out)
     return out
 
 
@@ -1330,6 +1345,9 @@ def _wait(
 
 
 def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
+    transfer_s = transfer = None
+    if job.path is not None and job.path.hops and job.moved_bytes is not None:
+        transfer_s, transfer = job.path.seconds(job.moved_bytes), job.path.describe()
     return PartRecord(
         index=job.index,
         target=job.target.label,
@@ -1344,7 +1362,52 @@ def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
         thread=job.thread,
         threads=job.threads,
         variant=job.variant,
+        transfer_s=transfer_s,
+        transfer=transfer,
     )
+
+
+# -- where the data goes ------------------------------------------------------------------------
+
+
+def _moved_bytes(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
+    """The bytes a part's arrays (its arguments, its result) amount to: what moves to its
+    target and back when the target computes elsewhere than the data is."""
+    from prism_core._dispatch.movement import nbytes
+
+    total = 0
+    for value in (*args, *kwargs.values(), *(out if isinstance(out, tuple) else (out,))):
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if _is_array(item):
+                total += nbytes(item) or 0
+    return total
+
+
+def _data_source(
+    args: tuple[Any, ...], kwargs: dict[str, Any], caller: Scope
+) -> DeviceDescription | None:
+    """Where the call's arrays are: ``None`` for host memory, or the accelerator of the
+    caller's scope when an array argument is in device memory (then it is that device's)."""
+    from prism_core._dispatch.movement import _in_host_memory
+
+    device = caller.device
+    if device is None or device.kind in (None, "cpu"):
+        return None
+    for value in (*args, *kwargs.values()):
+        if _is_array(value) and not _in_host_memory(value):
+            return device
+    return None
+
+
+def _path_to(source: DeviceDescription | None, target: SplitTarget) -> TransferPath | None:
+    """The path of a part's data from ``source`` to ``target``'s device; ``None`` when the
+    target names no device (a backend, on the device it chooses) or a link on the path is not
+    described."""
+    from prism_core._description.topology import transfer_path
+
+    if target.description is None:
+        return None
+    return transfer_path(source, target.description)
 
 
 def _dtype_of(args: Sequence[Any]) -> str | None:
@@ -1366,11 +1429,15 @@ def _auto(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
     base: Scope,
+    source: DeviceDescription | None = None,
 ) -> tuple[list[float], str]:
     """Shares for ``ratio="auto"`` and what gave them: tuned throughputs where the tuner
     measured the variant every target runs (this op, dtype, nearest size), else the
     performance model's predicted times (balanced so that every part finishes together), else
-    even, saying why."""
+    even, saying why.  The model's times include moving each part's data from where it is
+    (``source``: ``None`` for host memory) to the target and back, one way at a time over the
+    links the descriptions give (:func:`_path_to`)."""
+    from prism_core._description.topology import transfer_path
     from prism_core._dispatch.explain import explain
     from prism_core._knowledge.devices import default_library
     from prism_core._knowledge.model import ModelError, PerformanceModel
@@ -1420,21 +1487,38 @@ def _auto(
         if device is None:
             return [1.0] * len(targets), f"even: {t.label} runs on no described device"
         desc = t.description if t.description is not None else default_library().get(device)
-        on_device = desc.kind == "cpu"
+        # From host memory the model's own transfer applies (its host link one way, or what
+        # `prism bench` calibrated); from a device, the path the topology gives.
+        path = None if source is None else transfer_path(source, desc)
+        on_device = desc.kind == "cpu" or source is not None
         try:
-            full = model.predict(
+            full_p = model.predict(
                 op.name, layout.part_shapes(length), dtype, desc, on_device=on_device
-            ).seconds
-            some = model.predict(
+            )
+            some_p = model.predict(
                 op.name, layout.part_shapes(half), dtype, desc, on_device=on_device
-            ).seconds
+            )
         except (ModelError, ValueError, TypeError) as exc:
             return [1.0] * len(targets), f"even: the model cannot predict {t.label}: {exc}"
+        full, some = full_p.seconds, some_p.seconds
+        if source is not None:
+            full += _transfer_or_assumed(path, full_p.work.moved_bytes)
+            some += _transfer_or_assumed(path, some_p.work.moved_bytes)
         slope = (full - some) / (length - half) if length > half else full / length
         if slope <= 0:
             slope = full / length
         fits.append((max(full - slope * length, 0.0), slope))
     return _balance(layout.length, fits), "modelled"
+
+
+def _transfer_or_assumed(path: TransferPath | None, nbytes: float) -> float:
+    """Seconds to move ``nbytes`` along ``path``; where a link on it is not described, over
+    the host link the model assumes (PCIe 4.0 x16, one way)."""
+    from prism_core._knowledge.model import ASSUMED_HOST_LINK_GBPS
+
+    if path is None:
+        return nbytes / (ASSUMED_HOST_LINK_GBPS * 1e9)
+    return path.seconds(nbytes)
 
 
 def _gather(op: Op, layout: _Layout, results: list[Any], sizes: list[int], base: Scope) -> Any:
@@ -1535,6 +1619,8 @@ def _execute(
                     ) from None
                 note = f"not split: {exc}"
     home, reference = _home(args, kwargs)
+    # Where the data starts, for the modelled ratio and the records' transfers (only then).
+    source = _data_source(args, kwargs, caller) if recording_on or spec.ratio == "auto" else None
 
     if layout is None:
         # One target, or a call the lenient scope could not split: it runs whole, in this
@@ -1543,6 +1629,8 @@ def _execute(
         target = targets[0] if not note else None
         scope = base.replace(**target.changes()) if target is not None else base
         job = _Job(0, target or _CALLER, scope, args, kwargs, 0, 0, None, recording_on)
+        if target is not None and recording_on:
+            job.path = _path_to(source, target)
 
         def run_whole() -> Any:
             token = SCOPE.set(scope)
@@ -1554,6 +1642,8 @@ def _execute(
                 job.seconds = time.perf_counter() - t0
             finally:
                 SCOPE.reset(token)
+            if job.path is not None:
+                job.moved_bytes = _moved_bytes(args, kwargs, out)
             job.thread = threading.current_thread().name
             return out
 
@@ -1581,14 +1671,14 @@ def _execute(
 
     length = layout.length
     if spec.ratio == "auto":
-        weights, source = _auto(op, targets, layout, args, kwargs, base)
+        weights, ratio_source = _auto(op, targets, layout, args, kwargs, base, source)
     elif spec.ratio is None:
-        weights, source = [1.0] * len(targets), "even"
+        weights, ratio_source = [1.0] * len(targets), "even"
     else:
         assert isinstance(spec.ratio, tuple)  # checked by make_spec
-        weights, source = list(spec.ratio), "given"
+        weights, ratio_source = list(spec.ratio), "given"
     if sum(weights) <= 0:
-        weights, source = [1.0] * len(targets), "even: every share came out 0"
+        weights, ratio_source = [1.0] * len(targets), "even: every share came out 0"
     total_weight = sum(weights)
     ratios = [w / total_weight for w in weights]
     sizes = _sizes(length, weights)
@@ -1623,6 +1713,7 @@ def _execute(
                 hi,
                 shares[i],
                 recording_on,
+                path=_path_to(source, target) if recording_on else None,
             )
         )
     running = [jobs[i] for i in run]
@@ -1637,7 +1728,7 @@ def _execute(
         axis=layout.axis,
         length=length,
         how=layout.what,
-        ratio_source=source,
+        ratio_source=ratio_source,
         parts=tuple(_part_record(j, layout, ratios[j.index]) for j in jobs),
         gather_s=gather_s,
         total_s=time.perf_counter() - started,
@@ -1880,4 +1971,3 @@ def split(
     )
     out, record = _execute(the_op, spec, args, kwargs, strict=True, want_record=return_record)
     return (out, record) if return_record else out
-

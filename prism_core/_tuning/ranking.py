@@ -256,8 +256,17 @@ def by_model(
         return None
     order = sorted(range(len(ranked)), key=lambda i: (rows[i].seconds, i))
     times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
+    # Each prediction's bound and the rate it used (a matrix product the matrix units' rate).
+    rates = "; ".join(
+        f"{ranked[i][0].name} {p.bound}-bound, {p.rate_text}"
+        for i in order
+        if (p := rows[i].prediction) is not None
+    )
     return tuple(ranked[i] for i in order), Basis(
-        "modelled", "predicted by the performance model (not tuned for this size)", times
+        "modelled",
+        "predicted by the performance model (not tuned for this size)"
+        + (f": {rates}" if rates else ""),
+        times,
     )
 
 

@@ -120,7 +120,8 @@ _COMMON_DTYPES = {
     for n in (
         "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
         "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
-        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3",
+        "float8_e3m4",
     )
 }  # fmt: skip
 _NO_PRISM_DTYPE = ("intp", "uintp", "longdouble", "float128",
