@@ -140,6 +140,42 @@ def load_bundled_plugin(name: str) -> Any:
     return ps
 
 
+def run_prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``prism *args`` in a fresh process, in ``tmp_path``, with no ``PRISM_`` setting of this
+    environment, its own cache directory and plugin autoloading off."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
+    env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
+    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    return subprocess.run(
+        [sys.executable, "-m", "prism_core", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+
+
+@pytest.fixture
+def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A simulated H100 PCIe reported present, with its own backend (NumPy behind a GPU array
+    type: ``tests/simulated_gpu_plugin.py``), through a real entry point."""
+    put_distribution_on_path(
+        monkeypatch,
+        tmp_path / "site",
+        "prism-test-simgpu",
+        "1.0",
+        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
+    )
+    ps = prism_core.extending.reload_plugins(
+        prism_core.extending.PluginSettings(strict=True, allow=("simgpu",))
+    )
+    assert ps.records["simgpu"].status == "loaded"
+    present = prism_core.hardware.present_devices().devices
+    assert "nvidia.h100-pcie" in [d.device_type for d in present]
+    yield
+    prism_core.extending.reload_plugins()
+
+
 @pytest.fixture
 def torch_plugin() -> Iterator[Any]:
     """torch, with the installed torch plugin loaded through its entry point (skips where

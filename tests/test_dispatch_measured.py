@@ -9,7 +9,6 @@ checked against NumPy's.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -17,26 +16,6 @@ import pytest
 
 import prism_core as prism
 from prism_core import ArraySpec, ExecutionPolicy, PolicyError
-
-from .conftest import put_distribution_on_path
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
-    assert "nvidia.h100-pcie" in [d.device_type for d in prism.hardware.present_devices().devices]
-    yield
-    prism.extending.reload_plugins()
 
 
 def spec(n: int) -> ArraySpec:

@@ -14,8 +14,6 @@ import itertools
 import json
 import threading
 import warnings
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,32 +22,12 @@ import pytest
 import prism_core as prism
 from prism_core._pipeline.stage import current_stage, stage_overrides
 
-from .conftest import put_distribution_on_path
-
 _names = itertools.count()
 
 
 def unique(prefix: str) -> str:
     """Ops are process-wide: each test declares its own names."""
     return f"{prefix}_{next(_names)}"
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The simulated H100 and its ``simgpu`` backend (a real entry point)."""
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
 
 
 def host_type() -> str:

@@ -10,7 +10,6 @@ records say what a real GPU's would (copied over the PCIe link the H100's descri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,8 +18,6 @@ import pytest
 import prism_core as prism
 from prism_core._dispatch import movement
 from prism_core._dispatch.movement import COPIED, ZERO_COPY
-
-from .conftest import put_distribution_on_path
 
 
 @pytest.fixture
@@ -31,23 +28,6 @@ def torch_plugin() -> Iterator[Any]:
         prism.extending.reload_plugins()
         pytest.skip("prism-plugin-torch is not installed in this environment")
     yield torch
-    prism.extending.reload_plugins()
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
-    yield
     prism.extending.reload_plugins()
 
 

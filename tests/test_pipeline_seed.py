@@ -22,7 +22,6 @@ import hashlib
 import importlib.util
 import re
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -33,7 +32,7 @@ import pytest
 import prism_core as prism
 from prism_core._dispatch.movement import COPIED
 
-from .conftest import REPO, put_distribution_on_path
+from .conftest import REPO
 
 #: Section 3.3 of the seed, verbatim but for trailing spaces (test_the_copy_is_the_seeds
 #: checks it against shared/seeds when that is beside the checkout).
@@ -206,23 +205,6 @@ def test_the_seed_pipeline_runs_here_and_says_where_each_stage_ran(tmp_path: Pat
         "'nvidia'",
     ]
     assert report.bytes_moved == 0
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
 
 
 @pytest.mark.usefixtures("simgpu")

@@ -18,7 +18,6 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,8 +30,6 @@ from prism_core._config import usable_cpus
 from prism_core._dispatch.arguments import plan_key as _key
 from prism_core._pipeline import split as split_module
 from prism_core.pipelines import SplitError, SplitRecord, SplitRule
-
-from .conftest import put_distribution_on_path
 
 TORCH_PLUGIN = importlib.util.find_spec("prism_plugin_torch") is not None and any(
     ep.name == "torch" for ep in importlib.metadata.entry_points(group="prism.plugins")
@@ -54,25 +51,6 @@ def torch_backend() -> Iterator[None]:
         prism.extending.PluginSettings(strict=True, allow=("torch",))
     )
     assert ps.records["torch"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A simulated H100 reported present, with its own backend (NumPy behind a GPU array
-    type), through a real entry point."""
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
     yield
     prism.extending.reload_plugins()
 

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,7 +24,7 @@ from prism_core._knowledge.work import Work, work_of
 from prism_core.hardware import Throughput
 from prism_core.tuning import PerformanceModel
 
-from .conftest import HARDWARE, put_distribution_on_path
+from .conftest import HARDWARE, run_prism
 
 LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
 
@@ -119,19 +116,6 @@ def test_prism_validate_reports_a_repeat_at_its_line(tmp_path: Path) -> None:
         "  x1.yaml:7:5: $.throughput[2]: throughput has two entries for unit 'matrix' and "
         "data_type 'fp64' (the first at line 6); give each pair one entry\n"
     ) in proc.stdout
-
-
-def run_prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
-    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "prism_core", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
 
 
 def test_prism_schema_shows_throughput(tmp_path: Path) -> None:
@@ -428,23 +412,6 @@ def test_integer_rates_are_tops() -> None:
 
 
 # -- explain ----------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
 
 
 def test_explain_shows_the_rate_a_modelled_choice_used(simgpu: None) -> None:

@@ -10,9 +10,6 @@ Arrays in device memory are stood for by a NumPy array whose ``__dlpack_device__
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,7 +28,7 @@ from prism_core._description.yaml_loader import parse_yaml
 from prism_core.hardware import Link, TransferPath
 from prism_core.tuning import PerformanceModel
 
-from .conftest import HARDWARE
+from .conftest import HARDWARE, run_prism
 
 LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
 
@@ -41,19 +38,6 @@ def problems_of(text: str) -> list[str]:
     assert problems == [], problems
     assert parsed is not None
     return [str(p) for p in validate_parsed(parsed, "d.yaml")]
-
-
-def run_prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")}
-    env["PRISM_CACHE_DIR"] = str(tmp_path / "cache")
-    env["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    return subprocess.run(
-        [sys.executable, "-m", "prism_core", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-    )
 
 
 # -- the schema -------------------------------------------------------------------------------
