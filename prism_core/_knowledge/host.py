@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any
 from prism_core._config import cache_dir, cache_enabled
 from prism_core._description.device import DeviceDescription
 from prism_core._errors import PrismError, describe_exception
-from prism_core._knowledge.partition_match import match_partition
 from prism_core._public import home
 from prism_core._version import __version__
 
@@ -767,6 +766,8 @@ def match_detected_device(
     scored.sort(key=lambda item: (-item[0], -len(item[1].lineage), item[1].device_type))
     found = scored[0][1]
     if found.partitions and (compute_units is not None or memory_bytes):
+        from prism_core._knowledge.partition_match import match_partition
+
         part = match_partition(
             found, lib, name=product_name, compute_units=compute_units, memory_bytes=memory_bytes
         )
@@ -873,6 +874,8 @@ def _instances(
         DeviceInstance, uuid=dev.uuid, source=plugin, driver=dev.driver, name=name
     )
     if package.partitions:
+        from prism_core._knowledge.partition_match import match_partition
+
         part = match_partition(
             package,
             lib,
