@@ -227,6 +227,12 @@ def _render_show(d: Any, out: TextIO) -> None:
                             out.write(f"      - {op['name']}: {dump(op['data_types'])}\n")
                     else:
                         out.write(f"    {k}: {dump(v)}\n")
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            # The other lists of entries (partitions, throughput, links, sparsity, numeric
+            # formats): one entry a line.
+            out.write(f"{key}:{note(key)}\n")
+            for item in value:
+                out.write(f"  - {dump(item)}\n")
         elif isinstance(value, dict) and key not in ("cloud_price", "host_link", "device_link"):
             out.write(f"{key}:\n")
             for k, v in value.items():
