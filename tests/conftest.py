@@ -155,23 +155,34 @@ def run_prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def load_test_plugin(monkeypatch: pytest.MonkeyPatch, site: Path, name: str, module: str) -> None:
+    """Install the test plugin ``module`` as a distribution in ``site`` with a real
+    ``prism.plugins`` entry point ``name``, and load it alone (strict)."""
+    put_distribution_on_path(
+        monkeypatch, site, f"prism-test-{name}", "1.0", f"[prism.plugins]\n{name} = {module}\n"
+    )
+    ps = prism_core.extending.reload_plugins(
+        prism_core.extending.PluginSettings(strict=True, allow=(name,))
+    )
+    assert ps.records[name].status == "loaded"
+
+
 @pytest.fixture
 def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A simulated H100 PCIe reported present, with its own backend (NumPy behind a GPU array
     type: ``tests/simulated_gpu_plugin.py``), through a real entry point."""
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-simgpu",
-        "1.0",
-        "[prism.plugins]\nsimgpu = tests.simulated_gpu_plugin\n",
-    )
-    ps = prism_core.extending.reload_plugins(
-        prism_core.extending.PluginSettings(strict=True, allow=("simgpu",))
-    )
-    assert ps.records["simgpu"].status == "loaded"
+    load_test_plugin(monkeypatch, tmp_path / "site", "simgpu", "tests.simulated_gpu_plugin")
     present = prism_core.hardware.present_devices().devices
     assert "nvidia.h100-pcie" in [d.device_type for d in present]
+    yield
+    prism_core.extending.reload_plugins()
+
+
+@pytest.fixture
+def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The test-only ``loopback`` backend (``tests/loopback_plugin.py``), which drives any
+    device and computes with NumPy, through a real entry point."""
+    load_test_plugin(monkeypatch, tmp_path / "site", "loopback", "tests.loopback_plugin")
     yield
     prism_core.extending.reload_plugins()
 

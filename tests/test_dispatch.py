@@ -13,7 +13,6 @@ import itertools
 import logging
 import threading
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,31 +22,12 @@ import pytest
 import prism_core as prism
 from prism_core import ArraySpec
 
-from .conftest import put_distribution_on_path
-
 _names = itertools.count()
 
 
 def unique(prefix: str) -> str:
     """Ops are process-wide: each test declares its own names."""
     return f"{prefix}_{next(_names)}"
-
-
-@pytest.fixture
-def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-loopback",
-        "1.0",
-        "[prism.plugins]\nloopback = tests.loopback_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("loopback",))
-    )
-    assert ps.records["loopback"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
 
 
 # -- the catalogue through the dispatcher ---------------------------------------------------

@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,35 +19,11 @@ import pytest
 import prism_core as prism
 from prism_core import ArraySpec
 
-from .conftest import put_distribution_on_path
-
 _names = itertools.count()
 
 
 def unique(prefix: str) -> str:
     return f"{prefix}_{next(_names)}"
-
-
-def _plugin(monkeypatch: pytest.MonkeyPatch, site: Path, name: str, module: str) -> None:
-    put_distribution_on_path(
-        monkeypatch, site, f"prism-test-{name}", "1.0", f"[prism.plugins]\n{name} = {module}\n"
-    )
-    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(strict=True, allow=(name,)))
-    assert ps.records[name].status == "loaded"
-
-
-@pytest.fixture
-def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    _plugin(monkeypatch, tmp_path / "site", "loopback", "tests.loopback_plugin")
-    yield
-    prism.extending.reload_plugins()
-
-
-@pytest.fixture
-def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    _plugin(monkeypatch, tmp_path / "site", "simgpu", "tests.simulated_gpu_plugin")
-    yield
-    prism.extending.reload_plugins()
 
 
 def test_a_plan_follows_shapes_through_the_stages_without_running_anything() -> None:

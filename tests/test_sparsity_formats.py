@@ -39,7 +39,7 @@ from prism_core.hardware import (
     standard_format,
 )
 
-from .conftest import HARDWARE, put_distribution_on_path
+from .conftest import HARDWARE
 
 LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
 _names = itertools.count()
@@ -569,23 +569,6 @@ def test_public_classes() -> None:
 
 
 # -- explain: the reasons on simulated devices ---------------------------------------------------
-
-
-@pytest.fixture
-def loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    put_distribution_on_path(
-        monkeypatch,
-        tmp_path / "site",
-        "prism-test-loopback",
-        "1.0",
-        "[prism.plugins]\nloopback = tests.loopback_plugin\n",
-    )
-    ps = prism.extending.reload_plugins(
-        prism.extending.PluginSettings(strict=True, allow=("loopback",))
-    )
-    assert ps.records["loopback"].status == "loaded"
-    yield
-    prism.extending.reload_plugins()
 
 
 @pytest.mark.usefixtures("loopback")
