@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from prism_core._config import data_dir
 from prism_core._errors import Problem, did_you_mean
@@ -308,6 +308,33 @@ def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[P
         yield from _occurrences(node[head], rest, (*at, head))
 
 
+def _at(
+    parsed: _Document, filename: str, path: PathT, message: str, *, key: bool = False
+) -> Problem:
+    """The problem ``message`` at ``path`` of ``parsed`` (at its key where ``key``)."""
+    # Only where there is a problem: checking a cached file imports no YAML reader.
+    from prism_core._description.yaml_loader import json_path
+
+    line, col = parsed.locate(path, key=key)
+    return Problem(filename, line, col, json_path(path), message)
+
+
+K = TypeVar("K")
+
+
+def _repeats(keys: Sequence[K | None]) -> Iterator[tuple[int, int, K]]:
+    """``(i, first, key)`` for each position ``i`` whose key (not ``None``) an earlier
+    position ``first`` already had: the entries of a list that repeat one."""
+    seen: dict[K, int] = {}
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        if key in seen:
+            yield i, seen[key], key
+        else:
+            seen[key] = i
+
+
 def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     """A key of format 2 in a file that does not say ``format_version: 2``."""
     doc = parsed.value
@@ -316,18 +343,14 @@ def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     said = "says format_version: 1" if "format_version" in doc else "gives no format_version"
     for path in FORMAT_2_KEYS:
         for found in _occurrences(doc, path):
-            # Only where there is a problem: checking a cached file imports no YAML reader.
-            from prism_core._description.yaml_loader import json_path
-
-            line, col = parsed.locate(found, key=True)
-            yield Problem(
+            yield _at(
+                parsed,
                 filename,
-                line,
-                col,
-                json_path(found),
+                found,
                 f"{found[-1]} is a key of format 2 of the device-file format, and this file "
                 f"{said}: add `format_version: 2` at its top (docs/device-files.md, \"Format "
                 'versions")',
+                key=True,
             )
 
 
@@ -336,113 +359,94 @@ def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
     ``dropped_features`` only beside ``succeeds``, format 2's keys only in format 2."""
     doc = parsed.value
     yield from _version_problems(parsed, filename)
-    from prism_core._description.topology import topology_problems
 
-    yield from topology_problems(parsed, filename)  # links; usable_bytes within size_bytes
+    def at(p: PathT, message: str, *, key: bool = False) -> Problem:
+        return _at(parsed, filename, p, message, key=key)
 
-    def at(p: PathT, message: str) -> Problem:
-        from prism_core._description.yaml_loader import json_path
+    if "links" in doc or any(
+        isinstance(level, dict) and "usable_bytes" in level
+        for level in doc.get("memory_hierarchy") or ()
+    ):  # imported for the files that use them, as sparsity and numeric_formats below
+        from prism_core._description.topology import topology_problems
 
-        line, col = parsed.locate(p)
-        return Problem(filename, line, col, json_path(p), message)
-
+        for found, message, on_key in topology_problems(doc):
+            yield at(found, message, key=on_key)
     if "dropped_features" in doc and "succeeds" not in doc:
-        line, col = parsed.locate(("dropped_features",), key=True)
-        yield Problem(
-            filename,
-            line,
-            col,
-            "$.dropped_features",
+        yield at(
+            ("dropped_features",),
             "dropped_features needs `succeeds`: it lists features of the predecessor that this "
             "generation no longer has",
+            key=True,
         )
     modes = doc.get("partitions")
-    if isinstance(modes, list):
-        first_mode: dict[str, int] = {}
-        first_dims: dict[str, int] = {}
-        for i, entry in enumerate(modes):
-            parts = entry.get("parts") if isinstance(entry, dict) else None
-            for j, part in enumerate(parts if isinstance(parts, list) else ()):
-                names = part.get("product_names") if isinstance(part, dict) else None
-                for k, pattern in enumerate(names if isinstance(names, list) else ()):
-                    try:
-                        re.compile(pattern)
-                    except (re.error, TypeError) as exc:
-                        yield at(
-                            ("partitions", i, "parts", j, "product_names", k),
-                            f"{pattern!r} is not a valid regular expression: {exc}",
-                        )
-            dims = entry.get("dimensions") if isinstance(entry, dict) else None
-            if isinstance(dims, dict) and dims:
-                key = json.dumps(dims, sort_keys=True)
-                if key in first_dims:
-                    line = parsed.locate(("partitions", first_dims[key], "dimensions"))[0]
+    modes = [m if isinstance(m, dict) else {} for m in modes] if isinstance(modes, list) else []
+    for i, entry in enumerate(modes):
+        parts = entry.get("parts")
+        for j, part in enumerate(parts if isinstance(parts, list) else ()):
+            names = part.get("product_names") if isinstance(part, dict) else None
+            for k, pattern in enumerate(names if isinstance(names, list) else ()):
+                try:
+                    re.compile(pattern)
+                except (re.error, TypeError) as exc:
                     yield at(
-                        ("partitions", i, "dimensions"),
-                        f"partitions has two entries with dimensions {dims} (the first at line "
-                        f"{line}); the dimensions of a mode tell it from the others",
+                        ("partitions", i, "parts", j, "product_names", k),
+                        f"{pattern!r} is not a valid regular expression: {exc}",
                     )
-                else:
-                    first_dims[key] = i
-            mode = entry.get("mode") if isinstance(entry, dict) else None
-            if not isinstance(mode, str):
-                continue
-            if mode in first_mode:
-                line = parsed.locate(("partitions", first_mode[mode], "mode"))[0]
-                yield at(
-                    ("partitions", i, "mode"),
-                    f"partitions has two entries with mode {mode!r} (the first at line {line}); "
-                    "give each mode one entry",
-                )
-            else:
-                first_mode[mode] = i
+    dims = [m.get("dimensions") for m in modes]
+    keys = [json.dumps(d, sort_keys=True) if isinstance(d, dict) and d else None for d in dims]
+    for i, first, _ in _repeats(keys):
+        line = parsed.locate(("partitions", first, "dimensions"))[0]
+        yield at(
+            ("partitions", i, "dimensions"),
+            f"partitions has two entries with dimensions {dims[i]} (the first at line {line}); "
+            "the dimensions of a mode tell it from the others",
+        )
+    names_of = [m.get("mode") if isinstance(m.get("mode"), str) else None for m in modes]
+    for i, first, mode in _repeats(names_of):
+        line = parsed.locate(("partitions", first, "mode"))[0]
+        yield at(
+            ("partitions", i, "mode"),
+            f"partitions has two entries with mode {mode!r} (the first at line {line}); "
+            "give each mode one entry",
+        )
     for list_key, name_key in (("features", "name"), ("memory_hierarchy", "level")):
         items = doc.get(list_key)
         if not isinstance(items, list):
             continue
-        first: dict[str, int] = {}
+        names = [item.get(name_key) if isinstance(item, dict) else None for item in items]
+        names = [name if isinstance(name, str) else None for name in names]
+        for i, first, name in _repeats(names):
+            line = parsed.locate((list_key, first, name_key))[0]
+            yield at(
+                (list_key, i, name_key),
+                f"{list_key} has two entries with {name_key} {name!r} (the first at line "
+                f"{line}); merge them into one",
+            )
         for i, item in enumerate(items):
-            name = item.get(name_key) if isinstance(item, dict) else None
-            if not isinstance(name, str):
+            ops = item.get("operations") if list_key == "features" and names[i] else None
+            if not isinstance(ops, list):
                 continue
-            if name in first:
-                line = parsed.locate((list_key, first[name], name_key))[0]
+            op_names = [op.get("name") if isinstance(op, dict) else None for op in ops]
+            op_names = [op if isinstance(op, str) else None for op in op_names]
+            for j, _, op_name in _repeats(op_names):
                 yield at(
-                    (list_key, i, name_key),
-                    f"{list_key} has two entries with {name_key} {name!r} (the first at line "
-                    f"{line}); merge them into one",
+                    (list_key, i, "operations", j, "name"),
+                    f"operation {op_name!r} is listed twice in feature {names[i]!r}; "
+                    "merge its data_types into one entry",
                 )
-            else:
-                first[name] = i
-            ops = item.get("operations") if list_key == "features" else None
-            if isinstance(ops, list):
-                seen_ops: set[str] = set()
-                for j, op in enumerate(ops):
-                    op_name = op.get("name") if isinstance(op, dict) else None
-                    if isinstance(op_name, str) and op_name in seen_ops:
-                        yield at(
-                            (list_key, i, "operations", j, "name"),
-                            f"operation {op_name!r} is listed twice in feature {name!r}; "
-                            "merge its data_types into one entry",
-                        )
-                    if isinstance(op_name, str):
-                        seen_ops.add(op_name)
     rates = doc.get("throughput")
     if isinstance(rates, list):  # one entry per (unit, data_type)
-        first_rate: dict[tuple[str, str], int] = {}
-        for i, entry in enumerate(rates):
-            if not isinstance(entry, dict):
-                continue
-            pair = (str(entry.get("unit")), str(entry.get("data_type")))
-            if pair in first_rate:
-                line = parsed.locate(("throughput", first_rate[pair]))[0]
-                yield at(
-                    ("throughput", i),
-                    f"throughput has two entries for unit {pair[0]!r} and data_type "
-                    f"{pair[1]!r} (the first at line {line}); give each pair one entry",
-                )
-            else:
-                first_rate[pair] = i
+        pairs = [
+            (str(e.get("unit")), str(e.get("data_type"))) if isinstance(e, dict) else None
+            for e in rates
+        ]
+        for i, first, pair in _repeats(pairs):
+            line = parsed.locate(("throughput", first))[0]
+            yield at(
+                ("throughput", i),
+                f"throughput has two entries for unit {pair[0]!r} and data_type "
+                f"{pair[1]!r} (the first at line {line}); give each pair one entry",
+            )
     if "sparsity" in doc:  # imported for the files that use them (their classes cost ~1 ms)
         from prism_core._description.sparsity import sparsity_problems
 

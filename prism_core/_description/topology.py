@@ -14,12 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from prism_core._public import home
-
-if TYPE_CHECKING:
-    from prism_core._errors import Problem
 
 __all__ = [
     "KINDS",
@@ -59,15 +56,6 @@ class _Device(Protocol):
     def is_a(self, device_type: str) -> bool: ...
 
     def peer_link(self, other: Any, *, in_package: bool | None = None) -> Link | None: ...
-
-
-class _Document(Protocol):
-    """A parsed file and where its parts were written (``schema``'s documents)."""
-
-    @property
-    def value(self) -> Any: ...
-
-    def locate(self, path: tuple[str | int, ...], *, key: bool = False) -> tuple[int, int]: ...
 
 
 @home("prism_core.hardware")
@@ -328,22 +316,12 @@ def transfer_path(source: _Device | None, destination: _Device | None) -> Transf
 # -- checks of a file -------------------------------------------------------------------------
 
 
-def topology_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
-    """What the schema cannot say of ``links`` and the memory levels, each at its line: a
-    ``peer`` or ``peer_device_type`` on a host link, a peer link that does not say where its
-    other end is, ``host_link`` or ``device_link`` beside ``links`` with another total, and
-    ``usable_bytes`` over ``size_bytes``."""
-    from prism_core._errors import Problem
-
-    doc = parsed.value
-
-    def at(path: tuple[str | int, ...], message: str, *, key: bool = False) -> Problem:
-        # The JSON path as yaml_loader.json_path writes it (its keys here are all plain names;
-        # that module is a layer above the descriptions, which import this one).
-        where = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-        line, col = parsed.locate(path, key=key)
-        return Problem(filename, line, col, where, message)
-
+def topology_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+    """What the schema cannot say of ``links`` and the memory levels: a ``peer`` or
+    ``peer_device_type`` on a host link, a peer link that does not say where its other end is,
+    ``host_link`` or ``device_link`` beside ``links`` with another total, and ``usable_bytes``
+    over ``size_bytes``.  Yields (path, message, whether the key rather than its value is at
+    fault)."""
     entries = doc.get("links")
     if isinstance(entries, list):
         for i, entry in enumerate(entries):
@@ -352,17 +330,18 @@ def topology_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
             if entry.get("kind") == "host":
                 for key in ("peer", "peer_device_type"):
                     if key in entry:
-                        yield at(
+                        yield (
                             ("links", i, key),
                             f"{key} is for links of kind peer; a host link ends at the host "
                             "CPU: drop it, or make the link kind: peer",
-                            key=True,
+                            True,
                         )
             elif entry.get("kind") == "peer" and "peer" not in entry:
-                yield at(
+                yield (
                     ("links", i),
                     "a peer link says where its other end is: peer: in_package (a sibling die "
                     "of the same package) or peer: external (another package)",
+                    False,
                 )
         links = parse_links({"links": [e for e in entries if isinstance(e, dict)]})
         for key, total in (
@@ -380,11 +359,12 @@ def topology_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
                     else "the peer links to other packages (to siblings in the package where "
                     "there are none)"
                 )
-                yield at(
+                yield (
                     (key, "bandwidth_gbps"),
                     f"{key}.bandwidth_gbps is {given:g}, but links give {total:g} for it: both "
                     f"directions of {what}, 2 x count x per_direction_gbps; make them agree "
                     "(links is the truth, the format-1 key its total)",
+                    False,
                 )
     levels = doc.get("memory_hierarchy")
     if isinstance(levels, list):
@@ -393,8 +373,9 @@ def topology_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
                 continue
             usable, size = level.get("usable_bytes"), level.get("size_bytes")
             if isinstance(usable, int) and isinstance(size, int) and usable > size:
-                yield at(
+                yield (
                     ("memory_hierarchy", i, "usable_bytes"),
                     f"usable_bytes {usable} is more than size_bytes {size}: software cannot "
                     "allocate more than the level has",
+                    False,
                 )
