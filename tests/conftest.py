@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -138,6 +139,24 @@ def load_bundled_plugin(name: str) -> Any:
         prism_core.extending.reload_plugins()
         pytest.skip(f"prism-plugin-{name} is not installed and loadable in this environment")
     return ps
+
+
+def problems_of(text: str) -> list[str]:
+    """The problems ``prism validate`` would report of a device file holding ``text``."""
+    from prism_core._description.schema import validate_parsed
+    from prism_core._description.yaml_loader import parse_yaml
+
+    parsed, problems = parse_yaml(text, "d.yaml")
+    assert problems == [], problems
+    assert parsed is not None
+    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
+
+
+@functools.cache
+def shipped_library() -> prism_core.hardware.DeviceLibrary:
+    """The devices of hardware/ alone, read without the validation cache (once a process)."""
+    hw = prism_core.hardware
+    return hw.DeviceLibrary([hw.SearchEntry(HARDWARE, "builtin")], use_cache=False)
 
 
 def run_prism(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -14,13 +14,13 @@ import re
 
 import pytest
 
-from prism_core.hardware import DeviceDescription, DeviceLibrary, SearchEntry
+from prism_core.hardware import DeviceDescription, DeviceLibrary
 
-from .conftest import HARDWARE
+from .conftest import HARDWARE, shipped_library
 
 MiB = 2**20
 
-LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
+LIB = shipped_library()
 
 #: Every concrete AWS Neuron device of the library, with its NeuronCore generation.
 NEURON = sorted(d.device_type for d in LIB.list() if d.is_a("aws.neuron"))

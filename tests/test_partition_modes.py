@@ -24,8 +24,6 @@ import pytest
 import prism_core
 from prism_core._description.device import DeviceDescription, Partition, PartitionPart
 from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._description.schema import validate_parsed
-from prism_core._description.yaml_loader import parse_yaml
 from prism_core._knowledge.host import match_detected_device, software_devices
 from prism_core._knowledge.partition_match import match_partition
 from prism_core.nvidia_smi import (
@@ -36,10 +34,10 @@ from prism_core.nvidia_smi import (
     parse_mig_listing,
 )
 
-from .conftest import HARDWARE, SEED, put_distribution_on_path
+from .conftest import HARDWARE, SEED, problems_of, put_distribution_on_path, shipped_library
 
 GiB = 2**30
-LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
+LIB = shipped_library()
 PACKAGES = [d for d in LIB.list() if d.partitions]
 WriteYaml = Callable[[str, str], Path]
 
@@ -48,13 +46,6 @@ WriteYaml = Callable[[str, str], Path]
 def lib() -> DeviceLibrary:
     assert LIB.problems == []
     return LIB
-
-
-def problems_of(text: str) -> list[str]:
-    parsed, problems = parse_yaml(text, "d.yaml")
-    assert problems == [], problems
-    assert parsed is not None
-    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
 
 
 # -- the schema -------------------------------------------------------------------------------

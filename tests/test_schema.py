@@ -13,16 +13,9 @@ from prism_core._description.schema import MAX_PROBLEMS, validate_parsed
 from prism_core._description.yaml_loader import parse_yaml
 from prism_core.hardware import device_schema
 
-from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED
+from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED, problems_of
 
 SHIPPED = sorted(HARDWARE.rglob("*.yaml"))
-
-
-def problems_of(text: str) -> list[str]:
-    parsed, problems = parse_yaml(text, "d.yaml")
-    assert problems == [], problems
-    assert parsed is not None
-    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
 
 
 def test_schema_is_valid_2020_12_and_draft_07() -> None:

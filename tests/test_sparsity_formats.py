@@ -27,8 +27,7 @@ import pytest
 import prism_core as prism
 from prism_core._description import dtypes
 from prism_core._description.numeric_formats import BUILTIN, FLOATING, STRUCTURAL
-from prism_core._description.schema import FORMAT_2_KEYS, device_schema, validate_parsed
-from prism_core._description.yaml_loader import parse_yaml
+from prism_core._description.schema import FORMAT_2_KEYS, device_schema
 from prism_core.hardware import (
     DeviceLibrary,
     NumericFormat,
@@ -39,9 +38,9 @@ from prism_core.hardware import (
     standard_format,
 )
 
-from .conftest import HARDWARE
+from .conftest import HARDWARE, problems_of, shipped_library
 
-LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
+LIB = shipped_library()
 _names = itertools.count()
 
 
@@ -49,13 +48,6 @@ _names = itertools.count()
 def lib() -> DeviceLibrary:
     assert LIB.problems == []
     return LIB
-
-
-def problems_of(text: str) -> list[str]:
-    parsed, problems = parse_yaml(text, "d.yaml")
-    assert problems == [], problems
-    assert parsed is not None
-    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
 
 
 V2 = "format_version: 2\ndevice_type: x.y\n"

@@ -18,22 +18,13 @@ import pytest
 import prism_core as prism
 from prism_core import ArraySpec
 from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._description.schema import validate_parsed
-from prism_core._description.yaml_loader import parse_yaml
 from prism_core._knowledge.work import Work, work_of
 from prism_core.hardware import Throughput
 from prism_core.tuning import PerformanceModel
 
-from .conftest import HARDWARE, run_prism
+from .conftest import HARDWARE, problems_of, run_prism, shipped_library
 
-LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
-
-
-def problems_of(text: str) -> list[str]:
-    parsed, problems = parse_yaml(text, "d.yaml")
-    assert problems == [], problems
-    assert parsed is not None
-    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
+LIB = shipped_library()
 
 
 def model() -> PerformanceModel:

@@ -18,26 +18,17 @@ import pytest
 
 import prism_core as prism
 from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._description.schema import validate_parsed
 from prism_core._description.topology import (
     device_link_total,
     host_link_total,
     transfer_path,
 )
-from prism_core._description.yaml_loader import parse_yaml
 from prism_core.hardware import Link, TransferPath
 from prism_core.tuning import PerformanceModel
 
-from .conftest import HARDWARE, run_prism
+from .conftest import problems_of, run_prism, shipped_library
 
-LIB = DeviceLibrary([SearchEntry(HARDWARE, "builtin")], use_cache=False)
-
-
-def problems_of(text: str) -> list[str]:
-    parsed, problems = parse_yaml(text, "d.yaml")
-    assert problems == [], problems
-    assert parsed is not None
-    return [str(p) for p in validate_parsed(parsed, "d.yaml")]
+LIB = shipped_library()
 
 
 # -- the schema -------------------------------------------------------------------------------
