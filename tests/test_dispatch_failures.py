@@ -29,7 +29,6 @@ from prism_core._contract.variant import Variant
 from prism_core._dispatch import calls, registry, scope
 
 from .conftest import autoload_env, autoload_settings, put_distribution_on_path
-from .test_dispatch import loopback  # noqa: F401  (the fixture)
 
 _names = itertools.count()
 

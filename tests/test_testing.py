@@ -25,7 +25,6 @@ from prism_core.testing import (
 )
 
 from .conftest import put_distribution_on_path
-from .test_dispatch import loopback  # noqa: F401  (the fixture)
 
 #: Every check of a variant is named VARIANT-KIND[-DTYPE[-SHAPE]] or VARIANT-kwarg-NAME.
 SHAPES = ("standard", "empty", "one", "odd", "strided", "fortran")
