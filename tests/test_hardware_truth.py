@@ -237,3 +237,139 @@ def test_max_1550_declares_its_xe_links_without_inventing_a_bandwidth(lib: Devic
 def test_b200_memory_bandwidth_is_the_per_gpu_figure(lib: DeviceLibrary) -> None:
     glob = lib.get("nvidia.b200").memory_level("global")
     assert glob is not None and glob.bandwidth_gbps == 7700
+
+
+# -- 10. Issue 33, datasheet gaps: Trainium2 sparsity, TPU v5e links, MIG tables, links ----------
+
+#: NeuronCore-v3 sparse matmul (NKI Trainium2 guide): the dense BF16 rate times the compression
+#: ratio M/N of an N:M pattern, at most 4; FP8 (dense at twice BF16, in the double-FP8 mode that
+#: sparse matmul cannot use) gains half of that, and nothing on the 2x patterns.
+TRN2_SPEEDUPS = {
+    "bf16": {"4:16": 4, "4:12": 3, "4:8": 2, "2:8": 4, "2:4": 2, "1:4": 4, "1:2": 2},
+    "fp8_e5m2": {"4:16": 2, "4:12": 1.5, "2:8": 2, "1:4": 2},
+}
+
+
+@pytest.mark.parametrize("device_type", NEURONCORE_V3)
+def test_trainium2_sparsity_never_exceeds_m_over_n(lib: DeviceLibrary, device_type: str) -> None:
+    dev = lib.get(device_type)
+    for entry in dev.sparsity:
+        assert entry.speedup <= entry.group / entry.kept, (entry.pattern, entry.speedup)
+    for dtype, expected in TRN2_SPEEDUPS.items():
+        found = {e.pattern: e.speedup for e in dev.sparsity if e.applies("matmul", dtype)}
+        assert found == expected, dtype
+    # The best pattern reaches AWS's 316 sparse TFLOP/s a core: 79 dense BF16 x 4, 158 FP8 x 2.
+    core = lib.get("aws.trainium2-lnc1")
+    assert core.peak("bf16") * 4 == core.peak("fp8_e5m2") * 2 == 316
+
+
+def test_trainium2_sparsity_cites_the_nki_guide() -> None:
+    text = _comment_near("aws/neuroncore-v3.yaml", r"^sparsity:", before=22, after=0)
+    assert "4x compression ratio" in text and "cannot be combined" in text
+    assert "trainium2_arch" in text
+
+
+def test_docs_trainium2_sparsity_example_is_the_file() -> None:
+    docs = (HARDWARE.parent / "docs" / "device-files.md").read_text(encoding="utf-8")
+    assert '{pattern: "1:2", data_types: [bf16, fp16, tf32], speedup: 4}' not in docs
+    assert '{pattern: "1:2", data_types: [bf16, fp16, tf32], speedup: 2}' in docs
+    assert "[('4:16', 4.0), ('4:12', 3.0), ('4:8', 2.0)]" in docs
+
+
+def test_tpu_v5e_has_googles_four_ici_links(lib: DeviceLibrary) -> None:
+    """Google: 4 ICI ports, 400 GB/s both ways a chip: 400 / (2 x 4) = 50 GB/s a link each way."""
+    dev = lib.get("google.tpu-v5e")
+    assert [(k.kind, k.interface, k.count, k.per_direction_gbps, k.peer) for k in dev.links] == [
+        ("peer", "ici", 4, 50.0, "external")
+    ]
+    assert dev.data["device_link"]["bandwidth_gbps"] == 2 * 4 * 50
+    text = _comment_near("google/tpu-v5e.yaml", r"^links:", before=8, after=0)
+    assert "cloud.google.com/tpu/docs/v5e" in text and "400 GB/s / (2 directions x 4 ports)" in text
+
+
+#: The MIG tables (profile -> SMs, GiB, maximum instances): profiles and counts from NVIDIA's MIG
+#: user guide, SMs and memory from nvidia-smi mig -lgip (see each file for the flagged ones).
+MIG_TABLES = {
+    "nvidia.a100-sxm-80gb": {
+        "1g.10gb": (14, 9.50, 7),
+        "1g.20gb": (14, 19.50, 4),
+        "2g.20gb": (28, 19.50, 3),
+        "3g.40gb": (42, 39.25, 2),
+        "4g.40gb": (56, 39.25, 1),
+        "7g.80gb": (98, 79.00, 1),
+    },
+    "nvidia.h100-pcie": {
+        "1g.10gb": (14, 9.75, 7),
+        "1g.20gb": (14, 19.62, 4),
+        "2g.20gb": (30, 19.62, 3),
+        "3g.40gb": (46, 39.50, 2),
+        "4g.40gb": (62, 39.50, 1),
+        "7g.80gb": (114, 79.25, 1),
+    },
+    "nvidia.h200": {
+        "1g.18gb": (16, 16.00, 7),
+        "1g.35gb": (26, 32.50, 4),
+        "2g.35gb": (32, 32.50, 3),
+        "3g.71gb": (60, 65.00, 2),
+        "4g.71gb": (64, 65.00, 1),
+        "7g.141gb": (132, 140.00, 1),
+    },
+}
+GiB = 2**30
+
+
+@pytest.mark.parametrize("package", sorted(MIG_TABLES))
+def test_mig_partition_modes_follow_the_guide(lib: DeviceLibrary, package: str) -> None:
+    dev = lib.get(package)
+    table = MIG_TABLES[package]
+    assert dev.partitions[0].mode == "all-disabled" and dev.partitions[0].device_type == package
+    for profile, (sms, gib, most) in table.items():
+        mode = dev.partition(f"all-{profile}")
+        assert mode.count == most, profile
+        (inst,) = {lib.get(t) for t in mode.device_types}
+        assert inst.attribute("mig_profile") == profile
+        assert inst.compute_units == sms, profile
+        assert inst.memory_bytes == round(gib * GiB), profile
+        scaled = dev.peak("bf16") * sms / dev.compute_units
+        assert inst.peak("bf16") == pytest.approx(scaled, rel=1e-4), profile
+    # mig-parted's all-balanced: one 3g, one 2g and two of the smallest 1g profile.
+    first, two, three = (next(p for p in table if p.startswith(g)) for g in ("1g", "2g", "3g"))
+    balanced = dev.partition("all-balanced")
+    assert sorted(lib.get(t).attribute("mig_profile") for t in balanced.device_types) == sorted(
+        [three, two, first, first]
+    )
+
+
+def test_b200_mig_gap_is_stated_not_guessed(lib: DeviceLibrary) -> None:
+    """The guide gives the B200's profiles as fractions only; no -lgip listing was found, so no
+    partition modes are invented (the file says why)."""
+    assert lib.get("nvidia.b200").partitions == ()
+    text = _text("nvidia/b200.yaml")
+    assert "1g.23gb x7" in text and "no partition modes are given" in text
+
+
+def test_h100_pcie_nvlink_bridge_is_twelve_links(lib: DeviceLibrary) -> None:
+    dev = lib.get("nvidia.h100-pcie")
+    links = [(k.kind, k.interface, k.count, k.per_direction_gbps) for k in dev.links]
+    assert links == [("host", "pcie5-x16", 1, 64.0), ("peer", "nvlink4", 12, 25.0)]
+    assert dev.data["device_link"]["bandwidth_gbps"] == 600 == 2 * 12 * 25
+
+
+def test_b200_tf32_disagreement_is_stated(lib: DeviceLibrary) -> None:
+    assert lib.get("nvidia.b200").peak("tf32") == 1125
+    text = _comment_near("nvidia/b200.yaml", r"^  tf32:", before=5, after=1)
+    assert "1.1 dense" in text and "18 / 8 / 2" in text
+
+
+def test_mi300x_qpx_nps4_disagreement_is_stated(lib: DeviceLibrary) -> None:
+    mode = lib.get("amd.mi300x").partition(compute="qpx", memory="nps4")
+    assert "only with CPX" in (mode.description or "")
+    text = _comment_near("amd/mi300x.yaml", r"^  - mode: qpx-nps4", before=8, after=0)
+    assert "aqua_vanjaram.c" in text and "CPX/NPS4" in text
+
+
+def test_n300_chip_link_total_and_open_question(lib: DeviceLibrary) -> None:
+    chip = lib.get("tenstorrent.wormhole-n300-chip")
+    (link,) = chip.links
+    assert link.count * link.per_direction_gbps == 25  # 200 Gb/s each way, however many ports
+    assert "Unresolved (issue 33)" in _text("tenstorrent/wormhole-n300-chip.yaml")

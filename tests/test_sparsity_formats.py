@@ -234,14 +234,17 @@ def test_datasheet_two_four_sparsity(lib: DeviceLibrary, device_type: str) -> No
 
 @pytest.mark.parametrize("device_type", NEURONCORE_V3)
 def test_trainium2_patterns_and_speedups(lib: DeviceLibrary, device_type: str) -> None:
-    """NeuronCore-v3: up to 316 sparse TFLOP/s a core against 158 dense FP8 and 79 dense
-    BF16/FP16/TF32, for the seven patterns AWS lists."""
+    """NeuronCore-v3 (AWS's NKI Trainium2 guide): sparse matmul runs at the dense BF16 rate
+    (79 TFLOP/s a core) times the compression M/N, up to 4x, so up to 316 sparse TFLOP/s; FP8's
+    double-rate mode (158 dense) cannot be combined with sparsity, so FP8 gains half of M/N and
+    the 2x patterns do not speed it up at all."""
     dev = lib.get(device_type)
-    patterns = ["4:16", "4:12", "4:8", "2:8", "2:4", "1:4", "1:2"]
-    for dtype, speedup in (("fp8_e4m3_ieee", 2), ("fp8_e5m2", 2), ("bf16", 4), ("tf32", 4)):
-        found = [e for e in dev.sparsity if e.applies("matmul", dtype)]
-        assert [e.pattern for e in found] == patterns, dtype
-        assert {e.speedup for e in found} == {speedup}, dtype
+    bf16 = {"4:16": 4, "4:12": 3, "4:8": 2, "2:8": 4, "2:4": 2, "1:4": 4, "1:2": 2}
+    fp8 = {"4:16": 2, "4:12": 1.5, "2:8": 2, "1:4": 2}
+    for dtype, speedups in (("fp8_e4m3_ieee", fp8), ("fp8_e5m2", fp8), ("bf16", bf16),
+                            ("tf32", bf16)):
+        found = {e.pattern: e.speedup for e in dev.sparsity if e.applies("matmul", dtype)}
+        assert found == speedups, dtype
     assert not any(e.applies(dtype="fp8_e3m4") for e in dev.sparsity)
 
 
