@@ -8,8 +8,10 @@ asks on a process's first call, so this module imports ``subprocess`` only to ru
 about 3 ms).  Where a GPU found is a package that MIG can split (its description has
 ``partitions``), ``nvidia-smi -L`` is run as well, and each MIG instance it lists is a device of
 its own, named as CUDA names it (``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the
-MIG profile's description.  docs/architecture.md, "Host detection"; docs/performance.md, "First
-call in a fresh process".
+MIG profile's description; a compute instance (``MIG 1c.3g.40gb``: one of the three compute
+slices of a 3g.40gb GPU instance) maps to its share of its GPU instance's description
+(``prism_core._knowledge.partition_match.compute_instance``).  docs/architecture.md, "Host
+detection"; docs/performance.md, "First call in a fresh process".
 """
 
 from __future__ import annotations

@@ -493,3 +493,51 @@ def test_bad_partitions_are_located(
     assert message in problem.message
     assert "lab.module" not in lib and "lab.child" not in lib, "the package and its children"
     assert "lab.die" in lib
+
+
+def test_a_partition_mode_cannot_show_more_than_the_package_has(tmp_path: Path) -> None:
+    """The devices of a mode share the package: their compute units, their global memory (each
+    a level of its own, scope device) and their peaks add up to no more than the package's."""
+    from .conftest import run_prism
+
+    (tmp_path / "pkg.yaml").write_text(
+        "format_version: 2\ndevice_type: acme.pkg\nkind: gpu\ncompute_units: 132\n"
+        "peak_tflops: {fp64: 60}\n"
+        "memory_hierarchy: [{level: global, size_bytes: 85899345920}]\n"  # 80 GiB
+        "partitions:\n"  # 7
+        "  - {mode: whole, device_type: acme.pkg, count: 1}\n"
+        "  - {mode: many, device_type: acme.part, count: 1000}\n"  # 9
+        "  - mode: mixed\n"  # 10
+        "    parts:\n"  # 11
+        "      - {device_type: acme.part, count: 2}\n"
+        "      - {device_type: acme.big, count: 1}\n"
+        "  - {mode: fits, device_type: acme.part, count: 8}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "part.yaml").write_text(
+        "device_type: acme.part\nkind: gpu\ncompute_units: 16\npeak_tflops: {fp64: 7}\n"
+        "memory_hierarchy: [{level: global, size_bytes: 10737418240}]\n",  # 10 GiB
+        encoding="utf-8",
+    )
+    (tmp_path / "big.yaml").write_text(
+        "device_type: acme.big\nkind: gpu\ncompute_units: 120\n"
+        "memory_hierarchy: [{level: global, size_bytes: 85899345920}]\n",
+        encoding="utf-8",
+    )
+    proc = run_prism(tmp_path, "validate", "pkg.yaml", "part.yaml", "big.yaml")
+    assert proc.returncode == 1
+    problems = [line.strip() for line in proc.stdout.splitlines() if line.startswith("  ")]
+    many = "pkg.yaml:9:49: $.partitions[1].count: mode 'many' shows 1000 x acme.part"
+    mixed = "pkg.yaml:11:5: $.partitions[2].parts: mode 'mixed' shows 2 x acme.part, 1 x acme.big"
+    assert problems == [
+        f"{many}: 16000 compute units in all, more than the package's 132 (the devices "
+        "software sees share them); give a count of at most 8",
+        f"{many}: 7000 fp64 TFLOP/s in all, more than the package's 60 (the devices software "
+        "sees share them); give a count of at most 8",
+        f"{many}: 9.766 TiB of global memory in all, more than the package's 80 GiB (the "
+        "devices software sees share it); give a count of at most 8",
+        f"{mixed}: 100 GiB of global memory in all, more than the package's 80 GiB (the "
+        "devices software sees share it); give parts that add up to at most 80 GiB",
+        f"{mixed}: 152 compute units in all, more than the package's 132 (the devices "
+        "software sees share them); give parts that add up to at most 132",
+    ]

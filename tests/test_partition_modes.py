@@ -510,6 +510,82 @@ def test_present_mig_instances_are_their_profiles(
     assert units == [60, 32, 16, 16, 58]
 
 
+#: ``nvidia-smi -L`` on the H100 host with MIG on: one 3g.40gb GPU instance split into three
+#: compute instances of one compute slice each (``nvidia-smi mig -cci`` three times: CUDA and the
+#: listing name each ``1c.3g.40gb``), and a second 3g.40gb with its one default compute instance.
+#: The layout is the MIG user guide's ("MIG Device Names": a GI split into CIs) and nvidia-smi's.
+COMPUTE_INSTANCES = f"""\
+GPU 0: NVIDIA H100 80GB HBM3 (UUID: {H100_UUID})
+  MIG 1c.3g.40gb     Device  0: (UUID: MIG-0b8e0f57-63e4-5b1c-9d0a-6f1c2e7a9b01)
+  MIG 1c.3g.40gb     Device  1: (UUID: MIG-4c2d9a18-0f7e-5a3b-8e61-2b9f7d4c3a02)
+  MIG 1c.3g.40gb     Device  2: (UUID: MIG-91f6b3c4-7d2a-5e8f-a0c5-3d8e1f6b7c03)
+  MIG 3g.40gb        Device  3: (UUID: MIG-d7a5e2f9-1b4c-5f0d-b9e3-8c2a6d1f4e04)
+GPU 1: NVIDIA L4 (UUID: {L4_UUID})
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-in is a shell script")
+def test_a_compute_instance_is_its_share_of_its_gpu_instance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each ``1c.3g.40gb`` is one of the 3g.40gb GPU instance's three compute slices: the GPU
+    instance's part with a third of its SMs and compute rates and all of its (shared) memory,
+    never a whole H100."""
+    bin_dir = stand_in(tmp_path / "bin", QUERY, COMPUTE_INSTANCES)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    install_plugin(monkeypatch, tmp_path, "smi", SMI_PLUGIN)
+    found = [d for d in prism_core.hardware.present_devices().devices if d.source == "smi"]
+    assert [(d.device_type, d.index, d.package) for d in found] == [
+        *[("nvidia.h100-sxm-mig-3g.40gb", i, "nvidia.h100-sxm") for i in range(4)],
+        ("nvidia.l4", 4, None),
+    ]
+    cis, whole_gi = found[:3], found[3]
+    gi = whole_gi.description  # the GPU instance's own description, as the library has it
+    assert gi.compute_units == 60 and gi.attribute("mig_profile") == "3g.40gb"
+    assert [d.description.compute_units for d in cis] == [20, 20, 20]  # 60 SMs, not 3 x 132
+    assert [d.name for d in cis] == ["NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb"] * 3
+    ci = cis[0].description
+    assert ci.is_a("nvidia.h100-sxm-mig-3g.40gb") and ci.is_a("nvidia.hopper")
+    assert ci.attribute("mig_profile") == "1c.3g.40gb"
+    assert ci.attribute("mig_gpu_instance") == "3g.40gb"
+    assert ci.peak("fp16") == pytest.approx(gi.peak("fp16") / 3)
+    assert ci.peak_for("fp16", "matrix") == pytest.approx(gi.peak_for("fp16", "matrix") / 3)
+    assert ci.memory_bytes == gi.memory_bytes  # the GPU instance's memory, shared
+    assert "1 of the 3 compute slices" in ci.data["description"]
+    model = prism_core.tuning.PerformanceModel(host_device_type=None)
+    assert model.figures(cis[0]).compute_units == 20
+
+
+@pytest.mark.parametrize(
+    ("profile", "gi_type", "sms"),
+    [
+        ("1c.3g.40gb", "nvidia.h100-sxm-mig-3g.40gb", 20),
+        ("2c.3g.40gb", "nvidia.h100-sxm-mig-3g.40gb", 40),
+        ("2c.4g.40gb", "nvidia.h100-sxm-mig-4g.40gb", 32),
+        ("1c.7g.80gb", "nvidia.h100-sxm-mig-7g.80gb", 19),
+    ],
+)
+def test_a_compute_instance_name_maps_to_its_gpu_instance(
+    lib: DeviceLibrary, profile: str, gi_type: str, sms: int
+) -> None:
+    h100 = lib.get("nvidia.h100-sxm")
+    found = match_partition(h100, lib, name=f"NVIDIA H100 80GB HBM3 MIG {profile}")
+    assert found is not None and not found.whole
+    assert found.description.device_type == gi_type
+    assert found.description.compute_units == sms
+    assert found.slices == (int(profile[0]), int(profile.split(".")[1][0]))
+    assert found.evidence == ("name",)
+    # A GPU instance itself is all of its compute slices.
+    gi = match_partition(h100, lib, name=f"NVIDIA H100 80GB HBM3 MIG {profile.split('.', 1)[1]}")
+    assert gi is not None and gi.slices is None and gi.description is lib.get(gi_type)
+
+
+@pytest.mark.parametrize("profile", ["4c.3g.40gb", "0c.3g.40gb", "1c.5g.40gb"])
+def test_an_impossible_compute_instance_matches_nothing(lib: DeviceLibrary, profile: str) -> None:
+    h100 = lib.get("nvidia.h100-sxm")
+    assert match_partition(h100, lib, name=f"NVIDIA H100 80GB HBM3 MIG {profile}") is None
+
+
 def test_a_reported_package_is_shared_by_its_parts_sizes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -13,7 +13,7 @@ from prism_core._description.schema import MAX_PROBLEMS, validate_parsed
 from prism_core._description.yaml_loader import parse_yaml
 from prism_core.hardware import device_schema
 
-from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED, problems_of
+from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED, problems_of, run_prism
 
 SHIPPED = sorted(HARDWARE.rglob("*.yaml"))
 
@@ -284,3 +284,28 @@ def test_partition_modes_are_unique_and_counts_positive() -> None:
     assert len(found) == 1 and "$.partitions[0].count" in found[0]
     found = problems_of("device_type: x.y\npartitions: [{mode: m, count: 2}]\n")
     assert len(found) == 1 and "device_type" in found[0]
+
+
+def test_a_quoted_enum_value_is_one_problem_saying_what_to_write(tmp_path: Path) -> None:
+    """A value of the right text but the wrong type gets one problem (not a type problem and
+    an enum problem that suggests the value given), saying which value to write."""
+    (tmp_path / "d.yaml").write_text('format_version: "2"\ndevice_type: x.y\n', encoding="utf-8")
+    proc = run_prism(tmp_path, "validate", "d.yaml")
+    assert proc.returncode == 1
+    problems = [line.strip() for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert problems == [
+        "d.yaml:1:17: $.format_version: the string '2' is not accepted; expected the integer "
+        "2 (one of: 1, 2), not a string: write it without quotes"
+    ]
+    # Another wrong type, or a value of the right type that is not listed: one problem each.
+    assert problems_of("format_version: '3'\ndevice_type: x.y\n") == [
+        "d.yaml:1:17: $.format_version: expected one of: 1, 2, found the string '3'"
+    ]
+    assert problems_of("format_version: 3\ndevice_type: x.y\n") == [
+        "d.yaml:1:17: $.format_version: the integer 3 is not accepted; expected one of: 1, 2"
+    ]
+    found = problems_of(
+        "device_type: x.y\nfeatures:\n"
+        "  - {name: f, version: 1, operations: [{name: matmul, data_types: [16]}]}\n"
+    )
+    assert len(found) == 1 and "found the integer 16" in found[0], found

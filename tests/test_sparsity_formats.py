@@ -603,3 +603,111 @@ def test_explain_shows_the_sparsity_and_format_reasons() -> None:
         "google.tpu-v5e: google.tpu-v5e has no structured sparsity (required pattern 2:4)",
         "google.tpu-v5e: denormals of bf16 on google.tpu-v5e is 'flushed', required 'kept'",
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        # Prism's own dtype names are refused, with the vocabulary's name for the same type.
+        (
+            {"2:4": "float16"},
+            r"'float16' is not a data type of the device-file vocabulary "
+            r"\(did you mean 'fp16'\?\): sparsity entries name",
+        ),
+        ({"2:4": ["bf16", "bfloat16"]}, r"'bfloat16' .*\(did you mean 'bf16'\?\)"),
+        ({"2:4": "float8_e4m3fn"}, r"did you mean 'fp8_e4m3'\?"),
+        ({"2:4": "fp99"}, r"'fp99' is not a data type of the device-file vocabulary"),
+        ({"4:16": ["fp8_e4m3_ieee", "fp8_e4m3_ieeee"]}, r"did you mean 'fp8_e4m3_ieee'"),
+    ],
+)
+def test_sparsity_clause_refuses_unknown_data_types(value: Any, message: str) -> None:
+    with pytest.raises(RequirementError, match=message) as raised:
+        Requirement({"sparsity": value})
+    assert "fp64, fp32, tf32" in str(raised.value)  # the names it takes
+    # ... so a variant declaring it is refused when declared, not left never to run.
+    with pytest.raises(RequirementError, match=message):
+        prism.extending.Variant("matmul", np.matmul, requires={"sparsity": value})
+
+
+def test_sparsity_clause_takes_every_vocabulary_data_type() -> None:
+    assert tuple(device_schema()["definitions"]["data_type"]["enum"]) == dtypes.VOCABULARY
+    for name in dtypes.VOCABULARY:
+        Requirement({"sparsity": {"2:4": name}})
+
+
+def test_numeric_formats_must_be_able_to_be_their_type() -> None:
+    """Bits that do not make the name's width, and a bias the exponent cannot reach, are
+    refused at their keys, saying what would be accepted."""
+    found = problems_of(
+        V2 + "numeric_formats:\n"  # 3
+        "  - {name: fp6, exponent_bits: 9, mantissa_bits: 9}\n"  # 4
+        "  - {name: fp8, exponent_bits: 7, mantissa_bits: 7}\n"  # 5
+        "  - {name: fp16, exponent_bias: 127}\n"  # 6
+        "  - {name: mxfp8, exponent_bits: 4, mantissa_bits: 3, exponent_bias: 16}\n"  # 7
+        "  - {name: mxfp6, exponent_bits: 6}\n"  # 8
+        "  - {name: fp8_e4m3, exponent_bias: 8}\n"  # 9
+    )
+    assert found == [
+        "d.yaml:4:50: $.numeric_formats[0].mantissa_bits: fp6 values are 6 bits: a sign bit, "
+        "exponent_bits 9 and mantissa_bits 9 make 19; give exponent_bits and mantissa_bits "
+        "that add up to 5",
+        "d.yaml:5:50: $.numeric_formats[1].mantissa_bits: fp8 values are 8 bits: a sign bit, "
+        "exponent_bits 7 and mantissa_bits 7 make 15; give exponent_bits and mantissa_bits "
+        "that add up to 7",
+        "d.yaml:6:33: $.numeric_formats[2].exponent_bias: fp16 has exponent_bias 15 by "
+        "definition; values read with exponent_bias 127 are another data type (did you mean "
+        "bf16?)",
+        "d.yaml:7:70: $.numeric_formats[3].exponent_bias: exponent_bias 16 does not fit "
+        "exponent_bits 4: the bias is one of the 16 stored exponents, 0 to 15 (IEEE 754 "
+        "formats use 7, 2**(e-1)-1; FNUZ formats 8, 2**(e-1))",
+        "d.yaml:8:34: $.numeric_formats[4].exponent_bits: mxfp6 values are 6 bits: a sign bit "
+        "and exponent_bits 6 make 7; give exponent_bits and mantissa_bits that add up to 5",
+        "d.yaml:9:37: $.numeric_formats[5].exponent_bias: fp8_e4m3 has exponent_bias 7 by "
+        "definition; values read with exponent_bias 8 are another data type (did you mean "
+        "fp8_e4m3fnuz?)",
+    ]
+    accepted = (
+        V2 + "numeric_formats:\n"
+        "  - {name: fp6, exponent_bits: 2, mantissa_bits: 3, exponent_bias: 1}\n"
+        "  - {name: fp8, exponent_bits: 4, mantissa_bits: 3, exponent_bias: 8}\n"
+        "  - {name: mxfp6, exponent_bits: 3, mantissa_bits: 2, exponent_bias: 3}\n"
+        "  - {name: fp16, exponent_bias: 15, denormals: flushed}\n"
+        "  - {name: bfp8, exponent_bias: 127}\n"
+        "  - {name: tf32}\n"
+    )
+    assert problems_of(accepted) == []
+    # Every format of the table is consistent with the same rules.
+    every = "".join(
+        f"  - {json.dumps({'name': name, **f.properties()})}\n" for name, f in BUILTIN.items()
+    )
+    assert problems_of(V2 + "numeric_formats:\n" + every) == []
+
+
+def test_a_speedup_above_m_over_n_is_refused() -> None:
+    """N:M keeps N of every M values: skipping the zeros saves at most (M-N)/M of the work, so
+    the pattern speeds up at most M/N times."""
+    found = problems_of(
+        V2 + "sparsity:\n"  # 3
+        "  - {pattern: '2:4', data_types: [fp16], speedup: 4}\n"  # 4
+        "  - {pattern: '4:12', data_types: [fp16], speedup: 3.5}\n"  # 5
+        "  - {pattern: '1:2', data_types: [fp16], speedup: 2.01}\n"  # 6
+    )
+    assert found == [
+        "d.yaml:4:51: $.sparsity[0].speedup: speedup 4 is more than pattern 2:4 can give: "
+        "it keeps 2 of every 4 values, so skipping the zeros makes it at most 2 times (M/N) "
+        "as fast as dense; give a speedup of at most 2",
+        "d.yaml:5:52: $.sparsity[1].speedup: speedup 3.5 is more than pattern 4:12 can give: "
+        "it keeps 4 of every 12 values, so skipping the zeros makes it at most 3 times (M/N) "
+        "as fast as dense; give a speedup of at most 3",
+        "d.yaml:6:51: $.sparsity[2].speedup: speedup 2.01 is more than pattern 1:2 can give: "
+        "it keeps 1 of every 2 values, so skipping the zeros makes it at most 2 times (M/N) "
+        "as fast as dense; give a speedup of at most 2",
+    ]
+    at_most = (
+        V2 + "sparsity:\n"
+        "  - {pattern: '2:4', data_types: [fp16], speedup: 2}\n"
+        "  - {pattern: '4:12', data_types: [fp16], speedup: 3}\n"
+        "  - {pattern: '2:3', data_types: [fp16], speedup: 1.5}\n"
+        "  - {pattern: '4:16', data_types: [fp16], speedup: 1.9}\n"
+    )
+    assert problems_of(at_most) == []

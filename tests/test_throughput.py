@@ -414,3 +414,61 @@ def test_explain_shows_the_rate_a_modelled_choice_used(simgpu: None) -> None:
     assert "simgpu.matmul" in text and "matrix rate 51 TFLOP/s (fp64)" in text
     assert "vector rate 26" not in text
     assert "matrix rate 51 TFLOP/s (fp64)" in decision.basis.note
+
+
+# -- a rate above the peak ----------------------------------------------------------------------
+
+
+def test_a_rate_above_the_peak_is_refused_at_its_line() -> None:
+    """peak_tflops is the fastest unit's rate: no unit's dense rate is above it, whatever it
+    accumulates in (rounding of 0.5 % aside)."""
+    text = GOOD + "  - {unit: matrix, data_type: fp32, tflops: 3000, accumulate: fp32}\n"
+    text = text.replace("peak_tflops: {fp64: 60}", "peak_tflops: {fp64: 60, fp32: 60}")
+    text = text.replace("tflops: 30}", "tflops: 60.2}")  # 0.3 % over: a datasheet's rounding
+    assert problems_of(text) == [
+        "d.yaml:7:45: $.throughput[2].tflops: the matrix rate of fp32, 3000 TFLOP/s, is above "
+        "peak_tflops.fp32, 60: peak_tflops is the fastest unit's dense rate, so no unit's is "
+        "higher; give at most 60 (a dense figure, without structured sparsity), or raise "
+        "peak_tflops.fp32"
+    ]
+
+
+def test_a_rate_above_an_inherited_peak_is_refused(tmp_path: Path) -> None:
+    """Checked on the resolved description too: a child that lowers the peak below the rates
+    it inherits, or gives rates above the peak it inherits, is refused at its own key."""
+    (tmp_path / "fam.yaml").write_text(
+        "device_type: acme.fam\nabstract: true\npeak_tflops: {fp64: 60}\n", encoding="utf-8"
+    )
+    (tmp_path / "fast.yaml").write_text(
+        "format_version: 2\ndevice_type: acme.fast\nextends: acme.fam\nthroughput:\n"
+        "  - {unit: vector, data_type: fp64, tflops: 3000}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "ok.yaml").write_text(
+        "format_version: 2\ndevice_type: acme.ok\nextends: acme.fam\nthroughput:\n"
+        "  - {unit: vector, data_type: fp64, tflops: 30}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "slow.yaml").write_text(
+        "device_type: acme.slow\nextends: acme.ok\npeak_tflops: {fp64: 6}\n", encoding="utf-8"
+    )
+    proc = run_prism(tmp_path, "validate", "fam.yaml", "fast.yaml", "ok.yaml", "slow.yaml")
+    assert proc.returncode == 1
+    problems = [line.strip() for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert problems == [
+        "fast.yaml:5:45: $.throughput[0].tflops: the vector rate of fp64, 3000 TFLOP/s, is "
+        "above peak_tflops.fp64, 60: peak_tflops is the fastest unit's dense rate, so no "
+        "unit's is higher; give at most 60 (a dense figure, without structured sparsity), or "
+        "raise peak_tflops.fp64",
+        "slow.yaml:3:21: $.peak_tflops.fp64: the vector rate of fp64, 30 TFLOP/s, is above "
+        "peak_tflops.fp64, 6: peak_tflops is the fastest unit's dense rate, so no unit's is "
+        "higher; give at most 6 (a dense figure, without structured sparsity), or raise "
+        "peak_tflops.fp64",
+    ]
+
+
+def test_no_shipped_rate_is_above_its_peak() -> None:
+    for desc in LIB:
+        peaks = desc.peak_tflops
+        for entry in desc.throughput:
+            assert entry.tflops <= peaks.get(entry.data_type, math.inf) * 1.005, (desc, entry)

@@ -388,3 +388,47 @@ def test_arrays_in_host_memory_start_on_the_host_under_a_device_scope(acme: None
         )
     [part] = record.parts
     assert part.transfer is not None and part.transfer.startswith("host -> acme.die-b")
+
+
+# -- figures too large to compute with --------------------------------------------------------
+
+
+def test_figures_too_large_to_compute_with_are_refused_at_their_lines() -> None:
+    """1024 links of 1e306 GB/s each way overflow to inf, and a copy over them would cost 0 s:
+    every figure has a bound that keeps what Prism computes from it finite."""
+    text = (
+        "format_version: 2\ndevice_type: acme.z\n"
+        "peak_tflops: {fp32: 1.0e+300}\n"  # 3
+        "host_link: {bandwidth_gbps: 1.7e+308}\n"  # 4
+        "links:\n"
+        "  - {kind: host, interface: pcie5-x16, count: 1024, per_direction_gbps: 1.0e+306}\n"  # 6
+    )
+    says = "is out of range; expected a number greater than 0 and at most 1000000000000"
+    assert problems_of(text) == [
+        f"d.yaml:3:21: $.peak_tflops.fp32: the number 1e+300 {says}",
+        f"d.yaml:4:29: $.host_link.bandwidth_gbps: the number 1.7e+308 {says}",
+        f"d.yaml:6:73: $.links[0].per_direction_gbps: the number 1e+306 {says}",
+    ]
+
+
+def test_no_link_computation_overflows_to_inf() -> None:
+    """Links made in code are not validated: what overflows is not a bandwidth (``None``: not
+    published), so no copy is costed at 0 s over it."""
+    huge = Link("host", "pcie5-x16", 1024, 1e306)
+    assert huge.one_way_gbps is None and huge.total_gbps is None
+    big = Link("host", "pcie5-x16", 1, 1e308)  # finite alone, inf twice over
+    assert big.one_way_gbps == 1e308 and big.total_gbps is None
+    links = (big, Link("host", "pcie4-x16", 1, 1e308))
+    assert host_link_total(links) is None
+    desc = prism.hardware.DeviceDescription(
+        "acme.z",
+        {"device_type": "acme.z", "kind": "gpu", "links": [huge.as_dict(), links[1].as_dict()]},
+    )
+    assert desc.host_bandwidth_per_direction() == 1e308
+    two = prism.hardware.DeviceDescription(
+        "acme.z", {"device_type": "acme.z", "kind": "gpu", "links": [x.as_dict() for x in links]}
+    )
+    assert two.host_bandwidth_per_direction() is None
+    assert transfer_path(None, two) is None  # not costed, rather than 0 s
+    path = transfer_path(None, desc)
+    assert path is not None and path.seconds(10**9) > 0

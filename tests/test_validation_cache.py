@@ -372,3 +372,54 @@ def test_cached_document_check_agrees_with_jsonschema(path: Path) -> None:
         assert verdict == expected, (where, value)
         checked += 1
     assert checked > 100
+
+
+# -- new checks reach files cached before them --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("module", "check", "body", "says"),
+    [
+        (
+            "sparsity",
+            "sparsity_problems",
+            "sparsity: [{pattern: '2:4', data_types: [fp16], speedup: 4}]\n",
+            "speedup 4 is more than pattern 2:4 can give",
+        ),
+        (
+            "numeric_formats",
+            "format_problems",
+            "numeric_formats: [{name: fp6, exponent_bits: 9, mantissa_bits: 9}]\n",
+            "fp6 values are 6 bits",
+        ),
+        (
+            "throughput",
+            "rates_above_peak",
+            "peak_tflops: {fp32: 10}\nthroughput: [{unit: vector, data_type: fp32, tflops: 500}]\n",
+            "is above peak_tflops.fp32",
+        ),
+    ],
+)
+def test_a_file_cached_before_a_check_existed_gets_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, check: str, body: str, says: str
+) -> None:
+    """A cached entry is a document that validating the file gave; the checks it must still
+    pass are today's, so an entry written without a check (by code that lacked it, under the
+    same key) is dropped and the file refused, never loaded from the cache."""
+    import importlib
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "x.yaml").write_text(
+        "format_version: 2\ndevice_type: lab.x\n" + body, encoding="utf-8"
+    )
+    entries = [SearchEntry(tmp_path / "d", "user")]
+    checks = importlib.import_module(f"prism_core._description.{module}")
+    with monkeypatch.context() as m:
+        m.setattr(checks, check, lambda *_: iter(()))  # the code before the check
+        before = DeviceLibrary(entries)
+        assert before.problems == [] and "lab.x" in before
+    after = DeviceLibrary(entries)
+    assert after.cache is not None and after.cache.dropped == 1
+    assert "lab.x" not in after
+    assert [says in p.message for p in after.problems] == [True], after.problems
+    assert cache_module.VALIDATION_SOURCES.count(f"{module}.py") == 1  # in the cache's key

@@ -46,6 +46,7 @@ VALIDATION_SOURCES = (
     "numeric_formats.py",
     "sparsity.py",
     "topology.py",
+    "throughput.py",
 )
 _PACKAGE = Path(__file__).resolve().parent
 

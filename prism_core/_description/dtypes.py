@@ -179,6 +179,14 @@ ALL: tuple[DType, ...] = (
     float8_e4m3,
     float8_e3m4,
 )
+#: The device-file vocabulary of data types (the schema's ``data_type``, in its order): what
+#: ``data_types``, ``peak_tflops`` and the ``sparsity`` requirement clause name.
+VOCABULARY: tuple[str, ...] = (
+    *("fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_e4m3fnuz"),
+    *("fp8_e5m2fnuz", "fp8_e4m3_ieee", "fp8_e3m4", "fp6", "fp4", "bfp8", "bfp4", "bfp2"),
+    *("mxfp8", "mxfp6", "mxfp4", "nvfp4", "int64", "int32", "int16", "int8", "int4", "uint8"),
+    *("uint16", "uint32", "uint64", "uint4", "complex64", "complex128", "bool"),
+)
 _BY_NAME: dict[str, DType] = {}
 for _d in ALL:
     _BY_NAME[_d.name] = _d

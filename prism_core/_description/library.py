@@ -14,6 +14,7 @@ entry* is an error that names both files.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import threading
@@ -528,11 +529,15 @@ class DeviceLibrary:
 
     def _check_references(self) -> None:
         """``succeeds`` and ``partitions`` name other device types: report each that cannot be
-        used, at the key that names it, and drop the description and its children, as for a
-        missing parent."""
+        used, at the key that names it, and what the resolved description says that cannot be
+        (:meth:`_impossible`), and drop the description and its children, as for a missing
+        parent."""
         bad: dict[str, None] = {}
         for dtype in sorted(self._resolved):
             dev = self.files[dtype]
+            for path, message in self._impossible(dtype):
+                self._problem_at(dev, path, message, key=False)
+                bad[dtype] = None
             succeeds = dev.data.get("succeeds")
             if succeeds is not None and succeeds not in self.files:
                 hint = did_you_mean(succeeds, self.files)
@@ -542,12 +547,18 @@ class DeviceLibrary:
             for i, entry in enumerate(dev.data.get("partitions", ())):
                 # A format-1 entry names one device_type; a format-2 one a list of parts.
                 parts = entry.get("parts") or [entry]
+                fine = True
                 for j, part in enumerate(parts):
                     why = self._partition_problem(dtype, part, alone=len(parts) == 1)
                     if why is not None:
                         where = ("parts", j) if "parts" in entry else ()
                         self._problem_at(dev, ("partitions", i, *where, "device_type"), why)
                         bad[dtype] = None
+                        fine = False
+                for why in self._partition_totals(dtype, entry) if fine else ():
+                    at = "parts" if "parts" in entry else "count"
+                    self._problem_at(dev, ("partitions", i, at), why, key=at == "parts")
+                    bad[dtype] = None
         if not bad:
             return
         for dtype in sorted(self._resolved):
@@ -593,8 +604,66 @@ class DeviceLibrary:
             )
         return None
 
-    def _problem_at(self, dev: DeviceFile, path: tuple[str | int, ...], message: str) -> None:
-        line, col = dev.locate(*path)
+    def _partition_totals(self, dtype: str, entry: Mapping[str, Any]) -> Iterator[str]:
+        """Why the devices of a partition mode (whose device types resolve) cannot all be in
+        the package ``dtype``: more compute units, global memory (where each device has its
+        own, scope device) or peak throughput in all than the package has."""
+        from prism_core._quantities import bytes_text
+
+        package = self._resolved[dtype]
+        parts = [
+            (self._resolved[p["device_type"]], p["count"]) for p in entry.get("parts", [entry])
+        ]
+        if any(desc is package for desc, _ in parts):
+            return
+        number = "{:g}".format
+        # What the devices share: its name, its amount on a description, how it is written.
+        shared: list[tuple[str, Callable[[DeviceDescription], Any], Callable[[Any], str]]] = [
+            ("compute units", lambda d: d.compute_units, number)
+        ]
+        levels = [desc.memory_level("global") for desc, _ in parts]
+        if all(level is not None and level.scope == "device" for level in levels):
+            shared.append(("of global memory", lambda d: d.memory_bytes, bytes_text))
+        for name in package.peak_tflops:
+            peak = functools.partial(DeviceDescription.peak, dtype=name)
+            shared.append((f"{name} TFLOP/s", peak, number))
+        shown = ", ".join(f"{count} x {desc.device_type}" for desc, count in parts)
+        for what, amount, text in shared:
+            have = amount(package)
+            each = [(amount(desc) or 0, count) for desc, count in parts]
+            total = sum(a * count for a, count in each)
+            if have is None or total <= have * 1.001:  # peaks: a datasheet's rounding
+                continue
+            fix = f"give parts that add up to at most {text(have)}"
+            if len(parts) == 1:
+                fix = f"give a count of at most {int(have // each[0][0])}"
+            share = "it" if what.startswith("of") else "them"
+            yield (
+                f"mode {entry['mode']!r} shows {shown}: {text(total)} {what} in all, more than "
+                f"the package's {text(have)} (the devices software sees share {share}); {fix}"
+            )
+
+    def _impossible(self, dtype: str) -> Iterator[tuple[tuple[str | int, ...], str]]:
+        """What a resolved description says that its device cannot be, where its file and its
+        parents' each say a part of it (a file that says it all alone was refused when read):
+        a unit's rate above the peak of its data type.  Yields (path in the file, why)."""
+        desc = self._resolved[dtype]
+        if "throughput" in desc.data:
+            from prism_core._description.throughput import rates_above_peak
+
+            for i, rate_type, message in rates_above_peak(desc.data):
+                given = [desc.provenance[k] for k in ("throughput", f"peak_tflops.{rate_type}")]
+                if given[0] == dtype:
+                    yield ("throughput", i, "tflops"), message
+                elif given[1] == dtype:
+                    yield ("peak_tflops", rate_type), message
+                elif given[0] != given[1]:  # from two parents, neither wrong alone
+                    yield ("extends",), message
+
+    def _problem_at(
+        self, dev: DeviceFile, path: tuple[str | int, ...], message: str, *, key: bool = True
+    ) -> None:
+        line, col = dev.locate(*path, key=key)
         where = "$" + "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
         self.problems.append(Problem(display_path(dev.path), line, col, where, message))
 

@@ -73,9 +73,17 @@ class NumericFormat:
 PROPERTIES: tuple[str, ...] = tuple(
     f.name for f in fields(NumericFormat) if f.name not in ("name", "description")
 )
-#: The properties that define a format's layout: a device whose values are laid out otherwise
-#: computes another data type, so a file cannot change them where the table gives them.
-STRUCTURAL = ("exponent_bits", "mantissa_bits", "block_size", "shared_exponent_bits", "scale_type")
+#: The properties that define a format's layout and how its bits are read: a device whose
+#: values are laid out or read otherwise computes another data type, so a file cannot change
+#: them where the table gives them.
+STRUCTURAL = (
+    "exponent_bits",
+    "mantissa_bits",
+    "exponent_bias",
+    "block_size",
+    "shared_exponent_bits",
+    "scale_type",
+)
 
 
 def _ieee(name: str, e: int, m: int, text: str, *, denormals: str | None = "kept") -> NumericFormat:
@@ -285,26 +293,66 @@ def format_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, .
                 f"numeric_formats has two entries for {name}; merge them into one",
             )
         seen.add(name)
-        standard = BUILTIN.get(name)
-        if standard is None:  # fp8, fp6: the file says which format it is
-            continue
+        standard = BUILTIN.get(name) or NumericFormat(name)  # fp8, fp6: the file says which
+        contradicted = False
         for prop in STRUCTURAL:
             defined = getattr(standard, prop)
             if prop in entry and defined is not None and entry[prop] != defined:
+                contradicted = True
+                how = "read" if prop == "exponent_bias" else "laid out"
                 yield (
                     ("numeric_formats", i, prop),
-                    f"{name} has {prop} {defined!r} by definition; values laid out with "
+                    f"{name} has {prop} {defined!r} by definition; values {how} with "
                     f"{prop} {entry[prop]!r} are another data type{_layout_hint(entry)}",
                 )
+        if not contradicted:
+            given: dict[str, Any] = {k: v for k, v in entry.items() if k in STRUCTURAL}
+            for prop, message in _impossible(replace(standard, **given)):
+                yield ("numeric_formats", i, prop if prop in entry else "name"), message
+
+
+def _impossible(f: NumericFormat) -> Iterator[tuple[str, str]]:
+    """Why a format's layout cannot be its type: (the property at fault, why).
+
+    Where the name fixes the width of a value (``fp6``, ``fp8``, ``mxfp6``; not ``tf32``,
+    19 bits stored in 32), a sign bit, the exponent and the mantissa make that width.  The
+    bias is one of the stored exponents, 0 to 2**e - 1 (of the shared exponent for block
+    floating point): the table's formats use 2**(e-1) - 1 (IEEE 754) or 2**(e-1) (FNUZ).
+    """
+    width = None if f.name == "tf32" else element_bits(f.name)
+    e, m = f.exponent_bits, f.mantissa_bits
+    parts = [(p, v) for p, v in (("exponent_bits", e), ("mantissa_bits", m)) if v is not None]
+    used = 1 + sum(v for _, v in parts)
+    if width is not None and parts and (used > width or (len(parts) == 2 and used != width)):
+        made = ["a sign bit", *(f"{p} {v}" for p, v in parts)]
+        yield (
+            parts[-1][0],
+            f"{f.name} values are {width} bits: {', '.join(made[:-1])} and {made[-1]} make "
+            f"{used}; give exponent_bits and mantissa_bits that add up to {width - 1}",
+        )
+        return
+    bits, what = (e, "exponent_bits") if e else (f.shared_exponent_bits, "shared_exponent_bits")
+    bias = f.exponent_bias
+    if bias is not None and bits and not 0 <= bias < 2**bits:
+        yield (
+            "exponent_bias",
+            f"exponent_bias {bias} does not fit {what} {bits}: the bias is one of the "
+            f"{2**bits} stored exponents, 0 to {2**bits - 1} (IEEE 754 formats use "
+            f"{2 ** (bits - 1) - 1}, 2**(e-1)-1; FNUZ formats {2 ** (bits - 1)}, 2**(e-1))",
+        )
 
 
 def _layout_hint(entry: Mapping[str, Any]) -> str:
-    """``" (did you mean ...?)"``: the vocabulary's formats laid out as ``entry`` says."""
+    """``" (did you mean ...?)"``: the vocabulary's formats of the same width laid out as
+    ``entry`` says."""
     given = {p: entry[p] for p in STRUCTURAL if p in entry}
+    width = element_bits(str(entry.get("name")))
     fits = sorted(
         f.name
         for f in BUILTIN.values()
-        if f.name != entry.get("name") and all(getattr(f, p) == v for p, v in given.items())
+        if f.name != entry.get("name")
+        and element_bits(f.name) == width
+        and all(getattr(f, p) == v for p, v in given.items())
     )
     return f" (did you mean {' or '.join(fits)}?)" if fits else ""
 

@@ -196,6 +196,24 @@ def _pattern(text: Any) -> str:
     return str(text)
 
 
+def _vocabulary_type(name: str) -> str:
+    """``name`` if it is a data type of the device-file vocabulary, which sparsity entries
+    name; else a :class:`RequirementError` suggesting the vocabulary's name for it (``fp16``
+    for Prism's ``float16``): a clause that names no such type would never be met."""
+    from prism_core._description import dtypes
+
+    if name in dtypes.VOCABULARY:
+        return name
+    try:
+        hint = f" (did you mean {dtypes.dtype(name).vocab!r}?)"
+    except ValueError:
+        hint = did_you_mean(name, dtypes.VOCABULARY)
+    raise RequirementError(
+        f"requirement 'sparsity': {name!r} is not a data type of the device-file vocabulary"
+        f"{hint}: sparsity entries name {', '.join(dtypes.VOCABULARY)}"
+    )
+
+
 def _sparsity_value(value: Any) -> Any:
     """A ``sparsity`` clause's value: ``True``/``False``, or (pattern, data type or ``None``)
     pairs, each of which must hold."""
@@ -217,7 +235,7 @@ def _sparsity_value(value: Any) -> Any:
                     f"requirement 'sparsity': {pattern!r}: {dtypes!r} is not accepted; give a "
                     "data type or a list of data types per pattern, e.g. {'2:4': 'fp16'}"
                 )
-            pairs.extend((_pattern(pattern), d) for d in dts)
+            pairs.extend((_pattern(pattern), _vocabulary_type(d)) for d in dts)
         return tuple(pairs)
     if isinstance(value, Sequence) and value and not isinstance(value, str):
         return tuple((_pattern(p), None) for p in value)

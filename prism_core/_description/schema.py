@@ -145,7 +145,7 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     path: PathT = tuple(error.absolute_path)
     keyword = error.validator
     schema = error.schema if isinstance(error.schema, dict) else {}
-    instance = error.instance
+    instance: Any = error.instance
     expected_value: Any = error.validator_value
 
     def at(p: PathT, message: str, *, key: bool = False) -> Problem:
@@ -181,6 +181,10 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
                 yield at(path, f"missing required key {key!r}")
         return
     if keyword == "enum":
+        kinds = schema.get("type") or ()
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if kinds and not any(_validator().is_type(instance, k) for k in kinds):
+            return  # the type's problem says it, and which value to write
         hint = did_you_mean(str(instance), [str(v) for v in expected_value])
         yield at(
             path,
@@ -188,6 +192,17 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
         )
         return
     if keyword == "type":
+        meant = [v for v in schema.get("enum", ()) if str(v) == str(instance)]
+        if meant:  # format_version: "2", the right text in quotes (or a text without them)
+            fix = "not a string: write it without quotes"
+            if not isinstance(instance, str):
+                fix = "a string: write it in quotes"
+            yield at(
+                path,
+                f"{_describe_value(instance)} is not accepted; expected "
+                f"{_describe_value(meant[0])} ({_expected(schema)}), {fix}",
+            )
+            return
         yield at(path, f"expected {_expected(schema)}, found {_describe_value(instance)}")
         return
     if keyword == "pattern":
@@ -447,6 +462,11 @@ def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
                 f"throughput has two entries for unit {pair[0]!r} and data_type "
                 f"{pair[1]!r} (the first at line {line}); give each pair one entry",
             )
+    if "throughput" in doc and "peak_tflops" in doc:
+        from prism_core._description.throughput import rates_above_peak
+
+        for i, _, message in rates_above_peak(doc):
+            yield at(("throughput", i, "tflops"), message)
     if "sparsity" in doc:  # imported for the files that use them (their classes cost ~1 ms)
         from prism_core._description.sparsity import sparsity_problems
 

@@ -100,8 +100,10 @@ def pattern_problem(text: str) -> str | None:
 
 
 def sparsity_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """What the schema cannot say of a document's ``sparsity``: N less than M, and each
-    (pattern, operation, data type) given by one entry.  Yields (path, message)."""
+    """What the schema cannot say of a document's ``sparsity``: N less than M, a speed-up of
+    at most M/N (the pattern keeps N of every M values: skipping the rest saves at most that
+    share of the work), and each (pattern, operation, data type) given by one entry.  Yields
+    (path, message)."""
     entries = doc.get("sparsity")
     if not isinstance(entries, list):
         return
@@ -114,6 +116,16 @@ def sparsity_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int,
         if why is not None:
             yield ("sparsity", i, "pattern"), f"sparsity pattern {why}"
             continue
+        kept, group = (int(n) for n in pattern.split(":"))
+        speedup = entry.get("speedup")
+        if isinstance(speedup, (int, float)) and speedup * kept > group * (1 + 1e-9):
+            yield (
+                ("sparsity", i, "speedup"),
+                f"speedup {speedup:g} is more than pattern {pattern} can give: it keeps {kept} of "
+                f"every {group} values, so skipping the zeros makes it at most "
+                f"{group / kept:g} times (M/N) as fast as dense; give a speedup of at most "
+                f"{group / kept:g}",
+            )
         ops = entry.get("operations") or DEFAULT_OPERATIONS
         for j, dtype in enumerate(entry.get("data_types") or ()):
             for op in ops:

@@ -10,17 +10,19 @@ in the one and 34 in the other.  ``peak_tflops`` stays the headline figure of ea
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from prism_core._public import home
 
-__all__ = ["UNITS", "Throughput", "by_unit", "parse_throughput", "rate_for"]
+__all__ = ["UNITS", "Throughput", "by_unit", "parse_throughput", "rate_for", "rates_above_peak"]
 
 #: The execution units a throughput entry may name: ``matrix`` (Tensor Cores, Matrix Cores /
 #: MFMA, XMX, TensorE, AMX, systolic arrays) and ``vector`` (CUDA cores, SIMD lanes, VALU).
 UNITS = ("matrix", "vector")
+#: How far a unit's rate may be above the headline peak (rounding in datasheets).
+_TOLERANCE = 0.005
 
 
 @home("prism_core.hardware")
@@ -108,3 +110,31 @@ def rate_for(
     if unit == "matrix" and dtype in vector:
         return float(vector[dtype]), "vector"
     return None
+
+
+def rates_above_peak(data: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
+    """``(index, data type, why)`` for each ``throughput`` entry of ``data`` (a document, or a
+    resolved description's data) whose rate is above ``peak_tflops`` of its data type.
+
+    ``peak_tflops`` is the fastest unit's dense rate, so no unit's dense rate is above it,
+    whatever the unit accumulates in; a sparse figure is the dense one times the pattern's
+    speed-up (``sparsity``), never a rate here."""
+    peaks, entries = data.get("peak_tflops"), data.get("throughput")
+    if not isinstance(peaks, Mapping) or not isinstance(entries, list):
+        return
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping):
+            continue
+        dtype, rate = str(entry.get("data_type")), entry.get("tflops")
+        peak = peaks.get(dtype)
+        if not isinstance(rate, (int, float)) or not isinstance(peak, (int, float)):
+            continue
+        if rate > peak * (1 + _TOLERANCE):
+            yield (
+                i,
+                dtype,
+                f"the {entry.get('unit')} rate of {dtype}, {rate:g} TFLOP/s, is above "
+                f"peak_tflops.{dtype}, {peak:g}: peak_tflops is the fastest unit's dense rate, "
+                f"so no unit's is higher; give at most {peak:g} (a dense figure, without "
+                f"structured sparsity), or raise peak_tflops.{dtype}",
+            )

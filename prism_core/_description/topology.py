@@ -12,7 +12,8 @@ format and the rules: docs/device-files.md, "links".
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -38,6 +39,18 @@ KINDS = ("host", "peer")
 PEERS = ("in_package", "external")
 #: How far a format-1 total may differ from the total of ``links`` (rounding in datasheets).
 _TOLERANCE = 0.005
+
+
+def _finite(value: float) -> float | None:
+    """``value``, or ``None`` where it overflowed: a bandwidth too large to compute with is
+    no figure (nothing is costed over it), never an infinite one that makes a copy free."""
+    return value if math.isfinite(value) else None
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The sum of the known ``values``; ``None`` when none is known or it overflows."""
+    known = [v for v in values if v is not None]
+    return _finite(sum(known)) if known else None
 
 
 class _Device(Protocol):
@@ -88,14 +101,14 @@ class Link:
         """What all ``count`` links carry in one direction, GB/s; ``None`` when the bandwidth
         is not published."""
         per = self.per_direction_gbps
-        return None if per is None else self.count * per
+        return None if per is None else _finite(self.count * per)
 
     @property
     def total_gbps(self) -> float | None:
         """Both directions of all ``count`` links, GB/s: what format 1's ``host_link`` and
         ``device_link`` give (2 x count x per direction); ``None`` when not published."""
         one_way = self.one_way_gbps
-        return None if one_way is None else 2 * one_way
+        return None if one_way is None else _finite(2 * one_way)
 
     @property
     def in_package(self) -> bool:
@@ -108,7 +121,7 @@ class Link:
         one_way = self.one_way_gbps
         if one_way is None:
             raise ValueError(f"{self.describe()}: no copy can be costed over it")
-        return nbytes / (one_way * 1e9)
+        return nbytes / 1e9 / one_way  # in GB first: one_way * 1e9 may overflow
 
     def describe(self) -> str:
         """``"18 x nvlink4 links to other packages (25 GB/s each way per link: 450 each way,
@@ -185,16 +198,14 @@ def parse_links(data: Mapping[str, Any]) -> tuple[Link, ...]:
 def host_per_direction(links: Sequence[Link]) -> float | None:
     """GB/s the host links carry in one direction together (a host-to-device copy's peak);
     ``None`` when there is none."""
-    hosts = [link.one_way_gbps for link in links if link.kind == "host"]
-    known = [one_way for one_way in hosts if one_way is not None]
-    return sum(known) if known else None
+    return _sum(link.one_way_gbps for link in links if link.kind == "host")
 
 
 def host_link_total(links: Sequence[Link]) -> float | None:
     """What ``host_link.bandwidth_gbps`` is when ``links`` is given: both directions of every
     host link; ``None`` without host links."""
     one_way = host_per_direction(links)
-    return None if one_way is None else 2 * one_way
+    return None if one_way is None else _finite(2 * one_way)
 
 
 def _device_link_group(links: Sequence[Link]) -> list[Link]:
@@ -207,9 +218,7 @@ def device_link_total(links: Sequence[Link]) -> float | None:
     """What ``device_link.bandwidth_gbps`` is when ``links`` is given: both directions of the
     links to other packages, or, where there are none, of the links to siblings in the
     package; ``None`` without peer links."""
-    totals = [link.total_gbps for link in _device_link_group(links)]
-    known = [total for total in totals if total is not None]
-    return sum(known) if known else None
+    return _sum(link.total_gbps for link in _device_link_group(links))
 
 
 def peer_link(
@@ -240,12 +249,10 @@ def _host_hop(desc: _Device) -> Link | None:
     hosts = [link for link in desc.links if link.kind == "host" and link.one_way_gbps]
     if len(hosts) <= 1:
         return hosts[0] if hosts else None
-    return Link(
-        "host",
-        "+".join(f"{link.count} x {link.interface}" for link in hosts),
-        1,
-        sum(link.one_way_gbps or 0.0 for link in hosts),
-    )
+    together = _sum(link.one_way_gbps for link in hosts)
+    if together is None:
+        return None
+    return Link("host", "+".join(f"{link.count} x {link.interface}" for link in hosts), 1, together)
 
 
 @home("prism_core.hardware")

@@ -6,13 +6,19 @@ is its MIG instances.  A driver lists the devices it shows, each with what it kn
 name (ROCm names each partition after the package, ``nvidia-smi`` names a MIG instance ``NVIDIA
 H100 80GB HBM3 MIG 1g.10gb``), the number of compute units, the memory.  :func:`match_partition`
 compares these with the package's modes, so that a partition is described as itself, never as
-the whole package (eight whole MI300Xs where there is one).  docs/device-files.md, "Packages
-and what software sees: partitions".
+the whole package (eight whole MI300Xs where there is one).
+
+A MIG GPU instance may be split further into *compute instances*: ``1c.3g.40gb`` is one of the
+three compute slices of a ``3g.40gb`` GPU instance, sharing its memory with the others.  Such a
+device is the GPU instance's part, described by :func:`compute_instance`: its share of the
+GPU instance's compute units and compute rates, all of its memory.  docs/device-files.md,
+"Packages and what software sees: partitions".
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -24,7 +30,13 @@ from prism_core._public import home
 if TYPE_CHECKING:
     from prism_core._description.library import DeviceLibrary
 
-__all__ = ["MEMORY_REPORTED", "PartitionMatch", "match_partition", "own_product_names"]
+__all__ = [
+    "MEMORY_REPORTED",
+    "PartitionMatch",
+    "compute_instance",
+    "match_partition",
+    "own_product_names",
+]
 
 #: The range of (memory a driver reports) / (memory a description gives) that counts as the
 #: same device: a driver reports a little less than the size (what it reserves for itself: an
@@ -44,7 +56,9 @@ class PartitionMatch:
     modes it is, ``modes`` every mode of the package that has such a part, in the package's
     order (``("cpx-nps1", "cpx-nps4")``: what the driver reports of one device does not tell
     the memory mode).  ``evidence`` names what the driver reported that identified it, among
-    ``"name"``, ``"compute_units"`` and ``"memory"``.
+    ``"name"``, ``"compute_units"`` and ``"memory"``.  ``slices`` is ``(n, m)`` for a MIG
+    compute instance, ``n`` of its GPU instance's ``m`` compute slices (``description`` is then
+    :func:`compute_instance`'s), ``None`` for a device that is the whole part.
     """
 
     package: DeviceDescription
@@ -52,11 +66,51 @@ class PartitionMatch:
     part: PartitionPart
     modes: tuple[str, ...]
     evidence: tuple[str, ...]
+    slices: tuple[int, int] | None = None
 
     @property
     def whole(self) -> bool:
         """Whether the device is the whole package (a mode that does not split it)."""
         return self.description.device_type == self.package.device_type
+
+
+#: CUDA's and nvidia-smi's name of a MIG compute instance: ``<GPU> MIG <n>c.<m>g.<memory>``,
+#: ``n`` of the ``m`` compute slices of the GPU instance ``<m>g.<memory>``.
+_COMPUTE_INSTANCE = re.compile(r"(.* MIG )(\d+)c\.((\d+)g\..+)", re.IGNORECASE)
+
+
+def compute_instance(gpu_instance: DeviceDescription, n: int, m: int) -> DeviceDescription:
+    """The description of a MIG compute instance: ``n`` of the ``m`` compute slices of
+    ``gpu_instance`` (a GPU instance's description, whose device type it keeps).
+
+    Its compute units, ``peak_tflops`` and ``throughput`` are ``n/m`` of the GPU instance's
+    (a compute slice is a fixed share of its SMs at the same clocks); its memory, caches and
+    links are the GPU instance's, which its compute instances share.  ``mig_profile`` names
+    the compute instance (``1c.3g.40gb``), ``mig_gpu_instance`` its GPU instance.
+    """
+    share = n / m
+    data = gpu_instance.to_dict()
+    if isinstance(data.get("compute_units"), int):
+        data["compute_units"] = max(1, round(data["compute_units"] * share))
+    if "peak_tflops" in data:
+        data["peak_tflops"] = {k: v * share for k, v in data["peak_tflops"].items()}
+    if "throughput" in data:
+        data["throughput"] = [{**e, "tflops": e["tflops"] * share} for e in data["throughput"]]
+    gi_profile = str(gpu_instance.attribute("mig_profile", f"{m}g"))
+    profile = f"{n}c.{gi_profile}"
+    data["attributes"] = {
+        **(data.get("attributes") or {}),
+        "mig_profile": profile,
+        "mig_gpu_instance": gi_profile,
+    }
+    data["name"] = f"{gpu_instance.name} compute instance {profile}"
+    data["description"] = (
+        f"A MIG compute instance {profile}: {n} of the {m} compute slices of a "
+        f"{gi_profile} GPU instance ({gpu_instance.device_type}), with {n}/{m} of its compute "
+        "units and compute rates; its memory is the GPU instance's, shared with the GPU "
+        "instance's other compute instances."
+    )
+    return dataclasses.replace(gpu_instance, data=data)
 
 
 def own_product_names(description: DeviceDescription) -> tuple[str, ...]:
@@ -184,7 +238,27 @@ def match_partition(
                 match = PartitionMatch(package, description, part, (entry.mode,), judged[0])
                 found[key] = (match, judged[1])
     if not found:
-        return None
+        split = _COMPUTE_INSTANCE.fullmatch(" ".join(name.split())) if name else None
+        if split is None:
+            return None
+        # A compute instance: the GPU instance its name names, then its share of it.
+        n, m = int(split.group(2)), int(split.group(4))
+        whole = match_partition(
+            package,
+            lib,
+            name=split.group(1) + split.group(3),
+            compute_units=None,
+            memory_bytes=memory_bytes,
+            mode=mode,
+            **dimensions,
+        )
+        if whole is None or whole.whole or not 0 < n <= m:
+            return None
+        if n == m:
+            return whole
+        return dataclasses.replace(
+            whole, description=compute_instance(whole.description, n, m), slices=(n, m)
+        )
     ranked = sorted(found.values(), key=lambda item: (-len(item[0].evidence), item[1]))
     best, distance = ranked[0]
     for runner, runner_distance in ranked[1:]:
