@@ -268,7 +268,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._dispatch.ops import all_ops
+    from prism_core._knowledge.backend_registry import check_capabilities
     from prism_core._knowledge.devices import default_library
+    from prism_core._knowledge.host import host_cpu_instance
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
@@ -276,6 +278,11 @@ def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         all_ops()  # the plugins' variants join their ops (a plugin can fail here)
     with contextlib.suppress(PrismError):
         ps.check_device_files(default_library())
+    host = []
+    with contextlib.suppress(PrismError):  # no description of this CPU: asked without one
+        host = [host_cpu_instance().description]
+    with contextlib.suppress(PrismError):  # a capability method that raised is on its record
+        check_capabilities(host)
     records = sorted(ps.records.values(), key=lambda r: (r.origin != "builtin", r.name))
     if args.json:
         _dump_json(

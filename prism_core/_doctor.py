@@ -7,6 +7,7 @@ a sentence saying so, never into a failure of the whole report.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import platform
 import sys
@@ -69,9 +70,16 @@ def _yaml() -> dict[str, Any]:
 
 
 def _plugins() -> dict[str, Any]:
+    from prism_core._errors import PrismError
+    from prism_core._knowledge.backend_registry import check_capabilities
+    from prism_core._knowledge.host import present_devices
     from prism_core._knowledge.plugins import plugins
 
     ps = plugins()
+    # A backend's capability method that raises goes on its plugin's record, shown below (in
+    # strict mode, the first is an error: recorded all the same).
+    with contextlib.suppress(PrismError):
+        check_capabilities([d.description for d in present_devices().devices])
     backends = {}
     for name, backend in sorted(ps.backends.items()):
         avail = _section(backend.availability)

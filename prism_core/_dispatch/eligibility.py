@@ -31,6 +31,7 @@ __all__ = [
     "home",
     "judge",
     "known",
+    "missing",
     "not_held",
     "rank_key",
     "unavailable",
@@ -125,7 +126,7 @@ def judge(
     op: Op, variant: Variant, scope: Scope, dtypes: list[str]
 ) -> tuple[DeviceDescription | None, Backend | None, list[str]]:
     """The device a variant would run on, its backend, or the reasons it cannot run."""
-    from prism_core._knowledge.plugins import plugins
+    from prism_core._knowledge.plugins import Unable, plugins
 
     way_out = op.name == WAY_OUT and variant.reference  # NumPy's, whichever backend is named
     if scope.backend is not None and variant.backend != scope.backend and not way_out:
@@ -134,7 +135,8 @@ def judge(
             None,
             [f"backend {variant.backend!r} is not the one in scope ({scope.backend!r})"],
         )
-    installed = plugins().backends
+    ps = plugins()
+    installed = ps.backends
     backend = installed.get(variant.backend)
     if backend is None:
         return (
@@ -152,9 +154,17 @@ def judge(
         why = unavailable(backend)
         if why is not None:
             return None, backend, [why]
+    # Its settings key its tuned choices (the host fingerprint): a backend whose settings()
+    # raises is skipped, as one whose can_drive or dtypes raises.
+    settings = ps.backend_settings(backend)
+    if isinstance(settings, Unable):
+        return None, backend, [settings.reason]
     reasons: list[str] = []
     for dev in devices_in_scope(scope):
-        drive = backend.can_drive(dev)
+        drive = ps.drives(backend, dev)
+        if isinstance(drive, Unable):
+            reasons.append(drive.reason)
+            continue
         if not drive:
             reasons.append(
                 f"{variant.backend!r} does not drive {dev.device_type} ({drive.explain()})"
@@ -178,24 +188,38 @@ def judge(
         return dev, backend, []
     if not reasons:
         reasons.append("no device in scope")
-    return None, backend, reasons
+    return None, backend, list(dict.fromkeys(reasons))
 
 
 def not_held(backend: Backend, device: DeviceDescription, dtypes: Sequence[str]) -> str:
     """Why ``backend`` cannot take arrays of ``dtypes`` on ``device`` (it declares the dtypes it
-    holds, ``Backend.dtypes``, and these are not among them); empty when it can."""
-    held = backend.dtypes(device)
+    holds, ``Backend.dtypes``, and these are not among them, or asking it raised); empty when
+    it can."""
+    from prism_core._knowledge.plugins import Unable, plugins
+
+    held = plugins().held_dtypes(backend, device)
+    if isinstance(held, Unable):
+        return held.reason
     if held is None or not dtypes:
         return ""
     from prism_core._description.dtypes import dtype_name
 
-    missing = [n for n in dict.fromkeys(map(dtype_name, dtypes)) if n not in held]
-    if not missing:
+    absent = [n for n in dict.fromkeys(map(dtype_name, dtypes)) if n not in held]
+    if not absent:
         return ""
     return (
-        f"{backend.name} holds no {', '.join(missing)} on {device.device_type} "
-        f"(it holds {', '.join(sorted(held))})"
+        f"{backend.name} holds no {', '.join(absent)} on {device.device_type} "
+        f"(it holds {', '.join(sorted(held)) or 'no dtype'})"
     )
+
+
+def missing(variant: Variant) -> str | None:
+    """Why ``variant``'s function cannot be made, where the code that makes it on first call
+    can tell without importing anything new (``fn.__prism_missing__()``: a namespace backend's
+    variant of a function its library lacks); else ``None``.  Asked once its backend is
+    available."""
+    ask = getattr(variant.fn, "__prism_missing__", None)
+    return None if ask is None else ask()
 
 
 def verified(
@@ -203,13 +227,14 @@ def verified(
 ) -> tuple[
     Ranking, tuple[Candidate, ...]
 ]:
-    """The candidates without those whose backend is not available, asking each backend in
-    rank order until one can run; the candidates after it are asked only if a call falls back
-    to them (a backend that cannot import then fails there, and is recorded as a fallback)."""
+    """The candidates without those whose backend is not available or whose function cannot
+    be made (:func:`missing`), asking each in rank order until one can run; the candidates
+    after it are asked only if a call falls back to them (a backend that cannot import then
+    fails there, and is recorded as a fallback)."""
     kept: list[Eligible] = []
     rejected: list[Candidate] = []
     for i, (variant, _dev, backend) in enumerate(ranked):
-        why = unavailable(backend)
+        why = unavailable(backend) or missing(variant)
         if why is None:
             kept.extend(ranked[i:])
             break

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 from prism_core._dispatch.arguments import plan_key, signature_text
 from prism_core._dispatch.calls import plan_for
 from prism_core._dispatch.decision import Candidate, Decision
-from prism_core._dispatch.eligibility import Eligible, available, rank_key, unavailable
+from prism_core._dispatch.eligibility import Eligible, available, missing, rank_key, unavailable
 from prism_core._dispatch.moves import NO_MOVES, moves_for
 from prism_core._dispatch.registry import as_op
 from prism_core._dispatch.scope import SCOPE, current_scope
@@ -106,10 +106,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
         # arguments that are not there.
         at = the_op.array_args or ()
         given = [i < len(args) or n in kwargs for i, (n, _) in zip(at, arrays, strict=True)]
-        missing = [n for (n, needed), ok in zip(arrays, given, strict=True) if needed and not ok]
-        if missing:
+        absent = [n for (n, needed), ok in zip(arrays, given, strict=True) if needed and not ok]
+        if absent:
             raise TypeError(
-                f"{arrays_taken(the_op, arrays)}; {sum(given)} given, {', '.join(missing)} "
+                f"{arrays_taken(the_op, arrays)}; {sum(given)} given, {', '.join(absent)} "
                 "missing: explain a call the op can take (an ArraySpec stands for an array)"
             )
     if not current_scope().simulated:
@@ -128,8 +128,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     for variant, dev, _backend in plan.ranked:
         reasons: tuple[str, ...] = ()
         ok = True
-        problem = variant.import_problem()
         why_not = None if plan.simulated else unavailable(_backend)
+        problem = variant.import_problem() or (
+            None if plan.simulated or why_not else missing(variant)
+        )
         if variant.name in plan.failed:
             ok, reasons = False, ("failed earlier in this process (see prism_core.fallbacks())",)
         elif why_not:
@@ -189,4 +191,3 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
         signature=signature_text(the_op, args),
         basis=plan.basis,
     )
-

@@ -448,8 +448,9 @@ def sync_plugins(ps: PluginSet) -> None:
         if _state.synced is ps:
             return
         remove_variants(lambda v: v.source.startswith("plugin:"))
+        # A backend whose dtypes() raised counts as declaring (its plans are keyed by dtype).
         _state.by_dtype = frozenset(
-            name for name, backend in ps.backends.items() if _declares_dtypes(backend)
+            name for name, backend in ps.backends.items() if ps.held_dtypes(backend) is not None
         )
         for record in ps.loaded:
             try:
@@ -463,13 +464,6 @@ def sync_plugins(ps: PluginSet) -> None:
         _state.synced = ps
         bump()
     _warn_unknown_keys([v for r in ps.loaded for v in r.variants])
-
-
-def _declares_dtypes(backend: Any) -> bool:
-    try:
-        return backend.dtypes() is not None
-    except Exception:  # reported where dispatch asks it again, with the call
-        return True
 
 
 def _join(variant: Variant) -> None:

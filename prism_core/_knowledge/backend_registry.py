@@ -8,14 +8,18 @@ the facts it reports about its runtime (:meth:`Backend.capabilities`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_core._contract.backend import Backend
 from prism_core._errors import describe_exception
 from prism_core._public import home
 
-__all__ = ["BackendInfo", "backends", "get_backend"]
+if TYPE_CHECKING:
+    from prism_core._description.device import DeviceDescription
+
+__all__ = ["BackendInfo", "backends", "check_capabilities", "get_backend"]
 
 
 @home("prism_core.extending")
@@ -82,7 +86,7 @@ def backends() -> list[BackendInfo]:
                 capabilities = dict(backend.capabilities())
             except Exception as exc:  # a plugin's bug must not hide the other backends
                 capabilities = {"error": describe_exception(exc)}
-        drives = tuple(d.device_type for d in present if _drives(backend, d))
+        drives = tuple(d.device_type for d in present if ps.drives(backend, d))
         out.append(
             BackendInfo(
                 name=backend.name,
@@ -111,8 +115,17 @@ def _availability(backend: Backend) -> Any:
         return Availability(False, f"availability() raised {describe_exception(exc)}")
 
 
-def _drives(backend: Backend, device: Any) -> bool:
-    try:
-        return bool(backend.can_drive(device))
-    except Exception:
-        return False
+def check_capabilities(devices: Sequence[DeviceDescription]) -> None:
+    """Ask every installed backend's capability methods as dispatch and tuning ask them
+    (``settings()``, ``dtypes()``, and ``can_drive`` and ``dtypes`` on each of ``devices``), so
+    that one that raises is on its plugin's record before any op runs: ``prism plugins`` and
+    ``prism doctor`` show it.  Strict mode raises :class:`PluginError` for the first."""
+    from prism_core._knowledge.plugins import plugins
+
+    ps = plugins()
+    for backend in list(ps.backends.values()):
+        ps.backend_settings(backend)
+        ps.held_dtypes(backend)
+        for device in devices:
+            if ps.drives(backend, device):
+                ps.held_dtypes(backend, device)

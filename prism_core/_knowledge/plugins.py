@@ -37,7 +37,9 @@ from prism_core._public import home
 if TYPE_CHECKING:
     import pluggy
 
+    from prism_core._description.device import DeviceDescription
     from prism_core._description.library import DeviceLibrary
+    from prism_core._description.requirements import RequirementMatch
 
 __all__ = [
     "BUILTIN_PLUGINS",
@@ -46,6 +48,7 @@ __all__ = [
     "PluginRecord",
     "PluginSet",
     "PluginWarning",
+    "Unable",
     "entry_points",
     "forget_plugins",
     "plugins",
@@ -191,6 +194,31 @@ def _owns(backend: Backend, value: Any) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class Unable:
+    """What a backend's capability method gave in place of an answer: it raised ``error`` (the
+    exception's type).  ``reason`` names the plugin, the backend, the method and the exception;
+    falsy, and ``explain()`` says the reason, as a failed ``RequirementMatch`` does."""
+
+    reason: str
+    error: str
+
+    def __bool__(self) -> bool:
+        return False
+
+    def explain(self) -> str:
+        return self.reason
+
+
+#: What each capability method must return instead of raising (said when one raises).
+_CAPABILITIES = {
+    "can_drive": "a RequirementMatch (prism_core.hardware.RequirementMatch(False, (why,)) "
+    "for a device it does not drive)",
+    "dtypes": "a frozenset of Prism's dtype names, or None for every dtype",
+    "settings": "a mapping of setting names to text",
+}
+
+
 def _describe_exception(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
@@ -213,6 +241,8 @@ class PluginSet:
         #: type -> the name of the backend owning arrays of that type (or None): owner()
         self._owners: dict[type, str | None] = {}
         self._detections: dict[str, Detection] | None = None
+        #: (backend, method) of each capability method that raised (recorded once each).
+        self._unable: set[tuple[str, str]] = set()
         self._discover()
         self._check_contributions()
 
@@ -368,19 +398,66 @@ class PluginSet:
         except _HookFailure as exc:
             raise _HookFailure(f"{hook} {exc}") from None
 
+    def _strict(self, record: PluginRecord) -> str | None:
+        """Why a failure of ``record``'s plugin is an error, or ``None`` when it is skipped."""
+        if self.settings.strict:
+            return "strict mode is on (PRISM_STRICT_PLUGINS)"
+        if record.requested:
+            return "it was asked for by name (PRISM_PLUGINS)"
+        return "builtin plugins must load" if record.origin == "builtin" else None
+
     def _fail(self, record: PluginRecord, key: str | None = None) -> None:
         self.records[key or record.name] = record
         debug("plugin %s failed: %s", record.label, record.reason)
-        if self.settings.strict or record.requested or record.origin == "builtin":
-            why = (
-                "strict mode is on (PRISM_STRICT_PLUGINS)"
-                if self.settings.strict
-                else "it was asked for by name (PRISM_PLUGINS)"
-                if record.requested
-                else "builtin plugins must load"
-            )
+        why = self._strict(record)
+        if why is not None:
             raise PluginError(f"plugin {record.label} failed: {record.reason}; {why}", record)
         _warn_once(f"plugin {record.label} failed and was skipped: {record.reason}")
+
+    # -- a backend's capability methods, which are plugin code --------------------------------
+    def drives(self, backend: Backend, device: DeviceDescription) -> RequirementMatch | Unable:
+        """``backend.can_drive(device)``, isolated (:meth:`_ask`)."""
+        return self._ask(backend, "can_drive", device)  # type: ignore[no-any-return]
+
+    def held_dtypes(
+        self, backend: Backend, device: DeviceDescription | None = None
+    ) -> frozenset[str] | Unable | None:
+        """``backend.dtypes(device)``, isolated (:meth:`_ask`)."""
+        return self._ask(backend, "dtypes", device)  # type: ignore[no-any-return]
+
+    def backend_settings(self, backend: Backend) -> Mapping[str, str] | Unable:
+        """``backend.settings()``, isolated (:meth:`_ask`)."""
+        return self._ask(backend, "settings")  # type: ignore[no-any-return]
+
+    def _ask(self, backend: Backend, method: str, *args: Any) -> Any:
+        """``backend.<method>(*args)``, or :class:`Unable` when it raises: the one place the
+        kernel calls a backend's capability methods, since they are plugin code.  The first
+        failure of each backend and method goes on its plugin's record (``problems``: ``prism
+        plugins``, ``prism doctor``) and is warned once; where plugin failures are errors
+        (strict mode, a plugin asked for by name, a builtin) it raises :class:`PluginError`."""
+        try:
+            return getattr(backend, method)(*args)
+        except Exception as exc:
+            problem = f"backend {backend.name!r}: {method}() raised {_describe_exception(exc)}"
+            record = next((r for r in self.records.values() if backend.name in r.backends), None)
+            if record is None:  # not a backend of this set (a set discovered since)
+                return Unable(problem, type(exc).__name__)
+            with _lock:  # threads racing: the record takes it once
+                first = (backend.name, method) not in self._unable
+                if first:
+                    self._unable.add((backend.name, method))
+                    record.problems.append(problem)
+            expected = f"{method}() must return {_CAPABILITIES[method]}, never raise"
+            why = self._strict(record)
+            if why is not None:
+                message = f"plugin {record.label} failed: {problem} ({expected}); {why}"
+                raise PluginError(message, record) from exc
+            if first:
+                debug("plugin %s: %s", record.label, problem)
+                _warn_once(
+                    f"plugin {record.label}: {problem}; its variants are skipped ({expected})"
+                )
+            return Unable(f"plugin {record.label}: {problem}", type(exc).__name__)
 
     # -- results ------------------------------------------------------------------------------
     @property

@@ -485,7 +485,7 @@ def _device_components() -> dict[str, str]:
 
 
 def _software_components() -> dict[str, str]:
-    from prism_core._knowledge.plugins import plugins
+    from prism_core._knowledge.plugins import Unable, plugins
 
     out = {
         "prism": __version__,
@@ -497,10 +497,8 @@ def _software_components() -> dict[str, str]:
             out[f"environment.{name}"] = os.environ[name]
     found = plugins()
     for backend in found.backends.values():
-        try:
-            settings = dict(backend.settings())
-        except Exception as exc:  # a plugin's fault: that backend's settings are unknown
-            settings = {"": f"unknown ({type(exc).__name__})"}
+        asked = found.backend_settings(backend)  # a plugin's fault is recorded on its plugin
+        settings = {"": f"unknown ({asked.error})"} if isinstance(asked, Unable) else dict(asked)
         for key, value in settings.items():
             out[f"setting.{backend.name}.{key}".rstrip(".")] = str(value)
     for record in found.loaded:

@@ -652,7 +652,7 @@ def bind(parsed: _Parsed, simulate: bool, where: str = "target") -> SplitTarget:
         backend_obj = ps.backends[parsed.backend]
     if parsed.device is None:
         assert backend_obj is not None
-        on_host = bool(backend_obj.can_drive(_host_description()))
+        on_host = bool(ps.drives(backend_obj, _host_description()))
         return SplitTarget(parsed.label, parsed.backend, None, False, on_host)
     if parsed.device == "cpu":
         desc: DeviceDescription | None = _host_description()
@@ -671,7 +671,7 @@ def bind(parsed: _Parsed, simulate: bool, where: str = "target") -> SplitTarget:
             simulated = True
     assert desc is not None
     if backend_obj is not None and not simulated:
-        drive = backend_obj.can_drive(desc)
+        drive = ps.drives(backend_obj, desc)
         if not drive:
             raise ValueError(
                 f"{where}: backend {parsed.backend!r} cannot run on {desc.device_type} "

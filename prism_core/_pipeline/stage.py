@@ -502,7 +502,7 @@ def _synchronize(placement: Placement) -> None:
         # Only backends this process already asked about: asking would import the framework.
         if not known(backend) or not available(backend):
             continue
-        if device is None or backend.can_drive(device):
+        if device is None or ps.drives(backend, device):
             backend.synchronize()
 
 
@@ -655,7 +655,7 @@ class Stage:
                 else (None if self.simulate else _backend_unavailable(backend))
             )
             if why_not is None and backend is not None:
-                drives = backend.can_drive(desc)
+                drives = ps.drives(backend, desc)
                 why_not = (
                     None
                     if drives

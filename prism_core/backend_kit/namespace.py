@@ -11,6 +11,7 @@ already speaks the Array API".
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import warnings
@@ -374,7 +375,27 @@ class NamespaceBackend(Backend):
             return fn(*args, **kwargs)
 
         call.__name__ = call.__qualname__ = op.rpartition(".")[2]
+        # Dispatch asks it once the backend is available, before choosing the variant.
+        setattr(call, "__prism_missing__", functools.partial(self.missing, op))  # noqa: B010
         return call
+
+    def missing(self, op: str) -> str | None:
+        """Why the namespace cannot run ``op``: it lacks the standard's function (``None`` when
+        it has it, ``op`` is overridden, or the namespace is not imported yet: this never imports
+        it).  Dispatch skips such a variant with this reason, and ``explain`` shows it."""
+        xp = self._xp if self._xp is not None else sys.modules.get(self.namespace)
+        if xp is None or op in self.overrides or op in ("to_numpy", "asarray"):
+            return None
+        name = _NAMES.get(op, op)
+        found: Any = xp
+        for part in name.split("."):
+            found = getattr(found, part, None)
+            if found is None:
+                return (
+                    f"{self.namespace} has no {name} (the standard's function for {op}); "
+                    f"{self.name} cannot run it"
+                )
+        return None
 
     def _can_run(self, op: str, target: Target) -> CanRun | None:
         declines = self.declines.get(op)
@@ -500,15 +521,12 @@ class NamespaceBackend(Backend):
             return self.to_numpy
         if op == "asarray":
             return self._asarray
-        found = self.xp
+        found = self.xp  # imported now, so that missing() can tell
+        why = self.missing(op)
+        if why is not None:
+            raise NotImplementedError(why)
         for part in _NAMES.get(op, op).split("."):
-            try:
-                found = getattr(found, part)
-            except AttributeError:
-                raise NotImplementedError(
-                    f"{self.namespace} has no {_NAMES.get(op, op)} (the standard's function "
-                    f"for {op}); {self.name} cannot run it"
-                ) from None
+            found = getattr(found, part)
         return found  # type: ignore[no-any-return]
 
     def _asarray(
