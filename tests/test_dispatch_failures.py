@@ -18,6 +18,7 @@ import textwrap
 import threading
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,6 +147,88 @@ def test_strict_mode_names_the_variant_that_raised() -> None:
     assert f"variant {op.name}.raises failed" in str(info.value)
     assert f"{op.name}.big failed" not in str(info.value)
     assert ran == ["raises"]
+
+
+@pytest.fixture
+def torch_and_jax(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The installed torch and jax plugins, through their entry points (torch itself given)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    monkeypatch.setenv("PRISM_PLUGINS", "torch,jax,genomics")
+    ps = prism.extending.reload_plugins()
+    assert {ps.records[n].status for n in ("torch", "jax")} == {"loaded"}
+    yield torch
+    monkeypatch.delenv("PRISM_PLUGINS")
+    prism.extending.reload_plugins()
+
+
+def test_after_a_failure_the_reference_runs_next_not_the_next_name(torch_and_jax: Any) -> None:
+    """A torch variant that fails falls back to the reference, whose semantics define the op,
+    not to jax (the next by name): the tensors move to either, so only the order decides
+    whose semantics the caller gets."""
+    torch = torch_and_jax
+    name = unique("semantics")
+    ran: list[str] = []
+
+    @prism.extending.operation(name=name, array_args=(0,))
+    def op(x: Any) -> Any:
+        ran.append("reference")
+        return x + 1
+
+    @op.variant(backend="torch", name=f"{name}.torch")
+    def on_torch(x: Any) -> Any:
+        ran.append("torch")
+        raise RuntimeError("kernel launch failed")
+
+    @op.variant(backend="jax", name=f"{name}.jax")
+    def on_jax(x: Any) -> Any:
+        ran.append("jax")
+        return x + 2
+
+    try:
+        x = torch.zeros(3)
+        before = prism.explain(op, x)
+        assert [c.variant for c in before.candidates if c.accepted][:3] == [
+            f"{name}.torch",
+            f"{name}.jax",
+            f"{name}.reference",
+        ]  # ranked: the tensors' own backend, then by name
+        with pytest.warns(prism.FallbackWarning, match=rf"falling back to {name}\.reference"):
+            out = op(x)
+        assert ran == ["torch", "reference"]
+        assert isinstance(out, torch.Tensor) and out.tolist() == [1.0, 1.0, 1.0]
+        (record,) = _records(name)
+        assert record.fell_back_to == f"{name}.reference"
+        ran.clear()
+        op(x)  # later calls go straight to the reference
+        assert ran == ["reference"]
+        assert prism.explain(op, x).chosen == f"{name}.reference"
+    finally:  # a torch variant left behind would be checked by torch's conformance run
+        registry.remove_variants(lambda v: v.op == name)
+
+
+def test_when_the_reference_fails_too_the_rest_run_in_ranked_order() -> None:
+    name = unique("ranked")
+    ran: list[str] = []
+
+    @prism.extending.operation(name=name, array_args=(0,))
+    def op(x: Any) -> Any:
+        ran.append("reference")
+        raise RuntimeError("reference failed")
+
+    for label, priority in (("high", 9), ("mid", 5), ("low", 1)):
+
+        def variant(x: Any, label: str = label) -> Any:
+            ran.append(label)
+            if label == "high":
+                raise RuntimeError("high failed")
+            return x
+
+        op.variant(variant, priority=priority, name=f"{name}.{label}")
+
+    with pytest.warns(prism.FallbackWarning):
+        op(np.ones(2))
+    assert ran == ["high", "reference", "mid"]
 
 
 # -- 3. no plan built for a superseded state is stored ----------------------------------------
@@ -477,6 +560,8 @@ def test_fallback_warnings_point_at_the_callers_line() -> None:
 
     @prism.extending.operation(name=name, array_args=(0,))
     def op(x: Any) -> Any:
+        if fail_now[0]:
+            raise RuntimeError("a cached call fails")
         return x
 
     @op.variant(priority=6, name=f"{name}.first")
@@ -485,8 +570,6 @@ def test_fallback_warnings_point_at_the_callers_line() -> None:
 
     @op.variant(priority=5, name=f"{name}.later", requires={"kind": "cpu"})
     def later(x: Any) -> Any:
-        if fail_now[0]:
-            raise RuntimeError("a cached call fails")
         return x
 
     x = np.ones(2)
@@ -494,7 +577,7 @@ def test_fallback_warnings_point_at_the_callers_line() -> None:
     with pytest.warns(prism.FallbackWarning) as caught:
         op(x)  # not cached yet: fails on the first call
     assert (caught[0].filename, caught[0].lineno) == (__file__, line)
-    op(x)  # cached now, on `later`
+    op(x)  # cached now, on the reference (the first to stand in after a failure)
     fail_now[0] = True
     line = sys._getframe().f_lineno + 2
     with pytest.warns(prism.FallbackWarning) as caught:

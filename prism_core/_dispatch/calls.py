@@ -1,7 +1,7 @@
 """Running a call: the slow side of an op's function (``ops.py`` holds the fast side).  A
 plan is built and cached on a miss, made runnable (``finish``: the fast path, the checked fast
 path or the general way), and on a backend failure in automatic mode the variant that raised
-is blamed, recorded and replaced by the next candidate::
+is blamed, recorded and replaced by the op's reference, then the next candidates (``derive``)::
 
     key = (scope, type and dtype of each array argument)
     plan = op._plans.get(key)                       # the hot path ends here:
@@ -102,9 +102,21 @@ def build_plan(
 
 
 def derive(op: Op, key: PlanKey | None, plan: Plan, failed: frozenset[str]) -> Plan:
-    new = Plan(
-        plan.ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation
-    )
+    """The plan with the ``failed`` variants left out and its reference moved up to where the
+    first of them ranked: the reference's semantics define the op, so a failure never hands
+    the call to whichever backend ranks next (a torch failure would land on jax by name).
+    Candidates ranked above the failure keep their places (one that declined this call still
+    runs the calls it accepts); the rest follow the reference in ranked order
+    (docs/dispatch.md, "Fallback")."""
+    ranked = plan.ranked
+    reference = plan.reference
+    if reference is not None and reference.name not in failed:
+        names = [v.name for v, _, _ in ranked]
+        first = next((i for i, n in enumerate(names) if n in failed), len(names))
+        at = names.index(reference.name) if reference.name in names else -1
+        if at > first:
+            ranked = (*ranked[:first], ranked[at], *ranked[first:at], *ranked[at + 1 :])
+    new = Plan(ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation)
     new.failed = failed
     new.basis = plan.basis
     new.untuned = plan.untuned
@@ -333,4 +345,3 @@ def nothing_eligible(op: Op, plan: Plan, per_call: list[str]) -> DispatchError:
     lines.extend(f"  {r}" for r in per_call)
     lines.extend(f"  {v} failed earlier" for v in sorted(plan.failed))
     return DispatchError("\n".join(lines))
-

@@ -486,9 +486,15 @@ class NamespaceBackend(Backend):
                     and not any(hasattr(a, "dtype") for a in args[1:])
                 ):  # Python scalars alone: the first as an array
                     args = (backend._make(args[0], device=device), *args[1:])
+                early = widened == "float" and all(hasattr(a, "dtype") for a in args)
+                if early:
+                    # Each array to its own float first, as NumPy picks the loop: atan2 of
+                    # int8 and uint8 is float16, not int16's float32.  (A Python scalar
+                    # promotes first: atan2(int8 array, 2.5) is float64.)
+                    args = backend._widen(op, args, "float")
                 if promoted is not None:
                     args = backend._promote(op, args, promoted)
-                if widened is not None and not kwargs.get("dtype"):
+                if widened is not None and not early and not kwargs.get("dtype"):
                     args = backend._widen(op, args, widened)
                 elif sequence and args and isinstance(args[0], (list, tuple)):
                     items = backend._promote(op, tuple(args[0]), range(len(args[0])))

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
+from prism_core import reference
 
 jax = pytest.importorskip("jax", reason="the jax backend's variants need jax")
 jnp = pytest.importorskip("jax.numpy")
@@ -98,6 +99,73 @@ def test_a_callers_mistake_raises_numpys_exception_in_numpys_words(call, referen
     with prism.use_backend("jax"), pytest.raises(type(numpy_said.value)) as prism_said:
         call()
     assert str(prism_said.value) == str(numpy_said.value)
+
+
+_I32 = np.array([7, -7, 0, 5, -1, 3], dtype=np.int32)
+_ZEROS = np.array([0, 0, 0, 2, 0, -2], dtype=np.int32)
+_I8 = np.array([1, -2, 3, 0, -5, 6], dtype=np.int8)
+_U8 = np.array([1, 2, 3, 200, 0, 9], dtype=np.uint8)
+_B = np.array([True, False, True, True, False, False])
+_C64 = np.array([1 + 1j, 2, -1j, 0, 3, 1], dtype=np.complex64)
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("floor_divide", (_I32, _ZEROS)),  # jax.numpy: -1 where NumPy gives 0
+        ("floor_divide", (_U8, _U8 * 0)),  # jax.numpy: 255
+        ("floor_divide", (_I32, 0)),
+        ("floor_divide", (_B, _B)),  # NumPy: int8
+        ("remainder", (_I32, _ZEROS)),
+        ("power", (_I32, np.array([-1, 2, -1, 1, 0, 2], dtype=np.int32))),  # NumPy: ValueError
+        ("power", (np.array([2, 3], dtype=np.uint8), np.array([-1, 2], dtype=np.int8))),
+        ("power", (_B, _B)),
+        ("square", (_B,)),
+        ("atan2", (_C64, _C64.real)),  # NumPy: TypeError
+        ("atan2", (_C64.real, _C64)),
+        ("logaddexp", (_C64, _C64)),
+        *[(op, (_I8, _U8)) for op in ("atan2", "hypot", "copysign", "nextafter", "logaddexp")],
+        ("atan2", (_I8, 2.5)),  # NEP 50: float64
+        ("atan2", (_I8.astype(np.int16), _U8.astype(np.uint16))),  # NumPy: float32
+        ("remainder", (_B, _B)),  # NumPy: int8
+        ("bitwise_left_shift", (_B, _B)),
+        ("bitwise_right_shift", (_B, _B)),
+        ("conj", (_B,)),  # NumPy: int8
+        ("sign", (_B,)),  # NumPy: TypeError
+        ("positive", (_B,)),
+    ],
+    ids=lambda v: v if isinstance(v, str) else None,
+)
+def test_numpy_s_values_dtypes_and_exceptions_on_jax_arrays(op: str, args: tuple) -> None:
+    """JAX's own answers where NumPy's differ: integer division by zero, negative integer
+    powers, complex operands of real functions, the loop NumPy picks for booleans and mixed
+    small integers."""
+    with np.errstate(all="ignore"):
+        try:
+            expected = reference.implementation(op)(*args)
+        except Exception as exc:  # whatever NumPy raises, JAX's must be the same
+            expected = exc
+    given = [jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+    with prism.use_backend("jax"):
+        if isinstance(expected, Exception):
+            with pytest.raises(type(expected)) as info:
+                prism.get_op(op).function(*given)
+            assert type(info.value) is type(expected)
+            return
+        actual = prism.get_op(op).function(*given)
+    assert isinstance(actual, jax.Array)
+    assert actual.dtype == expected.dtype
+    exact = expected.dtype.kind in "biu"
+    rtol = 0 if exact else 4 * np.finfo(expected.dtype).eps  # libm's last bit is JAX's own
+    np.testing.assert_allclose(np.asarray(actual), expected, rtol=rtol)
+
+
+def test_atan2_of_numpy_complex_arrays_under_use_backend_jax_raises_numpy_s_error() -> None:
+    with pytest.raises(TypeError) as numpy_said:
+        np.atan2(_C64, _C64.real)
+    with prism.use_backend("jax"), pytest.raises(TypeError) as prism_said:
+        prism.atan2(_C64, _C64.real)
+    assert type(prism_said.value) is type(numpy_said.value)
 
 
 def test_without_x64_float64_is_declined_with_the_reason_not_computed_in_float32() -> None:

@@ -319,6 +319,27 @@ def _elementwise_cases() -> list[tuple[str, tuple[Any, ...], dict[str, Any]]]:
 
 CASES += _elementwise_cases()
 
+ZERO_DIVISORS = np.array([0, 2, 0, -3] * 3, dtype=np.int32)
+#: Where NumPy's loops differ from torch's: integer division by zero (0), mixed small integers
+#: (each to its own float), booleans where NumPy has no boolean loop (int8).
+CASES += [
+    ("floor_divide", (I32, ZERO_DIVISORS), {}),
+    ("floor_divide", (U8, U8 * 0), {}),
+    ("floor_divide", (I32, 0), {}),
+    ("remainder", (I32, ZERO_DIVISORS), {}),
+    ("remainder", (I8, 0), {}),
+    *[
+        (op, pair, {})
+        for op in ("atan2", "hypot", "copysign", "nextafter", "logaddexp")
+        for pair in ((I8, U8), (U8, I8), (I8.astype(np.int16), U8.astype(np.uint16)))
+    ],
+    *[
+        (op, (BOOL, BOOL), {})
+        for op in ("floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift")
+    ],
+    ("conj", (BOOL,), {}),
+]
+
 
 def _case_id(case: tuple[str, tuple[Any, ...], dict[str, Any]]) -> str:
     op, args, kwargs = case
@@ -572,6 +593,10 @@ MISTAKES: list[tuple[str, tuple[Any, ...], dict[str, Any], type[BaseException]]]
     ("add", (U8, 300), {}, OverflowError),
     ("power", (I32, -1), {}, ValueError),
     ("power", (IPOS, -IPOS), {}, ValueError),
+    ("sign", (BOOL,), {}, TypeError),
+    ("atan2", (C64, A32), {}, TypeError),
+    ("atan2", (A, C), {}, TypeError),
+    ("logaddexp", (C, A), {}, TypeError),
     ("sum", (M,), {"axis": 2}, IndexError),
     ("sum", (M,), {"axis": (0, 0)}, ValueError),
     ("max", (EMPTY,), {}, ValueError),

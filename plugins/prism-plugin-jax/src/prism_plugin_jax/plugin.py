@@ -158,6 +158,69 @@ def einsum(subscripts: str, /, *operands: Any, dtype: Any = None, **kwargs: Any)
     return jnp.einsum(subscripts, *operands)
 
 
+def _int8(x: Any) -> Any:
+    """A boolean array in int8: NumPy has no boolean loop for the ops that call this, and
+    computes booleans in its smallest integer loop (jax.numpy: int32, or booleans).  Only
+    booleans with booleans get here: the backend promotes mixed operands first."""
+    import jax.numpy as jnp
+
+    return x.astype(jnp.int8) if getattr(x, "dtype", None) == jnp.bool_ else x
+
+
+def _in_int8(name: str) -> Any:
+    def fn(*args: Any) -> Any:
+        import jax.numpy as jnp
+
+        return getattr(jnp, name)(*(_int8(a) for a in args))
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+# jax.numpy's integer division by zero gives -1 (all bits set); NumPy's gives 0.  Only
+# integers pay for the check.
+def floor_divide(x1: Any, x2: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    out = jnp.floor_divide(_int8(x1), _int8(x2))
+    return jnp.where(x2 == 0, 0, out) if jnp.issubdtype(out.dtype, jnp.integer) else out
+
+
+# jax.numpy computes a negative integer power of an integer (as 0); NumPy refuses it.  Only
+# integers pay for the check (it waits for the exponent).
+def power(x1: Any, x2: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    x1, x2 = _int8(x1), _int8(x2)
+    out = jnp.power(x1, x2)
+    if jnp.issubdtype(out.dtype, jnp.integer) and bool(jnp.any(jnp.asarray(x2) < 0)):
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    return out
+
+
+def _real_only(name: str) -> Any:
+    # jax.numpy computes these of complex numbers; NumPy has no complex loop for them (the
+    # backend puts NumPy's TypeError in place of this one).
+    def fn(x1: Any, x2: Any, /) -> Any:
+        import jax.numpy as jnp
+
+        if any(getattr(x, "dtype", None) is not None and x.dtype.kind == "c" for x in (x1, x2)):
+            raise TypeError(f"{name}: NumPy has no {name} of complex numbers")
+        return getattr(jnp, name)(x1, x2)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+# jax.numpy gives booleans their own positive; NumPy has no boolean loop for it.
+def positive(x: Any, /) -> Any:
+    import jax.numpy as jnp
+
+    if x.dtype == jnp.bool_:
+        raise TypeError("positive: NumPy has no positive of booleans")
+    return jnp.positive(x)
+
+
 def _sizes(x: Any, s: Any, axes: Any, inverse_real: bool) -> Any:
     """``s`` with NumPy's -1 (the default size of that axis: its own, or ``2 * (m - 1)`` on the
     last axis of ``irfftn``), which JAX's transforms refuse, replaced."""
@@ -207,6 +270,10 @@ def declines_rank(*args: Any, **kwargs: Any) -> bool | str:
     return True
 
 
+#: The ops NumPy computes of booleans in int8.
+_IN_INT8 = ("remainder", "bitwise_left_shift", "bitwise_right_shift", "square", "conj")
+
+
 class JaxBackend(NamespaceBackend):
     """JAX on the host CPU, and on a GPU where JAX has one."""
 
@@ -240,6 +307,11 @@ class JaxBackend(NamespaceBackend):
             "arange": arange,
             "searchsorted": searchsorted,
             "einsum": einsum,
+            "floor_divide": floor_divide,
+            "power": power,
+            **{op: _in_int8(op) for op in _IN_INT8},
+            **{op: _real_only(op) for op in ("atan2", "logaddexp")},
+            "positive": positive,
             **{f"fft.{name}": _transform(name) for name in ("fftn", "ifftn", "rfftn", "irfftn")},
             # Beyond the standard: jax.numpy has NumPy's functions, with NumPy's signatures.
             "dot": "jax.numpy:dot",

@@ -59,6 +59,8 @@ _OWN = (
     "max", "min", "searchsorted", "unique_all", "unique_counts", "unique_inverse",
     "unique_values", "roll", "matmul", "linalg.vector_norm", "vecdot", "linalg.cross",
     "fft.fftshift", "fft.ifftshift", "count_nonzero", "take", "take_along_axis", "repeat",
+    "floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift", "conj", "sign",
+    "logaddexp",
 )  # fmt: skip
 
 

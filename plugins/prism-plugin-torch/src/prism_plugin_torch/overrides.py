@@ -222,6 +222,62 @@ def power(x1: Any, x2: Any, /) -> Any:
     return xp.pow(x1, x2)
 
 
+def _int8(x: Any) -> Any:
+    """A boolean tensor in int8, NumPy's loop for booleans in the ops without a boolean one
+    (torch has none, or computes in int32).  Only booleans with booleans get here: the backend
+    promotes mixed operands first."""
+    return x.to(torch.int8) if getattr(x, "dtype", None) == torch.bool else x
+
+
+def _dividing(op: str) -> Callable[..., Any]:
+    inner = _compat(op)
+
+    def fn(x1: Any, x2: Any, /) -> Any:
+        """torch raises for an integer division by zero, where NumPy gives 0; booleans in
+        int8."""
+        x1, x2 = _int8(x1), _int8(x2)
+        dt = (x1 if isinstance(x1, torch.Tensor) else x2).dtype
+        if dt.is_floating_point or dt.is_complex:
+            return inner(x1, x2)  # the common case: no zero to look for
+        x1, x2 = _common(x1, x2)
+        zero = x2 == 0
+        if not bool(zero.any()):
+            return inner(x1, x2)
+        out = inner(x1, torch.where(zero, torch.ones_like(x2), x2))
+        return torch.where(zero, torch.zeros_like(out), out)
+
+    return fn
+
+
+floor_divide, remainder = _dividing("floor_divide"), _dividing("remainder")
+
+
+def _in_int8(op: str) -> Callable[..., Any]:
+    inner = _compat(op)
+
+    def fn(*args: Any) -> Any:
+        return inner(*(_int8(a) for a in args))
+
+    return fn
+
+
+bitwise_left_shift, bitwise_right_shift, conj = (
+    _in_int8(op) for op in ("bitwise_left_shift", "bitwise_right_shift", "conj")
+)
+
+
+def sign(x: Any, /) -> Any:
+    if x.dtype == torch.bool:  # torch computes it; NumPy has no boolean sign
+        raise TypeError("sign: NumPy has no sign of booleans")
+    return xp.sign(x)
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Any:
+    if _is_complex(x1, x2):  # torch computes it; NumPy has no complex logaddexp
+        raise TypeError("logaddexp: NumPy has no logaddexp of complex numbers")
+    return xp.logaddexp(x1, x2)
+
+
 def where(condition: Any, x1: Any, x2: Any, /) -> Any:
     # torch takes boolean conditions only; NumPy reads any as condition != 0.
     return xp.where(condition if condition.dtype == torch.bool else condition != 0, x1, x2)
