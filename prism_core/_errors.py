@@ -83,14 +83,14 @@ class DeviceFileError(PrismError, ValueError):
 class UnknownDeviceError(PrismError, LookupError):
     """A device type was asked for that no loaded description defines."""
 
-    def __init__(self, device_type: str, known: Sequence[str]) -> None:
+    def __init__(self, device_type: str, known: Sequence[str], accepted: str = "") -> None:
         self.device_type = device_type
         self.known = tuple(known)
         hint = did_you_mean(device_type, self.known)
         msg = (
             f"unknown device type {device_type!r}{hint}; `prism devices --all` lists the known ones"
         )
-        super().__init__(msg)
+        super().__init__(msg + (f"; {accepted}" if accepted else ""))
 
     def __str__(self) -> str:  # LookupError would quote the message
         return str(self.args[0])

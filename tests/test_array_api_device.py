@@ -10,6 +10,8 @@ the device and what is accepted.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import numpy as np
@@ -103,3 +105,105 @@ def test_torch_creates_on_the_device_named(torch_plugin: Any) -> None:
             prism_core.zeros(3, device="nowhere")
     for out in (on_host, by_name, by_torch, converted):
         assert isinstance(out, torch.Tensor) and out.device.type == "cpu"
+
+
+# -- the spellings users type: to_device() and device() ------------------------------------------
+
+
+def host_spellings() -> list[Any]:
+    """What users type for the host CPU: the standard's ``x.device`` of a NumPy array
+    (``"cpu"``), and the libraries' own device objects (a jax device: in a process of its own,
+    :func:`test_a_jax_device_is_the_host_cpu`)."""
+    import array_api_strict
+    import torch
+
+    return [
+        "cpu",
+        np.arange(3.0).device,
+        "cpu:0",
+        torch.device("cpu"),
+        array_api_strict.Device("CPU_DEVICE"),
+    ]
+
+
+#: A jax CPU device as a spelling, in a process of its own: jax, once its devices are listed,
+#: warns at every later fork of the process that holds it (and this suite's workers fork).
+JAX_SPELLING = """
+import jax, numpy as np, prism_core
+from prism_core._knowledge.host import host_cpu_instance
+cpu, host = jax.devices("cpu")[0], host_cpu_instance().description
+x = np.arange(3.0)
+np.testing.assert_array_equal(prism_core.to_device(x, cpu), x)
+with prism_core.device(cpu) as scope:
+    assert scope.device is host
+    print(prism_core.explain("add", x, x).scope["device_asked"])
+"""
+
+
+def test_a_jax_device_is_the_host_cpu() -> None:
+    pytest.importorskip("jax", reason="the jax device spelling needs jax (prism-plugin-jax)")
+    done = subprocess.run(
+        [sys.executable, "-c", JAX_SPELLING], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CpuDevice(id=0): the host CPU (")
+
+
+@pytest.mark.parametrize("spelling", host_spellings(), ids=repr)
+def test_the_spellings_of_the_cpu_are_the_host_cpu(spelling: Any) -> None:
+    x = np.arange(3.0)
+    host = host_cpu().description
+    out = prism_core.to_device(x, spelling)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, x)
+    with prism_core.device(spelling) as scope:
+        assert scope.device is host
+        decision = prism_core.explain("add", x, x)
+    assert decision.scope["device"] == host.device_type
+    assert decision.scope["device_asked"] == f"{spelling!r}: the host CPU ({host.device_type})"
+    assert f"scope: device {spelling!r}: the host CPU ({host.device_type})," in str(decision)
+    assert "device_asked" not in prism_core.current_scope().as_dict() or (
+        prism_core.current_scope().as_dict()["device_asked"] is None
+    )
+
+
+def test_a_torch_tensor_goes_to_its_own_device(torch_plugin: Any) -> None:
+    t = torch_plugin.arange(3.0)
+    out = prism_core.to_device(t, t.device)
+    assert isinstance(out, torch_plugin.Tensor) and out.device.type == "cpu"
+
+
+@pytest.mark.parametrize("spelling", ["cuda", "cuda:0", "gpu", "gpu:1"])
+def test_a_gpu_spelling_without_a_gpu_says_what_is_present_and_accepted(spelling: str) -> None:
+    host = host_cpu().description.device_type
+    for attempt in (
+        lambda: prism_core.to_device(np.arange(3.0), spelling),
+        lambda: prism_core.device(spelling),
+    ):
+        with pytest.raises(prism_core.DeviceNotPresentError) as info:
+            attempt()
+        message = str(info.value)
+        assert message.startswith(f"device {spelling!r} means a GPU, and")
+        assert f"present: {host}" in message
+        assert "'cpu', 'cuda', 'cuda:N', 'gpu', 'gpu:N'" in message
+
+
+def test_an_unknown_spelling_names_what_is_accepted() -> None:
+    with pytest.raises(prism_core.hardware.UnknownDeviceError) as info:
+        prism_core.to_device(np.arange(3.0), "cpux")
+    assert "'cpu', 'cuda', 'cuda:N'" in str(info.value)
+    with pytest.raises(TypeError, match="'cpu', 'cuda', 'cuda:N'"):
+        prism_core.device(3)
+
+
+def test_gpu_spellings_are_the_present_gpus(simgpu: None) -> None:
+    """The simulated plugin reports one H100 PCIe: "cuda", "cuda:0" and "gpu" are it."""
+    for spelling in ("cuda", "cuda:0", "gpu"):
+        with prism_core.device(spelling) as scope:
+            assert scope.device is not None
+            assert scope.device.device_type == "nvidia.h100-pcie"
+            asked = scope.as_dict()["device_asked"]
+        assert asked.startswith(f"{spelling!r}: GPU 0, ")
+        assert asked.endswith("(nvidia.h100-pcie)")
+    with pytest.raises(prism_core.DeviceNotPresentError, match=r"'cuda:1' means GPU 1.*1 GPU"):
+        prism_core.device("cuda:1")

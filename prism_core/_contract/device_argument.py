@@ -1,12 +1,24 @@
 """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks of a
 backend, and the check of the backends that create in host memory only (NumPy, SciPy);
-``prism_core.backend_kit`` exports both to plugins."""
+``prism_core.backend_kit`` exports both to plugins.  :func:`spelled_device` reads the spellings
+users type for a device (``"cpu"``, ``"cuda:1"``, ``torch.device``, a jax device), for these and
+for ``prism_core.to_device`` and ``prism_core.device``."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-__all__ = ["host_only", "requested_device"]
+__all__ = ["DEVICE_SPELLINGS", "host_only", "requested_device", "spelled_device"]
+
+#: The spellings of a device present here that Prism takes besides its device types and
+#: descriptions, for messages.
+DEVICE_SPELLINGS = (
+    "'cpu', 'cuda', 'cuda:N', 'gpu', 'gpu:N' (the N-th GPU present), or a library's own device "
+    "(a torch.device, a jax device, a cupy.cuda.Device, array_api_strict's CPU_DEVICE)"
+)
+_SPELLING = re.compile(r"([a-z]+)(?::(\d+))?")
+_WORDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu"}
 
 #: The devices a host-memory backend (NumPy, SciPy) creates on, for its error messages.
 _HOST_DEVICES = (
@@ -15,10 +27,44 @@ _HOST_DEVICES = (
 )
 
 
+def _library_spelling(device: Any) -> str | None:
+    """A library's device object as the library writes it (``"cuda:1"``, ``"gpu:0"``), read
+    without importing the library."""
+    module = type(device).__module__.split(".")[0]
+    if module == "torch" and type(device).__name__ == "device":
+        return str(device)
+    if module in ("jax", "jaxlib") and isinstance(getattr(device, "platform", None), str):
+        return f"{device.platform}:{device.id}"
+    if module == "cupy" and isinstance(getattr(device, "id", None), int):
+        return f"cuda:{device.id}"
+    if module == "array_api_strict" and getattr(device, "_device", None) == "CPU_DEVICE":
+        return "cpu"  # its other devices pretend to be elsewhere, for testing
+    return None
+
+
+def spelled_device(device: Any) -> tuple[str, int | None] | None:
+    """The kind of device (a description's ``kind``) and the ordinal among the present devices
+    of that kind that a user's spelling means: ``("cpu", None)`` for ``"cpu"``, ``("gpu", 1)``
+    for ``"cuda:1"``, ``"gpu:1"`` and ``torch.device("cuda", 1)``, ``("tpu", 0)`` for a jax TPU;
+    ``None`` where ``device`` is no such spelling (a device type such as ``"nvidia.h100-sxm"``,
+    anything else).  :data:`DEVICE_SPELLINGS` lists them."""
+    if isinstance(device, str):
+        found = _SPELLING.fullmatch(device.strip().lower())
+        if found is None or found.group(1) not in _WORDS:
+            return None
+    else:
+        text = _library_spelling(device)
+        found = None if text is None else _SPELLING.fullmatch(text.lower())
+        if found is None:
+            return None
+    kind = _WORDS.get(found.group(1), found.group(1))
+    return kind, None if found.group(2) is None else int(found.group(2))
+
+
 def requested_device(device: Any) -> tuple[str, Any]:
     """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks
     of a backend: ``("default", None)`` for ``None`` (the backend's own default);
-    ``("cpu", None)`` for ``"cpu"`` and for Prism's description of a CPU (a
+    ``("cpu", None)`` for ``"cpu"`` (``"cpu:0"``) and for Prism's description of a CPU (a
     :class:`~prism_core.hardware.DeviceInstance` or :class:`~prism_core.hardware.DeviceDescription`
     of kind ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
     instance's ``index`` says which; a description alone means the first); and
@@ -29,7 +75,7 @@ def requested_device(device: Any) -> tuple[str, Any]:
     call as ``prism_core.device(...)`` would); the variant only has to honour it."""
     if device is None:
         return "default", None
-    if isinstance(device, str) and device == "cpu":
+    if isinstance(device, str) and spelled_device(device) in (("cpu", None), ("cpu", 0)):
         return "cpu", None
     description = getattr(device, "description", device)
     kind = getattr(description, "kind", None)

@@ -113,7 +113,8 @@ class Decision:
     def __str__(self) -> str:
         lines = [f"{self.op}({', '.join(self.signature)})"]
         scope = self.scope
-        where = scope.get("device") or "automatic"
+        # A spelling ("cpu", "cuda:1") says what it resolved to and names the device type.
+        where = scope.get("device_asked") or scope.get("device") or "automatic"
         if scope.get("simulated"):
             where += " (simulated)"
         lines.append(

@@ -29,6 +29,7 @@ __all__ = [
     "device",
     "innermost_block",
     "present_device",
+    "resolved_device",
     "set_backend",
     "use_backend",
     "use_numpy_backend",
@@ -77,6 +78,7 @@ class Scope:
         "__weakref__",
         "backend",
         "device",
+        "device_asked",
         "execution",
         "prefer",
         "simulated",
@@ -85,6 +87,9 @@ class Scope:
     )
 
     device: DeviceDescription | None
+    #: How the device was asked for where that was a spelling (``"'cuda': GPU 0, NVIDIA H100
+    #: PCIe (nvidia.h100-pcie)"``: :func:`resolved_device`), else ``None``.
+    device_asked: str | None
     simulated: bool
     backend: str | None
     prefer: str
@@ -108,13 +113,24 @@ class Scope:
         strict: bool,
         execution: Policy | None = None,
         split: Split | None = None,
+        device_asked: str | None = None,
     ) -> Scope:
-        key = (_fingerprint(device), simulated, backend, prefer, strict, execution, split)
+        key = (
+            _fingerprint(device),
+            simulated,
+            backend,
+            prefer,
+            strict,
+            execution,
+            split,
+            device_asked,
+        )
         with _lock:
             scope = _interned.get(key)
             if scope is None:
                 scope = object.__new__(cls)
                 scope.device = device
+                scope.device_asked = device_asked
                 scope.simulated = simulated
                 scope.backend = backend
                 scope.prefer = prefer
@@ -133,6 +149,8 @@ class Scope:
             "strict": self.strict,
             "execution": self.execution,
             "split": self.split,
+            # Another device is not the spelling this one was asked by.
+            "device_asked": self.device_asked if "device" not in changes else None,
         }
         fields.update(changes)
         return Scope._make(**fields)
@@ -145,6 +163,7 @@ class Scope:
     def as_dict(self) -> dict[str, Any]:
         return {
             "device": self.device.device_type if self.device else None,
+            "device_asked": self.device_asked,
             "simulated": self.simulated,
             "backend": self.backend,
             "prefer": self.prefer,
@@ -160,6 +179,8 @@ class Scope:
             parts.append(
                 f"device={self.device.device_type!r}" + (" (simulated)" if self.simulated else "")
             )
+            if self.device_asked is not None:
+                parts.append(f"asked={self.device_asked!r}")
         if self.backend:
             parts.append(f"backend={self.backend!r}")
         if self.prefer != "performance":
@@ -313,8 +334,13 @@ def checked_backend(name: str) -> str:
     return backend.name
 
 
-def device(name: str | DeviceDescription, *, simulate: bool = False) -> ScopeBlock:
+def device(name: Any, *, simulate: bool = False) -> ScopeBlock:
     """Run what follows on ``name`` (a device type, or a family such as ``"nvidia.hopper"``).
+
+    ``name`` may also be a description or a present device (a ``DeviceInstance``), or a
+    spelling users type (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"gpu"``, ``torch.device``, a jax
+    device: :func:`resolved_device`), which means the present device of that kind; the scope
+    and ``explain`` then say what it resolved to (``device_asked``).
 
     The device must be present on this host unless ``simulate=True``: selection then behaves as
     on that device, execution falls back to the reference backend, and every decision records
@@ -323,20 +349,70 @@ def device(name: str | DeviceDescription, *, simulate: bool = False) -> ScopeBlo
     The arguments are checked, and the device looked up, when ``device()`` is called; ``with``
     puts the scope in force.
     """
-    from prism_core._description.device import DeviceDescription
-    from prism_core._knowledge.devices import default_library
-
-    if not isinstance(name, (str, DeviceDescription)):
-        raise TypeError(
-            "device(): name must be a device type such as 'nvidia.h100-sxm', a family such as "
-            f"'nvidia.hopper', or a DeviceDescription; got {_describe(name)}"
-        )
     if not isinstance(simulate, bool):
         raise TypeError(f"device(): simulate must be True or False, got {_describe(simulate)}")
-    desc = name if isinstance(name, DeviceDescription) else default_library().get(name)
-    if not simulate:
+    desc, asked = resolved_device(name, "device(): name")
+    if not simulate and asked is None:
         desc = present_device(desc)
-    return ScopeBlock({"device": desc, "simulated": simulate})
+    return ScopeBlock({"device": desc, "simulated": simulate, "device_asked": asked})
+
+
+def _kind_word(kind: str) -> str:
+    return kind.upper() if len(kind) <= 3 else kind  # CPU, GPU, NPU, TPU; accelerator
+
+
+def resolved_device(device: Any, caller: str) -> tuple[DeviceDescription, str | None]:
+    """The description ``device`` names, and, where it was a spelling, what that resolved to.
+
+    A device type or family (looked up in the library), a description, or a present device
+    (a ``DeviceInstance``) are themselves (``None``: nothing resolved).  A spelling
+    (``_contract.device_argument.spelled_device``: ``"cpu"``, ``"cuda:1"``, ``torch.device``,
+    a jax device, ...) is a present device of the kind it names, counted in the order
+    ``present_devices()`` lists them, and the sentence says which (``"'cuda': GPU 0, NVIDIA H100
+    PCIe (nvidia.h100-pcie)"``).  :class:`DeviceNotPresentError` where none such is present,
+    naming the spelling, what is present and what ``caller`` (``"to_device(): device"``) may be;
+    ``UnknownDeviceError`` or ``TypeError`` for what is neither.
+    """
+    from prism_core._contract.device_argument import DEVICE_SPELLINGS, spelled_device
+    from prism_core._errors import UnknownDeviceError
+    from prism_core._knowledge.devices import default_library
+
+    takes = (
+        f"{caller} may be a device type such as 'nvidia.h100-sxm', a family such as "
+        f"'nvidia.hopper', a DeviceDescription, a present DeviceInstance, or {DEVICE_SPELLINGS}"
+    )
+    if isinstance(device, DeviceDescription):
+        return device, None
+    inner = getattr(device, "description", None)
+    if isinstance(inner, DeviceDescription) and isinstance(getattr(device, "index", None), int):
+        return inner, None
+    spelled = spelled_device(device)
+    if spelled is None:
+        if not isinstance(device, str):
+            raise TypeError(f"{takes}; got {_describe(device)}".replace(" may be ", " must be ", 1))
+        lib = default_library()
+        if device not in lib:
+            raise UnknownDeviceError(device, sorted(d.device_type for d in lib), accepted=takes)
+        return lib.get(device), None
+    from prism_core._knowledge.host import present_devices
+
+    kind, index = spelled
+    present = present_devices().devices
+    same = [d for d in present if d.description.kind == kind]
+    word = _kind_word(kind)
+    if len(same) <= (index or 0):
+        here = ", ".join(d.device_type for d in present) or "none"
+        if not same:
+            why = f"means a{'n' if word[0].upper() in 'AEIO' else ''} {word}, and none is present"
+        else:
+            plural = "s" if len(same) > 1 else ""
+            why = f"means {word} {index}, and this host has {len(same)} {word}{plural}"
+        raise DeviceNotPresentError(f"device {device!r} {why} (present: {here}); {takes}")
+    found = same[index or 0]
+    where = found.description.device_type
+    if kind == "cpu" and len(same) == 1:
+        return found.description, f"{device!r}: the host CPU ({where})"
+    return found.description, f"{device!r}: {word} {index or 0}, {found.name} ({where})"
 
 
 def present_device(desc: DeviceDescription) -> DeviceDescription:

@@ -18,7 +18,6 @@ from prism_core._dispatch.scope import current_scope
 
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
 
 __all__ = ["ValueAndGrad", "to_device", "to_dlpack", "value_and_grad", "vmap"]
 
@@ -250,32 +249,31 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: int = 0) -> Callabl
     return mapped
 
 
-def to_device(x: Any, device: str | DeviceDescription) -> Any:
+def to_device(x: Any, device: Any) -> Any:
     """``x`` on ``device`` (a device type such as ``"nvidia.h100-sxm"``, a family, or a
     description), as an array of the backend named in scope, else of ``x``'s own backend.
+
+    ``device`` may also be a present device (a ``DeviceInstance``) or a spelling users type,
+    which means the present device of that kind (``prism_core.device`` takes the same):
+    ``"cpu"`` and ``x.device`` of a NumPy array, ``"cuda"``, ``"cuda:N"``, ``"gpu"``, and the
+    libraries' own device objects (``torch.device``, a jax device, ...).  Where none such is
+    present, :class:`prism_core.DeviceNotPresentError` names the spelling, what is present and
+    what is accepted.
 
     The backend must drive the device: a NumPy array cannot live on a GPU, so
     ``to_device(numpy_array, "nvidia.h100-sxm")`` is an error naming the backends that can
     (``with prism_core.use_backend("torch"): to_device(...)``).
     """
-    from prism_core._description.device import DeviceDescription
-    from prism_core._knowledge.devices import default_library
+    from prism_core._dispatch.scope import resolved_device
     from prism_core._knowledge.plugins import plugins
 
-    if isinstance(device, str):
-        desc = default_library().get(device)
-    elif isinstance(device, DeviceDescription):
-        desc = device
-    else:
-        raise TypeError(
-            "to_device(): device must be a device type such as 'nvidia.h100-sxm', a family, or "
-            f"a DeviceDescription; got {_describe(device)}"
-        )
+    desc, _ = resolved_device(device, "to_device(): device")
     backend = _backend_for([x])
-    drive = backend.can_drive(desc)
+    ps = plugins()
+    drive = ps.drives(backend, desc)
     if not drive:
         able = sorted(
-            b.name for b in plugins().backends.values() if b.can_drive(desc) and b.availability()
+            b.name for b in ps.backends.values() if ps.drives(b, desc) and b.availability()
         )
         raise ValueError(
             f"to_device(): backend {backend.name!r} cannot put arrays on {desc.device_type} "
