@@ -4,12 +4,13 @@
 the cache directory.  The variables, each with a sentence in :data:`ENVIRONMENT_VARIABLES`:
 ``PRISM_HARDWARE_PATH``, ``PRISM_CACHE_DIR``, ``PRISM_NO_CACHE``, ``PRISM_DEBUG``,
 ``PRISM_STRICT_PLUGINS``, ``PRISM_DISABLE_PLUGIN_AUTOLOAD``, ``PRISM_PLUGINS``,
-``PRISM_BLOCK_PLUGINS``, ``PRISM_THREADS`` and ``PRISM_SIMULATE_DEVICES``.  What each does:
-docs/architecture.md, "Environment variables".
+``PRISM_BLOCK_PLUGINS``, ``PRISM_THREADS``, ``PRISM_SIMULATE_DEVICES`` and
+``PRISM_HOST_PRICE``.  What each does: docs/architecture.md, "Environment variables".
 """
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,8 @@ ENVIRONMENT_VARIABLES: dict[str, str] = {
     "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
     "PRISM_THREADS": "off stops releasing other backends' thread pools on a change of backend",
     "PRISM_SIMULATE_DEVICES": "comma-separated device types a Dask worker advertises as simulated",
+    "PRISM_HOST_PRICE": "US dollars per hour that a device of this host costs under an execution "
+    "policy (unset: its cloud_price, else 0)",
 }
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
@@ -101,6 +104,26 @@ def threads_enabled() -> bool:
         f"PRISM_THREADS={os.environ['PRISM_THREADS']!r}: expected 'on' or 'off' "
         "(or 1/0, true/false, yes/no); unset it for the default, on"
     )
+
+
+def host_price() -> float | None:
+    """What an hour of a device of this host costs, in US dollars (``PRISM_HOST_PRICE``), or
+    ``None`` where it is unset or empty.  Any value but a finite number >= 0 raises
+    ``ValueError`` naming the variable and what it takes."""
+    raw = os.environ.get("PRISM_HOST_PRICE", "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(
+            f"PRISM_HOST_PRICE={os.environ['PRISM_HOST_PRICE']!r}: expected what an hour of "
+            "this host's devices costs, in US dollars per hour (a number >= 0, such as 2.5); "
+            "unset it for the default: a device's cloud_price, else 0"
+        )
+    return value
 
 
 def debug_enabled() -> bool:

@@ -214,3 +214,59 @@ def test_rows_of_the_model_on_real_descriptions() -> None:
     assert choose(table, ExecutionPolicy("cost_efficiency"))[0].device_type == "aws.inferentia2"
     # The L4's 72 W beat the H100's 700 W; the Neuron chips have no TDP.
     assert choose(table, ExecutionPolicy("energy"))[0].device_type == "nvidia.l4"
+
+
+# -- a device of this host, which has no price ---------------------------------------------------
+
+
+def test_the_seeds_budget_policy_runs_on_a_host_without_a_price(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The seed's budget policy (002, "Policy-Based Selection"), as the seed writes it, on a host
+    whose devices have no cloud_price: a device of one's own is free to use."""
+    import numpy as np
+
+    import prism_core as pr
+
+    monkeypatch.delenv("PRISM_HOST_PRICE", raising=False)
+    rng = np.random.default_rng(0)
+    routine_sequences, reference = rng.standard_normal((64, 64)), rng.standard_normal((64, 64))
+
+    def analyze_variants(seq: np.ndarray, ref: np.ndarray) -> np.ndarray:
+        return pr.matmul(seq, ref)
+
+    # fmt: off
+    budget_policy = pr.ExecutionPolicy(
+        priority="cost_efficiency",
+        min_throughput=100,  # sequences per minute
+        max_cost_per_hour=10.0
+    )
+    # fmt: on
+
+    with pr.execution_policy(budget_policy):
+        batch_results = analyze_variants(routine_sequences, reference)
+        decision = pr.explain("matmul", routine_sequences, reference)
+    np.testing.assert_allclose(batch_results, routine_sequences @ reference)
+    assert decision.basis.note.startswith("policy cost_efficiency")
+    host = pr.hardware.present_devices().devices[0].device_type
+    assert f"on {host} at $0/hour: a device of this host without a cloud_price is free" in (
+        decision.basis.note
+    )
+    assert "PRISM_HOST_PRICE" in decision.basis.note
+
+
+def test_prism_host_price_prices_this_hosts_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+
+    a = np.ones((32, 32))
+    monkeypatch.setenv("PRISM_HOST_PRICE", "25")
+    with prism.execution_policy(ExecutionPolicy("cost_efficiency", max_cost_per_hour=11.0)):
+        with pytest.raises(PolicyError, match=r"costs \$25 per hour.*over max_cost_per_hour=11"):
+            prism.matmul(a, a)
+    with prism.execution_policy(ExecutionPolicy("cost_efficiency", max_cost_per_hour=30.0)):
+        decision = prism.explain("matmul", a, a)
+    assert "at $25/hour (PRISM_HOST_PRICE)" in decision.basis.note
+    monkeypatch.setenv("PRISM_HOST_PRICE", "cheap")
+    with prism.execution_policy(ExecutionPolicy("cost_efficiency", max_cost_per_hour=12.0)):
+        with pytest.raises(ValueError, match=r"PRISM_HOST_PRICE='cheap'.*US dollars per hour"):
+            prism.explain("matmul", a, a)

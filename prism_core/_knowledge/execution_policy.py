@@ -15,10 +15,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 from typing import Any, Protocol, TypeVar
 
+from prism_core._config import host_price
 from prism_core._errors import PrismError, did_you_mean
 from prism_core._knowledge.model import format_seconds
 
-__all__ = ["PRIORITIES", "Candidate", "ExecutionPolicy", "PolicyError", "choose"]
+__all__ = [
+    "PRIORITIES",
+    "Candidate",
+    "ExecutionPolicy",
+    "PolicyError",
+    "choose",
+    "price_here",
+]
 
 #: What a policy can optimise.
 PRIORITIES = ("speed", "cost_efficiency", "latency", "throughput", "energy")
@@ -100,7 +108,8 @@ class ExecutionPolicy:
     :param min_throughput: the least data per second, in bytes per second (the unit of the
         rows' ``throughput``: a table's "GB/s" column times 10^9).
     :param max_cost_per_hour: the most the devices may cost per hour together, in US dollars
-        (a device without a price does not meet it: its cost is unknown).
+        (a device without a price does not meet it: its cost is unknown).  A device of this
+        host, which dispatch chooses among, always has a price: :func:`price_here`.
     :param max_cost_per_run: the most one run may cost, in US dollars (same rule).
     :param cost_constraint: the seed's spelling of ``max_cost_per_run`` (``None``: no limit);
         give one of the two.
@@ -215,6 +224,19 @@ class ExecutionPolicy:
 # Set here, not in the class body: dataclasses reads the string annotations KW_ONLY and InitVar
 # in the namespace of the class's module, which must be this one while the class is made.
 ExecutionPolicy.__module__ = "prism_core"
+
+
+def price_here(cloud_price: float | None) -> tuple[float, str]:
+    """(US dollars per hour, where that comes from) for a device of this host whose description
+    gives ``cloud_price`` (``None``: none): ``PRISM_HOST_PRICE`` where set (what this host
+    costs its user), else the description's ``cloud_price``, else 0: a device one owns is free
+    to use.  ``ValueError`` for a ``PRISM_HOST_PRICE`` that is not a number >= 0."""
+    set_here = host_price()
+    if set_here is not None:
+        return set_here, "PRISM_HOST_PRICE"
+    if cloud_price is not None:
+        return cloud_price, "cloud_price"
+    return 0.0, "free"
 
 
 def choose(rows: Iterable[Row], policy: ExecutionPolicy | None = None) -> tuple[Row, list[Row]]:

@@ -183,17 +183,33 @@ def by_measurement(
 
 
 class _Row:
-    """A candidate as an execution policy sees it: a model row, labelled by variant."""
+    """A candidate as an execution policy sees it: a model row, labelled by variant, at the
+    price per hour of its device here."""
 
     __slots__ = ("cost_per_hour", "cost_per_run", "energy_j", "label", "seconds", "throughput")
 
-    def __init__(self, label: str, row: PerformanceRow | _Timed) -> None:
+    def __init__(self, label: str, row: PerformanceRow | _Timed, per_hour: float) -> None:
         self.label = label
         self.seconds = row.seconds
         self.throughput = row.throughput
-        self.cost_per_run = row.cost_per_run
-        self.cost_per_hour = row.cost_per_hour
+        self.cost_per_run = per_hour * row.seconds / 3600
+        self.cost_per_hour = per_hour
         self.energy_j = row.energy_j
+
+
+def _price_note(priced: dict[str, tuple[float, str]]) -> str:
+    """What the devices of a call cost under a policy, where the rule (not a description)
+    gave the price."""
+    parts = []
+    for device, (per_hour, source) in priced.items():
+        if source == "free":
+            parts.append(
+                f"{device} at $0/hour: a device of this host without a cloud_price is free to "
+                "its owner (PRISM_HOST_PRICE sets a price)"
+            )
+        elif source == "PRISM_HOST_PRICE":
+            parts.append(f"{device} at ${per_hour:g}/hour (PRISM_HOST_PRICE)")
+    return "; cost on " + "; on ".join(parts) if parts else ""
 
 
 def model_for(tuned: TuningRecords) -> PerformanceModel:
@@ -292,10 +308,16 @@ def by_policy(
             measured = {
                 k: (first if abs(v - first) <= 0.05 * first else v) for k, v in measured.items()
             }
+    from prism_core._knowledge.execution_policy import price_here
+
     rows: list[_Row] = []
     sources = set()
+    # Every candidate runs on a device of this host (a simulated scope is not ranked), which
+    # is priced as one's own hardware is: PRISM_HOST_PRICE, else its cloud_price, else free.
+    priced: dict[str, tuple[float, str]] = {}
     for i, (variant, dev, _backend) in enumerate(ranked):
-        label = f"{variant.name} on {dev.device_type if dev is not None else '?'}"
+        device = dev.device_type if dev is not None else "?"
+        label = f"{variant.name} on {device}"
         seconds = measured.get(variant.name)
         if isinstance(predicted, str):
             if seconds is None:
@@ -303,7 +325,7 @@ def by_policy(
                     note=f"policy {policy.describe()}: {variant.name} has no tuned time and the "
                     f"model cannot predict it ({predicted}); the declared order stands"
                 )
-            row = _Row(label, _Timed(seconds))
+            model_row: PerformanceRow | _Timed = _Timed(seconds)
             sources.add("measured")
         else:
             model_row = predicted[i]
@@ -312,8 +334,8 @@ def by_policy(
                 sources.add("measured")
             else:
                 sources.add("modelled")
-            row = _Row(label, model_row)
-        rows.append(row)
+        priced[device] = price_here(model_row.cost_per_hour)
+        rows.append(_Row(label, model_row, priced[device][0]))
     ok = [not policy.misses(r) for r in rows]
     if not any(ok):
         policy.choose(rows)  # raises PolicyError naming the best candidate and its misses
@@ -321,6 +343,9 @@ def by_policy(
     times = tuple((ranked[i][0].name, rows[i].seconds) for i in order)
     decided = "measured" if sources == {"measured"} else "modelled"
     note = f"policy {policy.describe()}" + (f"; timed on {where}" if measured else "")
+    limits = (policy.max_cost_per_hour, policy.max_cost_per_run)
+    if policy.priority == "cost_efficiency" or limits != (None, None):
+        note += _price_note(priced)
     return tuple(ranked[i] for i in order), Basis(decided, note, times)
 
 
