@@ -242,7 +242,10 @@ class BenchReport:
     #: What to install where only NumPy's reference ran (an op with one variant here):
     #: nothing was compared.
     notes: list[str] = field(default_factory=list)
+    #: Seconds from the start of the budget (the command's start, for ``prism bench``) to the
+    #: end of measuring and storing, and of them, those before the first measurement.
     seconds: float = 0.0
+    start_up_s: float = 0.0
     quick: bool = True
     #: Tuned choices measured that could not be written to ``store_path`` (``problems`` says
     #: why): they last only as long as this process.
@@ -287,6 +290,7 @@ class BenchReport:
             "quick": self.quick,
             "budget_s": self.budget_s,
             "seconds": self.seconds,
+            "start_up_s": self.start_up_s,
             "stored": self.stored,
             "unstored": self.unstored,
             "reused": self.reused,
@@ -329,14 +333,17 @@ def run_bench(
     progress: Callable[[int, int, str], None] | None = None,
     host: dict[str, Any] | None = None,
     load: MachineLoad | None = None,
+    started: float | None = None,
 ) -> BenchReport:
     """Measure, tune and check the core ops (see the module docstring).
 
     ``budget_s`` caps the whole run (seconds; the phases share it and none is measured past
-    it).  ``store``: ``True``, the tuned choices go to this host's tuning cache; a
-    ``TuningStore``, to that one; ``False``, nowhere.  A case whose choice that store already
-    holds (measured on this host, with the same software and backend settings: the store's
-    fingerprint) is not tuned again unless ``force``; its row is still checked.  Each case's
+    it), counted from ``started`` (a ``time.perf_counter()`` value: ``prism bench`` gives the
+    command's start, so that its start-up counts; default: the call).  ``store``: ``True``,
+    the tuned choices go to this host's tuning cache; a ``TuningStore``, to that one;
+    ``False``, nowhere.  A case whose choice that store already holds (measured on this host,
+    with the same software and backend settings: the store's fingerprint) is not tuned again
+    unless ``force``; its row is still checked.  Each case's
     choice is stored as soon as it is measured (an interrupt loses none already measured), the
     model's calibration once all are.  ``host`` and ``load``: what :func:`bench_host` and
     :class:`MachineLoad` gave, when the caller showed them before the run."""
@@ -360,7 +367,7 @@ def run_bench(
     if budget_s is not None and not budget_s > 0:
         raise BenchError(f"--budget: expected a positive number of seconds; got {budget_s!r}")
     per_phase = 0.25 if quick else 1.0
-    began = time.perf_counter()
+    began = time.perf_counter() if started is None else started
     deadline = None if budget_s is None else began + budget_s
     load = load if load is not None else MachineLoad()
     report = BenchReport(host or bench_host(), quick=quick, budget_s=budget_s, load=load)
@@ -390,6 +397,7 @@ def run_bench(
     stored = source.load() if source is not None else None
     tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase, bool]] = []
     keeper = Keeper(None if store is True else store)
+    report.start_up_s = time.perf_counter() - began
     for op, dtype, n, batch in plan:
         size = f"n={n}" if batch is None else f"n={n} batch={batch}"
         args = example_arguments(op, n, dtype, batch=batch)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import os
 import textwrap
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from prism_core._bench import BenchReport, BenchRow
     from prism_core._tuning.tuner import Measurement
 
-__all__ = ["figure", "plot"]
+__all__ = ["figure", "plot", "target"]
 
 #: The x axis of each builtin op: what the size ``n`` of a row counts (an op that carries its
 #: examples names its own: ``Examples.axis``).
@@ -55,9 +56,49 @@ _PRISM: dict[str, Any] = {"marker": "x", "ms": 7, "color": "black", "mew": 1.6, 
 _UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 
 
+#: The figure's name in a directory given as ``--plot DIR``.
+DEFAULT_NAME = "prism-bench.png"
+
+
+def target(path: str) -> str:
+    """The file ``prism bench --plot PATH`` writes, checked before anything is measured:
+    ``PATH`` itself, a name ending in a format matplotlib writes in a directory that exists
+    and can be written; ``PATH.png`` where the name has no extension (as matplotlib would);
+    ``PATH/prism-bench.png`` where ``PATH`` is a directory.  Raises ``ValueError`` saying what
+    is wrong and what would do (``ImportError`` without matplotlib)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    if os.path.isdir(path):
+        path = os.path.join(path, DEFAULT_NAME)
+    elif path.endswith(("/", os.sep)):
+        raise ValueError(f"{path}: the directory does not exist; create it first")
+    folder, name = os.path.split(path)
+    extension = os.path.splitext(name)[1].lower()
+    if not extension:
+        path, extension = f"{path.rstrip('.')}.png", ".png"
+    formats = sorted(f".{f}" for f in FigureCanvasBase.get_supported_filetypes())
+    if extension not in formats:
+        raise ValueError(
+            f"{path}: matplotlib writes no {extension!r} figure; end the name in one of "
+            f"{', '.join(formats)}"
+        )
+    folder = folder or os.curdir
+    if not os.path.isdir(folder):
+        raise ValueError(
+            f"{path}: the directory {folder} does not exist; create it, or name a file in a "
+            "directory that does"
+        )
+    if os.path.isdir(path):
+        raise ValueError(f"{path}: is a directory; name a file, or a directory to write into")
+    writable = os.access(path, os.W_OK) if os.path.exists(path) else os.access(folder, os.W_OK)
+    if not writable:
+        raise ValueError(f"{path}: permission denied; name a file in a directory you can write")
+    return path
+
+
 def plot(report: BenchReport, path: str) -> None:
     """Write the figure of ``report`` to ``path`` (the format from its extension: PNG, SVG,
-    PDF)."""
+    PDF; :func:`target` checks it)."""
     figure(report).savefig(path, dpi=130)
 
 

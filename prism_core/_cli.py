@@ -1,8 +1,9 @@
 """The ``prism`` command line.
 
 Exit status: 0 success; 1 something was found wrong (an invalid device file, a library
-problem, tuned choices that could not be stored, a tuning cache that could not be cleared); 2
-the command line was wrong (unknown option, missing path, unknown device); 3 an internal error
+problem, tuned choices that could not be stored, a tuning cache that could not be cleared, a
+figure of ``prism bench --plot`` that could not be written once measured); 2 the command line
+was wrong (unknown option, missing path, unknown device); 3 an internal error
 (a bug in Prism: set ``PRISM_DEBUG=1`` for its traceback and report it); 130 interrupted
 (Ctrl-C).  No traceback reaches the user otherwise.
 """
@@ -26,6 +27,11 @@ from prism_core._quantities import bytes_text, seconds_text
 from prism_core._version import __version__
 
 __all__ = ["main"]
+
+#: When this module was imported, on ``time.perf_counter()``'s clock: the start of the command
+#: when ``prism`` runs as a program (Python's own start-up comes before), from which
+#: ``--budget`` counts.  A call of ``main(argv)`` from Python counts from that call instead.
+_IMPORTED = time.perf_counter()
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -547,6 +553,23 @@ def _check_budget(budget: float | None) -> None:
         raise UsageError(f"--budget: expected a positive number of seconds; got {budget:g}")
 
 
+def _took(started: float, start_up: float, budget: float | None) -> str:
+    """The time since the command started, and of it the start-up (to the first
+    measurement), against ``--budget``: what the budget caps, accounted for."""
+    took = time.perf_counter() - started
+    text = f"({seconds_text(took)} since the command started, {seconds_text(start_up)} of it "
+    if budget is None:
+        return text + "start-up)"
+    text += f"start-up; --budget {budget:g} s"
+    if took > budget:
+        why = (
+            "the start-up alone took longer" if start_up > budget
+            else "a call under way when it ran out runs to its end, and the results are written"
+        )  # fmt: skip
+        text += f", exceeded by {seconds_text(took - budget)}: {why}"
+    return text + ")"
+
+
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.progress import Progress
@@ -565,19 +588,23 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             for n in sizes:
                 check_size(op, n, dtype)
     _check_budget(args.budget)
-    deadline = None if args.budget is None else time.perf_counter() + args.budget
+    # The budget counts from the command's start: its start-up is spent of it.
+    deadline = None if args.budget is None else args.started + args.budget
     progress = Progress.auto(err, lines=True, prefix="prism tune: ", deadline=deadline)
     reports = []
     store = TuningStore()
+    start_up = time.perf_counter() - args.started
     try:
         try:
             for i, op in enumerate(args.op):
-                left = None if deadline is None else max(deadline - time.perf_counter(), 1e-3)
-                share = None if left is None else left / (len(args.op) - i)
+                # Each op its even share of what is left; what one leaves goes to the others.
+                now = time.perf_counter()
+                left = None if deadline is None else max(deadline - now, 0.0)
+                until = None if left is None else now + left / (len(args.op) - i)
                 reports.append(
                     tune(
-                        op, sizes=sizes, dtypes=dtypes, budget_s=share, store=store,
-                        progress=progress,
+                        op, sizes=sizes, dtypes=dtypes, store=store, progress=progress,
+                        deadline=until,
                     )
                 )  # fmt: skip
         finally:
@@ -589,52 +616,71 @@ def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     else:
         for r in reports:
             out.write(str(r) + "\n")
+    if args.budget is not None:
+        (err if args.json else out).write(_took(args.started, start_up, args.budget) + "\n")
     return EXIT_PROBLEMS if _unstored("tune", store, err) else EXIT_OK
+
+
+def _figure(report: Any, path: str, err: TextIO) -> bool:
+    """Write the figure of ``--plot`` once the table is out, so that a figure that cannot
+    be written (a full disk) loses nothing measured; whether it was written."""
+    from prism_core._bench_plot import plot
+
+    try:
+        plot(report, path)
+    except (OSError, ValueError, RuntimeError) as exc:
+        err.write(f"prism bench: error: --plot: {path} was not written: ")
+        err.write(describe_exception(exc) + "\n")
+        return False
+    return True
 
 
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._bench import bench_host, header, render, run_bench
-    from prism_core._bench_plot import plot
+    from prism_core._bench_plot import target
     from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.load import MachineLoad
     from prism_core._tuning.progress import Progress
 
-    if args.plot:
+    figure = None
+    if args.plot:  # checked before anything is measured
         try:
-            import matplotlib  # noqa: F401
+            figure = target(args.plot)
         except ImportError:
             raise UsageError(
                 "--plot needs matplotlib: pip install 'prism-core[plot]' (or matplotlib)"
             ) from None
+        except ValueError as exc:
+            raise UsageError(f"--plot: {exc}") from None
     # Ops (or a plugin's group of ops) by position or with --ops, or both.
     ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
     _check_budget(args.budget)
-    began = time.perf_counter()
     host = bench_host()
     load = MachineLoad()
     # The header at once, before the first case is measured (on stderr beside --json).
     shown = err if args.json else out
     shown.write(header(host, load, args.budget) + ("" if args.json else "\n"))
     shown.flush()
-    deadline = None if args.budget is None else began + args.budget
+    # The budget counts from the command's start: its start-up is spent of it.
+    deadline = None if args.budget is None else args.started + args.budget
     progress = Progress.auto(err, lines=True, prefix="prism bench: ", deadline=deadline)
     store = False if args.no_store else TuningStore()
     try:
         try:
             report = run_bench(
                 quick=not args.full, ops=ops, dtypes=dtypes, budget_s=args.budget, store=store,
-                force=args.force, progress=progress, host=host, load=load,
+                force=args.force, progress=progress, host=host, load=load, started=args.started,
             )  # fmt: skip
         finally:
             progress.close()
     except KeyboardInterrupt:
         return _interrupted("bench", store, err)
-    if args.plot:
-        plot(report, args.plot)
     if args.json:
         _dump_json(report.as_dict(), out)
-        return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
+        out.flush()
+        drawn = figure is None or _figure(report, figure, err)
+        return EXIT_PROBLEMS if _unstored("bench", store, err) or not drawn else EXIT_OK
     _table(render(report), out, right=frozenset({2, 4, 7, 8, 9}))
     summary = report.summary()
 
@@ -672,10 +718,12 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"note: {note}\n")
     for p in report.problems:
         out.write(f"problem: {p}\n")
-    if args.plot:
-        out.write(f"plot: {args.plot}\n")
-    out.write(f"({report.seconds:.0f} s)\n")
-    return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
+    out.flush()
+    drawn = figure is None or _figure(report, figure, err)
+    if figure is not None and drawn:
+        out.write(f"plot: {figure}\n")
+    out.write(_took(args.started, report.start_up_s, args.budget) + "\n")
+    return EXIT_PROBLEMS if _unstored("bench", store, err) or not drawn else EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -895,8 +943,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--dtypes", help="comma-separated dtypes (default float64)")
     p.add_argument(
         "--budget", type=float, metavar="SECONDS",
-        help="the most the whole run may take, in seconds (default: no cap; about 1 s of "
-        "measuring per case); the cases share it, and a case it leaves no time for says so",
+        help="the most the command may take, in seconds, counted from its start: start-up "
+        "(imports, plugins, the hardware) included (default: no cap; about 1 s of measuring "
+        "per case).  The cases share what is left; none is measured past it, and a case it "
+        "leaves no time for says so.  A call under way when it runs out finishes, and the "
+        "report is written after it: the last line says how long the command took",
     )  # fmt: skip
     p.add_argument("--show", action="store_true", help="list the tuned choices of this host")
     p.add_argument("--clear", action="store_true", help="remove this host's tuned choices")
@@ -928,8 +979,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("--dtypes", help="comma-separated dtypes (default float32,float64)")
     p.add_argument(
         "--budget", type=float, metavar="SECONDS",
-        help="the most the whole run may take, in seconds (default: no cap; about 0.5 s per "
-        "case quick, 2 s with --full); the cases share it, and the run ends within it",
+        help="the most the command may take, in seconds, counted from its start: start-up "
+        "(imports, plugins, the hardware) included (default: no cap; about 0.5 s per case "
+        "quick, 2 s with --full).  The cases share what is left; none is measured past it.  A "
+        "call under way when it runs out finishes, and the table, the tuning cache and the "
+        "figure are written after it: the last line says how long the command took",
     )  # fmt: skip
     p.add_argument("--no-store", action="store_true", help="measure only: keep the cache as is")
     p.add_argument(
@@ -937,7 +991,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="measure every case again, also those whose choice is stored for this host with "
         "the same software and backend settings (reused otherwise)",
     )  # fmt: skip
-    p.add_argument("--plot", metavar="FILE", help="write a figure (PNG or SVG; needs matplotlib)")
+    p.add_argument(
+        "--plot", metavar="FILE",
+        help="write a figure, in the format of FILE's extension (.png, .svg, .pdf or any other "
+        "matplotlib writes; none: .png); a directory gets prism-bench.png in it.  Checked "
+        "before anything is measured.  Needs matplotlib",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_bench)
 
@@ -978,11 +1037,14 @@ def _show_warning(err: TextIO) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     from prism_core._knowledge.plugins import PluginWarning
 
+    # Run as the program (no argv): the command started when Python imported this module.
+    started = _IMPORTED if argv is None else time.perf_counter()
     words = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(words)
     args, unknown = parser.parse_known_args(words)
     if unknown and not getattr(args, _ANY_ARGUMENTS, False):
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.started = started
     out, err = sys.stdout, sys.stderr
     try:
         with warnings.catch_warnings():

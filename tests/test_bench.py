@@ -126,6 +126,80 @@ def test_bench_plot_without_matplotlib_says_what_to_install(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("missing/x.png", "--plot: missing/x.png: the directory missing does not exist"),
+        ("x.xyz", "--plot: x.xyz: matplotlib writes no '.xyz' figure; end the name in one of "),
+    ],
+)
+def test_a_plot_target_that_cannot_be_written_is_refused_before_measuring(
+    tmp_path: Path, target: str, message: str
+) -> None:
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the [plot] extra)")
+    proc = subprocess.run(
+        [sys.executable, "-m", "prism_core", "bench", "--ops", "add", "--dtypes", "float64",
+         "--budget", "2", "--no-store", "--plot", target],
+        env=_twin_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=280,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"prism bench: error: {message}" in proc.stderr
+    if target.endswith(".xyz"):
+        assert ".png, " in proc.stderr and ".svg" in proc.stderr and ".pdf" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "tuning add" not in proc.stderr and proc.stdout == ""  # nothing was measured
+
+
+def test_a_plot_into_a_directory_is_a_named_file_there(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the [plot] extra)")
+    (tmp_path / "figures").mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "prism_core", "bench", "--ops", "add", "--dtypes", "float64",
+         "--budget", "2", "--no-store", "--plot", "figures"],
+        env=_twin_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=280,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    written = tmp_path / "figures" / "prism-bench.png"
+    assert written.read_bytes().startswith(b"\x89PNG")
+    assert f"plot: {Path('figures', 'prism-bench.png')}\n" in proc.stdout
+    assert not (tmp_path / "figures.png").exists()
+
+
+#: ``prism`` whose figure cannot be written once everything is measured (the disk filled up).
+FULL_DISK = """
+import sys
+import prism_core._bench_plot as bench_plot
+
+def plot(report, path):
+    raise OSError(28, "No space left on device")
+
+bench_plot.plot = plot
+from prism_core._cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("json_", [False, True], ids=["table", "json"])
+def test_a_figure_that_cannot_be_written_loses_no_table(tmp_path: Path, json_: bool) -> None:
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the [plot] extra)")
+    proc = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, "bench", "--ops", "add", "--dtypes", "float64",
+         "--budget", "2", "--no-store", "--plot", "x.png", *(["--json"] if json_ else [])],
+        env=_twin_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=280,
+        check=False,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    if json_:
+        assert len(json.loads(proc.stdout)["rows"]) == 2
+    else:
+        assert "geometric mean: Prism" in proc.stdout and "plot: " not in proc.stdout
+    assert "prism bench: error: --plot: x.png was not written: " in proc.stderr
+    assert "No space left on device" in proc.stderr
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize(
     ("args", "status", "message"),
     [
         (("bench", "--ops", "matmul,qr"), 1, "--ops: qr not benchmarked; choose among matmul"),
@@ -583,6 +657,50 @@ def test_a_budget_caps_the_whole_run(slow_twin: VirtualClock) -> None:
     # rounds at its share's end; the last warm-up call (50 ms) and sizing call may run over.
     assert capped <= 0.5 + 2 * 0.05 + 0.01
     assert report.budget_s == 0.5 and report.as_dict()["budget_s"] == 0.5
+
+
+#: ``prism`` whose start-up (libraries imported, plugins found, the hardware detected) takes
+#: a second, then the command line: a budget counts that second.
+SLOW_START = """
+import os, sys, time
+os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+import numpy as np
+from prism_core._cli import main
+from prism_core._dispatch.ops import get_op
+
+get_op("add").variant(lambda a, b: np.add(a, b), name="tests.add_twin", priority=-1)
+time.sleep(1.0)
+sys.exit(main())  # as the program: the command started when _cli was imported
+"""
+
+
+def test_the_budget_counts_from_the_commands_start(tmp_path: Path) -> None:
+    """Half a second of ``--budget`` is spent before the command reaches its first
+    measurement: nothing is measured, both the table and the JSON say why, and the report
+    accounts for the start-up."""
+    out = "not timed: the time budget ran out"
+    bench = ("bench", "--ops", "add", "--dtypes", "float64", "--budget", "0.5", "--no-store")
+    report = json.loads(prism(tmp_path, *bench, "--json", code=SLOW_START).stdout)
+    assert report["budget_s"] == 0.5
+    assert report["start_up_s"] >= 1.0 and report["seconds"] >= report["start_up_s"]
+    assert all(r["prism_s"] is None and r["times"] for r in report["rows"])
+    assert all(set(r["errors"].values()) == {out} for r in report["rows"])
+    table = prism(tmp_path, *bench, code=SLOW_START)
+    assert table.returncode == 0, table.stderr
+    assert f"empty cells of add float64 1024: not timed (prism: {out}; " in table.stdout
+    took = table.stdout.splitlines()[-1]
+    assert took.endswith("of it start-up; --budget 0.5 s, exceeded by " + took.split("by ")[-1])
+    assert took.endswith(": the start-up alone took longer)")
+
+    tune = ("tune", "add", "--sizes", "16", "--budget", "0.5")
+    text = prism(tmp_path, *tune, code=SLOW_START)
+    assert text.returncode == 0, text.stderr
+    assert f"    numpy.add, tests.add_twin {out}" in text.stdout
+    assert "failed" not in text.stdout
+    assert text.stdout.splitlines()[-1].endswith(": the start-up alone took longer)")
+    (cases,) = json.loads(prism(tmp_path, *tune, "--json", code=SLOW_START).stdout)
+    (case,) = cases["cases"]
+    assert {m["error"] for m in case["measurements"]} == {out}
 
 
 def test_a_busy_machine_is_said_and_takes_more_rounds(slow_twin: VirtualClock) -> None:

@@ -312,6 +312,7 @@ def test_tune_with_sizes_for_the_catalogue_ops() -> None:
         (lambda: prism.tuning.tune("add", sizes=[0]), "positive integer"),
         (lambda: prism.tuning.tune("add", sizes=[]), "the list is empty"),
         (lambda: prism.tuning.tune("add", sizes=[4], budget_s=0), "budget_s"),
+        (lambda: prism.tuning.tune("add", sizes=[4], deadline="soon"), "deadline"),
         (lambda: prism.tuning.tune("add", sizes=[4], dtypes=["floaty"]), "not a NumPy dtype"),
         (lambda: prism.tuning.tune("add", np.ones(3), sizes=[4]), "not both"),
     ],
@@ -545,3 +546,36 @@ def test_a_compilation_at_a_new_shape_is_measured_apart_and_reported() -> None:
     )
     (plain,) = measure([Runner("eager.op", "eager", None, lambda: _spin(1_000))], budget_s=0.05)
     assert plain.first_call is None  # a backend that does not compile: nothing apart
+
+
+def test_the_report_says_why_a_variant_has_no_time_as_the_json_does() -> None:
+    """A variant the budget left no time for is "not timed", in the words of its ``error``
+    (what ``--json`` gives), never "failed"; one that raised failed, with what it raised."""
+
+    def broken() -> None:
+        raise ValueError("no such kernel")
+
+    late = measure([_runner("numpy.add", 100), _runner("torch.add", 100)],
+                   deadline=CLOCK.perf_counter() - 1)  # fmt: skip
+    (raised,) = measure([Runner("jax.add", "jax", None, broken)], budget_s=0.01)
+    ms = (*late, raised)
+    case = tuner.TuneCase("add", ((16,), (16,)), "fp64", 6, "cpu", ms, "numpy.add", None, "failed")
+    lines = str(tuner.TuneReport((case,))).splitlines()
+    assert lines[:4] == [
+        "add fp64 [16 16]: nothing could be timed",
+        "    numpy.add, torch.add not timed: the time budget ran out",
+        f"    jax.add failed: {raised.error}",
+        "0 tuned choice(s) stored (0.0 s)",
+    ]
+    assert [m["error"] for m in case.as_dict()["measurements"]] == [m.error for m in ms]
+
+
+def test_a_deadline_that_began_before_the_call_holds(two_way: tuple[Any, list[str]]) -> None:
+    """``prism tune`` counts its budget from the command's start: a deadline already passed
+    when ``tune`` is called leaves every case untimed, however long ``budget_s`` is."""
+    op, _ran = two_way
+    report = prism.tuning.tune(op, np.ones(4), budget_s=10, deadline=CLOCK.perf_counter() - 1,
+                               record=False, progress=False)  # fmt: skip
+    (case,) = report.cases
+    assert case.decided == "failed"
+    assert {m.error for m in case.measurements} == {"not timed: the time budget ran out"}

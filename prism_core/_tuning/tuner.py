@@ -173,13 +173,13 @@ class TuneReport:
             shape = " ".join("x".join(map(str, s)) for s in c.shapes)
             times = ", ".join(
                 f"{m.variant} {seconds_text(m.seconds)}{_first_call_text(m)}"
+                for m in sorted(c.measurements, key=lambda m: m.seconds)
                 if m.error is None
-                else f"{m.variant} failed"
-                for m in sorted(c.measurements, key=lambda m: (m.error is not None, m.seconds))
             )
             lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {_verdict(c)}")
             if times:
                 lines.append(f"    {times}")
+            lines.extend(f"    {line}" for line in _untimed(c.measurements))
         where = f" in {self.path}" if self.path else ""
         took = f"({self.seconds:.1f} s)"
         if self.unstored:
@@ -191,6 +191,20 @@ class TuneReport:
             lines.append(f"{self.stored} tuned choice(s) stored{where} {took}")
         lines.extend(f"problem: {p}" for p in self.problems)
         return "\n".join(lines)
+
+
+def _untimed(measurements: Iterable[Measurement]) -> list[str]:
+    """Why each variant without a time has none, in its ``error``'s words (those of the JSON):
+    ``numpy.add, torch.add not timed: the time budget ran out``, ``jax.add failed: ...``."""
+    why: dict[str, list[str]] = {}
+    for m in measurements:
+        if m.error is not None:
+            why.setdefault(m.error, []).append(m.variant)
+    return [
+        f"{', '.join(names)} {error}" if error.startswith("not timed") else
+        f"{', '.join(names)} failed: {error}"
+        for error, names in why.items()
+    ]  # fmt: skip
 
 
 def _verdict(c: TuneCase) -> str:
@@ -713,6 +727,7 @@ def tune(
     store: Any = None,
     record: bool = True,
     progress: Callable[[int, int, str], None] | bool | None = None,
+    deadline: float | None = None,
 ) -> TuneReport:
     """Measure the variants of ``op`` that dispatch chooses among, and store the winners.
 
@@ -722,13 +737,16 @@ def tune(
     theirs, :func:`declared_examples`).  Each case gets about
     a second of measuring (at least 5 rounds each); ``budget_s`` caps the whole call: the
     cases share it, and none is measured past it (a case it leaves no time for says "not
-    timed").  The winners go to the tuning cache (``store``: a ``TuningStore``; default the
-    host's) unless ``record`` is false; dispatch uses them from then on, in this process and
-    in later ones.  Each case's winner is stored as soon as it is measured: an interrupt
-    (``KeyboardInterrupt``) loses no case already measured.  What could not be written is
-    counted in the report's ``unstored``.  ``progress``: ``None`` shows a progress bar on
-    standard error when it is a terminal, ``True`` always (plain lines when it is not a
-    terminal), ``False`` never; or a function called as ``progress(done, total, label)``.
+    timed").  ``deadline`` (a ``time.perf_counter()`` value) ends a budget that began before
+    the call (``prism tune`` counts its ``--budget`` from the command's start): nothing is
+    measured past it; with ``budget_s``, the earlier end holds.  The winners go to the tuning
+    cache (``store``: a ``TuningStore``; default the host's) unless ``record`` is false;
+    dispatch uses them from then on, in this process and in later ones.  Each case's winner
+    is stored as soon as it is measured: an interrupt (``KeyboardInterrupt``) loses no case
+    already measured.  What could not be written is counted in the report's ``unstored``.
+    ``progress``: ``None`` shows a progress bar on standard error when it is a terminal,
+    ``True`` always (plain lines when it is not a terminal), ``False`` never; or a function
+    called as ``progress(done, total, label)``.
     """
     import sys
 
@@ -739,6 +757,8 @@ def tune(
         isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
     ):
         raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float, type(None))):
+        raise TuningError(f"deadline: expected a time.perf_counter() value; got {deadline!r}")
     calls: list[tuple[tuple[Any, ...], str]] = []
     if example_args and sizes is not None:
         raise TuningError("give example arguments or sizes=, not both")
@@ -761,7 +781,8 @@ def tune(
             f"or sizes=[...] for {', '.join(known)}"
         )
     began = time.perf_counter()
-    deadline = None if budget_s is None else began + float(budget_s)
+    if budget_s is not None:
+        deadline = min(began + float(budget_s), math.inf if deadline is None else deadline)
     shown: Progress | None = None
     if progress is False:
         shown = progress = Progress(sys.stderr, "off")
