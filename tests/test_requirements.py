@@ -116,6 +116,9 @@ def test_requirements_on_cpus_and_features_with_versions() -> None:
         ({"vendor": 3}, "expected a string or a list of strings"),
         ({"supports": "matmul"}, "expected a mapping of operation to data type"),
         ({"supports": {"matmul": [1]}}, "give a data type or a list"),
+        # never met: features name the device files' data types, not Prism's nor invented ones
+        ({"supports": {"matmul": "float16"}}, r"'float16' is not .* \(did you mean 'fp16'\?\)"),
+        ({"supports": {"matmul": ["bf16", "fp99"]}}, r"'supports': 'fp99' is not a data type"),
         ({"Bad Name": True}, "is not a feature or attribute name"),
         ({"featur:x": True}, "unknown prefix 'featur'"),
         ({3: True}, "requirement keys are strings"),

@@ -612,7 +612,7 @@ def test_explain_shows_the_sparsity_and_format_reasons() -> None:
         (
             {"2:4": "float16"},
             r"'float16' is not a data type of the device-file vocabulary "
-            r"\(did you mean 'fp16'\?\): sparsity entries name",
+            r"\(did you mean 'fp16'\?\): device files name",
         ),
         ({"2:4": ["bf16", "bfloat16"]}, r"'bfloat16' .*\(did you mean 'bf16'\?\)"),
         ({"2:4": "float8_e4m3fn"}, r"did you mean 'fp8_e4m3'\?"),

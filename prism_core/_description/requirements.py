@@ -196,10 +196,11 @@ def _pattern(text: Any) -> str:
     return str(text)
 
 
-def _vocabulary_type(name: str) -> str:
-    """``name`` if it is a data type of the device-file vocabulary, which sparsity entries
-    name; else a :class:`RequirementError` suggesting the vocabulary's name for it (``fp16``
-    for Prism's ``float16``): a clause that names no such type would never be met."""
+def _vocabulary_type(name: str, key: str = "sparsity") -> str:
+    """``name`` if it is a data type of the device-file vocabulary, which sparsity entries and
+    features name; else a :class:`RequirementError` for the clause ``key``, suggesting the
+    vocabulary's name for it (``fp16`` for Prism's ``float16``): a clause that names no such
+    type would never be met."""
     from prism_core._description import dtypes
 
     if name in dtypes.VOCABULARY:
@@ -209,8 +210,8 @@ def _vocabulary_type(name: str) -> str:
     except ValueError:
         hint = did_you_mean(name, dtypes.VOCABULARY)
     raise RequirementError(
-        f"requirement 'sparsity': {name!r} is not a data type of the device-file vocabulary"
-        f"{hint}: sparsity entries name {', '.join(dtypes.VOCABULARY)}"
+        f"requirement {key!r}: {name!r} is not a data type of the device-file vocabulary"
+        f"{hint}: device files name {', '.join(dtypes.VOCABULARY)}"
     )
 
 
@@ -347,7 +348,7 @@ class Requirement:
                         f"requirement 'supports': {op!r}: {dts!r} is not accepted; give a data "
                         "type or a list of data types per operation"
                     )
-                pairs.extend((op, d) for d in dts_t)
+                pairs.extend((op, _vocabulary_type(d, "supports")) for d in dts_t)
             return Clause(key, "supports", key, tuple(pairs), value)
         if key == "compute_units":
             _check_value_form(key, value)
