@@ -314,6 +314,15 @@ MIG_TABLES = {
         "4g.71gb": (64, 65.00, 1),
         "7g.141gb": (132, 140.00, 1),
     },
+    # SMs from NVIDIA's NVML mock of the B200 (go-nvml), memory the guide's fraction of 180 GiB.
+    "nvidia.b200": {
+        "1g.23gb": (18, 22.50, 7),
+        "1g.45gb": (18, 45.00, 4),
+        "2g.45gb": (36, 45.00, 3),
+        "3g.90gb": (54, 90.00, 2),
+        "4g.90gb": (72, 90.00, 1),
+        "7g.180gb": (126, 180.00, 1),
+    },
 }
 GiB = 2**30
 
@@ -338,14 +347,6 @@ def test_mig_partition_modes_follow_the_guide(lib: DeviceLibrary, package: str) 
     assert sorted(lib.get(t).attribute("mig_profile") for t in balanced.device_types) == sorted(
         [three, two, first, first]
     )
-
-
-def test_b200_mig_gap_is_stated_not_guessed(lib: DeviceLibrary) -> None:
-    """The guide gives the B200's profiles as fractions only; no -lgip listing was found, so no
-    partition modes are invented (the file says why)."""
-    assert lib.get("nvidia.b200").partitions == ()
-    text = _text("nvidia/b200.yaml")
-    assert "1g.23gb x7" in text and "no partition modes are given" in text
 
 
 def test_h100_pcie_nvlink_bridge_is_twelve_links(lib: DeviceLibrary) -> None:
