@@ -596,3 +596,42 @@ def test_every_creation_and_dtype_function_of_the_standard_is_here() -> None:
         module = dtype_info if name in ("finfo", "iinfo") else promotion
         assert getattr(xp, name) is getattr(module, name), name
         assert getattr(prism_core, name) is getattr(module, name), name  # on prism_core too
+
+
+# -- NumPy's spellings (docs/array-api.md, "NumPy's spellings") -----------------------------------
+
+
+@pytest.mark.parametrize("name", ["zeros", "ones", "empty"])
+@pytest.mark.parametrize("dtype", [np.int32, "float32", prism_core.int64])
+def test_dtype_may_be_given_by_position_as_numpy_allows(
+    backend: str, name: str, dtype: Any
+) -> None:
+    got = call(backend, name, (3, 4), dtype)
+    numpy_dtype = np.dtype("int64" if isinstance(dtype, prism_core.DType) else dtype)
+    same(got, getattr(np, name)((3, 4), numpy_dtype), values=name != "empty")
+
+
+def test_full_takes_its_dtype_by_position_after_the_fill_value(backend: str) -> None:
+    same(call(backend, "full", (2, 3), 7, np.float32), np.full((2, 3), 7, np.float32))
+    same(call(backend, "full", (2,), 1.5, "float64"), np.full((2,), 1.5))
+
+
+@pytest.mark.parametrize("name", ["tril", "triu"])
+@pytest.mark.parametrize("k", [1, -1, 0, 5])
+def test_k_may_be_given_by_position_as_numpy_allows(backend: str, name: str, k: int) -> None:
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    same(call(backend, name, x, k), getattr(np, name)(x, k))
+
+
+def test_an_argument_given_both_ways_is_a_type_error(backend: str) -> None:
+    with pytest.raises(TypeError):
+        call(backend, "zeros", (2,), np.int32, dtype=np.int64)
+    with pytest.raises(TypeError):
+        call(backend, "triu", np.ones((2, 2)), 1, k=1)
+
+
+def test_the_standards_keyword_spelling_still_works_and_device_stays_keyword_only() -> None:
+    same(xp.zeros((2,), dtype=xp.int32), np.zeros((2,), np.int32))
+    same(xp.triu(np.ones((3, 3)), k=1), np.triu(np.ones((3, 3)), 1))
+    with pytest.raises(TypeError):
+        prism_core.zeros((2,), None, None)  # device by position: neither NumPy's nor the standard's

@@ -251,3 +251,28 @@ def test_the_namespace() -> None:
         info.dtypes(kind="floats")
     with pytest.raises(AttributeError, match="no attribute 'linspcae': it has the functions"):
         _ = xp.linspcae
+
+
+# -- NumPy's names (docs/array-api.md, "NumPy's spellings") -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("standard", "numpy_name"),
+    [(s, n) for s, n in {**NUMPY_NAMES, "abs": "absolute"}.items() if s != n],
+)
+def test_numpys_name_is_an_alias_of_the_standards_function(standard: str, numpy_name: str) -> None:
+    """``prism_core.arctan2`` is ``prism_core.atan2``, dispatched alike (the standard's
+    namespace keeps the standard's names only)."""
+    assert getattr(prism_core, numpy_name) is getattr(xp, standard)
+    assert not hasattr(xp, numpy_name) or numpy_name == "power"
+    op = prism_core.get_op(numpy_name)
+    arity = len(op.array_args or ())
+    x = np.array([0.25, -0.5, 0.75]) if arity == 1 else np.array([0.5, -2.0, 1.5])
+    if op.name in ("bitwise_invert", "bitwise_left_shift", "bitwise_right_shift"):
+        x = np.array([1, 6, 3])
+    if op.name == "acosh":
+        x = x + 2.0
+    args = (x,) * arity
+    np.testing.assert_array_equal(
+        getattr(prism_core, numpy_name)(*args), getattr(np, numpy_name)(*args)
+    )

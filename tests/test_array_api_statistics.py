@@ -359,3 +359,98 @@ def test_the_cupy_plugin_functions(cupy_family: Any) -> None:
         cupy_family.diff(x, n=-1)
     with pytest.raises(ValueError, match="``axis`` argument is required"):
         cupy_family.cumulative_prod(x)
+
+
+# -- NumPy's cov and histogram, amax and amin (docs/array-api.md, "NumPy's spellings") ----------
+
+
+def _numpy_op(name: str, backend: str, *args: Any, **kwargs: Any) -> Any:
+    """``prism_core.<name>`` (NumPy's, beyond the standard's namespace) on ``backend``, its
+    arrays back as NumPy's."""
+    fn = getattr(prism_core, name)
+    if backend == "torch":
+        import torch
+
+        args = tuple(torch.as_tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        kwargs = {
+            k: torch.as_tensor(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()
+        }
+        with prism_core.use_backend("torch"):
+            result = _quietly(fn, *args, **kwargs)
+    else:
+        result = _quietly(fn, *args, **kwargs)
+    items = result if isinstance(result, tuple) else (result,)
+    assert all(type(r).__module__.startswith(backend) for r in items), [type(r) for r in items]
+    converted = tuple(np.asarray(prism_core.to_numpy(r)) for r in items)
+    return converted if isinstance(result, tuple) else converted[0]
+
+
+_RNG = np.random.default_rng(34)
+_M = _RNG.normal(size=(4, 9))
+_COV_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+    ((_M,), {}),
+    ((_M.astype(np.float32),), {}),  # NumPy computes in float64
+    ((np.arange(24, dtype=np.int32).reshape(3, 8) % 5,), {}),
+    ((_M[0],), {}),  # one variable: 0-d
+    ((_M + 1j * _M[::-1],), {}),
+    ((_M, _M[:2]), {}),
+    ((_M.T,), {"rowvar": False}),
+    ((_M.T,), {"y": _M[:1].T, "rowvar": False}),
+    ((_M,), {"bias": True}),
+    ((_M,), {"ddof": 3}),
+    ((_M[:, ::2],), {}),  # strided
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), _COV_CALLS)
+def test_cov_is_numpys(backend: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    got, want = _numpy_op("cov", backend, *args, **kwargs), np.cov(*args, **kwargs)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+
+
+def test_cov_with_too_few_degrees_of_freedom_warns_as_numpy(backend: str) -> None:
+    x = np.array([[1.0], [2.0]])
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        want = np.cov(x)
+        if backend == "torch":
+            import torch
+
+            with prism_core.use_backend("torch"):
+                got = np.asarray(prism_core.cov(torch.as_tensor(x)))
+        else:
+            got = prism_core.cov(x)
+    degrees = [w for w in caught if "Degrees of freedom" in str(w.message)]
+    assert len(degrees) == 2 and all(w.category is RuntimeWarning for w in degrees)
+    np.testing.assert_array_equal(got, want)  # NaN, as NumPy's
+
+
+_HISTOGRAM_CALLS: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+    ((_M,), {}),
+    ((_M.astype(np.float32),), {}),  # float32 edges
+    ((np.arange(50, dtype=np.int32) % 7,), {}),  # float64 edges
+    ((np.array([2.5]),), {}),  # one value: the edges around it
+    ((np.array([], dtype=np.float64),), {}),
+    ((_M,), {"bins": 4}),
+    ((_M,), {"bins": np.array([-3.0, -1.0, 0.0, 0.5, 3.0])}),
+    ((_M,), {"range": (-1.0, 1.0)}),
+    ((_M,), {"weights": _M**2}),
+    ((_M,), {"bins": 6, "density": True}),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), _HISTOGRAM_CALLS)
+def test_histogram_is_numpys(backend: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    counts, edges = _numpy_op("histogram", backend, *args, **kwargs)
+    want_counts, want_edges = np.histogram(*args, **kwargs)
+    for got, want in ((counts, want_counts), (edges, want_edges)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_amax_and_amin_are_max_and_min(backend: str) -> None:
+    assert prism_core.amax is prism_core.max and prism_core.amin is prism_core.min
+    x = np.arange(12.0).reshape(3, 4) % 5
+    np.testing.assert_array_equal(_numpy_op("amax", backend, x, axis=0), np.amax(x, axis=0))
+    np.testing.assert_array_equal(_numpy_op("amin", backend, x, axis=1), np.amin(x, axis=1))

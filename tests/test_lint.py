@@ -224,7 +224,9 @@ def test_suggestions_name_real_prism_ops() -> None:
     assert framework_op("jax.numpy.linalg.svd") == "linalg.svd"
     assert framework_op("numpy.cumsum") == "cumulative_sum"
     assert framework_op("torch.inverse") == "linalg.inv"
-    assert framework_op("numpy.histogram") is None
+    assert framework_op("numpy.histogram") == "histogram"  # NumPy's, Prism's too (issue 34)
+    assert framework_op("numpy.arctan2") == "atan2"
+    assert framework_op("numpy.gradient") is None
     assert framework_op("numpy.random.normal") is None  # PRISM007's
 
 
@@ -423,7 +425,7 @@ def test_framework_imports_and_where_they_are_allowed() -> None:
 def test_framework_calls_name_the_prism_op() -> None:
     findings = lint_source(
         "import numpy as np\nfrom torch import cat\ny = np.std(x, ddof=1)\nz = cat([a, b])\n"
-        "w = np.histogram(x)\nv = np.linalg.svd(m)\n",
+        "w = np.gradient(x)\nv = np.linalg.svd(m)\n",
         config=LintConfig(select=frozenset({"PRISM002"})),
     )
     assert [(f.line, f.message) for f in findings] == [

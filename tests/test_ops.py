@@ -244,6 +244,16 @@ EXPECTED_ALIASES = {
     "cumsum": "cumulative_sum",
     "concatenate": "concat",
     "pow": "power",
+    # NumPy's names of the standard's functions, with the standard's meaning (issue 34).
+    "absolute": "abs",
+    "amax": "max",
+    "amin": "min",
+    "outer": "linalg.outer",
+    **{f"arc{name[1:]}": name for name in ("acos", "acosh", "asin", "asinh", "atan", "atanh")},
+    "arctan2": "atan2",
+    "invert": "bitwise_invert",
+    "left_shift": "bitwise_left_shift",
+    "right_shift": "bitwise_right_shift",
 }
 
 

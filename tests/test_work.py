@@ -272,3 +272,10 @@ def test_declare_work_errors_name_the_argument() -> None:
     declare_work("mylib.bad", lambda shapes, itemsize: (1, 2))  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match=r"declared for 'mylib.bad' .* returned \(1, 2\); it must"):
         work_of("mylib.bad", ((1,),), 8)
+
+
+def test_cov_is_2_v_squared_n() -> None:
+    # V variables of N observations: centring (2 V N) and the product with the transpose.
+    assert work_of("cov", ((3, 5),), 8) == Work(2 * 9 * 5 + 2 * 15, 8 * (15 + 9))
+    assert work_of("cov", ((3, 5), (2, 5)), 8) == Work(2 * 25 * 5 + 2 * 25, 8 * (25 + 25))
+    assert work_of("cov", ((5,),), 8) == Work(2 * 5 + 2 * 5, 8 * (5 + 1))

@@ -133,7 +133,7 @@ def eye(
     return np.eye(n_rows, n_cols, k=k, dtype=numpy_dtype(dtype) or np.float64)
 
 
-def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     import numpy as np
 
     if device is not None:
@@ -225,14 +225,14 @@ def check_matrices(op: str, x: Any) -> None:
         )
 
 
-def tril(x: Any, /, *, k: Any = 0) -> Any:
+def tril(x: Any, /, k: Any = 0) -> Any:
     import numpy as np
 
     check_matrices("tril", x)
     return np.tril(x, k=k)
 
 
-def triu(x: Any, /, *, k: Any = 0) -> Any:
+def triu(x: Any, /, k: Any = 0) -> Any:
     import numpy as np
 
     check_matrices("triu", x)

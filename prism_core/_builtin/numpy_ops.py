@@ -75,7 +75,7 @@ def asarray(
     return result  # pragma: no cover
 
 
-def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     import numpy as np
 
     if device is not None:
@@ -84,7 +84,7 @@ def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     return np.zeros(shape, dtype=numpy_dtype(dtype))
 
 
-def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None) -> Any:
     import numpy as np
 
     if device is not None:
@@ -93,7 +93,7 @@ def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
     return np.ones(shape, dtype=numpy_dtype(dtype))
 
 
-def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None) -> Any:
     import numpy as np
 
     if device is not None:

@@ -50,9 +50,11 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "zeros",
-        "(shape, *, dtype=None, device=None)",
+        "(shape, dtype=None, *, device=None)",
         """a new array of ``shape`` (an int or a tuple of ints) filled with zeros, as the Array
-        API's ``zeros``; ``dtype`` defaults to float64. ``device`` is where: ``None`` (the
+        API's ``zeros``; ``dtype`` defaults to float64, and may be given by position as
+        NumPy allows (``zeros((n, n), int32)``; the standard has it by keyword only).
+        ``device`` is where: ``None`` (the
         backend's default), ``"cpu"``, a backend's own device, or Prism's description of a
         device (a GPU's runs the call as ``prism_core.device(...)`` of it would).""",
         (),
@@ -62,9 +64,10 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "ones",
-        "(shape, *, dtype=None, device=None)",
+        "(shape, dtype=None, *, device=None)",
         """a new array of ``shape`` (an int or a tuple of ints) filled with ones, as the Array
-        API's ``ones``; ``dtype`` defaults to float64; ``device`` as in ``zeros``.""",
+        API's ``ones``; ``dtype`` defaults to float64 (by position too, as NumPy allows);
+        ``device`` as in ``zeros``.""",
         (),
         "create",
         "array",
@@ -72,10 +75,11 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "full",
-        "(shape, fill_value, *, dtype=None, device=None)",
+        "(shape, fill_value, dtype=None, *, device=None)",
         """a new array of ``shape`` filled with ``fill_value``, as the Array API's ``full``;
         without ``dtype`` the type is inferred from ``fill_value`` (bool, the default integer,
-        float64 or complex128); ``device`` as in ``zeros``.""",
+        float64 or complex128); ``dtype`` may be given by position, after ``fill_value``, as
+        NumPy allows; ``device`` as in ``zeros``.""",
         (),
         "create",
         "array",
@@ -166,9 +170,10 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "empty",
-        "(shape, *, dtype=None, device=None)",
+        "(shape, dtype=None, *, device=None)",
         "a new array of ``shape`` (an int or a tuple of ints) whose values are not set (what "
-        "the memory held: read none before writing it); float64 without ``dtype``.  " + _DEVICE,
+        "the memory held: read none before writing it); float64 without ``dtype`` (which may be "
+        "given by position, as NumPy allows).  " + _DEVICE,
         (),
         "create",
         "array",
@@ -229,10 +234,12 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "tril",
-        "(x, /, *, k=0)",
+        "(x, /, k=0)",
         "``x`` (of shape ``(..., M, N)``) with the elements above its ``k``-th diagonal zeroed, "
-        "for each matrix of a stack.  ``x`` must have two dimensions or more: a 1-D ``x`` is a "
-        "``ValueError`` naming ``x`` (NumPy would take it for the rows of a square matrix).",
+        "for each matrix of a stack; ``k`` may be given by position, as NumPy allows "
+        "(``tril(x, 1)``; the standard has it by keyword only).  ``x`` must have two "
+        "dimensions or more: a 1-D ``x`` is a ``ValueError`` naming ``x`` (NumPy would take it "
+        "for the rows of a square matrix).",
         (0,),
         "copy",
         "array",
@@ -240,10 +247,12 @@ ROWS: tuple[OpRecord, ...] = (
     ),
     OpRecord(
         "triu",
-        "(x, /, *, k=0)",
+        "(x, /, k=0)",
         "``x`` (of shape ``(..., M, N)``) with the elements below its ``k``-th diagonal zeroed, "
-        "for each matrix of a stack.  ``x`` must have two dimensions or more: a 1-D ``x`` is a "
-        "``ValueError`` naming ``x`` (NumPy would take it for the rows of a square matrix).",
+        "for each matrix of a stack; ``k`` may be given by position, as NumPy allows "
+        "(``triu(x, 1)``; the standard has it by keyword only).  ``x`` must have two "
+        "dimensions or more: a 1-D ``x`` is a ``ValueError`` naming ``x`` (NumPy would take it "
+        "for the rows of a square matrix).",
         (0,),
         "copy",
         "array",

@@ -40,12 +40,14 @@ def _binary(
     )  # fmt: skip
 
 
-def _unary(name: str, what: str, kinds: Kinds, more: str) -> OpRecord:
+def _unary(
+    name: str, what: str, kinds: Kinds, more: str, aliases: tuple[str, ...] = ()
+) -> OpRecord:
     """A function of one operand, NumPy's ufunc of the same name."""
     doc = f"{what}, elementwise, as the Array API's ``{name}``; {more}"
     return OpRecord(
         name, "(x, /)", doc, (0,), "elementwise", "array", f"numpy:{name}",
-        kinds=kinds, dtypes=FLOATING if kinds == "floating" else ALL,
+        aliases=aliases, kinds=kinds, dtypes=FLOATING if kinds == "floating" else ALL,
     )  # fmt: skip
 
 
@@ -85,7 +87,9 @@ _ARITHMETIC: tuple[OpRecord, ...] = (
         "abs",
         "the absolute value",
         "numeric",
-        "complex inputs give the magnitude in the matching real dtype.",
+        "complex inputs give the magnitude in the matching real dtype (NumPy's name "
+        "``absolute`` is an alias).",
+        aliases=("absolute",),
     ),
     _unary(
         "real",
@@ -294,15 +298,17 @@ def _from_row(
         else " The operands broadcast against each other and promote as in ``add``; either may "
         "be a Python scalar, which takes the other operand's dtype."
     )
+    alias = numpy != name  # NumPy's name, same meaning: an alias (``arctan2``, ``invert``)
     doc = (
-        f"{what}, elementwise, as the Array API's ``{name}`` (NumPy's ``{numpy}``); the "
-        f"standard defines it for {_KIND_WORDS[kinds]}.{operands}"
+        f"{what}, elementwise, as the Array API's ``{name}`` (NumPy's ``{numpy}``"
+        + (", an alias" if alias else "")
+        + f"); the standard defines it for {_KIND_WORDS[kinds]}.{operands}"
         + (" The result is bool." if boolean else "")
     )
     return OpRecord(
         name, signature, doc, tuple(range(arity)), "elementwise", "array", f"numpy:{numpy}",
-        dtypes=_SUITE_DTYPES.get(kinds, INTEGERS), flops=flops, kinds=kinds,
-        boolean_result=boolean,
+        aliases=(numpy,) if alias else (), dtypes=_SUITE_DTYPES.get(kinds, INTEGERS),
+        flops=flops, kinds=kinds, boolean_result=boolean,
     )  # fmt: skip
 
 

@@ -54,9 +54,11 @@ ROWS: tuple[OpRecord, ...] = (
         """the minimum of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all axes),
         as the Array API's ``min``; ``keepdims=True`` keeps the reduced axes with size one. NaN
         propagates; reducing an empty axis is a ``ValueError``. A reduction to 0-d gives what
-        the backend gives (a NumPy scalar for NumPy).""",
+        the backend gives (a NumPy scalar for NumPy). NumPy's ``amin`` is an alias (``axis``
+        by keyword, as the standard has it).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:min_",
         dtypes=REAL,
+        aliases=("amin",),
     ),
     OpRecord(
         "max",
@@ -64,9 +66,11 @@ ROWS: tuple[OpRecord, ...] = (
         """the maximum of ``x`` over ``axis`` (an int, a tuple of ints, or ``None`` for all axes),
         as the Array API's ``max``; ``keepdims=True`` keeps the reduced axes with size one. NaN
         propagates; reducing an empty axis is a ``ValueError``. A reduction to 0-d gives what
-        the backend gives (a NumPy scalar for NumPy).""",
+        the backend gives (a NumPy scalar for NumPy). NumPy's ``amax`` is an alias (``axis``
+        by keyword, as the standard has it).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:max_",
         dtypes=REAL,
+        aliases=("amax",),
     ),
     OpRecord(
         "cumulative_sum",
@@ -136,5 +140,32 @@ ROWS: tuple[OpRecord, ...] = (
         array); integers wrap around as NumPy's.  A 0-d ``x`` or a negative ``n`` is a
         ``ValueError``, an ``n`` that is not an integer a ``TypeError``.""",
         (0,), "scan", "array", _REF + "diff",
+    ),
+    # -- NumPy's, beyond the standard ------------------------------------------------------
+    OpRecord(
+        "cov",
+        "(m, /, y=None, rowvar=True, bias=False, ddof=None)",
+        """NumPy's ``cov`` (not in the Array API), with NumPy's defaults: the covariance matrix
+        of the variables in the rows of ``m`` (1-D: one variable; ``rowvar=False``: in its
+        columns), ``y`` (optional) holding more variables in the same layout; normalised by
+        ``N - 1`` (``bias=True``: ``N``; ``ddof`` overrides both).  The result is float64
+        (complex128 for complex input: NumPy computes in ``result_type(m, float64)``), of shape
+        ``(V, V)`` for ``V`` variables, 0-d for one.  NumPy's weights (``fweights``,
+        ``aweights``) are the reference's only.""",
+        (0, 1), "own", "array", "numpy:cov",
+        standard=False, dtypes=ALL,
+    ),
+    OpRecord(
+        "histogram",
+        "(a, /, bins=10, range=None, weights=None, density=None)",
+        """NumPy's ``histogram`` (not in the Array API): the counts of the elements of ``a``
+        (flattened) in ``bins`` equal bins spanning ``range`` (``(a.min(), a.max())`` without
+        it), or in the bins whose edges the 1-D array ``bins`` gives, as a tuple ``(counts,
+        edges)``: each bin is half-open but the last, which includes its right edge.  The
+        counts are int64 (float64 with ``weights``, an array of ``a``'s shape, or ``density=True``,
+        which divides by the total and the bin widths); the edges float64 (float32 for float32
+        ``a``), as NumPy gives them.""",
+        (0,), "reduction", "tuple", "numpy:histogram",
+        standard=False, dtypes=REAL, flops=8.0,
     ),
 )  # fmt: skip

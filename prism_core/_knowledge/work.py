@@ -515,6 +515,17 @@ def _outer(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     return Work(float(n * m) * (4 if complex_input else 1), itemsize * (n + m + n * m))
 
 
+@_builtin("cov")
+def _cov(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
+    # The centred (V, N) variables times their transpose: 2 V^2 N, plus a pass to centre.
+    rows = [(1, _size(s)) if len(s) < 2 else (_size(s[:-1]), s[-1]) for s in shapes]
+    if not rows:
+        raise ValueError("cov: no array to take the covariance of")
+    v, n = sum(r[0] for r in rows), rows[0][1]
+    flops = (2.0 * v * v * n + 2.0 * v * n) * (4 if complex_input else 1)
+    return Work(flops, itemsize * (v * n + v * v))
+
+
 @_builtin("linalg.cross")
 def _cross(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # Two multiplies and a subtraction per element of the result (the broadcast shape).

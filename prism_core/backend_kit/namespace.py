@@ -77,6 +77,13 @@ _SEQUENCES = frozenset({"concat", "stack"})
 #: The elementwise ops, which the reference computes on Python scalars alone (``log(0.5)``)
 #: where the standard's functions take arrays.
 _ELEMENTWISE = frozenset(r.name for r in elementwise.RECORDS if r.name != "clip")
+#: NumPy's positional spellings of what the standard takes by keyword only (``zeros((n, n),
+#: int32)``, ``triu(x, 1)``): op -> (position, keyword); the namespace gets the keyword.
+_NUMPY_POSITIONAL: dict[str, tuple[int, str]] = {
+    **dict.fromkeys(("zeros", "ones", "empty"), (1, "dtype")),
+    "full": (2, "dtype"),
+    **dict.fromkeys(("tril", "triu"), (1, "k")),
+}
 #: The creation ops, whose ``device=`` names where the result goes.
 _CREATION = frozenset(
     {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}
@@ -458,11 +465,17 @@ class NamespaceBackend(Backend):
         creation = op in _CREATION
         has_dtype = creation or op in _DTYPE_KEYWORD
         cast = op == "astype"  # its dtype is positional
+        positional = _NUMPY_POSITIONAL.get(op)
         container = _CONTAINERS.get(op)
         backend = self
 
         def run(*args: Any, **kwargs: Any) -> Any:
             given, keywords = args, kwargs
+            if positional is not None and len(args) > positional[0]:
+                at, keyword = positional
+                if keyword in kwargs:
+                    raise TypeError(f"{op}() got multiple values for argument {keyword!r}")
+                args, kwargs = (*args[:at], *args[at + 1 :]), {**kwargs, keyword: args[at]}
             # The library's reading of device= is its verdict (the reference knows only host
             # memory, so its error would not say what the library takes): not asked below.
             where = backend.creation_device(kwargs.get("device"), device) if creation else None

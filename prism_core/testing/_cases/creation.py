@@ -46,7 +46,9 @@ def input_cases(op: str, m: Maker) -> dict[str, Case]:
     if op in ("zeros", "ones", "full"):
         extra = (_fill(m),) if op == "full" else ()
         shapes = {"standard": (N2, N2), "empty": (0,), "one": (1,), "odd": (65, 67)}
-        return {s: ((shape, *extra), {"dtype": m.dt}) for s, shape in shapes.items()}
+        cases = {s: ((shape, *extra), {"dtype": m.dt}) for s, shape in shapes.items()}
+        cases["numpy"] = (((N2, 3), *extra, m.dt), {})  # NumPy's spelling: dtype by position
+        return cases
     if op == "triu_indices":  # (n,), (n, k) or (n, k, m): no arrays in
         return {
             "standard": ((N2,), {}),
@@ -81,7 +83,10 @@ def input_cases(op: str, m: Maker) -> dict[str, Case]:
     if op == "astype":
         return {s: ((x, _other_dtype(m)), {}) for s, x in matrices.items()}
     if op in (*_LIKE, "tril", "triu"):
-        return {s: ((x,), {}) for s, x in matrices.items()}
+        cases = {s: ((x,), {}) for s, x in matrices.items()}
+        if op in ("tril", "triu"):  # NumPy's spelling: k by position
+            cases["numpy"] = ((matrices["odd"], 1), {})
+        return cases
     return {}
 
 

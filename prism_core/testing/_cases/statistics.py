@@ -1,6 +1,7 @@
 """The conformance suite's inputs for the statistics family of the Array API (see ``__init__``):
 sum, mean, std, min, max and cumulative_sum on arrays of every layout; prod and
-cumulative_prod of numbers near one (no overflow), var, all, any and diff."""
+cumulative_prod of numbers near one (no overflow), var, all, any and diff; NumPy's cov and
+histogram."""
 
 from __future__ import annotations
 
@@ -103,6 +104,21 @@ def input_cases(op: str, m: Maker) -> dict[str, Case]:
         cases = {s: ((x,), {}) for s, x in matrices.items() if s != "empty"}
         cases["odd"] = ((matrices["odd"],), {"axis": 0, "correction": 1})
         return cases
+    if op == "cov":  # variables in rows; one variable (a vector) gives a 0-d result
+        return {
+            "standard": ((m(8, N2),), {}),
+            "vector": ((m(N1),), {}),
+            "odd": ((m(5, 67),), {}),
+            "strided": ((m.strided(N2, N2),), {}),
+            "pair": ((m(4, N2), m(2, N2)), {}),  # y, more variables, by position
+        }
+    if op == "histogram":  # a vector, a matrix (flattened), one value (edges around it)
+        return {
+            "standard": ((m(N1),), {}),
+            "matrix": ((m(N2, N2),), {}),
+            "one": ((m(1),), {}),
+            "empty": ((m(0),), {}),
+        }
     if op not in ("cumulative_prod", "diff"):
         return {}
     vectors = vector_cases(m, positive=op == "cumulative_prod")
@@ -124,6 +140,24 @@ def keyword_cases(op: str, m: Maker) -> dict[str, list[Case]]:
     for an op without keywords."""
     if op in _REDUCTIONS:
         return _reductions_keywords(op, m)
+    if op == "cov":
+        x, y = m(4, N2), m(2, N2)
+        return {
+            "y": [((x,), {"y": y}), ((x,), {"y": m(N2)})],
+            "rowvar": [((x.T,), {"rowvar": False}), ((x.T,), {"y": y.T, "rowvar": False})],
+            "bias": [((x,), {"bias": True})],
+            "ddof": [((x,), {"ddof": 0}), ((x,), {"bias": True, "ddof": 2})],
+        }
+    if op == "histogram":
+        import numpy as np
+
+        x = m(N1)
+        return {
+            "bins": [((x,), {"bins": 7}), ((x,), {"bins": np.sort(m(6))})],
+            "range": [((x,), {"range": (-1.0, 1.0)}), ((x,), {"bins": 3, "range": (0, 2)})],
+            "weights": [((x,), {"weights": m(N1)})],
+            "density": [((x,), {"density": True}), ((x,), {"bins": 5, "density": True})],
+        }
     if op not in ("prod", "var", "all", "any", "cumulative_prod", "diff"):
         return {}
     a, cube = _near_one(

@@ -253,6 +253,36 @@ def matrix_rank(x: Any, /, **kwargs: Any) -> Any:
     return jnp.linalg.matrix_rank(x, **kwargs)
 
 
+# jax.numpy.cov computes in the input's precision; NumPy's in float64 (complex128), which JAX
+# holds only in 64-bit mode (declines_32_bit).
+def cov(m: Any, /, y: Any = None, rowvar: Any = True, bias: Any = False, ddof: Any = None) -> Any:
+    import jax.numpy as jnp
+
+    dt = jnp.result_type(*(v for v in (m, y) if v is not None), jnp.float64)
+    y = None if y is None else jnp.asarray(y, dtype=dt)
+    return jnp.cov(jnp.asarray(m, dtype=dt), y, rowvar=rowvar, bias=bias, ddof=ddof)
+
+
+# NumPy's histogram on the host, given back as JAX arrays: jax.numpy's places its bin edges
+# otherwise (its counts can differ at the edges).
+def histogram(
+    a: Any, /, bins: Any = 10, range: Any = None, weights: Any = None, density: Any = None
+) -> Any:
+    import jax.numpy as jnp
+    import numpy as np
+
+    def host(v: Any) -> Any:  # bins may be a number or NumPy's name of a rule ("auto")
+        return v if v is None or isinstance(v, (int, str)) else np.asarray(v)
+
+    counts, edges = np.histogram(host(a), host(bins), range, weights=host(weights), density=density)
+    return jnp.asarray(counts), jnp.asarray(edges)
+
+
+def declines_32_bit(*args: Any, **kwargs: Any) -> bool | str:
+    """NumPy's result is 64-bit (float64, int64 counts), which JAX holds only in 64-bit mode."""
+    return True if x64() else "NumPy's result is 64-bit, which jax holds only with x64"
+
+
 def declines_integers(*args: Any, **kwargs: Any) -> bool | str:
     """jax.numpy.convolve computes integers in floating point (inexact past 2**53)."""
     if any(getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" for a in args):
@@ -319,11 +349,17 @@ class JaxBackend(NamespaceBackend):
             "transpose": "jax.numpy:transpose",
             "triu_indices": "jax.numpy:triu_indices",
             "linalg.norm": "jax.numpy:linalg.norm",
+            "cov": cov,
+            "histogram": histogram,
         }
     )
 
     declines = MappingProxyType(
-        {"convolve": declines_integers, "linalg.matrix_rank": declines_rank}
+        {
+            "convolve": declines_integers,
+            "linalg.matrix_rank": declines_rank,
+            **dict.fromkeys(("cov", "histogram"), declines_32_bit),
+        }
     )
 
     def dtypes(self, device: Any = None) -> frozenset[str]:

@@ -60,7 +60,7 @@ _OWN = (
     "unique_values", "roll", "matmul", "linalg.vector_norm", "vecdot", "linalg.cross",
     "fft.fftshift", "fft.ifftshift", "count_nonzero", "take", "take_along_axis", "repeat",
     "floor_divide", "remainder", "bitwise_left_shift", "bitwise_right_shift", "conj", "sign",
-    "logaddexp",
+    "logaddexp", "cov", "histogram",
 )  # fmt: skip
 
 

@@ -178,6 +178,47 @@ def triu_indices(n: Any, /, k: Any = 0, m: Any = None, *, device: Any = None) ->
     return tuple(torch.triu_indices(rows, cols, int(k), device=device))
 
 
+def cov(m: Any, /, y: Any = None, rowvar: Any = True, bias: Any = False, ddof: Any = None) -> Any:
+    """NumPy's (beyond the standard), in NumPy's ``result_type(m, y, float64)`` (torch's
+    ``cov`` keeps float32 and takes no ``y`` nor ``rowvar``)."""
+    given = [v if type(v) is torch.Tensor else torch.as_tensor(v) for v in (m, y) if v is not None]
+    dt = torch.complex128 if builtins.any(v.is_complex() for v in given) else torch.float64
+
+    def variables(v: Any) -> Any:
+        v = torch.atleast_2d(v.to(dt))
+        return v.T if not rowvar and v.shape[0] != 1 else v
+
+    x = variables(given[0])
+    if x.shape[0] == 0:
+        return torch.empty((0, 0), dtype=torch.float64, device=x.device)
+    if y is not None:
+        x = torch.cat((x, variables(given[1])), dim=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    fact = x.shape[1] - ddof
+    if fact <= 0:
+        import warnings
+
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=2)
+        fact = 0.0
+    x = x - x.mean(dim=1, keepdim=True)
+    return ((x @ x.T.conj()) * (1 / fact if fact else math.inf)).squeeze()
+
+
+def histogram(
+    a: Any, /, bins: Any = 10, range: Any = None, weights: Any = None, density: Any = None
+) -> Any:
+    """NumPy's (beyond the standard), computed by NumPy on the host and given back as tensors
+    on ``a``'s device: torch's ``histogram`` takes floating-point tensors on the CPU only and
+    places its bin edges otherwise than NumPy (its counts differ at the edges)."""
+    host = [
+        v.detach().cpu().numpy() if type(v) is torch.Tensor else v for v in (a, bins, weights)
+    ]
+    counts, edges = np.histogram(host[0], host[1], range, weights=host[2], density=density)
+    device = a.device if type(a) is torch.Tensor else None
+    return torch.as_tensor(counts, device=device), torch.as_tensor(edges, device=device)
+
+
 def random_normal(
     shape: Any,
     mean: Any = 0.0,
