@@ -211,6 +211,7 @@ def _sample_calls() -> dict[str, Call]:
         "fft.ifft": ((z,), {}),
         "fft.rfft": ((v,), {"n": 4000}),
         "convolve": ((v, w[:64]), {"mode": "same"}),
+        "cov": ((m,), {}),
         # The standard's other elementwise functions, in their domains.
         **{e.name: _elementwise_call(e, rng) for e in ELEMENTWISE},
     }

@@ -73,7 +73,8 @@ _DLPACK_GPU_DEVICES = frozenset({2, 13})
 _FIXED = (
     "arange", "linspace", "astype", "tril", "triu", "power", "clip", "where", "std", "var",
     "sort", "argsort", "count_nonzero", "searchsorted", "reshape", "expand_dims", "repeat",
-    "take", "take_along_axis", "unstack", "vecdot", "tensordot", "convolve", "random.normal",
+    "take", "take_along_axis", "unstack", "vecdot", "tensordot", "convolve", "histogram",
+    "random.normal",
     "requires_grad", "detach", "linalg.inv", "linalg.solve", "linalg.svd", "linalg.svdvals",
     "linalg.eig", "linalg.eigh", "linalg.qr", "linalg.cholesky", "linalg.slogdet",
     "linalg.matrix_power", "linalg.matrix_rank", "linalg.pinv", "linalg.cross",
@@ -86,7 +87,7 @@ OVERRIDES: Mapping[str, str] = MappingProxyType(
     {
         **{op: f"prism_plugin_cuda.ops:{op.replace('.', '_')}" for op in _FIXED},
         # Beyond the standard: CuPy's own, with NumPy's semantics.
-        **{op: f"cupy:{op}" for op in ("dot", "einsum", "transpose", "triu_indices")},
+        **{op: f"cupy:{op}" for op in ("cov", "dot", "einsum", "transpose", "triu_indices")},
         "linalg.norm": "cupy.linalg:norm",
     }
 )

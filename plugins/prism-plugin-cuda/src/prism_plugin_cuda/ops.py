@@ -248,6 +248,18 @@ def convolve(a: Any, v: Any, /, mode: str = "full") -> Any:
     return cupy.convolve(a, v, mode=mode)
 
 
+# Beyond the standard: NumPy's histogram, counted by NumPy on the host and given back in GPU
+# memory (CuPy's places its bin edges otherwise than NumPy, so counts could differ at them).
+def histogram(
+    a: Any, /, bins: Any = 10, range: Any = None, weights: Any = None, density: Any = None
+) -> Any:
+    import numpy as np
+
+    host = [cupy.asnumpy(v) if isinstance(v, cupy.ndarray) else v for v in (a, bins, weights)]
+    counts, edges = np.histogram(host[0], host[1], range, weights=host[2], density=density)
+    return cupy.asarray(counts), cupy.asarray(edges)
+
+
 def _status() -> Any:
     # CuPy ignores cuSOLVER's status by default (cupyx.errstate(linalg="ignore")) and returns NaNs
     # for a singular matrix or a failed decomposition, where NumPy raises LinAlgError: read here,
