@@ -74,6 +74,9 @@ _LAZY = {
     # The seed's names for a pipeline and its stages (``prism_core.pipelines`` has the rest).
     "pipeline": "_pipeline.pipeline",
     "stage": "_pipeline.stage",
+    # A whole function placed on one backend and device (docs/functions.md).
+    "function": "_function.placed",
+    "PlacedFunction": "_function.placed",
     # What a call did.
     "ArraySpec": "_dispatch.arguments",
     "Candidate": "_dispatch.decision",

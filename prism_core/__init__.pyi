@@ -60,6 +60,8 @@ from prism_core._dispatch.scope import use_backend as use_backend
 from prism_core._dispatch.scope import use_numpy_backend as use_numpy_backend
 from prism_core._pipeline.pipeline import pipeline as pipeline
 from prism_core._pipeline.stage import stage as stage
+from prism_core._function.placed import function as function
+from prism_core._function.placed import PlacedFunction as PlacedFunction
 from prism_core._dispatch.arguments import ArraySpec as ArraySpec
 from prism_core._dispatch.decision import Candidate as Candidate
 from prism_core._dispatch.decision import Decision as Decision

@@ -214,3 +214,25 @@ def torch_plugin() -> Iterator[Any]:
     load_bundled_plugin("torch")
     yield torch
     prism_core.extending.reload_plugins()
+
+
+@pytest.fixture
+def jax_without_x64() -> Iterator[None]:
+    """JAX in its default mode (no 64-bit dtypes) for the test, whatever this worker's
+    ``JAX_ENABLE_X64`` says (the jax plugin's conftest turns it on for the whole process when
+    its tests are collected): what a placement on jax holds depends on it."""
+    try:
+        import jax
+    except ImportError:
+        yield
+        return
+    from prism_core._dispatch import registry
+
+    before = bool(jax.config.jax_enable_x64)
+    jax.config.update("jax_enable_x64", False)
+    registry.bump()  # plans judged what jax holds in the other mode
+    try:
+        yield
+    finally:
+        jax.config.update("jax_enable_x64", before)
+        registry.bump()

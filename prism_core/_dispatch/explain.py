@@ -80,7 +80,8 @@ _Plan = TypeVar("_Plan", covariant=True)
 
 
 class _PlansItself(Protocol[_Plan]):
-    """What plans itself when explained: a ``@prism_core.pipeline`` function."""
+    """What plans itself when explained: a ``@prism_core.pipeline`` function, a
+    ``@prism_core.function`` (the hook lets features above dispatch explain themselves)."""
 
     def __prism_explain__(self, *args: Any, **kwargs: Any) -> _Plan: ...
 
@@ -93,8 +94,8 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it.
 
     Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).  An object
-    that plans itself (a ``@prism_core.pipeline`` function: ``__prism_explain__``) gives its
-    own plan.
+    that plans itself (a ``@prism_core.pipeline`` function, a ``@prism_core.function``:
+    ``__prism_explain__``) gives its own plan.
     """
     planner = getattr(op, "__prism_explain__", None)
     if planner is not None:

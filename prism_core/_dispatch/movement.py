@@ -7,6 +7,10 @@ arrays with the movers made here, once per plan: to NumPy through the owning bac
 :func:`bring_back` returns the result to the arguments' backend.  :func:`recording` collects a
 :class:`MoveRecord` per move, for one context-variable read per moved argument.  The rule:
 docs/backends.md, "Where a call runs"; the records: docs/pipelines.md, "Data between stages".
+
+A feature that moves arrays itself (a placed function, ``prism_core.function``) uses the public
+helpers: :func:`what` and :func:`address` to describe an array and tell a zero copy, and
+:func:`record_move` to put its own move on the active :func:`recording`.
 """
 
 from __future__ import annotations
@@ -29,13 +33,16 @@ __all__ = [
     "UNVERIFIED",
     "ZERO_COPY",
     "MoveRecord",
+    "address",
     "bring_back",
     "describe",
     "each",
     "is_masked",
     "mover",
     "nbytes",
+    "record_move",
     "recording",
+    "what",
 ]
 
 #: How a recorded move went (:attr:`MoveRecord.how`).
@@ -197,8 +204,8 @@ def _record(
     """The record of moving ``before`` (to ``after``); ``link`` is the non-host device whose
     host link a copy crossed, if any."""
     size = nbytes(before)
-    kind, shape, dtype = _what(before)
-    a, b = _address(before), _address(after)
+    kind, shape, dtype = what(before)
+    a, b = address(before), address(after)
     on_device = link is not None and link.kind not in (None, "cpu")
     if a is not None and b is not None:
         how = ZERO_COPY if a == b else COPIED
@@ -229,9 +236,29 @@ def _record(
     )
 
 
-def _address(value: Any) -> int | None:
+def record_move(
+    op: str,
+    position: int | None,
+    before: Any,
+    after: Any,
+    source: Backend | None,
+    backend: Backend,
+    device: DeviceDescription | None = None,
+) -> None:
+    """Record that ``before`` (argument ``position`` of ``op``; ``None``: a result) was moved
+    to ``after`` on ``backend`` (on ``device``), by a feature that moved it itself rather than
+    through :func:`mover` or :func:`bring_back`: the active :func:`recording`, if any, gets a
+    :class:`MoveRecord` (zero copy or copied, from the arrays' addresses).  Nothing is done
+    when nothing records."""
+    sink = _RECORDING.get()
+    if sink is not None:
+        sink.append(_record(op, position, before, after, source, backend, device, device))
+
+
+def address(value: Any) -> int | None:
     """Where an array's data starts, when it says (torch's ``data_ptr()``, CUDA's array
-    interface, NumPy's); ``None`` otherwise.  Asked in that order: asking a tensor for an array
+    interface, NumPy's); ``None`` otherwise.  Two arrays with the same address share their
+    memory (a zero-copy move).  Asked in that order: asking a tensor for an array
     interface it lacks costs an exception."""
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr):
@@ -254,8 +281,10 @@ _TYPE_NAMES: dict[type, str] = {}
 _DTYPE_NAMES: dict[Any, str] = {}
 
 
-def _what(value: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
-    """The array's type name, shape and dtype name, as a record keeps them."""
+def what(value: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
+    """``(kind, shape, dtype)``: the array's type name (``"numpy.ndarray"``), shape and dtype
+    name, as a :class:`MoveRecord` keeps them; shape and dtype are ``None`` for a value that
+    does not say them (a scalar, a symbolic shape)."""
     cls = type(value)
     kind = _TYPE_NAMES.get(cls)
     if kind is None:

@@ -17,8 +17,8 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from prism_core._dispatch.candidates import Candidates, Runner, candidates
 from prism_core._dispatch.ops import (  # ops.py installs the op functions
@@ -34,7 +34,10 @@ if TYPE_CHECKING:
     from prism_core._dispatch.examples import Examples
 
 __all__ = [
+    "FunctionTuning",
     "Measurement",
+    "PreparedRunner",
+    "Tunable",
     "TuneCase",
     "TuneReport",
     "TuningError",
@@ -62,6 +65,62 @@ EXAMPLES: dict[str, str] = {
 class TuningError(PrismError, ValueError):
     """The tuner was asked for something it cannot measure (an unknown op, no sizes or example
     arguments, a bad option); the message says what would be accepted."""
+
+
+@dataclass(frozen=True)
+class PreparedRunner(Runner):
+    """A :class:`Runner` whose ``setup`` is called before each timed sample, outside the timed
+    region: a placed function's runner makes fresh copies of the arguments there, so that a
+    body updating its arguments is timed on copies and the caller's arrays never change."""
+
+    setup: Callable[[], None] | None = None
+
+
+@dataclass(frozen=True)
+class FunctionTuning:
+    """What a tunable object (:class:`Tunable`) gives the tuner for one call: its candidates,
+    ready to run, and what the tuning entry is keyed by.
+
+    ``key`` is the function's identity (qualified name and a hash of its code: an edited
+    function is another key), stored as the entry's ``op``; ``signature`` the call's argument
+    types, dtypes and where its arrays live, stored as the entry's ``dtype``; ``bucket`` the
+    size bucket (``tuning_records.bucket_of`` of the arrays' element counts); ``devices`` the
+    candidates' device types joined by ``+``.  ``runners`` are in the declared order (the
+    first is what runs untuned), each named by its backend; ``skipped`` says why the other
+    backends cannot run the call.  ``declined`` is filled while measuring with the backends
+    that refused the body for good (JAX for a body that updates its arguments): they are
+    reported as declined, not timed, and left out of the entry."""
+
+    key: str
+    signature: str
+    bucket: int
+    devices: str
+    runners: tuple[Runner, ...]
+    skipped: tuple[str, ...] = ()
+    shapes: tuple[tuple[int, ...], ...] = ()
+    declined: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        return tuple(sorted(r.variant for r in self.runners))
+
+    def candidates(self) -> Candidates:
+        """The call's candidates as the ops' tuner takes them (:func:`tune_case`)."""
+        return Candidates(
+            self.key, self.runners, self.skipped, self.devices, self.variants, self.signature,
+            self.bucket,
+        )  # fmt: skip
+
+
+@runtime_checkable
+class Tunable(Protocol):
+    """An object :func:`tune` measures as a whole rather than as an op: a placed function
+    (``prism_core.function``).  ``__prism_tune__(args, kwargs)`` returns the call's
+    :class:`FunctionTuning`; the object reads the stored winner itself (it is kept in the
+    tuning records under the tuning's ``key``, ``signature``, ``bucket``, ``devices`` and
+    variants, like an op's)."""
+
+    def __prism_tune__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionTuning: ...
 
 
 @home("prism_core.tuning")
@@ -180,6 +239,7 @@ class TuneReport:
             if times:
                 lines.append(f"    {times}")
             lines.extend(f"    {line}" for line in _untimed(c.measurements))
+            lines.extend(f"    {s}" for s in c.skipped if ": declined: " in s)  # not timed
         where = f" in {self.path}" if self.path else ""
         took = f"({self.seconds:.1f} s)"
         if self.unstored:
@@ -290,6 +350,9 @@ def measure(
 ) -> list[Measurement]:
     """Time each runner: warm-up, a sample size per runner, then interleaved rounds.
 
+    A :class:`PreparedRunner`'s ``setup`` is called before each sample, outside the timed
+    region (a placed function is timed on fresh copies of its arguments each round).
+
     Rounds continue until ``budget_s`` is spent (at least ``min_rounds``, at most
     ``max_rounds``).  ``deadline`` (a ``time.perf_counter()`` value) is a hard stop: past it no
     further round starts, even below ``min_rounds`` (tuning on first use must not hold a
@@ -311,11 +374,16 @@ def measure(
             warm_until = time.perf_counter() + min(0.1 * budget_s, 0.05)
             if deadline is not None:
                 warm_until = min(warm_until, deadline)
+            setup = getattr(r, "setup", None)  # a PreparedRunner: fresh arguments
+            if setup is not None:
+                setup()
             first = _timed(r.run, 1)
             if r.compiles:
                 first_calls[r.variant] = first  # a compilation at this shape, reported apart
             while time.perf_counter() < warm_until:
                 r.run()
+            if setup is not None:
+                setup()
             once = max(_timed(r.run, 1), 1e-8)
         except Exception as exc:  # a variant that fails is not a candidate; say why
             errors[r.variant] = describe_exception(exc)
@@ -337,6 +405,9 @@ def measure(
         rng.shuffle(order)
         for r in order:
             try:
+                setup = getattr(r, "setup", None)
+                if setup is not None:
+                    setup()  # outside the timed region
                 samples[r.variant].append(_timed(r.run, numbers[r.variant]))
             except Exception as exc:
                 errors[r.variant] = describe_exception(exc)
@@ -731,6 +802,9 @@ def tune(
 ) -> TuneReport:
     """Measure the variants of ``op`` that dispatch chooses among, and store the winners.
 
+    ``op`` may also be a placed function (``prism_core.function``; any :class:`Tunable`):
+    ``tune(F, *args)`` times the backends that can run ``F(*args)`` (:func:`tune_function`).
+
     Either give example arguments (``prism.tune("matmul", a, b)``: that call's size bucket is
     tuned), or ``sizes`` (and ``dtypes``) for the ops that have example arguments
     (:data:`EXAMPLES`: matmul, fft.fft, linalg.svd, linalg.solve, add; and the ops that carry
@@ -752,6 +826,12 @@ def tune(
 
     from prism_core._tuning.progress import Progress
 
+    if isinstance(op, Tunable):
+        if sizes is not None:
+            raise TuningError("a placed function is tuned on example arguments, not sizes=")
+        return tune_function(
+            op, example_args, budget_s=budget_s, store=store, record=record, deadline=deadline
+        )
     the_op = as_op(op)
     if budget_s is not None and not (
         isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
@@ -806,6 +886,85 @@ def tune(
             shown.close()
     stored, unstored, path, problems = keeper.outcome()
     return TuneReport(tuple(cases), stored, path, problems, time.perf_counter() - began, unstored)
+
+
+def tune_function(
+    fn: Tunable,
+    args: Sequence[Any],
+    kwargs: dict[str, Any] | None = None,
+    *,
+    budget_s: float | None = None,
+    store: Any = None,
+    record: bool = True,
+    deadline: float | None = None,
+) -> TuneReport:
+    """Time the placements of a placed function's call ``fn(*args, **kwargs)`` (its backends,
+    each running the whole body on fresh copies of the arguments) with the ops' machinery —
+    interleaved rounds, the minimum, the paired sign test, a tie within the noise keeping the
+    declared order — and store the winner in the tuning cache (docs/functions.md, "Choosing
+    by measurement").  A backend that declines the body (JAX for a body that updates its
+    arguments) is reported as declined, not timed."""
+    if budget_s is not None and not (
+        isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
+    ):
+        raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+    began = time.perf_counter()
+    # Judging the backends may import their frameworks: the budget is for measuring.
+    request = fn.__prism_tune__(tuple(args), dict(kwargs or {}))
+    if budget_s is not None:
+        start = time.perf_counter()
+        deadline = min(start + float(budget_s), math.inf if deadline is None else deadline)
+    budget, stop = share(deadline, 1)
+    case, entry = tune_request(request, budget_s=budget, deadline=stop)
+    keeper = Keeper(store if record else False)
+    if entry is not None:
+        keeper.keep([entry])
+    stored, unstored, path, problems = keeper.outcome()
+    return TuneReport((case,), stored, path, problems, time.perf_counter() - began, unstored)
+
+
+def tune_request(
+    request: FunctionTuning, *, budget_s: float, deadline: float | None
+) -> tuple[TuneCase, Any]:
+    """Measure a :class:`FunctionTuning`'s runners as :func:`tune_case` measures an op's; the
+    case and the entry to store (``None``: nothing to store).  Backends declined while
+    measuring are moved from the measurements to ``skipped`` and left out of the entry."""
+    from prism_core._knowledge.tuning_records import TuningEntry
+
+    shapes = request.shapes
+    case, entry = tune_case(
+        None, (), budget_s=budget_s, deadline=deadline, found=request.candidates()
+    )
+    case = replace(case, shapes=shapes)
+    declined = dict(request.declined)
+    if not declined:
+        return case, None if entry is None else replace(entry, shapes=shapes)
+    measurements = tuple(m for m in case.measurements if m.variant not in declined)
+    skipped = case.skipped + tuple(f"{b}: declined: {why}" for b, why in declined.items())
+    variants = tuple(v for v in request.variants if v not in declined)
+    timed = [m for m in measurements if m.error is None]
+    if not timed:
+        return replace(case, measurements=measurements, skipped=skipped, decided="failed"), None
+    winner, decided = case.winner, case.decided
+    if winner is None or winner in declined:
+        best = min(timed, key=lambda m: m.seconds)
+        winner, decided = best.variant, "measured"
+    case = replace(case, measurements=measurements, skipped=skipped, winner=winner, decided=decided)
+    if len(timed) < 2:
+        return case, None
+    return case, TuningEntry(
+        op=request.key,
+        device=request.devices,
+        dtype=request.signature,
+        bucket=request.bucket,
+        variants=variants,
+        times={m.variant: m.seconds for m in timed},
+        winner=winner,
+        decided=decided,
+        shapes=shapes,
+        repeats=min(len(m.samples) for m in timed),
+        measured_at=time.time(),
+    )
 
 
 #: Seconds of measuring per case when no budget caps the run (``prism.tune``, ``prism tune``).
@@ -892,7 +1051,8 @@ def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
     declared order stands), stores the winner in the tuning cache and runs the call on it.
     Later calls of that size are cached plans, as before.  Dispatch keys then hold the size
     bucket of every op, so that each new size is tuned.  Calls that arrive while another
-    thread tunes the same op and size run in the declared order without waiting.
+    thread tunes the same op and size run in the declared order without waiting.  Placed
+    functions (``prism_core.function``) follow the same switch: :func:`tune_on_first_use`.
     """
     from prism_core._dispatch import ranking, registry
 
@@ -942,4 +1102,41 @@ def _on_first_use(op: Any, key: Any, args: Sequence[Any], kwargs: dict[str, Any]
         # Stays busy when nothing was stored, so that this size is not measured again and
         # again; cleared by set_autotune.
         if _first_use.enabled is False:
+            _first_use.busy.discard(key)
+
+
+def tune_on_first_use(fn: Tunable, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Tuning on first use for a placed function (:func:`set_autotune`): when it is on, the
+    first call of a signature with no stored winner measures its placements within the
+    budget, on copies of the arguments, and stores the winner; whether it stored one.  Calls
+    that arrive while another thread tunes the same signature run untuned without waiting;
+    a failure to tune never fails the call."""
+    if not _first_use.enabled or getattr(_tuning_now, "active", False):
+        return False
+    _tuning_now.active = True  # the body's own ops are not tuned meanwhile
+    key: Any = None
+    try:
+        request = fn.__prism_tune__(args, kwargs)
+        if len(request.runners) < 2:
+            return False
+        key = ("function", request.key, request.signature, request.bucket, request.devices)
+        with _first_use.lock:
+            if key in _first_use.busy:
+                key = None
+                return False
+            _first_use.busy.add(key)
+        budget = _first_use.budget_s  # from here: judging the backends is not measuring
+        _case, entry = tune_request(request, budget_s=budget, deadline=time.perf_counter() + budget)
+        if entry is None:
+            return False
+        from prism_core._knowledge.tuning_records import TuningStore, reload
+
+        TuningStore().record(entries=[entry])
+        reload()
+        return True
+    except Exception:  # a failure to tune never fails the call: it runs untuned
+        return False
+    finally:
+        _tuning_now.active = False
+        if key is not None and _first_use.enabled is False:
             _first_use.busy.discard(key)

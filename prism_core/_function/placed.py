@@ -1,0 +1,887 @@
+"""``prism_core.function``: a whole function placed on one backend and device.
+
+A call looks its signature (argument types, dtypes, where the arrays live) up in the function's
+placement cache; on a miss it judges every backend (:mod:`prism_core._function.candidates`).
+The arrays move there once, the body runs in that backend's scope (Prism ops and creation
+functions make arrays there; operators and indexing run natively), arguments moved by copy are
+written back into the caller's arrays, and results come back as the caller's kind.
+docs/functions.md is the guide.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import inspect
+import linecache
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from prism_core._dispatch import movement
+from prism_core._dispatch.arguments import elements
+from prism_core._dispatch.fallback import (
+    CALLER_ERRORS,
+    BackendError,
+    DispatchError,
+    fallback_recording,
+    record,
+)
+from prism_core._dispatch.registry import generation
+from prism_core._dispatch.scope import SCOPE, current_scope
+from prism_core._errors import describe_exception
+from prism_core._function.candidates import REFERENCE, PlacementCandidate, judge, traits
+from prism_core._function.report import FunctionDecision, FunctionReport
+from prism_core._quantities import seconds_text
+
+if TYPE_CHECKING:
+    from prism_core._contract.backend import Backend
+    from prism_core._dispatch.scope import Scope
+    from prism_core._knowledge.plugins import PluginSet
+    from prism_core._tuning.tuner import FunctionTuning, PreparedRunner
+
+__all__ = ["PlacedFunction", "function"]
+
+#: The reason a backend with immutable arrays is declined for a function that updates its
+#: arguments (said by ``explain`` and recorded for good).
+MUTATES = "mutates its arguments; {} arrays are immutable"
+
+
+def _is_array(value: Any) -> bool:
+    # NumPy scalars have no __dlpack__; 0-d arrays do (they are arrays).
+    return hasattr(value, "__dlpack__")
+
+
+#: Array types whose arrays are always in host memory: their device need not be asked (NumPy's,
+#: added when a placement is first planned; asking costs a third of a cached call).
+_HOST_ARRAYS: set[type] = set()
+
+
+def _signature(values: Iterable[Any], total: list[int]) -> tuple[Any, ...]:
+    """The part of a call that decides its placement: each argument's type, and for arrays
+    their dtype and device (where they live); containers by their items.  The arrays' element
+    counts are added to ``total[0]``: the size bucket (``bucket_of``, as ops' tuning keys
+    it) is part of the key, since a tuned placement depends on it."""
+    out: list[Any] = []
+    for v in values:
+        t = type(v)
+        if t in _HOST_ARRAYS:
+            out.append((t, v.dtype))
+            total[0] += v.size
+        elif t is tuple or t is list:
+            out.append((t, _signature(v, total)))
+        elif t is dict:
+            out.append((t, tuple(v), _signature(v.values(), total)))
+        elif hasattr(v, "__dlpack__"):
+            out.append((t, getattr(v, "dtype", None), getattr(v, "device", None)))
+            total[0] += elements(v)
+        else:
+            out.append(t)
+    return tuple(out)
+
+
+def _bucket(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
+    """The call's size bucket: ``bucket_of`` the element counts of its arrays."""
+    from prism_core._knowledge.tuning_records import bucket_of
+
+    return bucket_of(*(elements(leaf) for v in (*args, *kwargs.values()) for leaf in _leaves(v)))
+
+
+def _code_digest(code: Any) -> str:
+    """A hash of a code object's instructions, constants (nested code objects by their own
+    hash) and names: an edited body is another digest; moving it to another line is not."""
+    h = hashlib.sha256()
+
+    def feed(c: Any) -> None:
+        h.update(c.co_code)
+        for const in c.co_consts:
+            if hasattr(const, "co_code"):
+                feed(const)
+            else:
+                h.update(repr(const).encode())
+        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars)).encode())
+
+    feed(code)
+    return h.hexdigest()[:12]
+
+
+def _identity(fn: Callable[..., Any]) -> str:
+    """A function's identity in the tuning cache: ``function:<module>.<qualname>@<code hash>``."""
+    name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}"
+    code = getattr(fn, "__code__", None)
+    if code is None:  # a callable object: its __call__'s code
+        target: Any = fn
+        code = getattr(getattr(target.__call__, "__func__", None), "__code__", None)
+    return f"function:{name}@{_code_digest(code) if code is not None else 'nocode'}"
+
+
+def _signature_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    """The signature as the tuning cache keys it (``prism tune --show`` prints it): each
+    argument's type, arrays with their dtype and, off the host, where they live."""
+
+    def one(v: Any) -> str:
+        if isinstance(v, tuple | list):
+            return f"{type(v).__name__}({', '.join(one(x) for x in v)})"
+        if isinstance(v, dict):
+            return "dict(" + ", ".join(f"{k}={one(x)}" for k, x in v.items()) + ")"
+        if _is_array(v):
+            kind, _shape, dtype = movement.what(v)
+            where = getattr(v, "device", None)
+            on = "" if where is None or str(where) == "cpu" else f" on {where}"
+            return f"{kind} {dtype}{on}"
+        return type(v).__name__
+
+    text = ", ".join([*(one(a) for a in args), *(f"{k}={one(v)}" for k, v in kwargs.items())])
+    return text or "no arguments"
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    """The arrays in ``value``, nested in tuples, lists and dicts too."""
+    if isinstance(value, tuple | list):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    elif _is_array(value):
+        yield value
+
+
+def _map(value: Any, fn: Callable[[Any], Any], every: bool = False) -> Any:
+    """``value`` with ``fn`` applied to each array in it (``every``: to each item that is no
+    container); containers keep their types."""
+    if isinstance(value, tuple):
+        items = [_map(v, fn, every) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, list):
+        return [_map(v, fn, every) for v in value]
+    if isinstance(value, dict):
+        return {k: _map(v, fn, every) for k, v in value.items()}
+    return fn(value) if every or _is_array(value) else value
+
+
+def _updated_parameters(fn: Callable[..., Any]) -> frozenset[str]:
+    """The parameters the body updates with an augmented assignment (``a += b``): on NumPy
+    that changes the caller's array, on immutable arrays it only rebinds the name, so such a
+    function cannot run there without losing the update.  Empty when the source is not found."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset()
+    names = set(inspect.signature(fn).parameters)
+    return frozenset(
+        node.target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AugAssign)
+        and isinstance(node.target, ast.Name)
+        and node.target.id in names
+    )
+
+
+def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """A call's key in the placement cache: the scope in force, the signature and the size
+    bucket."""
+    total = [0]
+    if not kwargs:
+        return (SCOPE.get(), _signature(args, total), total[0].bit_length())
+    sig = _signature(args, total)
+    return (
+        SCOPE.get(),
+        sig,
+        tuple(kwargs),
+        _signature(kwargs.values(), total),
+        total[0].bit_length(),
+    )
+
+
+@dataclass(slots=True)
+class _Entry:
+    """A signature's placement: the candidates that can run it, best first, and the scope the
+    body runs in on the first."""
+
+    candidates: list[PlacementCandidate]
+    home: Backend | None
+    basis: str
+    scopes: dict[str, Scope] = field(default_factory=dict)
+    #: Every array is the chosen backend's own: nothing moves, nothing comes back.
+    fast: bool = False
+    #: A call has succeeded here: a failure cannot be retried from a copy of the arguments.
+    proven: bool = False
+    #: The scope the body runs in on the first candidate.
+    scope: Scope | None = None
+    #: What decided the order: "scope", "measured", "tie" or "declared" (untuned).
+    decided_by: str = "declared"
+
+    def __post_init__(self) -> None:
+        if self.candidates and self.scope is None:
+            self.scope = self.scopes.get(self.candidates[0].backend)
+
+
+class PlacedFunction:
+    """A function placed whole on one backend and device per signature (``@prism_core.function``).
+
+    Call it as the function.  :meth:`explain` says where a call would run and why, :meth:`run`
+    gives the result with a :class:`FunctionReport`.
+    """
+
+    __module__ = "prism_core"
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        backends: Iterable[str] | None = None,
+        requires: dict[str, Any] | None = None,
+        keep: bool = False,
+    ) -> None:
+        if not callable(fn):
+            raise TypeError(f"prism_core.function() places a function; got {fn!r}")
+        if isinstance(backends, str):
+            raise TypeError(f"backends= takes a list of backend names; got {backends!r}")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.backends = None if backends is None else tuple(backends)
+        self.requires = None if requires is None else dict(requires)
+        if self.requires:
+            from prism_core._description.requirements import Requirement
+
+            Requirement(self.requires)  # a requirement that cannot be read fails here, not per call
+        self.keep = keep
+        self.name: str = getattr(fn, "__qualname__", repr(fn))
+        self._cache: dict[Any, _Entry] = {}
+        self._generation = generation()
+        self._lock = threading.Lock()
+        #: Backends declined for good, with the reason (the body mutates immutable arrays).
+        self.declined: dict[str, str] = {}
+        self._updated: frozenset[str] | None = None
+        self._identity: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<prism_core.function {self.name}>"
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        # A placed method: bound like the function it wraps.
+        return self if instance is None else functools.partial(self, instance)
+
+    # -- calling -----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # The hot path: a cached placement where nothing moves costs the key, one lookup and
+        # setting the scope (benchmarks/bench_function.py).
+        key = _key(args, kwargs)
+        if self._generation != generation():
+            self._reset()
+        entry = self._cache.get(key)
+        if entry is not None and entry.fast:
+            token = SCOPE.set(entry.scope)
+            try:
+                return self.fn(*args, **kwargs)
+            except Exception as exc:
+                if self._callers(exc, entry.candidates[0]):
+                    raise
+                failure = exc
+            finally:
+                SCOPE.reset(token)
+            return self._run(key, entry, args, kwargs, None, failure)
+        return self._run(key, entry, args, kwargs, None, None)
+
+    def run(self, *args: Any, **kwargs: Any) -> tuple[Any, FunctionReport]:
+        """``(result, report)``: the call, with where it ran, what moved, what was written
+        back, the fallbacks and the time."""
+        key = _key(args, kwargs)
+        if self._generation != generation():
+            self._reset()
+        report = FunctionReport(self.name)
+        start = time.perf_counter()
+        with movement.recording() as moves, fallback_recording() as fell:
+            result = self._run(key, self._cache.get(key), args, kwargs, report, None)
+        report.seconds = time.perf_counter() - start
+        report.moves, report.fallbacks = list(moves), list(fell)
+        return result, report
+
+    def explain(self, *args: Any, **kwargs: Any) -> FunctionDecision:
+        """Where ``self(*args, **kwargs)`` would run in the scope in force, without running it:
+        every backend with why it can or cannot, the choice and what decided it."""
+        entry, judged = self._plan(args, kwargs)
+        chosen = entry.candidates[0] if entry.candidates else None
+        basis, decided_by = entry.basis, entry.decided_by
+        cached = self._cache.get(_key(args, kwargs))
+        first = cached.candidates[0].backend if cached is not None else None
+        if chosen is not None and first is not None and first != chosen.backend:
+            basis = f"{chosen.backend} failed earlier in this process (prism_core.fallbacks())"
+            decided_by = "fallback"
+            chosen = next((c for c in entry.candidates if c.backend == first), chosen)
+        moving: list[str] = []
+        if chosen is not None:
+            from prism_core._knowledge.plugins import plugins
+
+            ps = plugins()
+            for i, value in enumerate([*args, *kwargs.values()]):
+                for leaf in _leaves(value):
+                    owner = ps.owner(leaf)
+                    if owner is not None and owner.name == chosen.backend:
+                        continue
+                    what = movement.MoveRecord(
+                        self.name,
+                        i,
+                        *movement.what(leaf),
+                        movement.nbytes(leaf),
+                        owner.name if owner else None,
+                        chosen.backend,
+                        chosen.device,
+                        "DLPack (zero copy where the memory allows)"
+                        if chosen.runner is not None
+                        and chosen.runner.transfer == "dlpack"
+                        and (chosen.target is None or chosen.target.kind in (None, "cpu"))
+                        else movement.COPIED,
+                    )
+                    moving.append(what.describe())
+        return FunctionDecision(
+            function=self.name,
+            signature=", ".join(_describe(v) for v in [*args, *kwargs.values()]),
+            scope=current_scope().as_dict(),
+            candidates=tuple(judged),
+            chosen=chosen.backend if chosen else None,
+            chosen_device=chosen.device if chosen else None,
+            basis=basis,
+            data_movement=tuple(moving),
+            decided_by=decided_by,
+        )
+
+    #: ``prism_core.explain(F, *args)`` asks the object first (docs/functions.md).
+    __prism_explain__ = explain
+
+    # -- the placement cache -----------------------------------------------------------------
+    def _reset(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._generation = generation()
+
+    def _plan(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], *, measured: bool = True
+    ) -> tuple[_Entry, list[PlacementCandidate]]:
+        """The placement of a call with these arguments, and every backend judged for it: in
+        the order a stored measurement gives (``measured``), else in the declared order."""
+        from prism_core._knowledge.plugins import plugins
+
+        ps = plugins()
+        scope = current_scope()
+        leaves = [leaf for v in (*args, *kwargs.values()) for leaf in _leaves(v)]
+        owners = [ps.owner(leaf) for leaf in leaves]
+        home = next((o for o in owners if o is not None and o.name != REFERENCE), None)
+        home = home or ps.backends.get(REFERENCE)
+        declined = dict(self.declined)
+        for name, reason in self._immutable_reasons(ps, args, kwargs).items():
+            declined.setdefault(name, reason)
+        judged = judge(
+            ps,
+            scope,
+            [d for d in (getattr(leaf, "dtype", None) for leaf in leaves) if d is not None],
+            home.name if home else None,
+            backends=self.backends,
+            requires=self.requires,
+            declined=declined,
+        )
+        ok = [c for c in judged if c.ok]
+        decided_by = "declared"
+        if scope.backend is not None:
+            basis = f"backend {scope.backend!r} named by the scope"
+            decided_by = "scope"
+        elif ok and home is not None and ok[0].backend == home.name:
+            basis = "where the arguments live"
+        else:
+            basis = "declared order: the arguments' backend, then numpy, then by name"
+        if measured and scope.backend is None and not scope.simulated and len(ok) > 1:
+            ok, basis, decided_by = self._measured(ok, basis, args, kwargs)
+        import numpy as np
+
+        _HOST_ARRAYS.add(np.ndarray)
+        entry = _Entry(ok, home, basis, {c.backend: scope.replace(backend=c.backend) for c in ok})
+        entry.decided_by = decided_by
+        entry.fast = bool(ok) and all(o is ok[0].runner for o in owners) and home is ok[0].runner
+        return entry, judged
+
+    def _tuning_key(
+        self, ok: list[PlacementCandidate], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[str, str, int, str, tuple[str, ...]]:
+        """What this call's tuning entry is keyed by: the function's identity, the signature,
+        the size bucket, the candidates' devices and the candidates (by backend)."""
+        if self._identity is None:
+            self._identity = _identity(self.fn)
+        devices = "+".join(sorted({c.device for c in ok if c.device})) or "any device"
+        return (
+            self._identity,
+            _signature_text(args, kwargs),
+            _bucket(args, kwargs),
+            devices,
+            tuple(sorted(c.backend for c in ok)),
+        )
+
+    def _measured(
+        self,
+        ok: list[PlacementCandidate],
+        basis: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> tuple[list[PlacementCandidate], str, str]:
+        """``ok`` in the order the tuning cache's entry for this call gives, the basis in
+        words and what decided (``"measured"``, ``"tie"``; ``"declared"`` when untuned)."""
+        from prism_core._knowledge.tuning_records import records
+
+        key, signature, bucket, devices, variants = self._tuning_key(ok, args, kwargs)
+        found = records().lookup(key, devices, signature, bucket, variants)
+        if found is None:
+            return ok, basis, "declared"
+        times = dict(found.times)
+        ranked = sorted(times.items(), key=lambda kv: (kv[1], kv[0]))
+        if found.decided != "measured":
+            others = ", ".join(f"{v} {seconds_text(t)}" for v, t in ranked)
+            return ok, f"tie within the noise ({others}): {basis}", "tie"
+        winner = found.winner
+        others = ", ".join(f"{v} {seconds_text(t)}" for v, t in ranked if v != winner)
+        position = {c.backend: i for i, c in enumerate(ok)}
+        order = sorted(
+            ok,
+            key=lambda c: (c.backend not in times, times.get(c.backend, 0.0), position[c.backend]),
+        )
+        return order, f"measured: {winner} {seconds_text(times[winner])} vs {others}", "measured"
+
+    # -- measuring (prism_core.tuning.tune) --------------------------------------------------
+    def __prism_tune__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionTuning:
+        """The tuner's protocol (``prism_core._tuning.tuner.Tunable``): this call's
+        placements in the declared order, each ready to run the whole body on fresh copies of
+        the arguments (made before each timed sample, outside the timed region), and what the
+        tuning entry is keyed by."""
+        from prism_core._tuning.tuner import FunctionTuning
+
+        if self._generation != generation():
+            self._reset()
+        entry, judged = self._plan(args, kwargs, measured=False)
+        key, signature, bucket, devices, _ = self._tuning_key(entry.candidates, args, kwargs)
+        declined: dict[str, str] = {}
+        runners = tuple(self._runner(entry, c, args, kwargs, declined) for c in entry.candidates)
+        shapes = tuple(
+            tuple(int(d) for d in leaf.shape)
+            for v in (*args, *kwargs.values())
+            for leaf in _leaves(v)
+            if getattr(leaf, "shape", None) is not None
+        )
+        skipped = tuple(f"{c.backend}: {'; '.join(c.reasons)}" for c in judged if not c.ok)
+        return FunctionTuning(key, signature, bucket, devices, runners, skipped, shapes, declined)
+
+    def _runner(
+        self,
+        entry: _Entry,
+        candidate: PlacementCandidate,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        declined: dict[str, str],
+    ) -> PreparedRunner:
+        from prism_core._tuning.tuner import PreparedRunner
+
+        fresh: list[Any] = [None, None]
+
+        def setup() -> None:
+            fresh[0] = tuple(_map(a, _copy) for a in args)
+            fresh[1] = {k: _map(v, _copy) for k, v in kwargs.items()}
+
+        def run() -> Any:
+            if candidate.backend in declined:
+                raise BackendError(f"declined: {declined[candidate.backend]}")
+            if fresh[0] is None:
+                setup()  # never the caller's own arrays
+            try:
+                out = self._attempt(entry, candidate, fresh[0], fresh[1], None)
+            except Exception as exc:
+                reason = self._declines(candidate, exc)
+                if reason is not None:
+                    declined[candidate.backend] = reason
+                raise
+            if candidate.runner is not None:
+                candidate.runner.synchronize(*(_leaves(out)))
+            return out
+
+        backend = candidate.runner
+        return PreparedRunner(
+            candidate.backend,
+            candidate.backend,
+            candidate.device,
+            run,
+            compiles=bool(backend is not None and backend.compiles),
+            setup=setup,
+        )
+
+    def _immutable_reasons(
+        self, ps: PluginSet, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> dict[str, str]:
+        """Backends with immutable arrays, declined up front for a call whose array arguments
+        the body updates with ``+=`` (which on such arrays would only rebind the name)."""
+        if self._updated is None:
+            self._updated = _updated_parameters(self.fn)
+        if not self._updated:
+            return {}
+        try:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs).arguments
+        except (TypeError, ValueError):
+            return {}
+        arrays = sorted(n for n in self._updated if any(True for _ in _leaves(bound.get(n))))
+        if not arrays:
+            return {}
+        out = {}
+        for name, backend in ps.backends.items():
+            if name in self.declined or not _immutable(backend):
+                continue
+            out[name] = MUTATES.format(name) + f" ({', '.join(arrays)} updated with +=)"
+        return out
+
+    # -- running -----------------------------------------------------------------------------
+    def _run(
+        self,
+        key: Any,
+        entry: _Entry | None,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        report: FunctionReport | None,
+        failure: Exception | None,
+    ) -> Any:
+        if current_scope().simulated:
+            # A simulated device is planned for, not run on: the body runs here, and the ops
+            # in it run their reference as ops do under simulation.
+            return self.fn(*args, **kwargs)
+        if entry is None:
+            planned_in = generation()
+            entry, judged = self._plan(args, kwargs)
+            if entry.decided_by == "declared" and len(entry.candidates) > 1:
+                from prism_core._tuning.tuner import autotune_settings, tune_on_first_use
+
+                # Tuning on first use (prism_core.tuning.set_autotune), where it is on.
+                if (
+                    autotune_settings()["first_use"]
+                    and current_scope().automatic
+                    and tune_on_first_use(self, args, kwargs)
+                ):
+                    planned_in = generation()
+                    entry, judged = self._plan(args, kwargs)
+            if not entry.candidates:
+                raise DispatchError(
+                    f"function {self.name}: no backend can run this call in "
+                    f"{current_scope()!r}:" + "".join(f"\n  {c.describe()}" for c in judged)
+                )
+            with self._lock:
+                if planned_in == self._generation:  # else plugins or devices changed meanwhile
+                    entry = self._cache.setdefault(key, entry)
+        automatic = current_scope().automatic
+        order = [c for c in entry.candidates if c.backend not in self.declined]
+        snapshot = (
+            None if entry.proven or not automatic or len(order) < 2 else _snapshot(args, kwargs)
+        )
+        for i, candidate in enumerate(order):
+            if failure is None:
+                try:
+                    result = self._attempt(entry, candidate, args, kwargs, report)
+                except Exception as exc:
+                    if self._callers(exc, candidate):
+                        raise
+                    failure = exc
+                else:
+                    if i or not entry.proven:
+                        self._settle(key, entry, candidate)
+                    return result
+            reason = self._declines(candidate, failure)
+            left = order[i + 1 :]
+            if not automatic or not left:
+                raise BackendError(
+                    f"function {self.name} failed on {candidate.backend}: "
+                    f"{reason or describe_exception(failure)}"
+                    + ("" if automatic else "; not falling back: the scope names the placement")
+                ) from failure
+            if snapshot is None and not self._copied_only(candidate, args, kwargs):
+                raise BackendError(
+                    f"function {self.name} failed on {candidate.backend} after its arguments may "
+                    f"have been updated in place ({describe_exception(failure)}); not retried"
+                ) from failure
+            if snapshot is not None:
+                _restore(snapshot)
+            record(f"function {self.name}", candidate.backend, failure, left[0].backend)
+            failure = None
+        raise DispatchError(f"function {self.name}: no backend is left to run this call")
+
+    def _attempt(
+        self,
+        entry: _Entry,
+        candidate: PlacementCandidate,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        report: FunctionReport | None,
+    ) -> Any:
+        """One call on ``candidate``: move, run in its scope, write back, bring back."""
+        from prism_core._knowledge.plugins import plugins
+
+        ps = plugins()
+        runner = candidate.runner
+        assert runner is not None
+        reference = ps.backends.get(REFERENCE)
+        pairs: list[tuple[Any, Any, Backend | None]] = []
+
+        def moved_args(position: int, value: Any) -> Any:
+            move = movement.mover(
+                runner,
+                candidate.target,
+                ps.owner,
+                reference=reference,
+                op=self.name,
+                position=position,
+            )
+
+            def one(leaf: Any) -> Any:
+                owner = ps.owner(leaf)
+                if owner is runner:
+                    return leaf
+                if runner is reference and owner is not None:
+                    # NumPy takes any array as it is; the body needs NumPy's own.
+                    out = owner.to_numpy(leaf)
+                    movement.record_move(self.name, position, leaf, out, owner, runner)
+                else:
+                    out = move(leaf)
+                pairs.append((leaf, out, owner))
+                return out
+
+            return _map(value, one)
+
+        if entry.fast and candidate is entry.candidates[0]:
+            call_args, call_kwargs = args, kwargs
+        else:
+            call_args = tuple(moved_args(i, a) for i, a in enumerate(args))
+            call_kwargs = {
+                k: moved_args(len(args) + j, v) for j, (k, v) in enumerate(kwargs.items())
+            }
+        token = SCOPE.set(entry.scopes[candidate.backend])
+        try:
+            result = self.fn(*call_args, **call_kwargs)
+        finally:
+            SCOPE.reset(token)
+        if traits(runner).mutable:
+            for original, moved, owner in pairs:
+                _write_back(original, moved, owner, runner, report)
+        if report is not None:
+            report.backend, report.device = candidate.backend, candidate.device
+        if self.keep or entry.home is None or entry.home is runner:
+            return result
+        back = movement.bring_back(
+            runner, entry.home, reference, op=self.name, device=candidate.target
+        )
+        home = entry.home
+
+        def returned(r: Any) -> Any:
+            if runner.owns(r):
+                return back(r)
+            if runner is reference and type(r).__module__ == "numpy":  # a NumPy scalar
+                return home.asarray(r)
+            return r
+
+        return _map(result, returned, every=True)
+
+    def _settle(self, key: Any, entry: _Entry, candidate: PlacementCandidate) -> None:
+        """``candidate`` ran the call: it goes first for this signature from now on."""
+        order = [candidate, *(c for c in entry.candidates if c is not candidate)]
+        fast = entry.fast and candidate is entry.candidates[0]
+        with self._lock:
+            self._cache[key] = _Entry(
+                order, entry.home, entry.basis, entry.scopes, fast, True, None, entry.decided_by
+            )
+
+    def _callers(self, exc: BaseException, candidate: PlacementCandidate) -> bool:
+        """Whether ``exc`` is the caller's (reaches them unchanged) rather than the
+        placement's: errors of the caller's kind (``CALLER_ERRORS``) and what the function's
+        own code raises are the caller's; an immutable array refusing an update is not."""
+        if self._mutation_refused(exc, candidate):
+            return False
+        if isinstance(exc, CALLER_ERRORS):
+            return True
+        if type(exc).__module__ == getattr(self.fn, "__module__", None):
+            return True  # the function's own exception class
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if tb is None:
+            return False
+        code = getattr(self.fn, "__code__", None)
+        if code is None or tb.tb_frame.f_code.co_filename != code.co_filename:
+            return False
+        line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
+        return line.startswith("raise")  # a `raise` in the function's own code
+
+    def _mutation_refused(self, exc: BaseException, candidate: PlacementCandidate) -> bool:
+        runner = candidate.runner
+        return (
+            isinstance(exc, TypeError)
+            and "immutable" in str(exc)
+            and runner is not None
+            and not traits(runner).mutable
+        )
+
+    def _declines(self, candidate: PlacementCandidate, exc: BaseException) -> str | None:
+        """Record a backend that can never run this function (it refused an in-place update);
+        the reason, or ``None`` for a failure that may not happen again."""
+        if not self._mutation_refused(exc, candidate):
+            return None
+        reason = MUTATES.format(candidate.backend)
+        with self._lock:
+            self.declined[candidate.backend] = reason
+            self._cache.clear()  # every signature's candidates change
+        return reason
+
+    def _copied_only(
+        self, candidate: PlacementCandidate, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> bool:
+        """Whether the failed placement worked only on copies (the caller's arrays are as they
+        were, so another placement may run the call again)."""
+        runner = candidate.runner
+        if runner is None or not traits(runner).mutable:
+            return True
+        from prism_core._knowledge.plugins import plugins
+
+        ps = plugins()
+        return all(
+            ps.owner(leaf) is not runner and runner.transfer == "copy"
+            for v in (*args, *kwargs.values())
+            for leaf in _leaves(v)
+        )
+
+
+def _immutable(backend: Backend) -> bool:
+    """Whether ``backend`` is available here and its arrays cannot be updated in place."""
+    from prism_core._dispatch.eligibility import available
+
+    if not available(backend):
+        return False
+    found = traits(backend)
+    return found.own_arrays and not found.mutable
+
+
+def _describe(value: Any) -> str:
+    kind, shape, dtype = movement.what(value)
+    if _is_array(value) and shape is not None:
+        return f"{kind} {dtype}[{'x'.join(map(str, shape))}]"
+    if isinstance(value, tuple | list | dict):
+        items = value.values() if isinstance(value, dict) else value
+        return f"{type(value).__name__}({', '.join(_describe(v) for v in items)})"
+    return type(value).__name__
+
+
+def _copy(leaf: Any) -> Any:
+    """A copy of an array on the same backend and device (a NumPy copy keeps a read-only
+    array read-only; JAX's arrays are immutable: the array itself)."""
+    import numpy as np
+
+    if isinstance(leaf, np.ndarray):
+        out = leaf.copy()
+        out.flags.writeable = leaf.flags.writeable
+        return out
+    for method in ("clone", "copy"):  # torch's clone(); CuPy's and others' copy()
+        make = getattr(leaf, method, None)
+        if callable(make):
+            return make()
+    return leaf
+
+
+def _writable(value: Any) -> bool:
+    flags = getattr(value, "flags", None)
+    return bool(getattr(flags, "writeable", True))
+
+
+def _write_back(
+    original: Any, moved: Any, owner: Backend | None, runner: Backend, report: FunctionReport | None
+) -> None:
+    """Put ``moved``'s contents into the caller's ``original`` where it was moved by copy, so
+    that the caller sees the body's in-place updates; a read-only original that the body
+    changed raises, as NumPy would have."""
+    a, b = movement.address(original), movement.address(moved)
+    if a is not None and a == b:
+        return  # zero copy: the caller's array is the one updated
+    if owner is None or not traits(owner).mutable:
+        return  # the caller's arrays cannot change (JAX's): nothing to show
+    import numpy as np
+
+    data = runner.to_numpy(moved)
+    if not _writable(original):
+        if not np.array_equal(np.asarray(original), data):
+            raise ValueError(
+                "the function updated a read-only argument (it cannot be written back)"
+            )
+        return
+    if isinstance(original, np.ndarray):
+        np.copyto(original, data, casting="unsafe")
+    else:
+        original[...] = owner.asarray(data)
+    if report is not None:
+        kind, shape, dtype = movement.what(original)
+        size = movement.nbytes(original)
+        report.write_backs.append(
+            f"{kind} {dtype}[{'x'.join(map(str, shape or ()))}] ({size} bytes) from {runner.name}"
+        )
+
+
+def _snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
+    """Copies of the caller's writable NumPy arrays, to undo a failed placement's updates
+    before another runs the call (taken until a signature's placement has run once)."""
+    import numpy as np
+
+    return [
+        (leaf, leaf.copy())
+        for v in (*args, *kwargs.values())
+        for leaf in _leaves(v)
+        if isinstance(leaf, np.ndarray) and leaf.flags.writeable
+    ]
+
+
+def _restore(snapshot: list[tuple[Any, Any]]) -> None:
+    import numpy as np
+
+    for original, copy in snapshot:
+        np.copyto(original, copy)
+
+
+@overload
+def function(fn: Callable[..., Any], /) -> PlacedFunction: ...
+@overload
+def function(
+    fn: None = None,
+    /,
+    *,
+    backends: Iterable[str] | None = None,
+    requires: dict[str, Any] | None = None,
+    keep: bool = False,
+) -> Callable[[Callable[..., Any]], PlacedFunction]: ...
+@overload
+def function(
+    fn: Callable[..., Any],
+    /,
+    *,
+    backends: Iterable[str] | None = None,
+    requires: dict[str, Any] | None = None,
+    keep: bool = False,
+) -> PlacedFunction: ...
+def function(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    backends: Iterable[str] | None = None,
+    requires: dict[str, Any] | None = None,
+    keep: bool = False,
+) -> Any:
+    """Place a whole function: each call runs on one backend and device, its arrays moved
+    there once, its in-place updates shown in the caller's arrays (docs/functions.md).
+
+    ``@prism_core.function``, ``@prism_core.function(backends=[...], requires={...},
+    keep=False)`` or ``prism_core.function(fn, **options)``.  ``backends`` narrows the
+    candidates to those named; ``requires`` is a requirement on the device (the language of
+    variants: ``{"kind": "gpu"}``); ``keep=True`` returns results as the placement's arrays
+    instead of the caller's kind.
+    """
+    if fn is None:
+        return lambda f: PlacedFunction(f, backends=backends, requires=requires, keep=keep)
+    return PlacedFunction(fn, backends=backends, requires=requires, keep=keep)
