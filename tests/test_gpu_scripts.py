@@ -29,7 +29,7 @@ GPU = REPO / "benchmarks" / "gpu"
 RECORDED = REPO / "benchmarks" / "results" / "gpu-2026-11-26"
 STEPS = [
     "doctor", "tests", "conformance", "backends", "profile", "offload", "split",
-    "smith-waterman", "bench",
+    "smith-waterman", "function-kernels", "bench",
 ]  # fmt: skip
 
 
@@ -137,3 +137,38 @@ def test_the_recorded_h100_outputs_read_as_recorded(run_py: Any, tmp_path: Path)
     assert "torch matmul float32 +10.0 us (checked)" in run_py.parse_profile(tmp_path, "").summary
     bench = run_py.parse_bench(tmp_path, (RECORDED / "bench.json").read_text())
     assert bench.summary.startswith("Prism / fastest 1.077, Prism / NumPy 0.511")
+
+
+def test_the_function_kernels_step_reads_its_goal(run_py: Any, tmp_path: Path) -> None:
+    """``function-kernels``: passed when Prism on CuPy is >= 0.9x the hand port on every
+    kernel and every placement ran; missed otherwise, naming the worst kernel."""
+
+    def write(rows: list[dict[str, Any]], not_run: dict[str, Any]) -> None:
+        ratios = [r["hand_over_prism_cupy"] for r in rows if "hand_over_prism_cupy" in r]
+        found = {
+            "goal": 0.9,
+            "rows": rows,
+            "geomean_hand_over_prism_cupy": min(ratios) if ratios else None,
+            "below_goal": [r["kernel"] for r in rows if r.get("hand_over_prism_cupy", 1) < 0.9],
+            "not_run": not_run,
+        }
+        (tmp_path / "function_kernels.json").write_text(json.dumps(found))
+
+    write([{"kernel": "heat", "hand_over_prism_cupy": 0.97, "hand_over_prism_torch": 1.2}], {})
+    passed = run_py.parse_function_kernels(tmp_path, "")
+    assert passed.status == "passed"
+    assert "worst 0.970 (heat); 0 of 1 kernels below 0.9" in passed.summary
+    write(
+        [
+            {"kernel": "heat", "hand_over_prism_cupy": 0.97},
+            {"kernel": "cg", "hand_over_prism_cupy": 0.5},
+        ],
+        {"histogram": {"Prism on CuPy": "DispatchError: ..."}},
+    )
+    missed = run_py.parse_function_kernels(tmp_path, "")
+    assert missed.status == "missed"
+    assert "worst 0.500 (cg); 1 of 2 kernels below 0.9" in missed.summary
+    assert "not run: histogram" in missed.summary
+    write([], {"heat": {"Prism on CuPy": "DispatchError: no backend"}})
+    none = run_py.parse_function_kernels(tmp_path, "")
+    assert none.status == "missed" and none.summary.startswith("no kernel timed on CuPy")

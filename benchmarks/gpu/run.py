@@ -39,6 +39,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SKIP = re.compile(r"^skipped: (.+)$", re.MULTILINE)
 #: bench_backends' goal: Prism's call at least 0.95 as fast as the direct one (direct / prism).
 BACKENDS_GOAL = 0.95
+#: function_kernels' goal: Prism's placed kernel on CuPy at least 0.9x the hand port's speed.
+FUNCTION_KERNELS_GOAL = 0.9
 #: bench_offload's goal: automatic mode at most 1.1x the better of CPU-only and always-GPU.
 OFFLOAD_GOAL = 1.1
 
@@ -215,6 +217,33 @@ def parse_sw(results: Path, output: str) -> Outcome:
     return Outcome("passed" if exact else "missed", text, found)
 
 
+def parse_function_kernels(results: Path, output: str) -> Outcome:
+    found = json.loads((results / "function_kernels.json").read_text())
+    rows = found["rows"]
+    timed = [r for r in rows if "hand_over_prism_cupy" in r]
+    if not timed:
+        first: tuple[str, Any] = next(iter(found["not_run"].items()), ("-", {}))
+        return Outcome(
+            "missed",
+            f"no kernel timed on CuPy (not run: {', '.join(sorted(found['not_run']))}; "
+            f"{first[0]}: {first[1]})",
+            found,
+        )
+    worst = min(timed, key=lambda r: r["hand_over_prism_cupy"])
+    torch_ratios = [r["hand_over_prism_torch"] for r in rows if "hand_over_prism_torch" in r]
+    text = (
+        f"hand port / Prism on CuPy: geometric mean {found['geomean_hand_over_prism_cupy']:.3f}, "
+        f"worst {worst['hand_over_prism_cupy']:.3f} ({worst['kernel']}); "
+        f"{len(found['below_goal'])} of {len(timed)} kernels below {FUNCTION_KERNELS_GOAL}; "
+        f"torch-CUDA timed on {len(torch_ratios)} of {len(rows)}"
+        + (f"; not run: {', '.join(sorted(found['not_run']))}" if found["not_run"] else "")
+    )
+    if found.get("differs"):
+        text += f"; results differ from NumPy's on: {', '.join(sorted(found['differs']))}"
+    missed = found["below_goal"] or found["not_run"] or found.get("differs")
+    return Outcome("missed" if missed else "passed", text, found)
+
+
 def parse_bench(results: Path, output: str) -> Outcome:
     found = json.loads(output[output.index("{") :])
     (results / "bench.json").write_text(json.dumps(found, indent=1) + "\n")
@@ -262,6 +291,11 @@ def steps(results: Path, workers: int) -> list[Step]:
         Step("smith-waterman", "the torch CUDA Smith-Waterman batch kernel: exact, GCUPS",
              [py, str(bench / "gpu" / "sw_check.py"), "--output", str(results / "sw.json")],
              60, parse_sw),
+        Step("function-kernels",
+             "NumPy-style kernels placed by prism.function on torch-CUDA and CuPy against a hand "
+             f"port and NumPy (goal >= {FUNCTION_KERNELS_GOAL}x the hand port)",
+             [py, str(bench / "gpu" / "function_kernels.py"), "--rounds", "5", "--output",
+              str(results / "function_kernels.json")], 120, parse_function_kernels),
         Step("bench", "prism bench on the GPU machine",
              [py, "-m", "prism_core", "bench", "--json", "--plot", str(results / "bench.png")],
              150, parse_bench,
