@@ -929,8 +929,6 @@ def tune_request(
     """Measure a :class:`FunctionTuning`'s runners as :func:`tune_case` measures an op's; the
     case and the entry to store (``None``: nothing to store).  Backends declined while
     measuring are moved from the measurements to ``skipped`` and left out of the entry."""
-    from prism_core._knowledge.tuning_records import TuningEntry
-
     shapes = request.shapes
     case, entry = tune_case(
         None, (), budget_s=budget_s, deadline=deadline, found=request.candidates()
@@ -950,20 +948,18 @@ def tune_request(
         best = min(timed, key=lambda m: m.seconds)
         winner, decided = best.variant, "measured"
     case = replace(case, measurements=measurements, skipped=skipped, winner=winner, decided=decided)
-    if len(timed) < 2:
+    if entry is None or len(timed) < 2:  # fewer timed now than when tune_case kept none
         return case, None
-    return case, TuningEntry(
-        op=request.key,
-        device=request.devices,
-        dtype=request.signature,
-        bucket=request.bucket,
+    # The entry tune_case made (the request's key, devices, signature and bucket), without the
+    # declined backends.
+    return case, replace(
+        entry,
         variants=variants,
         times={m.variant: m.seconds for m in timed},
         winner=winner,
         decided=decided,
         shapes=shapes,
         repeats=min(len(m.samples) for m in timed),
-        measured_at=time.time(),
     )
 
 
