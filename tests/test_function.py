@@ -349,3 +349,28 @@ def test_asyncio_tasks_each_keep_their_scope() -> None:
 
     got = asyncio.run(main())
     assert got == [("numpy", 1.0), ("torch", 1.0), ("numpy", 1.0), ("torch", 1.0)] * 3
+
+
+def test_a_lenient_stage_runs_what_its_placement_cannot_elsewhere() -> None:
+    """A stage that prefers a backend is lenient (docs/pipelines.md): a placed function its
+    placement cannot run runs in automatic dispatch, reported, and no update is lost."""
+
+    @prism.function
+    def smooth_in_place(a: Any) -> Any:
+        a[1:-1] = 0.5 * (a[:-2] + a[2:])
+        return a.sum()
+
+    a = np.arange(6, dtype=np.float32) ** 2
+    expected = a.copy()
+    expected[1:-1] = 0.5 * (expected[:-2] + expected[2:])
+    with pytest.warns(prism.FallbackWarning, match="ran in automatic dispatch"):
+        with prism.stage("smoothing", preferred_backend="jax") as stage:
+            total = smooth_in_place(a)
+    np.testing.assert_array_equal(a, expected)  # the update is the caller's, once
+    assert float(total) == float(expected.sum())
+    (fell,) = stage.report.fallbacks
+    assert "smooth_in_place" in fell.op and "jax arrays are immutable" in fell.error
+    with prism.stage("smoothing", preferred_backend="jax", dispatch="strict"):
+        # Strict: no rescue (jax is declined for this function by now: nothing can run it).
+        with pytest.raises(prism.DispatchError, match="jax arrays are immutable"):
+            smooth_in_place(a)

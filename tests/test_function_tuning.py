@@ -293,3 +293,39 @@ def test_prism_tune_show_lists_a_function(scaled: Any, tmp_path: Path) -> None:
     (line,) = [ln for ln in shown.stdout.splitlines() if "function:" in ln]
     assert ".scaled@" in line and "numpy.ndarray float64, float" in line
     assert "torch" in line and "measured" in line
+
+
+def test_an_execution_policy_ranks_the_measured_placements(scaled: Any) -> None:
+    _has("torch")
+    x = np.arange(8.0)
+    prism.tuning.tune(scaled, x, 2.0)  # torch 0.1 ms, numpy 1 ms on the tuner's clock
+    policy = prism.ExecutionPolicy(priority="energy", max_latency_ms=0.5)
+    with prism.execution_policy(policy):
+        decision = scaled.explain(x, 2.0)
+        out, report = scaled.run(x, 2.0)
+    assert (decision.chosen, decision.decided_by) == ("torch", "policy")
+    assert decision.basis.startswith("execution policy (energy, max_latency_ms=0.5): torch")
+    assert report.backend == "torch" and out.tolist() == (x * 2).tolist()
+
+
+def test_a_policy_no_measured_placement_meets_raises_naming_the_best(scaled: Any) -> None:
+    _has("torch")
+    x = np.arange(8.0)
+    prism.tuning.tune(scaled, x, 2.0)
+    with (
+        prism.execution_policy(prism.ExecutionPolicy(max_latency_ms=0.01)),
+        pytest.raises(prism.PolicyError, match=r"torch .* over max_latency_ms=0\.01") as caught,
+    ):
+        scaled(x, 2.0)
+    assert caught.value.best.label.startswith("torch")
+
+
+def test_untuned_a_policy_says_it_has_nothing_to_rank(scaled: Any) -> None:
+    _has("torch")
+    x = np.arange(8.0)
+    with prism.execution_policy(prism.ExecutionPolicy(max_latency_ms=0.01)):
+        decision = scaled.explain(x, 2.0)
+        out = scaled(x, 2.0)  # runs: no measurement to hold against the limit
+    assert (decision.chosen, decision.decided_by) == ("numpy", "declared")
+    assert "not applied: no placement of this call was measured" in decision.basis
+    assert out.tolist() == (x * 2).tolist()

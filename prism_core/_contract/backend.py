@@ -198,6 +198,21 @@ class Backend(abc.ABC):
         ``torch.func.vmap``); ``None`` (the default): Prism loops and stacks."""
         return None
 
+    def jit(
+        self,
+        fn: Callable[..., Any],
+        static_argnums: tuple[int, ...],
+        static_argnames: tuple[str, ...],
+    ) -> Callable[..., Any] | None:
+        """``fn`` compiled whole by the backend's compiler (JAX's ``jax.jit``), the arguments
+        at ``static_argnums`` / ``static_argnames`` held static (Python values the body may
+        branch on: they are hashable), the others traced; ``None`` (the default) when the
+        backend has no compiler: a placed function (``prism_core.function``) then runs its body
+        eagerly there.  Prism calls the result in the placement's scope with the placement's
+        arrays; where it raises, Prism runs the body eagerly once, and a body that then
+        succeeds is not traceable: it runs eagerly on this backend from then on."""
+        return None
+
     # -- execution --------------------------------------------------------------------------
     def launch(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Run ``fn`` in the backend's execution context (stream, device) and return its result."""

@@ -5,12 +5,13 @@ and its lenient stages (``prism_core._pipeline``).  Dispatch reads these only of
 from __future__ import annotations
 
 import contextvars
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op
 
-__all__ = ["LENIENT", "PLANNING", "Planner", "Rescuer"]
+__all__ = ["LENIENT", "PLANNING", "Planner", "Rescued", "Rescuer"]
 
 
 class Planner(Protocol):
@@ -20,12 +21,23 @@ class Planner(Protocol):
     def __call__(self, op: Op, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any: ...
 
 
+class Rescued(Protocol):
+    """What a rescuer runs elsewhere: an op, or a placed function (``prism_core.function``),
+    by its ``name`` and the ``function`` that runs it in the scope in force."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def function(self) -> Callable[..., Any]: ...
+
+
 class Rescuer(Protocol):
     """Runs a call the scope in force cannot run (``error``: a ``DispatchError`` or
     ``BackendError``) somewhere else and returns its result, or raises ``error``."""
 
     def __call__(
-        self, op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+        self, op: Rescued, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
     ) -> Any: ...
 
 
@@ -38,8 +50,8 @@ class Rescuer(Protocol):
 #:
 #: ``LENIENT``: while a stage with a preferred placement runs in automatic mode, called as
 #: ``hook(op, args, kwargs, error)`` when the placement in scope cannot run a call (no variant
-#: there: ``DispatchError``; its variant failed: ``BackendError``); returns the result of the
-#: call run elsewhere, or raises ``error``.
+#: there: ``DispatchError``; its variant failed: ``BackendError``) or a placed function (its
+#: placement failed); returns the result of the call run elsewhere, or raises ``error``.
 PLANNING: contextvars.ContextVar[Planner | None] = contextvars.ContextVar(
     "prism_planning", default=None
 )

@@ -31,6 +31,7 @@ from prism_core._dispatch.fallback import (
     fallback_recording,
     record,
 )
+from prism_core._dispatch.interception import LENIENT
 from prism_core._dispatch.registry import generation
 from prism_core._dispatch.scope import SCOPE, current_scope
 from prism_core._errors import describe_exception
@@ -215,6 +216,8 @@ class _Entry:
     scope: Scope | None = None
     #: What decided the order: "scope", "measured", "tie" or "declared" (untuned).
     decided_by: str = "declared"
+    #: What the fast path calls: the function, or its compilation on the first candidate.
+    body: Callable[..., Any] | None = None
 
     def __post_init__(self) -> None:
         if self.candidates and self.scope is None:
@@ -259,6 +262,11 @@ class PlacedFunction:
         self.declined: dict[str, str] = {}
         self._updated: frozenset[str] | None = None
         self._identity: str | None = None
+        #: Backends whose compiler could not trace the body, with the reason: eager there.
+        self.eager: dict[str, str] = {}
+        #: The compiled bodies, by backend and static arguments, and the calls they traced.
+        self._compiled: dict[tuple[Any, ...], Callable[..., Any] | None] = {}
+        self._traced: set[tuple[Any, ...]] = set()
 
     def __repr__(self) -> str:
         return f"<prism_core.function {self.name}>"
@@ -276,13 +284,15 @@ class PlacedFunction:
             self._reset()
         entry = self._cache.get(key)
         if entry is not None and entry.fast:
+            body = entry.body or self.fn
             token = SCOPE.set(entry.scope)
             try:
-                return self.fn(*args, **kwargs)
+                return body(*args, **kwargs)
             except Exception as exc:
-                if self._callers(exc, entry.candidates[0]):
+                if body is self.fn and self._callers(exc, entry.candidates[0]):
                     raise
-                failure = exc
+                # The compiled body failed: _attempt runs it again, eagerly where it must.
+                failure = exc if body is self.fn else None
             finally:
                 SCOPE.reset(token)
             return self._run(key, entry, args, kwargs, None, failure)
@@ -349,7 +359,19 @@ class PlacedFunction:
             basis=basis,
             data_movement=tuple(moving),
             decided_by=decided_by,
+            compiled=self._how(chosen),
         )
+
+    def _how(self, candidate: PlacementCandidate | None) -> str:
+        """How the body runs on ``candidate``, in words (empty: the backend has no compiler)."""
+        from prism_core._contract.backend import Backend
+
+        runner = None if candidate is None else candidate.runner
+        if runner is None or type(runner).jit is Backend.jit:
+            return ""
+        if runner.name in self.eager:
+            return f"eagerly: {self.eager[runner.name]}"
+        return f"compiled whole ({runner.name}'s jit)"
 
     #: ``prism_core.explain(F, *args)`` asks the object first (docs/functions.md).
     __prism_explain__ = explain
@@ -394,14 +416,21 @@ class PlacedFunction:
             basis = "where the arguments live"
         else:
             basis = "declared order: the arguments' backend, then numpy, then by name"
-        if measured and scope.backend is None and not scope.simulated and len(ok) > 1:
-            ok, basis, decided_by = self._measured(ok, basis, args, kwargs)
+        if (
+            measured
+            and scope.backend is None
+            and not scope.simulated
+            and (len(ok) > 1 or (ok and scope.execution is not None))
+        ):
+            ok, basis, decided_by = self._measured(ok, basis, args, kwargs, scope.execution)
         import numpy as np
 
         _HOST_ARRAYS.add(np.ndarray)
         entry = _Entry(ok, home, basis, {c.backend: scope.replace(backend=c.backend) for c in ok})
         entry.decided_by = decided_by
         entry.fast = bool(ok) and all(o is ok[0].runner for o in owners) and home is ok[0].runner
+        if entry.fast:
+            entry.body = self._body(ok[0], args, kwargs)
         return entry, judged
 
     def _tuning_key(
@@ -426,16 +455,26 @@ class PlacedFunction:
         basis: str,
         args: tuple[Any, ...],
         kwargs: dict[str, Any],
+        policy: Any = None,
     ) -> tuple[list[PlacementCandidate], str, str]:
-        """``ok`` in the order the tuning cache's entry for this call gives, the basis in
-        words and what decided (``"measured"``, ``"tie"``; ``"declared"`` when untuned)."""
+        """``ok`` in the order the tuning cache's entry for this call gives (under an
+        execution ``policy``, the order the policy gives of the measured times), the basis in
+        words and what decided (``"measured"``, ``"tie"``, ``"policy"``; ``"declared"`` when
+        untuned)."""
         from prism_core._knowledge.tuning_records import records
 
         key, signature, bucket, devices, variants = self._tuning_key(ok, args, kwargs)
         found = records().lookup(key, devices, signature, bucket, variants)
         if found is None:
+            if policy is not None:
+                basis += (
+                    f"; execution policy ({policy.describe()}) not applied: no placement of "
+                    "this call was measured (prism_core.tuning.tune(F, *args))"
+                )
             return ok, basis, "declared"
         times = dict(found.times)
+        if policy is not None:
+            return _by_policy(policy, ok, times, found.decided == "measured", args, kwargs, basis)
         ranked = sorted(times.items(), key=lambda kv: (kv[1], kv[0]))
         if found.decided != "measured":
             others = ", ".join(f"{v} {seconds_text(t)}" for v, t in ranked)
@@ -566,17 +605,25 @@ class PlacedFunction:
                     planned_in = generation()
                     entry, judged = self._plan(args, kwargs)
             if not entry.candidates:
-                raise DispatchError(
+                error = DispatchError(
                     f"function {self.name}: no backend can run this call in "
                     f"{current_scope()!r}:" + "".join(f"\n  {c.describe()}" for c in judged)
                 )
+                lenient = LENIENT.get()
+                if lenient is None or current_scope().automatic:
+                    raise error
+                return lenient(_Rescue(f"function {self.name}", self), args, kwargs, error)
             with self._lock:
                 if planned_in == self._generation:  # else plugins or devices changed meanwhile
                     entry = self._cache.setdefault(key, entry)
         automatic = current_scope().automatic
+        # A lenient stage (LENIENT) runs what its placement cannot run elsewhere.
+        lenient = None if automatic else LENIENT.get()
         order = [c for c in entry.candidates if c.backend not in self.declined]
         snapshot = (
-            None if entry.proven or not automatic or len(order) < 2 else _snapshot(args, kwargs)
+            _snapshot(args, kwargs)
+            if not entry.proven and ((automatic and len(order) > 1) or lenient is not None)
+            else None
         )
         for i, candidate in enumerate(order):
             if failure is None:
@@ -593,11 +640,18 @@ class PlacedFunction:
             reason = self._declines(candidate, failure)
             left = order[i + 1 :]
             if not automatic or not left:
-                raise BackendError(
+                failed = BackendError(
                     f"function {self.name} failed on {candidate.backend}: "
                     f"{reason or describe_exception(failure)}"
                     + ("" if automatic else "; not falling back: the scope names the placement")
-                ) from failure
+                )
+                undone = snapshot is not None or self._copied_only(candidate, args, kwargs)
+                if lenient is None or not undone:
+                    raise failed from failure
+                if snapshot is not None:
+                    _restore(snapshot)
+                failed.__cause__ = failure
+                return lenient(_Rescue(f"function {self.name}", self), args, kwargs, failed)
             if snapshot is None and not self._copied_only(candidate, args, kwargs):
                 raise BackendError(
                     f"function {self.name} failed on {candidate.backend} after its arguments may "
@@ -658,9 +712,13 @@ class PlacedFunction:
             call_kwargs = {
                 k: moved_args(len(args) + j, v) for j, (k, v) in enumerate(kwargs.items())
             }
+        body = self._body(candidate, call_args, call_kwargs)
         token = SCOPE.set(entry.scopes[candidate.backend])
         try:
-            result = self.fn(*call_args, **call_kwargs)
+            if body is None:
+                result = self.fn(*call_args, **call_kwargs)
+            else:
+                result = self._compiled_call(body, candidate, call_args, call_kwargs, report)
         finally:
             SCOPE.reset(token)
         if traits(runner).mutable:
@@ -684,13 +742,89 @@ class PlacedFunction:
 
         return _map(result, returned, every=True)
 
+    # -- compiling (Backend.jit) -------------------------------------------------------------
+    def _body(
+        self, candidate: PlacementCandidate, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Callable[..., Any] | None:
+        """The body compiled by ``candidate``'s backend for a call with these arguments (the
+        arguments without arrays that are hashable held static), or ``None``: it runs eagerly
+        (no compiler, or the body was found not traceable there)."""
+        runner = candidate.runner
+        if runner is None or candidate.backend in self.eager:
+            return None
+        nums = tuple(i for i, a in enumerate(args) if _static(a))
+        names = tuple(k for k, v in kwargs.items() if _static(v))
+        key = (candidate.backend, nums, names)
+        try:
+            return self._compiled[key]
+        except KeyError:
+            pass
+        try:
+            compiled = runner.jit(self.fn, nums, names)
+        except Exception as exc:  # the plugin's compiler refused the function
+            self._untraceable(candidate.backend, exc)
+            return None
+        with self._lock:
+            return self._compiled.setdefault(key, compiled)
+
+    def _compiled_call(
+        self,
+        body: Callable[..., Any],
+        candidate: PlacementCandidate,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        report: FunctionReport | None,
+    ) -> Any:
+        """Run the compiled body; where it raises, run the body eagerly once, and a body that
+        then succeeds runs eagerly on this backend from now on (it is not traceable)."""
+        if report is not None:
+            traced = (
+                candidate.backend,
+                tuple((i, a) for i, a in enumerate(args) if _static(a)),
+                tuple((k, v) for k, v in kwargs.items() if _static(v)),
+                tuple(
+                    (getattr(leaf, "shape", None), str(getattr(leaf, "dtype", None)))
+                    for v in (*args, *kwargs.values())
+                    for leaf in _leaves(v)
+                ),
+            )
+            first = traced not in self._traced
+            self._traced.add(traced)
+            report.compiled = "compiled: traced and compiled on this call" if first else "compiled"
+        try:
+            return body(*args, **kwargs)
+        except Exception as exc:
+            failure = exc
+        result = self.fn(*args, **kwargs)  # an error here is the body's own, not the compiler's
+        self._untraceable(candidate.backend, failure)
+        if report is not None:
+            report.compiled = f"eager: {self.eager.get(candidate.backend, '')}"
+        return result
+
+    def _untraceable(self, backend: str, exc: BaseException) -> None:
+        """``backend``'s compiler cannot run the body: it runs eagerly there from now on."""
+        with self._lock:
+            first_line = describe_exception(exc).splitlines()[0]
+            self.eager[backend] = f"not traceable ({first_line})"
+            for key in [k for k in self._compiled if k[0] == backend]:
+                del self._compiled[key]
+            self._cache.clear()  # the cached entries' bodies are the compiled ones
+
     def _settle(self, key: Any, entry: _Entry, candidate: PlacementCandidate) -> None:
         """``candidate`` ran the call: it goes first for this signature from now on."""
         order = [candidate, *(c for c in entry.candidates if c is not candidate)]
         fast = entry.fast and candidate is entry.candidates[0]
         with self._lock:
             self._cache[key] = _Entry(
-                order, entry.home, entry.basis, entry.scopes, fast, True, None, entry.decided_by
+                order,
+                entry.home,
+                entry.basis,
+                entry.scopes,
+                fast,
+                True,
+                None,
+                entry.decided_by,
+                entry.body if fast else None,
             )
 
     def _callers(self, exc: BaseException, candidate: PlacementCandidate) -> bool:
@@ -760,6 +894,91 @@ def _immutable(backend: Backend) -> bool:
         return False
     found = traits(backend)
     return found.own_arrays and not found.mutable
+
+
+@dataclass(frozen=True)
+class _Rescue:
+    """A placed function's call as a lenient stage runs it elsewhere (``Rescued``)."""
+
+    name: str
+    function: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class _Row:
+    """A measured placement as an execution policy reads it (``execution_policy.Candidate``)."""
+
+    label: str
+    seconds: float
+    throughput: float
+    cost_per_run: float | None
+    cost_per_hour: float | None
+    energy_j: float | None
+    candidate: PlacementCandidate
+
+
+def _by_policy(
+    policy: Any,
+    ok: list[PlacementCandidate],
+    times: dict[str, float],
+    significant: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    basis: str,
+) -> tuple[list[PlacementCandidate], str, str]:
+    """The measured placements in the order ``policy`` gives (its priority over their times,
+    costs at the host's price and energies at TDP; those meeting its limits first), then the
+    unmeasured ones; ``PolicyError`` when no measured placement meets its limits.  Under a
+    priority of time (speed, latency) a measurement with no significant gap keeps the declared
+    order, as the tuner's tie rule says."""
+    from prism_core._knowledge.execution_policy import choose, price_here
+
+    data = sum(movement.nbytes(leaf) or 0 for v in (*args, *kwargs.values()) for leaf in _leaves(v))
+    rows = []
+    for c in ok:
+        if c.backend not in times:
+            continue
+        t = times[c.backend]
+        price, _ = price_here(
+            c.target.data.get("cloud_price", {}).get("usd_per_hour") if c.target else None
+        )
+        tdp = None if c.target is None else c.target.tdp_watts
+        label = c.backend + (f" on {c.device}" if c.device else "")
+        rows.append(
+            _Row(
+                label,
+                t,
+                data / t if t > 0 else 0.0,
+                price * t / 3600,
+                price,
+                None if tdp is None else tdp * t,
+                c,
+            )
+        )
+    if not rows:
+        return ok, basis, "declared"
+    _, ranked = choose(rows, policy)  # PolicyError: no measured placement meets the limits
+    if policy.priority in ("speed", "latency") and not significant:
+        # A tie within the noise: the declared order, those that miss a limit last.
+        missing = {r.candidate.backend for r in rows if policy.misses(r)}
+        order = sorted(ok, key=lambda c: c.backend in missing)
+    else:
+        order = [r.candidate for r in ranked] + [c for c in ok if c.backend not in times]
+    shown = ", ".join(f"{r.label} {seconds_text(r.seconds)}" for r in ranked)
+    label = order[0].backend + (f" on {order[0].device}" if order[0].device else "")
+    return order, f"execution policy ({policy.describe()}): {label} (measured: {shown})", "policy"
+
+
+def _static(value: Any) -> bool:
+    """Whether a compiler holds ``value`` static: it holds no array and is hashable (a
+    number, a string, ``None``, a tuple of them, a function)."""
+    if _is_array(value) or isinstance(value, list | dict):
+        return False
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return not any(True for _ in _leaves(value))
 
 
 def _describe(value: Any) -> str:

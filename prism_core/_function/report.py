@@ -36,13 +36,17 @@ class FunctionDecision:
     #: than the declared first: the declared order stands), ``"declared"`` (untuned),
     #: ``"scope"`` or ``"fallback"``.
     decided_by: str = "declared"
+    #: How the body runs on the chosen backend: ``"compiled whole (Backend.jit)"``, ``"eagerly:
+    #: not traceable (...)"``, or empty where the backend has no compiler.
+    compiled: str = ""
 
     def __str__(self) -> str:
         lines = [f"{self.function}({self.signature})"]
         where = (self.chosen or "nothing") + (
             f" on {self.chosen_device}" if self.chosen_device else ""
         )
-        lines.append(f"  runs on: {where} ({self.basis})")
+        how = f", {self.compiled}" if self.compiled else ""
+        lines.append(f"  runs on: {where} ({self.basis}){how}")
         lines += [f"  moves {m}" for m in self.data_movement]
         lines += [("  + " if c.ok else "  - ") + c.describe() for c in self.candidates]
         return "\n".join(lines)
@@ -58,6 +62,7 @@ class FunctionDecision:
             "basis": self.basis,
             "decided_by": self.decided_by,
             "data_movement": list(self.data_movement),
+            "compiled": self.compiled,
         }
 
 
@@ -74,10 +79,15 @@ class FunctionReport:
     #: One sentence per argument moved by copy and written back into the caller's array.
     write_backs: list[str] = field(default_factory=list)
     fallbacks: list[FallbackRecord] = field(default_factory=list)
+    #: How the body ran where the backend compiles (``Backend.jit``): ``"compiled"``,
+    #: ``"compiled: traced and compiled on this call"`` (the time includes the compilation), or
+    #: ``"eager: not traceable (...)"``; empty where the backend has no compiler.
+    compiled: str = ""
 
     def __str__(self) -> str:
         where = (self.backend or "nothing") + (f" on {self.device}" if self.device else "")
-        lines = [f"{self.function}: ran on {where} in {self.seconds * 1e3:.3f} ms"]
+        how = f", {self.compiled}" if self.compiled else ""
+        lines = [f"{self.function}: ran on {where} in {self.seconds * 1e3:.3f} ms{how}"]
         lines += [f"  moved {m.describe()}" for m in self.moves]
         lines += [f"  wrote back {w}" for w in self.write_backs]
         lines += [f"  fell back: {f.variant} failed ({f.error})" for f in self.fallbacks]
@@ -92,4 +102,5 @@ class FunctionReport:
             "moves": [m.as_dict() for m in self.moves],
             "write_backs": list(self.write_backs),
             "fallbacks": [vars(f) for f in self.fallbacks],
+            "compiled": self.compiled,
         }

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from prism_core._dispatch import movement
 from prism_core._dispatch import scope as _scope_module
 from prism_core._dispatch.fallback import BackendError, FallbackWarning, fallback_recording
-from prism_core._dispatch.interception import LENIENT
+from prism_core._dispatch.interception import LENIENT, Rescued
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, ScopeBlock
 from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
@@ -35,7 +35,6 @@ from prism_core._public import home
 if TYPE_CHECKING:
     from prism_core._contract.backend import Backend
     from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
 
 __all__ = [
@@ -363,7 +362,7 @@ class StageRun:
 
     # The handler dispatch calls (``LENIENT``) when the placement cannot run a call.
     def _lenient(
-        self, op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+        self, op: Rescued, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
     ) -> Any:
         if not self.innermost():
             raise error  # a block the user entered inside the stage: its own rules hold

@@ -387,6 +387,13 @@ class JaxBackend(NamespaceBackend):
             return "cpu"  # asked on every call: without a GPU, without asking the array
         return "cpu" if next(iter(array.devices())).platform == "cpu" else "gpu"
 
+    def jit(self, fn: Any, static_argnums: Any, static_argnames: Any) -> Any:
+        """A placed function's body compiled whole with ``jax.jit``: its operators, indexing
+        and Prism calls traced once per shape and fused by XLA."""
+        import jax
+
+        return jax.jit(fn, static_argnums=static_argnums, static_argnames=static_argnames)
+
     def synchronize(self, *arrays: Any) -> None:
         """JAX has no device-wide wait: it waits for the arrays given."""
         for array in arrays:
