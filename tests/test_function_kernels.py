@@ -43,7 +43,7 @@ BUGS: dict[tuple[str, str], str] = {
     ),
 }
 
-DECLINED = "mutates its arguments; jax arrays are immutable"
+DECLINED = "updates arrays in place; jax arrays are immutable"
 
 
 @pytest.fixture(autouse=True)

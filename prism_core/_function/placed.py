@@ -47,9 +47,9 @@ if TYPE_CHECKING:
 
 __all__ = ["PlacedFunction", "function"]
 
-#: The reason a backend with immutable arrays is declined for a function that updates its
-#: arguments (said by ``explain`` and recorded for good).
-MUTATES = "mutates its arguments; {} arrays are immutable"
+#: The reason a backend with immutable arrays is declined for a function that updates arrays in
+#: place (its arguments, or arrays it made) (said by ``explain`` and recorded for good).
+MUTATES = "updates arrays in place; {} arrays are immutable"
 
 
 def _is_array(value: Any) -> bool:
