@@ -374,3 +374,54 @@ def test_a_lenient_stage_runs_what_its_placement_cannot_elsewhere() -> None:
         # Strict: no rescue (jax is declined for this function by now: nothing can run it).
         with pytest.raises(prism.DispatchError, match="jax arrays are immutable"):
             smooth_in_place(a)
+
+
+def test_torch_placements_promote_python_floats_as_numpy_does() -> None:
+    """On torch, an integer tensor times a Python float is float32 by torch's default; the
+    body of a placed function runs with NumPy's rule (float64, complex128)."""
+    import torch
+
+    @prism.function
+    def scaled(n: int) -> Any:
+        i = prism.arange(n)  # int64, made on the placement
+        return i * 0.5, -2.0j * i
+
+    with prism.use_backend("torch"):
+        half, turned = scaled(4)
+    want_half, want_turned = np.arange(4) * 0.5, -2.0j * np.arange(4)
+    assert half.dtype == want_half.dtype and turned.dtype == want_turned.dtype
+    np.testing.assert_array_equal(half, want_half)
+    np.testing.assert_array_equal(turned, want_turned)
+    assert torch.get_default_dtype() is torch.float32  # torch's own default, put back
+
+
+def test_torch_bodies_in_threads_share_numpy_defaults_until_the_last_leaves() -> None:
+    import torch
+
+    entered, release = threading.Event(), threading.Event()
+    seen: list[Any] = []
+
+    @prism.function
+    def waits(x: Any) -> Any:
+        entered.set()
+        release.wait(timeout=30)
+        seen.append(torch.get_default_dtype())  # after the other thread's body has left
+        return x * 0.5
+
+    @prism.function
+    def quick(x: Any) -> Any:
+        return x * 0.5
+
+    def first() -> None:
+        with prism.use_backend("torch"):
+            waits(np.arange(3))
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    assert entered.wait(timeout=30)
+    with prism.use_backend("torch"):
+        assert quick(np.arange(3)).dtype == np.float64
+    release.set()
+    thread.join(timeout=30)
+    assert seen == [torch.float64]
+    assert torch.get_default_dtype() is torch.float32

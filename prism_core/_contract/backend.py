@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from prism_core._public import home
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from prism_core._description.device import DeviceDescription
     from prism_core._description.requirements import RequirementMatch
 
@@ -211,6 +213,16 @@ class Backend(abc.ABC):
         eagerly there.  Prism calls the result in the placement's scope with the placement's
         arrays; where it raises, Prism runs the body eagerly once, and a body that then
         succeeds is not traceable: it runs eagerly on this backend from then on."""
+        return None
+
+    def numpy_defaults(self) -> AbstractContextManager[Any] | None:
+        """A context in which the library's implicit choices are NumPy's, for the body of a
+        placed function (``prism_core.function``) that runs on this backend: operators and
+        indexing there are the library's own, so its defaults decide what NumPy's rules would
+        (torch: a Python float times an integer tensor is ``float32`` unless the default dtype
+        is ``float64``).  ``None`` (the default): the library's defaults are NumPy's already.
+        Entered and left around each call of the body, possibly from several threads at
+        once."""
         return None
 
     # -- execution --------------------------------------------------------------------------

@@ -11,6 +11,7 @@ docs/functions.md is the guide.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -218,6 +219,8 @@ class _Entry:
     decided_by: str = "declared"
     #: What the fast path calls: the function, or its compilation on the first candidate.
     body: Callable[..., Any] | None = None
+    #: The first candidate's ``Backend.numpy_defaults()``, which the fast path enters.
+    context: Any = None
 
     def __post_init__(self) -> None:
         if self.candidates and self.scope is None:
@@ -287,7 +290,10 @@ class PlacedFunction:
             body = entry.body or self.fn
             token = SCOPE.set(entry.scope)
             try:
-                return body(*args, **kwargs)
+                if entry.context is None:
+                    return body(*args, **kwargs)
+                with entry.context:
+                    return body(*args, **kwargs)
             except Exception as exc:
                 if body is self.fn and self._callers(exc, entry.candidates[0]):
                     raise
@@ -431,6 +437,7 @@ class PlacedFunction:
         entry.fast = bool(ok) and all(o is ok[0].runner for o in owners) and home is ok[0].runner
         if entry.fast:
             entry.body = self._body(ok[0], args, kwargs)
+            entry.context = home.numpy_defaults() if home is not None else None
         return entry, judged
 
     def _tuning_key(
@@ -713,12 +720,14 @@ class PlacedFunction:
                 k: moved_args(len(args) + j, v) for j, (k, v) in enumerate(kwargs.items())
             }
         body = self._body(candidate, call_args, call_kwargs)
+        context = runner.numpy_defaults() or contextlib.nullcontext()
         token = SCOPE.set(entry.scopes[candidate.backend])
         try:
-            if body is None:
-                result = self.fn(*call_args, **call_kwargs)
-            else:
-                result = self._compiled_call(body, candidate, call_args, call_kwargs, report)
+            with context:
+                if body is None:
+                    result = self.fn(*call_args, **call_kwargs)
+                else:
+                    result = self._compiled_call(body, candidate, call_args, call_kwargs, report)
         finally:
             SCOPE.reset(token)
         if traits(runner).mutable:
@@ -825,6 +834,7 @@ class PlacedFunction:
                 None,
                 entry.decided_by,
                 entry.body if fast else None,
+                entry.context if fast else None,
             )
 
     def _callers(self, exc: BaseException, candidate: PlacementCandidate) -> bool:

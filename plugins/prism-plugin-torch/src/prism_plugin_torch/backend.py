@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
@@ -221,6 +222,38 @@ def torch_device(device: Any, default: Any) -> Any:
         ) from None
 
 
+class Float64Default:
+    """torch's default dtype as ``float64`` while at least one placed function's body runs:
+    then a Python float or complex times an integer tensor is ``float64`` / ``complex128``, as
+    NumPy makes it, where torch's own default gives ``float32`` / ``complex64``.  torch's
+    default dtype is one setting for the whole process, so the bodies running at once share
+    it: the first to enter sets it, the last to leave puts back what was there.  Other torch
+    code running in other threads meanwhile sees ``float64`` as its default too."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._inside = 0
+        self._before: Any = None
+
+    def __enter__(self) -> None:
+        import torch
+
+        with self._lock:
+            if self._inside == 0:
+                self._before = torch.get_default_dtype()
+                if self._before is not torch.float64:
+                    torch.set_default_dtype(torch.float64)
+            self._inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0 and self._before is not torch.float64:
+                torch.set_default_dtype(self._before)
+
+
 class TorchBackend(NamespaceBackend):
     """PyTorch on the host CPU (``torch.<op>``) and on NVIDIA GPUs (``torch.cuda.<op>``); its
     arrays are ``torch.Tensor`` on either, which the variants take as they are (with Python
@@ -245,6 +278,12 @@ class TorchBackend(NamespaceBackend):
     def __init__(self) -> None:
         super().__init__()
         self._devices: dict[str, Any] = {}
+        self._float64 = Float64Default()
+
+    def numpy_defaults(self) -> Float64Default:
+        """The body of a placed function runs with ``float64`` as torch's default dtype, so
+        that integer tensors with Python floats promote as NumPy's arrays do."""
+        return self._float64
 
     # -- identity and availability ------------------------------------------------------------
     def availability(self) -> Availability:
