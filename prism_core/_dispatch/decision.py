@@ -120,6 +120,11 @@ class Decision:
         lines.append(
             f"  scope: device {where}, backend {scope.get('backend') or 'any'}, "
             f"prefer {scope.get('prefer')}{', strict' if scope.get('strict') else ''}"
+            + (
+                ", errors deferred (the library's NaN or inf, no status read)"
+                if scope.get("check_errors") == "deferred"
+                else ""
+            )
         )
         if self.chosen:
             lines.append(

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 POLICIES = ("performance", "reference")
+#: What ``choosing(check_errors=...)`` takes: read the status NumPy's errors come from, or not.
+CHECK_ERRORS = ("raise", "deferred")
 
 
 class DeviceNotPresentError(PrismError, LookupError):
@@ -77,6 +79,7 @@ class Scope:
     __slots__ = (
         "__weakref__",
         "backend",
+        "check_errors",
         "device",
         "device_asked",
         "execution",
@@ -94,6 +97,10 @@ class Scope:
     backend: str | None
     prefer: str
     strict: bool
+    #: ``"raise"`` (NumPy's errors, such as ``LinAlgError`` for a singular matrix, even where
+    #: reading the library's status waits for the device) or ``"deferred"`` (the status is not
+    #: read: the library's NaN or inf stand for the error, and a GPU loop does not wait).
+    check_errors: str
     #: The execution policy in force (``execution_policy()``), or ``None``: speed.
     execution: Policy | None
     #: What this scope splits (``prism_core.pipelines.splitting()``), or ``None``: the split engine
@@ -114,6 +121,7 @@ class Scope:
         execution: Policy | None = None,
         split: Split | None = None,
         device_asked: str | None = None,
+        check_errors: str = "raise",
     ) -> Scope:
         key = (
             _fingerprint(device),
@@ -124,6 +132,7 @@ class Scope:
             execution,
             split,
             device_asked,
+            check_errors,
         )
         with _lock:
             scope = _interned.get(key)
@@ -137,6 +146,7 @@ class Scope:
                 scope.strict = strict
                 scope.execution = execution
                 scope.split = split
+                scope.check_errors = check_errors
                 _interned[key] = scope
         return scope
 
@@ -149,6 +159,7 @@ class Scope:
             "strict": self.strict,
             "execution": self.execution,
             "split": self.split,
+            "check_errors": self.check_errors,
             # Another device is not the spelling this one was asked by.
             "device_asked": self.device_asked if "device" not in changes else None,
         }
@@ -171,6 +182,7 @@ class Scope:
             "automatic": self.automatic,
             "execution_policy": None if self.execution is None else self.execution.as_dict(),
             "split": None if self.split is None else self.split.as_dict(),
+            "check_errors": self.check_errors,
         }
 
     def __repr__(self) -> str:
@@ -187,6 +199,8 @@ class Scope:
             parts.append(f"prefer={self.prefer!r}")
         if self.strict:
             parts.append("strict")
+        if self.check_errors != "raise":
+            parts.append(f"check_errors={self.check_errors!r}")
         if self.execution is not None:
             parts.append(f"policy={self.execution.describe()!r}")
         if self.split is not None:
@@ -447,15 +461,29 @@ def use_numpy_backend() -> Any:
     return use_backend("numpy")
 
 
-def choosing(*, prefer: str | None = None, strict: bool | None = None) -> ScopeBlock:
+def choosing(
+    *, prefer: str | None = None, strict: bool | None = None, check_errors: str | None = None
+) -> ScopeBlock:
     """Change how variants are chosen in what follows (the arguments are checked when
     ``choosing()`` is called; ``None`` keeps what is in force).
 
     :param prefer: ``"performance"`` (default: priority, then the most specific requirements)
         or ``"reference"`` (reference implementations first, for checking results).
     :param strict: ``True``: a failing variant raises instead of falling back; ``False``: off.
+    :param check_errors: ``"raise"`` (default: NumPy's errors, such as ``LinAlgError`` for a
+        singular matrix, also where reading the library's status waits for the GPU) or
+        ``"deferred"`` (variants that can skip that status do: the library's NaN or inf stand
+        for the error, and a loop of GPU calls does not wait on each; docs/dispatch.md).
     """
     changes: dict[str, Any] = {}
+    if check_errors is not None:
+        if check_errors not in CHECK_ERRORS:
+            hint = did_you_mean(check_errors, CHECK_ERRORS) if isinstance(check_errors, str) else ""
+            raise ValueError(
+                f"choosing(): check_errors must be one of {', '.join(map(repr, CHECK_ERRORS))} "
+                f"(or None to keep the setting in force); got {_describe(check_errors)}{hint}"
+            )
+        changes["check_errors"] = check_errors
     if prefer is not None:
         if not isinstance(prefer, str):
             raise TypeError(

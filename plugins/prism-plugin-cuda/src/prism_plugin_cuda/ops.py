@@ -16,6 +16,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import prism_core
 import prism_core.reference as ref
 from prism_core.backend_kit import (
     EighResult,
@@ -263,8 +264,9 @@ def histogram(
 def _status() -> Any:
     # CuPy ignores cuSOLVER's status by default (cupyx.errstate(linalg="ignore")) and returns NaNs
     # for a singular matrix or a failed decomposition, where NumPy raises LinAlgError: read here,
-    # a synchronisation.
-    return cupyx.errstate(linalg="raise")
+    # a synchronisation; not read under choosing(check_errors="deferred").
+    deferred = prism_core.current_scope().check_errors == "deferred"
+    return cupyx.errstate(linalg="ignore" if deferred else "raise")
 
 
 def _checked(name: str, result: Callable[..., Any] | None = None) -> Callable[..., Any]:
