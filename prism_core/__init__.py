@@ -1,11 +1,11 @@
 """Prism: scientific code that runs well on whatever hardware it finds.
 
 The top level holds the ops (``prism_core.matmul``, the Array API's functions and the seeds'
-names for them), the dtypes, where calls run (``device``, ``use_backend``, ``choosing``,
-``execution_policy``), what a call did (``explain``, ``fallbacks``) and the errors.  Everything
-else lives in a namespace named after what it is for: ``hardware``, ``tuning``, ``pipelines``,
-``extending`` (and ``distributed``, ``backend_kit``, ``testing``, ``lint``).  docs/api.md
-lists every public name.
+names for them), NumPy's grids (``mgrid``, ``ogrid``), the dtypes, where calls run
+(``device``, ``use_backend``, ``choosing``, ``execution_policy``), what a call did
+(``explain``, ``fallbacks``) and the errors.  Everything else lives in a namespace named
+after what it is for: ``hardware``, ``tuning``, ``pipelines``, ``extending`` (and
+``distributed``, ``backend_kit``, ``testing``, ``lint``).  docs/api.md lists every public name.
 
 Names are loaded on first access (PEP 562, as SciPy's SPEC 1 recommends), so that ``import
 prism_core`` costs about a millisecond and imports neither YAML nor JSON Schema.  The names
@@ -60,6 +60,9 @@ _LAZY = {
     "value_and_grad": "_dispatch.transforms",
     "ValueAndGrad": "_dispatch.transforms",
     "vmap": "_dispatch.transforms",
+    # NumPy's index tricks that make grids, on the backend in scope.
+    "mgrid": "_grids",
+    "ogrid": "_grids",
     # Where calls run.
     "Scope": "_dispatch.scope",
     "choosing": "_dispatch.scope",

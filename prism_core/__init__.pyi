@@ -48,6 +48,8 @@ from prism_core._dispatch.transforms import to_dlpack as to_dlpack
 from prism_core._dispatch.transforms import value_and_grad as value_and_grad
 from prism_core._dispatch.transforms import ValueAndGrad as ValueAndGrad
 from prism_core._dispatch.transforms import vmap as vmap
+from prism_core._grids import mgrid as mgrid
+from prism_core._grids import ogrid as ogrid
 from prism_core._dispatch.scope import Scope as Scope
 from prism_core._dispatch.scope import choosing as choosing
 from prism_core._dispatch.scope import current_scope as current_scope

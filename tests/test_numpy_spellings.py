@@ -6,6 +6,7 @@ torch tensors and JAX arrays under ``use_backend``, with NumPy's values and dtyp
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ class _PrismFirst:
 def _kernel(np: Any, n: int, x: Any, v: Any) -> tuple[Any, ...]:
     """NumPy-style code, as real kernels write it."""
     counts, edges = np.histogram(v, 5)
+    rows, columns = np.ogrid[0:n, 0:1:3j]
     return (
         np.zeros((n, n), np.int32),
         np.ones((2, n), np.float32),
@@ -48,6 +50,20 @@ def _kernel(np: Any, n: int, x: Any, v: Any) -> tuple[Any, ...]:
         np.amin(x, axis=1),
         np.concatenate([v, v]),
         np.transpose(x),
+        np.add.outer(v, v),
+        np.multiply.outer(x, v[:2]),
+        np.greater.outer(v, x[0]),
+        np.subtract.outer([1, 2], v),
+        np.add.outer([1, 2], [3, 4, 5]),
+        np.mgrid[0:n, 0:4],
+        np.mgrid[0:1:0.25],
+        np.mgrid[0:4, 0:1:3j],
+        np.mgrid[-1:1:5j],
+        np.mgrid[0.5:2:0.5, 1:3],
+        rows,
+        columns,
+        rows + columns,
+        np.ogrid[0:n],
     )
 
 
@@ -128,3 +144,71 @@ def test_numpy_spellings_are_the_standard_functions() -> None:
     # Not in the standard's namespace: it stays the standard's.
     for name in ("arctan2", "absolute", "amax", "outer", "cov", "histogram"):
         assert not hasattr(prism_core.array_api, name), name
+
+
+@pytest.mark.parametrize("backend", ["numpy", "torch", "jax"])
+def test_grids_are_of_numpys_types_on_the_backend_in_scope(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """``ogrid`` of several slices is a tuple, as NumPy 2's; ``mgrid`` one array; both of the
+    backend in scope, made from Python numbers alone."""
+    array_type: Any = numpy.ndarray
+    if backend == "torch":
+        array_type = request.getfixturevalue("torch_plugin").Tensor
+    elif backend == "jax":
+        array_type = request.getfixturevalue("jax_x64").Array
+    with prism_core.use_backend(backend):
+        open_grid = prism_core.ogrid[0:2, 0:3]
+        dense = prism_core.mgrid[0:2, 0:3]
+        product = prism_core.multiply.outer(2, [1.0, 2.0])
+    assert type(open_grid) is type(numpy.ogrid[0:2, 0:3]) is tuple
+    assert [tuple(a.shape) for a in open_grid] == [(2, 1), (1, 3)]
+    assert type(prism_core.ogrid[0:2,]) is tuple
+    for made in (*open_grid, dense, product):
+        assert isinstance(made, array_type), type(made)
+    assert tuple(dense.shape) == (2, 2, 3)
+    numpy.testing.assert_array_equal(numpy.asarray(product), [2.0, 4.0])
+
+
+def test_every_binary_elementwise_op_has_numpys_outer() -> None:
+    from prism_core._knowledge.families import RECORDS
+
+    binary = [r for r in RECORDS if r.work == "elementwise" and r.arity == 2]
+    assert {"add", "multiply", "subtract", "maximum", "power", "greater", "equal"} <= {
+        r.name for r in binary
+    }
+    a, b = numpy.arange(1, 4), numpy.arange(1, 3)
+    for record in binary:
+        function = getattr(prism_core, record.name)
+        doc = inspect.getdoc(function.outer) or ""
+        assert doc.startswith(f"{record.name}.outer(a, b, /): "), doc
+        assert f"``numpy.{record.numpy.rpartition(':')[2]}.outer(a, b)``" in doc
+        ufunc = getattr(numpy, record.numpy.rpartition(":")[2])
+        want = ufunc.outer(a, b)
+        got = function.outer(a, b)
+        assert got.dtype == want.dtype, record.name
+        numpy.testing.assert_array_equal(got, want, err_msg=record.name)
+    assert prism_core.pow.outer is prism_core.power.outer  # one op, one function
+    for unary in ("sin", "abs", "where", "clip", "matmul"):
+        assert not hasattr(getattr(prism_core, unary), "outer"), unary
+
+
+@pytest.mark.parametrize(
+    ("key", "error", "message"),
+    [
+        (1, TypeError, r"mgrid\[\.\.\.\]: 1 is not a slice; mgrid\[\.\.\.\] takes slices"),
+        ((slice(0, 3), 2), TypeError, "2 is not a slice"),
+        (slice(0, None), ValueError, r"mgrid\[0:\] has no stop"),
+        (slice(0, 5, 0), ValueError, r"mgrid\[0:5:0\]: the step must not be zero"),
+        (slice("a", 3), TypeError, r"the start 'a' is not a real number"),
+        ((), TypeError, r"mgrid\[\(\)\] has no axis"),
+    ],
+)
+def test_grids_refuse_what_they_do_not_take_saying_what_they_take(
+    key: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message) as raised:
+        prism_core.mgrid[key]
+    assert "start:stop:Nj" in str(raised.value)
+    with pytest.raises(error, match=message.replace("mgrid", "ogrid")):
+        prism_core.ogrid[key]

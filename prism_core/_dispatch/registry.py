@@ -422,20 +422,58 @@ def _declare_catalogue() -> None:
             return
         try:
             for spec in SPECS:
-                _enter(
-                    Op(
-                        spec.name,
-                        spec.text,
-                        aliases=spec.aliases,
-                        array_args=spec.array_args,
-                        sequences=spec.sequences,
-                    )
+                op = Op(
+                    spec.name,
+                    spec.text,
+                    aliases=spec.aliases,
+                    array_args=spec.array_args,
+                    sequences=spec.sequences,
                 )
+                _enter(op)
+                if spec.work == "elementwise" and spec.arity == 2:  # NumPy's binary ufuncs
+                    _give_outer(op, spec.numpy.rpartition(":")[2])
             _state.declared = True
         finally:
             # Once for the whole catalogue: a bump per op went over every op declared so far
             # (58 ops: about 1,700 keyings of the first call).
             bump()
+
+
+def _give_outer(op: Op, numpy_name: str) -> None:
+    """Give the function of ``op``, an elementwise op of two operands, the method ``outer`` of
+    NumPy's ufunc ``numpy_name``: ``prism_core.add.outer(a, b)`` is
+    ``numpy.add.outer(a, b)``, computed by Prism's ops so that it runs on the backend in scope.
+
+    An attribute of the function users call, not an op of its own: it dispatches twice
+    (``reshape``, then the op) and is declared with the op, once, here.
+    """
+    name = op.__name__
+
+    def outer(a: Any, b: Any, /) -> Any:
+        # NumPy's ufunc.outer makes arrays of its operands first (Python scalars included,
+        # which then promote as arrays do: float32 array .outer 2.0 is float64, as NumPy's).
+        if not (hasattr(a, "shape") and hasattr(a, "dtype")):
+            a = lookup("asarray").function(a)
+        if not (hasattr(b, "shape") and hasattr(b, "dtype")):
+            b = lookup("asarray").function(b)
+        extra = len(b.shape)
+        if extra:  # a's axes first, then b's: a of shape (*a.shape, 1, ..., 1) broadcasts
+            a = lookup("reshape").function(a, (*a.shape, *(1,) * extra))
+        return op.function(a, b)
+
+    outer.__name__ = "outer"
+    outer.__qualname__ = f"{name}.outer"
+    outer.__module__ = "prism_core"
+    outer.__doc__ = (
+        f"{name}.outer(a, b, /): ``{name}`` of every element of ``a`` with every element of "
+        f"``b``, NumPy's ``numpy.{numpy_name}.outer(a, b)``: the result's shape is "
+        "``a.shape + b.shape``, its dtype and values NumPy's.  Computed as ``"
+        f"{name}(reshape(a, (*a.shape, *(1,) * b.ndim)), b)`` through Prism's ops, so it runs "
+        'on the backend in scope (a torch tensor under ``use_backend("torch")``); operands '
+        "that are not arrays (Python scalars, lists) are made arrays with ``asarray`` first, "
+        "as NumPy makes them.  NumPy's keywords (``out``, ``dtype``, ``where``) are not taken."
+    )
+    op.function.outer = outer  # type: ignore[attr-defined]
 
 
 def sync_plugins(ps: PluginSet) -> None:

@@ -201,9 +201,9 @@ ROWS: tuple[OpRecord, ...] = (
         "The outer product of the vectors ``x1`` (``N``) and ``x2`` (``M``), an ``(N, M)`` "
         "array with the dtypes promoted as in ``multiply``.  An operand that is not 1-D is a "
         "``ValueError`` naming it (NumPy's ``outer`` flattens it).  NumPy's ``outer`` is an "
-        "alias (``prism_core.outer``), for vectors: flatten others first (``reshape(x, -1)``); "
-        "NumPy's ufunc methods (``add.outer``) have no Prism spelling: "
-        "``x1[:, None] + x2`` is the same.",
+        "alias (``prism_core.outer``), for vectors: flatten others first (``reshape(x, -1)``), "
+        "or call ``multiply.outer``, NumPy's ufunc method, which takes any shapes (``add.outer`` "
+        "and the other elementwise ops of two operands have it too).",
         (0, 1), "own", "array", f"{_REF}:outer", aliases=("outer",),
     ),
     OpRecord(
