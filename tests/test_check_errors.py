@@ -21,7 +21,7 @@ RHS = np.ones(3, dtype=np.float32)
 
 
 @pytest.fixture(autouse=True)
-def _plugins() -> Iterator[Any]:
+def loaded() -> Iterator[Any]:
     ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch", "jax")))
     yield ps
     prism.extending.reload_plugins()
@@ -49,8 +49,8 @@ def test_the_setting_is_checked_and_shown() -> None:
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
-def test_deferred_errors_give_the_librarys_non_finite_values(_plugins: Any, backend: str) -> None:
-    _need(_plugins, backend)
+def test_deferred_errors_give_the_librarys_non_finite_values(loaded: Any, backend: str) -> None:
+    _need(loaded, backend)
     with prism.use_backend(backend):
         with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
             prism.linalg.solve(SINGULAR, RHS)
@@ -61,11 +61,11 @@ def test_deferred_errors_give_the_librarys_non_finite_values(_plugins: Any, back
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
-def test_a_regular_system_is_solved_alike_in_both_modes(_plugins: Any, backend: str) -> None:
-    _need(_plugins, backend)
+def test_a_regular_system_is_solved_alike_in_both_modes(loaded: Any, backend: str) -> None:
+    _need(loaded, backend)
     a = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]], dtype=np.float32)
     for rhs in (RHS, np.ones((3, 2), dtype=np.float32), np.ones((2, 3, 3), dtype=np.float32)):
-        stacked = np.broadcast_to(a, rhs.shape[:-2] + (3, 3)) if rhs.ndim == 3 else a
+        stacked = np.broadcast_to(a, (*rhs.shape[:-2], 3, 3)) if rhs.ndim == 3 else a
         want = np.linalg.solve(stacked, rhs)
         with prism.use_backend(backend):
             checked = prism.to_numpy(prism.linalg.solve(stacked, rhs))
@@ -83,8 +83,8 @@ def test_numpy_still_raises_under_deferred_errors() -> None:
             prism.linalg.solve(SINGULAR, RHS)
 
 
-def test_deferred_errors_let_jax_compile_a_function_that_solves(_plugins: Any) -> None:
-    _need(_plugins, "jax")
+def test_deferred_errors_let_jax_compile_a_function_that_solves(loaded: Any) -> None:
+    _need(loaded, "jax")
 
     @prism.function
     def step(a: Any, b: Any) -> Any:
