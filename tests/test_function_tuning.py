@@ -329,3 +329,24 @@ def test_untuned_a_policy_says_it_has_nothing_to_rank(scaled: Any) -> None:
     assert (decision.chosen, decision.decided_by) == ("numpy", "declared")
     assert "not applied: no placement of this call was measured" in decision.basis
     assert out.tolist() == (x * 2).tolist()
+
+
+def test_every_timed_call_gets_fresh_arguments() -> None:
+    """A body that updates its argument cannot be run twice on what it left (here it refuses
+    to): the tuner gives every call, warm-up included, fresh copies, so both placements are
+    timed and none is discarded as failing."""
+    _has("torch")
+
+    @prism.function(backends=["numpy", "torch"])
+    def once(a: Any) -> Any:
+        _cost(a)
+        if float(a[0]) != 0.0:
+            raise RuntimeError("run again on the arguments it had updated")
+        a[0] = 1.0
+        return a.sum()
+
+    x = np.zeros(8)
+    (case,) = prism.tuning.tune(once, x).cases
+    assert all(m.error is None for m in case.measurements), case.measurements
+    assert (case.winner, case.decided) == ("torch", "measured")
+    assert x[0] == 0.0  # the caller's array is as it was

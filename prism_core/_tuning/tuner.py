@@ -350,8 +350,10 @@ def measure(
 ) -> list[Measurement]:
     """Time each runner: warm-up, a sample size per runner, then interleaved rounds.
 
-    A :class:`PreparedRunner`'s ``setup`` is called before each sample, outside the timed
-    region (a placed function is timed on fresh copies of its arguments each round).
+    A :class:`PreparedRunner`'s ``setup`` is called before each call, outside the timed
+    region: a placed function is timed on fresh copies of its arguments every time, one call
+    per sample (a body that updates its arguments in place, run again on what it left, could
+    fail, or slow down on the infinities it made).
 
     Rounds continue until ``budget_s`` is spent (at least ``min_rounds``, at most
     ``max_rounds``).  ``deadline`` (a ``time.perf_counter()`` value) is a hard stop: past it no
@@ -381,6 +383,8 @@ def measure(
             if r.compiles:
                 first_calls[r.variant] = first  # a compilation at this shape, reported apart
             while time.perf_counter() < warm_until:
+                if setup is not None:
+                    setup()
                 r.run()
             if setup is not None:
                 setup()
@@ -388,7 +392,7 @@ def measure(
         except Exception as exc:  # a variant that fails is not a candidate; say why
             errors[r.variant] = describe_exception(exc)
             continue
-        numbers[r.variant] = max(1, min(100_000, int(sample_s / once)))
+        numbers[r.variant] = 1 if setup is not None else max(1, min(100_000, int(sample_s / once)))
     live = [r for r in runners if r.variant in numbers]
     samples: dict[str, list[float]] = {r.variant: [] for r in live}
     rng = random.Random(seed)
