@@ -142,3 +142,21 @@ def test_tuning_reports_the_compiled_placements_first_call_apart() -> None:
     (on_jax,) = [m for m in case.measurements if m.backend == "jax"]
     assert on_jax.first_call is not None and on_jax.first_call > on_jax.seconds
     assert "jax compiles per shape" in str(report)
+
+
+def test_on_the_fast_path_a_body_that_cannot_be_traced_is_traced_once() -> None:
+    import jax.numpy as jnp
+
+    runs = [0]
+
+    @prism.function
+    def scaled(u: Any) -> Any:
+        runs[0] += 1
+        return u * 2 if float(u.sum()) > 0 else u  # not traceable
+
+    u = jnp.arange(4, dtype=jnp.float32)
+    scaled(u)  # plans: where the arguments live, jax; traced, then run eagerly
+    assert runs == [2] and "jax" in scaled.eager
+    out = scaled(u)  # the fast path: eagerly, never traced again
+    assert runs == [3]
+    np.testing.assert_array_equal(np.asarray(out), np.arange(4) * 2)

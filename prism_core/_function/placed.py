@@ -217,7 +217,8 @@ class _Entry:
     scope: Scope | None = None
     #: What decided the order: "scope", "measured", "tie" or "declared" (untuned).
     decided_by: str = "declared"
-    #: What the fast path calls: the function, or its compilation on the first candidate.
+    #: The first candidate's compilation of the body, which the fast path calls (``None``:
+    #: the body runs eagerly).
     body: Callable[..., Any] | None = None
     #: The first candidate's ``Backend.numpy_defaults()``, which the fast path enters.
     context: Any = None
@@ -287,18 +288,17 @@ class PlacedFunction:
             self._reset()
         entry = self._cache.get(key)
         if entry is not None and entry.fast:
-            body = entry.body or self.fn
             token = SCOPE.set(entry.scope)
             try:
-                if entry.context is None:
-                    return body(*args, **kwargs)
-                with entry.context:
-                    return body(*args, **kwargs)
+                if entry.body is None and entry.context is None:
+                    return self.fn(*args, **kwargs)
+                return self._call_body(
+                    entry.body, entry.context, entry.candidates[0], args, kwargs, None
+                )
             except Exception as exc:
-                if body is self.fn and self._callers(exc, entry.candidates[0]):
+                if self._callers(exc, entry.candidates[0]):
                     raise
-                # The compiled body failed: _attempt runs it again, eagerly where it must.
-                failure = exc if body is self.fn else None
+                failure = exc
             finally:
                 SCOPE.reset(token)
             return self._run(key, entry, args, kwargs, None, failure)
@@ -437,7 +437,7 @@ class PlacedFunction:
         entry.fast = bool(ok) and all(o is ok[0].runner for o in owners) and home is ok[0].runner
         if entry.fast:
             entry.body = self._body(ok[0], args, kwargs)
-            entry.context = home.numpy_defaults() if home is not None else None
+            entry.context = ok[0].runner.numpy_defaults() if ok[0].runner else None
         return entry, judged
 
     def _tuning_key(
@@ -720,14 +720,11 @@ class PlacedFunction:
                 k: moved_args(len(args) + j, v) for j, (k, v) in enumerate(kwargs.items())
             }
         body = self._body(candidate, call_args, call_kwargs)
-        context = runner.numpy_defaults() or contextlib.nullcontext()
         token = SCOPE.set(entry.scopes[candidate.backend])
         try:
-            with context:
-                if body is None:
-                    result = self.fn(*call_args, **call_kwargs)
-                else:
-                    result = self._compiled_call(body, candidate, call_args, call_kwargs, report)
+            result = self._call_body(
+                body, runner.numpy_defaults(), candidate, call_args, call_kwargs, report
+            )
         finally:
             SCOPE.reset(token)
         if traits(runner).mutable:
@@ -750,6 +747,23 @@ class PlacedFunction:
             return r
 
         return _map(result, returned, every=True)
+
+    def _call_body(
+        self,
+        body: Callable[..., Any] | None,
+        context: Any,
+        candidate: PlacementCandidate,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        report: FunctionReport | None,
+    ) -> Any:
+        """The body on ``candidate``'s arrays, in the scope in force: compiled where ``body``
+        is its compilation (eagerly where that fails), inside the backend's
+        ``numpy_defaults()`` ``context`` where it has one."""
+        with context or contextlib.nullcontext():
+            if body is None:
+                return self.fn(*args, **kwargs)
+            return self._compiled_call(body, candidate, args, kwargs, report)
 
     # -- compiling (Backend.jit) -------------------------------------------------------------
     def _body(
@@ -820,9 +834,11 @@ class PlacedFunction:
             self._cache.clear()  # the cached entries' bodies are the compiled ones
 
     def _settle(self, key: Any, entry: _Entry, candidate: PlacementCandidate) -> None:
-        """``candidate`` ran the call: it goes first for this signature from now on."""
+        """``candidate`` ran the call: it goes first for this signature from now on (its
+        compiled body too, unless the call found the body not traceable there)."""
         order = [candidate, *(c for c in entry.candidates if c is not candidate)]
         fast = entry.fast and candidate is entry.candidates[0]
+        body = entry.body if fast and candidate.backend not in self.eager else None
         with self._lock:
             self._cache[key] = _Entry(
                 order,
@@ -833,7 +849,7 @@ class PlacedFunction:
                 True,
                 None,
                 entry.decided_by,
-                entry.body if fast else None,
+                body,
                 entry.context if fast else None,
             )
 
