@@ -30,6 +30,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import importlib.util
 import json
@@ -185,7 +186,7 @@ def bench(kernel: Kernel, rounds: int, budget: float) -> dict[str, Any]:
         row["tuned"] = str(report).splitlines()[0]
     except Exception as exc:
         row["tuned"] = f"tuning failed: {first_line(exc)}"
-    why, ran = check(kernel, auto, _Automatic())
+    why, ran = check(kernel, auto, contextlib.nullcontext())  # automatic: no scope
     row["checks"]["automatic"] = why or "ok"
     row["automatic_on"] = ran
     if not why:
@@ -204,16 +205,6 @@ def bench(kernel: Kernel, rounds: int, budget: float) -> dict[str, Any]:
         row["auto_over_numpy"] = best["automatic"] / best["NumPy alone"]
     row["backends_ok"] = sorted(p for p in PLACEMENTS if row["checks"][p] == "ok")
     return row
-
-
-class _Automatic:
-    """No scope: automatic mode."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def geomean(values: list[float]) -> float:

@@ -128,17 +128,26 @@ def make_venv(
     return python
 
 
-def load_bundled_plugin(name: str) -> Any:
-    """Load the installed plugin ``name`` (one of :data:`BUNDLED_PLUGINS`) through its entry
-    point, the only one (the suite's environment loads no plugin by itself), or skip the test
-    saying it is not installed; the caller reloads the plugins afterwards
+def load_bundled_plugin(*names: str) -> Any:
+    """Load the installed plugins ``names`` (the bundled ones: torch, jax, ...) through their
+    entry points, the only ones (the suite's environment loads no plugin by itself), or skip
+    the test saying which is not installed; the caller reloads the plugins afterwards
     (``prism_core.extending.reload_plugins()``).  Returns the plugin set."""
-    ps = prism_core.extending.reload_plugins(prism_core.extending.PluginSettings(allow=(name,)))
-    record = ps.records.get(name)
-    if record is None or record.status != "loaded":
-        prism_core.extending.reload_plugins()
-        pytest.skip(f"prism-plugin-{name} is not installed and loadable in this environment")
+    ps = prism_core.extending.reload_plugins(prism_core.extending.PluginSettings(allow=names))
+    for name in names:
+        record = ps.records.get(name)
+        if record is None or record.status != "loaded":
+            prism_core.extending.reload_plugins()
+            pytest.skip(f"prism-plugin-{name} is not installed and loadable in this environment")
     return ps
+
+
+@pytest.fixture
+def torch_and_jax() -> Iterator[Any]:
+    """The installed torch and jax plugins, loaded through their entry points (skips where
+    either is missing); the plugins are reloaded after the test.  Yields the plugin set."""
+    yield load_bundled_plugin("torch", "jax")
+    prism_core.extending.reload_plugins()
 
 
 def problems_of(text: str) -> list[str]:

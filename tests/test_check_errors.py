@@ -13,6 +13,8 @@ import pytest
 
 import prism_core as prism
 
+from .conftest import load_bundled_plugin
+
 #: JAX runs here in its default, 32-bit mode (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("jax_without_x64")
 
@@ -21,15 +23,10 @@ RHS = np.ones(3, dtype=np.float32)
 
 
 @pytest.fixture(autouse=True)
-def loaded() -> Iterator[Any]:
-    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch", "jax")))
-    yield ps
+def _reloaded() -> Iterator[None]:
+    """The plugins as they were, after a test that loaded some (``load_bundled_plugin``)."""
+    yield
     prism.extending.reload_plugins()
-
-
-def _need(ps: Any, name: str) -> None:
-    if name not in ps.backends:
-        pytest.skip(f"prism-plugin-{name} is not installed here")
 
 
 def test_the_setting_is_checked_and_shown() -> None:
@@ -49,8 +46,8 @@ def test_the_setting_is_checked_and_shown() -> None:
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
-def test_deferred_errors_give_the_librarys_non_finite_values(loaded: Any, backend: str) -> None:
-    _need(loaded, backend)
+def test_deferred_errors_give_the_librarys_non_finite_values(backend: str) -> None:
+    load_bundled_plugin(backend)
     with prism.use_backend(backend):
         with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
             prism.linalg.solve(SINGULAR, RHS)
@@ -61,8 +58,8 @@ def test_deferred_errors_give_the_librarys_non_finite_values(loaded: Any, backen
 
 
 @pytest.mark.parametrize("backend", ["torch", "jax"])
-def test_a_regular_system_is_solved_alike_in_both_modes(loaded: Any, backend: str) -> None:
-    _need(loaded, backend)
+def test_a_regular_system_is_solved_alike_in_both_modes(backend: str) -> None:
+    load_bundled_plugin(backend)
     a = np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]], dtype=np.float32)
     for rhs in (RHS, np.ones((3, 2), dtype=np.float32), np.ones((2, 3, 3), dtype=np.float32)):
         stacked = np.broadcast_to(a, (*rhs.shape[:-2], 3, 3)) if rhs.ndim == 3 else a
@@ -83,8 +80,8 @@ def test_numpy_still_raises_under_deferred_errors() -> None:
             prism.linalg.solve(SINGULAR, RHS)
 
 
-def test_deferred_errors_let_jax_compile_a_function_that_solves(loaded: Any) -> None:
-    _need(loaded, "jax")
+def test_deferred_errors_let_jax_compile_a_function_that_solves() -> None:
+    load_bundled_plugin("jax")
 
     @prism.function
     def step(a: Any, b: Any) -> Any:

@@ -5,7 +5,6 @@ declined for a mutating body, fallback, explain and the run report."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -14,24 +13,13 @@ import pytest
 import prism_core as prism
 from prism_core import BackendError, FallbackWarning
 
-#: What these placements hold on jax is JAX's default, 32-bit mode (tests/conftest.py).
-pytestmark = pytest.mark.usefixtures("jax_without_x64")
+#: The installed torch and jax plugins, JAX in its default 32-bit mode (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("jax_without_x64", "torch_and_jax")
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
 
 PLACEMENTS = ["numpy", "torch"]
-
-
-@pytest.fixture(autouse=True)
-def _torch_and_jax() -> Iterator[None]:
-    """The installed torch and jax plugins, loaded through their entry points."""
-    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch", "jax")))
-    if any(ps.records.get(n) is None or ps.records[n].status != "loaded" for n in ("torch", "jax")):
-        prism.extending.reload_plugins()
-        pytest.skip("prism-plugin-torch and prism-plugin-jax are not both installed here")
-    yield
-    prism.extending.reload_plugins()
 
 
 def smooth(a: Any) -> Any:

@@ -9,7 +9,6 @@ Python code runs (a compiled call runs none of it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -17,21 +16,10 @@ import pytest
 
 import prism_core as prism
 
-#: What these placements hold on jax is JAX's default, 32-bit mode (tests/conftest.py).
-pytestmark = pytest.mark.usefixtures("jax_without_x64")
+#: The installed torch and jax plugins, JAX in its default 32-bit mode (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("jax_without_x64", "torch_and_jax")
 
 jax = pytest.importorskip("jax")
-
-
-@pytest.fixture(autouse=True)
-def _torch_and_jax() -> Iterator[None]:
-    """The installed torch and jax plugins, loaded through their entry points."""
-    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch", "jax")))
-    if not {"torch", "jax"} <= set(ps.backends):
-        prism.extending.reload_plugins()
-        pytest.skip("prism-plugin-torch and prism-plugin-jax are not both installed here")
-    yield
-    prism.extending.reload_plugins()
 
 
 def _counted() -> tuple[Any, list[int]]:

@@ -25,8 +25,8 @@ from prism_core._tuning import tuner
 from .conftest import run_prism
 from .virtual_clock import VirtualClock
 
-#: What these placements hold on jax is JAX's default, 32-bit mode (tests/conftest.py).
-pytestmark = pytest.mark.usefixtures("jax_without_x64")
+#: The installed torch and jax plugins, JAX in its default 32-bit mode (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("jax_without_x64", "torch_and_jax")
 
 CLOCK = VirtualClock()
 
@@ -43,17 +43,6 @@ def _cost(x: Any) -> None:
 
 torch = pytest.importorskip("torch")
 jax = pytest.importorskip("jax")
-
-
-@pytest.fixture(autouse=True)
-def _torch_and_jax() -> Iterator[None]:
-    """The installed torch and jax plugins, loaded through their entry points."""
-    ps = prism.extending.reload_plugins(prism.extending.PluginSettings(allow=("torch", "jax")))
-    if not {"torch", "jax"} <= set(ps.backends):
-        prism.extending.reload_plugins()
-        pytest.skip("prism-plugin-torch and prism-plugin-jax are not both installed here")
-    yield
-    prism.extending.reload_plugins()
 
 
 @pytest.fixture(autouse=True)
