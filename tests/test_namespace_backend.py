@@ -194,7 +194,7 @@ def test_targets_name_their_variants_and_keep_data_where_it_is() -> None:
     assert names == {"two.matmul", "two.gpu.matmul"}
     gpu = next(v for v in TwoPlaces().variants({"matmul"}) if v.name == "two.gpu.matmul")
     assert gpu.priority == 10
-    assert "no device is named" in gpu.can_run(np.ones(2), np.ones(2))
+    assert "no device is named" in gpu.placement(np.ones(2), np.ones(2))
 
 
 def test_python_ints_out_of_an_integer_dtype_s_range_overflow_as_in_numpy() -> None:

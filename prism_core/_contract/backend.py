@@ -159,6 +159,15 @@ class Backend(abc.ABC):
         """
         return False
 
+    def where(self, array: Any) -> str | None:
+        """Where ``array`` (one of this backend's own arrays) lives, for a backend whose arrays
+        can live on several devices: a short name (``"cpu"``, ``"cuda"``) that is the same for
+        every array on the same device.  ``None`` (the default): the backend's arrays live in
+        one place.  Dispatch keys plans by it (a call on GPU tensors gets a GPU plan at once,
+        without asking a CPU variant first), so it must be as cheap as :meth:`owns` and never
+        synchronise a device."""
+        return None
+
     def from_dlpack(self, obj: Any) -> Any:
         """Import ``obj`` through DLPack (zero copy where the devices allow)."""
         return self.asarray(obj)

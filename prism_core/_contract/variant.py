@@ -55,6 +55,14 @@ class Variant:
     :param can_run: optional per-call check ``can_run(*args, **kwargs) -> True | "reason"``;
         it sees the arguments' ``shape``/``dtype`` (for ``prism.explain`` they are
         :class:`ArraySpec`), and must not compute anything expensive.
+    :param placement: optional check of where the call's data lives,
+        ``placement(*args, **kwargs) -> True | "reason"`` (``torch.<op>`` takes tensors in host
+        memory, ``torch.cuda.<op>`` those on the GPU).  Its verdict may depend only on the
+        arrays' types, on where they live (:meth:`Backend.where
+        <prism_core.extending.Backend.where>`) and on the scope, which is what a plan is cached
+        by: dispatch asks it once, when it builds the plan (a variant it declines is not a
+        candidate there, and explain says why), never per call.  :meth:`accepts` asks it and
+        ``can_run``.
     :param dtype_support: when true, the device must have a feature that accelerates this op in
         the data type of the call's arrays (``supports`` with the argument's dtype).
     :param reference: marks the op's reference implementation (run for simulated devices).
@@ -68,6 +76,7 @@ class Variant:
         "fn",
         "name",
         "op",
+        "placement",
         "priority",
         "reference",
         "requirement",
@@ -87,6 +96,7 @@ class Variant:
         reference: bool = False,
         name: str | None = None,
         source: str = "user",
+        placement: CanRun | None = None,
     ) -> None:
         if not callable(fn) and not (isinstance(fn, str) and ":" in fn):
             raise TypeError(
@@ -94,12 +104,15 @@ class Variant:
             )
         if can_run is not None and not callable(can_run):
             raise TypeError(f"variant of {op!r}: can_run must be callable, got {can_run!r}")
+        if placement is not None and not callable(placement):
+            raise TypeError(f"variant of {op!r}: placement must be callable, got {placement!r}")
         self.op = op
         self.fn = fn
         self.backend = backend
         self.requirement = requires if isinstance(requires, Requirement) else _parsed(requires)
         self.priority = int(priority)
         self.can_run = can_run
+        self.placement = placement
         self.dtype_support = bool(dtype_support)
         self.reference = bool(reference)
         default = (
@@ -131,6 +144,16 @@ class Variant:
                 ) from exc
             self.fn = fn = obj
         return fn
+
+    def accepts(self, *args: Any, **kwargs: Any) -> bool | str | None:
+        """Whether this variant takes the call ``(*args, **kwargs)``: ``True``, or why not
+        (its :attr:`placement`'s verdict, then its ``can_run``'s)."""
+        for check in (self.placement, self.can_run):
+            if check is not None:
+                verdict = check(*args, **kwargs)
+                if verdict is not True:
+                    return verdict
+        return True
 
     @property
     def origin(self) -> str:

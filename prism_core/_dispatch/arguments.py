@@ -124,11 +124,13 @@ def array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
 def elements(value: Any) -> int:
     """How many elements an array argument has (NumPy's ``size``, torch's ``numel()``)."""
     size = getattr(value, "size", None)
-    if isinstance(size, int):
+    if type(size) is int:
         return size
     numel = getattr(value, "numel", None)
     if callable(numel):
         return int(numel())
+    if isinstance(size, int):
+        return size
     shape = getattr(value, "shape", None)
     if shape is None:
         return 1  # a scalar
@@ -148,16 +150,23 @@ def tuning_dtype(dtypes: Sequence[str]) -> str | None:
 
 
 def plan_key(op: Op, scope_token: object, args: Sequence[Any]) -> PlanKey:
-    """The cache key of a call; the hot path (``ops._make_function``) builds the same inline."""
-    parts: list[Any] = [scope_token]
+    """The cache key of a call; the hot path (``ops._make_function``) builds the same inline,
+    and comes here for what it does not (a torch tensor's ``size`` is a method)."""
     keying = op._keying[0]
-    arrays = array_args(op, args)
+    positions = op.array_args
+    if positions is None or op.sequences:
+        arrays = array_args(op, args)
+    else:
+        n = len(args)
+        arrays = [args[i] for i in positions if i < n]
+    if not keying:
+        return (scope_token, *[type(a) for a in arrays])
+    parts: list[Any] = [scope_token]
     for a in arrays:
         parts.append(type(a))
-        if keying:
-            parts.append(getattr(a, "dtype", None))
+        parts.append(getattr(a, "dtype", None))
     if keying == 2:
-        parts.append(sum(elements(a) for a in arrays).bit_length())
+        parts.append(sum([elements(a) for a in arrays]).bit_length())
     return tuple(parts)
 
 

@@ -12,7 +12,7 @@ is blamed, recorded and replaced by the op's reference, then the next candidates
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prism_core._contract.variant import VariantImportError
@@ -26,6 +26,7 @@ from prism_core._dispatch.fallback import (
     record,
 )
 from prism_core._dispatch.interception import LENIENT, PLANNING
+from prism_core._dispatch.location import Router, is_located, located_key, locator
 from prism_core._dispatch.moves import NO_MOVES, convert
 from prism_core._dispatch.plans import Plan, build, executor, resolved
 from prism_core._dispatch.ranking import ensure_current, first_use
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op, PlanKey
     from prism_core._dispatch.scope import Scope
 
-__all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run_checked"]
+__all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run", "run_checked"]
 
 
 def finish(op: Op, key: PlanKey | None, plan: Plan) -> None:
@@ -129,22 +130,88 @@ def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
     built from changed meanwhile).
 
     The key is made again when the op's keying changed meanwhile (tuning records loaded for
-    the first time may add the size bucket to it).
+    the first time may add the size bucket to it).  Where the call's arrays may live in
+    several places (``location.py``), the key returned is the located plan's: the type key
+    holds a :class:`~prism_core._dispatch.location.Router` to it.
     """
-    plan: Plan | None = op._plans.get(key)
+    plan: Any = op._plans.get(key)
+    if isinstance(plan, Router):
+        key = located_key(plan, plan.locate(tuple(args)))
+        plan = op._plans.get(key)
     if plan is None:
         keying = op._keying[0]
         ensure_ready()  # plugins' variants join their ops (may bump)
         ensure_current(op, current_scope())  # the ranker's revision (may bump)
         if op._keying[0] != keying:
-            key = plan_key(op, SCOPE.get(), args)
-            plan = op._plans.get(key)
-            if plan is not None:
-                return key, plan
+            return plan_for(op, plan_key(op, SCOPE.get(), args), args)
         built_at = generation()  # read before anything the plan is built from
+        if not is_located(key):
+            locate = locator(op, args)
+            if locate is not None:
+                router = Router(key, locate, built_at)
+                router.call = route(op, router)
+                store_plan(op, key, router, built_at)
+                key = located_key(router, locate(tuple(args)))
         plan = build_plan(op, key, current_scope(), args, built_at)
         store_plan(op, key, plan, built_at)
     return key, plan
+
+
+def route(op: Op, router: Router) -> Callable[..., Any]:
+    """A :class:`Router`'s call: the plan of the places this call's arrays live in, run (its
+    fast path written out, as the op's function writes it: this is the hot path of data on a
+    device)."""
+    get = op._plans.get
+    locate = router.locate
+    pools = POOLS
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        at = (router, locate(args))
+        plan = get(at)
+        if plan is None:
+            return call_slow(op, at, args, kwargs)
+        fn = plan.fn
+        if fn is not None:
+            if plan.backend != pools.last:
+                pools.switch(plan.backend)
+            try:
+                return fn(*args, **kwargs)
+            except CALLER_ERRORS:
+                raise
+            except Exception as exc:
+                return failed(op, at, plan, exc, args, kwargs)
+        return run(op, at, plan, args, kwargs)
+
+    return call
+
+
+def run(op: Op, key: PlanKey, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A cached plan's call, as the op's function runs it (``ops._make_function``)."""
+    fn = plan.fn
+    if fn is not None:
+        if plan.backend != POOLS.last:
+            POOLS.switch(plan.backend)
+        try:
+            return fn(*args, **kwargs)
+        except CALLER_ERRORS:
+            raise
+        except Exception as exc:
+            return failed(op, key, plan, exc, args, kwargs)
+    fn = plan.checked
+    if fn is not None:  # the first candidate has a can_run: check, then call
+        if plan.backend != POOLS.last:
+            POOLS.switch(plan.backend)
+        assert plan.check is not None  # set together with checked
+        verdict = plan.check(*args, **kwargs)
+        if verdict is True:
+            try:
+                return fn(*args, **kwargs)
+            except CALLER_ERRORS:
+                raise
+            except Exception as exc:
+                return failed(op, key, plan, exc, args, kwargs)
+        return declined(op, key, plan, verdict, args, kwargs)
+    return plan.call(*args, **kwargs)
 
 
 def call_slow(op: Op, key: PlanKey, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

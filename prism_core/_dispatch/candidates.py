@@ -66,7 +66,7 @@ def candidates(op: Any, args: Sequence[Any], kwargs: dict[str, Any] | None = Non
     runners: list[Runner] = []
     skipped = [f"{c.variant}: {'; '.join(c.reasons)}" for c in plan.rejected]
     for variant, dev, _backend in plan.ranked:
-        if variant.can_run is not None:
+        if variant.can_run is not None:  # placement was asked when the plan was built
             verdict = variant.can_run(*args, **kw)
             if verdict is not True:
                 skipped.append(f"{variant.name}: {verdict or 'can_run said no'}")

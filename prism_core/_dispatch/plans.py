@@ -105,6 +105,12 @@ def build(
                 "a numpy.ma.MaskedArray runs on NumPy, whose functions know its mask "
                 f"({variant.backend} would drop it)"
             ]
+        if not reasons and variant.placement is not None:
+            # Where the data lives is in the plan key (the arrays' types and, for backends
+            # whose arrays live in several places, ``location.py``): asked once per plan.
+            verdict = variant.placement(*args)
+            if verdict is not True:
+                reasons = [str(verdict or "its placement said no")]
         if reasons:
             rejected.append(
                 Candidate(

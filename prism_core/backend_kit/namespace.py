@@ -129,7 +129,8 @@ class NamespaceBackend(Backend):
     With several targets, a library's devices are its own: :meth:`device_for` (a target's
     device), :meth:`where` (the target an array lives on), :meth:`place` (arguments moved
     there), :meth:`creation_device` (what ``device=`` becomes) and :meth:`placement` (the
-    ``can_run`` that keeps data where it is) may be overridden.
+    variants' ``placement``, which keeps data where it is: asked once per plan, since plans are
+    keyed by where the arrays live) may be overridden.
 
     :meth:`variants` gives the plugin's ``prism_variants`` hook its list.
     """
@@ -297,10 +298,11 @@ class NamespaceBackend(Backend):
         results; ``None`` (the default): the library's default device, nothing moved."""
         return None
 
-    def where(self, array: Any) -> str:
-        """The name of the target ``array`` (one of the library's) lives on; the default: the
-        first target's."""
-        return self.targets[0].name
+    def where(self, array: Any) -> str | None:
+        """The name of the target ``array`` (one of the library's) lives on, with several
+        targets (dispatch keys plans by it: override it, cheaply, in a backend with several);
+        ``None`` with one target.  The default: the first target's."""
+        return self.targets[0].name if len(self.targets) > 1 else None
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         """An array of the library holding ``obj``, in NumPy's dtype for it (lists and scalars
@@ -352,11 +354,13 @@ class NamespaceBackend(Backend):
         installed prism-core declares) on each target; nothing is imported."""
         out: list[Variant] = []
         first = self.targets[0]
+        several = len(self.targets) > 1
         for op in sorted(_STANDARD | set(self.overrides) | {"to_numpy"}):
             if ops is not None and op not in ops:
                 continue
             for target in self.targets:
                 name = f"{self.name}.{op}" if target is first else f"{self.name}.{target.name}.{op}"
+                placement = self.placement(op, target) if several else None
                 out.append(
                     Variant(
                         op,
@@ -364,7 +368,8 @@ class NamespaceBackend(Backend):
                         backend=self.name,
                         requires=dict(target.requires),
                         priority=target.priority,
-                        can_run=self._can_run(op, target),
+                        can_run=self.declines.get(op),
+                        placement=placement,
                         name=name,
                     )
                 )
@@ -404,22 +409,8 @@ class NamespaceBackend(Backend):
                 )
         return None
 
-    def _can_run(self, op: str, target: Target) -> CanRun | None:
-        declines = self.declines.get(op)
-        if len(self.targets) == 1:
-            return declines
-        placed = self.placement(op, target)
-        if declines is None:
-            return placed
-
-        def can_run(*args: Any, **kwargs: Any) -> bool | str:
-            verdict = placed(*args, **kwargs)
-            return declines(*args, **kwargs) if verdict is True else verdict
-
-        return can_run
-
     def placement(self, op: str, target: Target) -> CanRun:
-        """The ``can_run`` of ``op``'s variant on ``target`` (with several targets): data stays
+        """The ``placement`` of ``op``'s variant on ``target`` (with several targets): data stays
         where it is, so a target takes the calls whose arrays of this library live on it, and
         an accelerator also takes host data where the caller named a device.  Override it to
         say so in your library's words."""
@@ -430,7 +421,7 @@ class NamespaceBackend(Backend):
             here = False
             for a in array_arguments(args, kwargs):
                 if self.owns(a):
-                    where = self.where(a)
+                    where = self.where(a) or self.targets[0].name
                     if where != target.name:
                         other = next(t for t in self.targets if t.name == where)
                         elsewhere = (

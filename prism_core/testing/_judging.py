@@ -286,9 +286,9 @@ def _claimed(
     ``can_run`` is asked first with the caller's arguments (NumPy arrays), before anything is
     converted, as dispatch asks it; only where it declines them is it asked again with the
     backend's arrays (a variant of a device backend claims data already on its device)."""
-    if variant.can_run is None:
+    if variant.can_run is None and variant.placement is None:
         return _native(backend, op, args), None
-    verdict = variant.can_run(*args, **kwargs)
+    verdict = variant.accepts(*args, **kwargs)
     if verdict is True:
         return _native(backend, op, args), None
     declined = f"can_run declines these inputs: {verdict or 'no'}"
@@ -296,7 +296,7 @@ def _claimed(
         native = _native(backend, op, args)
     except Exception:  # the backend cannot take them either: the variant claims nothing here
         return [], declined
-    return (native, None) if variant.can_run(*native, **kwargs) is True else ([], declined)
+    return (native, None) if variant.accepts(*native, **kwargs) is True else ([], declined)
 
 
 def _call(

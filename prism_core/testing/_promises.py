@@ -490,7 +490,7 @@ def variant_checks(
 
         yield Check(f"{subject}-promotion-{d1}-{d2}", subject, "promotion", promotion)
 
-    if variant.can_run is not None and held:
+    if (variant.can_run is not None or variant.placement is not None) and held:
         yield Check(
             f"{subject}-can_run",
             subject,
@@ -553,9 +553,9 @@ def _conversions(backend: Backend) -> Iterator[list[str]]:
 def _can_run_problem(
     backend: Backend, variant: Variant, cases: Mapping[str, Mapping[str, Case]]
 ) -> str | None:
-    """What is wrong with ``variant.can_run`` on ``cases`` (by dtype, then shape)."""
-    can_run = variant.can_run
-    assert can_run is not None
+    """What is wrong with ``variant.can_run`` (and its ``placement``) on ``cases`` (by dtype,
+    then shape)."""
+    can_run = variant.accepts
     tried = 0
     for dtype, by_shape in cases.items():
         for shape, (args, kwargs) in by_shape.items():

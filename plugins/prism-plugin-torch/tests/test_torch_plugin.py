@@ -60,7 +60,7 @@ def test_two_variants_of_every_op_of_the_catalogue() -> None:
         assert cpu.requirement.mapping == {"kind": "cpu"} and cpu.priority == 0
         assert gpu.requirement.mapping == {"vendor": "nvidia", "kind": "gpu"}
         assert gpu.priority == 10
-        assert cpu.can_run is not None and gpu.can_run is not None
+        assert cpu.placement is not None and gpu.placement is not None
         assert (cpu.backend, gpu.backend) == ("torch", "torch")
     tensor_core = by_name["torch.cuda.tensor_core_matmul"]
     assert tensor_core.requirement.mapping == {"vendor": "nvidia", "tensor_cores": ">=3"}

@@ -386,9 +386,9 @@ class JaxBackend(NamespaceBackend):
 
         return None if jax.default_backend() == target.name else jax.devices(target.name)[0]
 
-    def where(self, array: Any) -> str:
+    def where(self, array: Any) -> str | None:
         if gpu_unavailable() is not None:
-            return "cpu"  # asked on every call: without a GPU, without asking the array
+            return None  # without a GPU, arrays live in one place: plans need no routing
         return "cpu" if next(iter(array.devices())).platform == "cpu" else "gpu"
 
     def jit(self, fn: Any, static_argnums: Any, static_argnames: Any) -> Any:

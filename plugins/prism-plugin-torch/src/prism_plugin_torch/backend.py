@@ -388,6 +388,10 @@ class TorchBackend(NamespaceBackend):
         torch = sys.modules.get("torch")
         return torch is not None and isinstance(value, torch.Tensor)
 
+    def where(self, array: Any) -> str:
+        """``"cuda"`` for a tensor on an NVIDIA GPU, else ``"cpu"``: the target it lives on."""
+        return "cuda" if array.is_cuda else "cpu"
+
     def device_for(self, target: Target) -> Any:
         import torch
 
@@ -472,18 +476,24 @@ class TorchBackend(NamespaceBackend):
         # Host arrays (also given directly, as the conformance suite gives keyword arrays)
         # enter through to_tensor, not torch.asarray, which aborts on a NumPy view with
         # negative strides (DLPack) and shares read-only memory writable; tensors on the CPU
-        # stay where they are (checked first: the common case).
+        # stay where they are, and so do tensors on a GPU for a GPU target (checked first: the
+        # common case; ``device`` is ``cuda``, the current GPU, which a tensor's ``cuda:0``
+        # does not equal, and a tensor on another GPU stays there, as torch computes it).
         tensor = sys.modules["torch"].Tensor
-        if device is self._devices.get("cpu") and not kwargs:
+        cpu = device is self._devices.get("cpu")
+        if not kwargs:
             for a in args:
-                if type(a) is not tensor and type(a) not in _SCALARS:
+                if type(a) is tensor:
+                    if not cpu and not a.is_cuda:
+                        break
+                elif type(a) not in _SCALARS:
                     break
             else:
                 return args, kwargs
         cpu = device.type == "cpu"
 
         def move(value: Any) -> Any:
-            if type(value) is tensor and (cpu or value.device == device):
+            if type(value) is tensor and (cpu or value.is_cuda):
                 return value
             if hasattr(value, "shape") and hasattr(value, "dtype"):
                 return to_tensor(value, device)

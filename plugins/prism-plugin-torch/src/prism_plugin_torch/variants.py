@@ -4,7 +4,9 @@ The backend makes ``torch.<op>`` (``{"kind": "cpu"}``, priority 0; :func:`host_c
 tensors on a GPU) and ``torch.cuda.<op>`` (``{"vendor": "nvidia", "kind": "gpu"}``, priority
 10; :func:`gpu_check` takes tensors on the GPU, and any call while a device is named in scope:
 data in host memory, and creation without a named device, stay with ``torch.<op>``, so that
-data never moves unasked).  :func:`variants` adds ``torch.cuda.tensor_core_matmul`` (priority 20,
+data never moves unasked).  Both checks are the variants' ``placement``: plans are keyed by
+where tensors live (the backend's ``where``), so dispatch asks them once per plan.
+:func:`variants` adds ``torch.cuda.tensor_core_matmul`` (priority 20,
 where the device description says a feature accelerates matmul in the call's dtype: cuBLAS
 takes the tensor cores for fp16, bf16, fp64 from Ampere on, and fp32 only as TF32 where
 ``torch.backends.cuda.matmul.allow_tf32`` is set, a setting this plugin never changes) and
@@ -29,7 +31,7 @@ def _on_gpu(array: Any) -> bool:
 
 
 def host_check(op: str) -> Callable[..., bool | str]:
-    """``can_run`` of ``torch.<op>``: every call but those with tensors on a GPU."""
+    """``placement`` of ``torch.<op>``: every call but those with tensors on a GPU."""
     reason = f"the data is on the GPU; torch.cuda.{op} runs it there"
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
@@ -47,7 +49,7 @@ def host_check(op: str) -> Callable[..., bool | str]:
 
 
 def gpu_check(op: str) -> Callable[..., bool | str]:
-    """``can_run`` of ``torch.cuda.<op>``: tensors on the GPU, or a device named in scope; data
+    """``placement`` of ``torch.cuda.<op>``: tensors on the GPU, or a device named in scope; data
     in host memory, and creation without a named device, stay with ``torch.<op>``."""
     in_host_memory = f"the data is in host memory; torch.{op} runs it there"
     no_device = (
@@ -73,11 +75,10 @@ def gpu_check(op: str) -> Callable[..., bool | str]:
 
 
 def tensor_core_check() -> Callable[..., bool | str]:
-    """``can_run`` of ``torch.cuda.tensor_core_matmul``: ``gpu_check("matmul")``, for
-    floating-point arrays only.  The tensor cores also multiply int8, but ``torch.matmul`` has
-    no integer product on the GPU (``torch.cuda.matmul`` computes it on the CPU), so an integer
-    call is not shown as running on them."""
-    on_gpu = gpu_check("matmul")
+    """``can_run`` of ``torch.cuda.tensor_core_matmul`` (whose placement is
+    ``gpu_check("matmul")``): floating-point arrays only.  The tensor cores also multiply int8,
+    but ``torch.matmul`` has no integer product on the GPU (``torch.cuda.matmul`` computes it on
+    the CPU), so an integer call is not shown as running on them."""
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
         for a in array_arguments(args, kwargs):
@@ -90,7 +91,7 @@ def tensor_core_check() -> Callable[..., bool | str]:
                     f"torch.matmul runs no {found.name} product on the tensor cores; "
                     "torch.cuda.matmul computes it"
                 )
-        return on_gpu(*args, **kwargs)
+        return True
 
     can_run.__qualname__ = can_run.__name__ = "on_tensor_cores[matmul]"
     return can_run
@@ -111,6 +112,7 @@ def variants(backend: Any, ops: Collection[str] | None = None) -> list[Variant]:
                 dtype_support=True,
                 priority=20,
                 can_run=tensor_core_check(),
+                placement=gpu_check("matmul"),
                 name="torch.cuda.tensor_core_matmul",
             )
         )
