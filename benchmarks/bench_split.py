@@ -15,6 +15,17 @@ Cases (``--device cpu``, the default): on this host's CPU, NumPy and torch (the 
 Each split runs with the cores shared between its parts (``share_threads=True``, the default:
 on 2 cores, one thread each) and without (each framework keeps its own thread count).
 
+Per case it reports the better single target, the ``ratio="auto"`` split's time and what
+``"auto"`` decided (``split``, or ``declined`` and the target it ran on instead, with the
+predicted times), and whether ``"auto"`` met the goal of at least 1.0x the better single
+target (a declined call is that target's own call, timed in the same rounds: within
+:data:`TIE` of it counts as met, the rounds' noise).  ``--tune`` first tunes each case's call
+(``prism.tuning.tune``, into a temporary copy of the cache in force, its calibration kept),
+so that ``"auto"`` decides from the measured times of the whole call on each target, as
+after ``prism tune``.  On the CPU it also gives
+what ``"auto"`` decides for each case split between NumPy and a simulated H100 SXM (the
+decision only: a simulated part runs on this host, so its time means nothing).
+
 ``--device cuda``: the same against a real NVIDIA GPU: the CPU (NumPy) and the GPU (torch), a
 float32 batched matmul large enough for the GPU to matter, split with ``ratio="auto"`` and a
 few fixed ratios, against the CPU alone and the GPU alone (its time includes moving the
@@ -27,7 +38,7 @@ in fresh processes: the split must leave the hot path of scopes without a split 
 
 Usage::
 
-    python benchmarks/bench_split.py [--rounds N] [--device cpu|cuda]
+    python benchmarks/bench_split.py [--rounds N] [--device cpu|cuda] [--tune]
         [--dispatch-baseline DIR] [--output benchmarks/results/split-DATE]
 """
 
@@ -37,14 +48,21 @@ import argparse
 import json
 import os
 import platform
+import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+#: A declined ``"auto"`` runs the better single target's own call: a speedup within this of 1.0
+#: is that call timed twice (the minimum over the rounds moves by a few percent).
+TIE = 0.05
 
 HOT_PATH = """
 import timeit, numpy as np, prism_core
@@ -58,14 +76,20 @@ print(t, d)
 
 
 def interleaved(configs: dict[str, Callable[[], Any]], rounds: int) -> dict[str, float]:
-    """Min over ``rounds`` of each configuration's time, the configurations taking turns."""
+    """Min over ``rounds`` of each configuration's time, the configurations taking turns in an
+    order shuffled each round (seeded): a split whose parts each ran every thread of their
+    framework leaves those threads spinning for a while after it, which slowed whichever
+    configuration came next in a fixed order by 5 to 10 % (2026-12-07)."""
     for fn in configs.values():
         fn()  # warm: plans, thread pools, first-touch pages
     best = {name: float("inf") for name in configs}
+    order = list(configs)
+    shuffle = random.Random(0).shuffle
     for _ in range(rounds):
-        for name, fn in configs.items():
+        shuffle(order)
+        for name in order:
             t = time.perf_counter()
-            fn()
+            configs[name]()
             best[name] = min(best[name], time.perf_counter() - t)
     return best
 
@@ -111,6 +135,22 @@ def case(
             op, *args, targets=targets, ratio=ratio, return_record=True, **kwargs
         )
         records[rname] = rec.as_dict()
+    auto = None
+    if "auto" in ratios:
+        rec = records["auto"]
+        ran = [p for p in rec["parts"] if p["seconds"] is not None]
+        auto_s = times["split auto"]
+        speedup = times[best_single] / auto_s
+        declined = rec["decision"].startswith("declined")
+        auto = {
+            "decision": "declined" if declined else "split" if len(ran) > 1 else "whole",
+            "ran_on": ran[0]["target"] if len(ran) == 1 else None,
+            "why": rec["decision"],
+            "ratio_source": rec["ratio_source"],
+            "seconds": auto_s,
+            "speedup": speedup,
+            "goal_met": speedup >= 1.0 or (declined and speedup >= 1.0 - TIE),
+        }
     reference = prism.pipelines.split(op, *args, targets=[targets[0]], **kwargs)
     check = prism.pipelines.split(op, *args, targets=targets, **kwargs)
     # Relative to the largest value: an element near 0 (sums that cancel) has no relative
@@ -127,7 +167,33 @@ def case(
         "best_single": best_single,
         "speedup": {k: times[best_single] / v for k, v in times.items() if k.startswith("split")},
         "records": records,
+        "auto": auto,
     }
+
+
+def tune_case(op: str, args: tuple[Any, ...]) -> str:
+    """Tune ``op(*args)`` on this host (every variant dispatch chooses among), so that
+    ``"auto"`` finds measured times for the whole call on each target; the report's lines."""
+    import prism_core as prism
+
+    report = prism.tuning.tune(op, *args, progress=False)
+    return " ".join(line.strip() for line in str(report).splitlines()[:2])
+
+
+def simulated_decisions(cases: list[tuple[str, str, tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    """What ``"auto"`` decides for each case split between NumPy and a simulated H100 SXM (the
+    part that would run on the GPU runs on this host: only the decision is reported)."""
+    import prism_core as prism
+
+    out = []
+    for name, op, args in cases:
+        targets = ["numpy", "nvidia.h100-sxm"]
+        _, rec = prism.pipelines.split(
+            op, *args, targets=targets, ratio="auto", simulate=True, return_record=True
+        )
+        sizes = [p.size for p in rec.parts]
+        out.append({"name": name, "op": op, "decision": rec.decision, "sizes": sizes})
+    return out
 
 
 def overhead(rounds: int, targets: list[str]) -> dict[str, Any]:
@@ -180,7 +246,7 @@ def hot_path(baseline: Path, pairs: int) -> dict[str, Any]:
     } | {"baseline_tree": str(baseline)}
 
 
-def cuda_case(rounds: int) -> dict[str, Any]:
+def cuda_case(rounds: int, tune: bool = False) -> dict[str, Any]:
     """CPU (NumPy) + GPU (torch) on a real NVIDIA GPU, or why not."""
     try:
         import torch
@@ -200,6 +266,7 @@ def cuda_case(rounds: int) -> dict[str, Any]:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((64, 1024, 1024), dtype=np.float32)
     b = rng.standard_normal((64, 1024, 1024), dtype=np.float32)
+    tuned = tune_case("matmul", (a, b)) if tune else None
     result = case(
         "batched matmul, CPU + GPU",
         "matmul",
@@ -211,6 +278,7 @@ def cuda_case(rounds: int) -> dict[str, Any]:
     )
     result["gpu"] = gpu
     result["torch"] = torch.__version__
+    result["tuned"] = tuned
     return result
 
 
@@ -228,6 +296,28 @@ def render(meta: dict[str, Any], results: dict[str, Any]) -> str:
         "(the same path as the split, the result brought back to NumPy).",
         "",
     ]
+    summary = [c for c in results.get("cases", []) if c.get("auto")]
+    if summary:
+        out += [
+            '## `ratio="auto"` against the better single target',
+            "",
+            f"Goal: at least 1.0x the better single target (a declined call within {TIE:.0%}: "
+            "the same call).",
+            "",
+            "| case | better single | ms | auto decided | auto ms | auto / better | goal |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in summary:
+            a = c["auto"]
+            what = a["decision"] + (f" (ran on {a['ran_on']})" if a["ran_on"] else "")
+            out.append(
+                f"| {c['name']} | {c['best_single'].removesuffix(' alone')} | "
+                f"{c['seconds'][c['best_single']] * 1e3:.2f} | {what} | {a['seconds'] * 1e3:.2f} | "
+                f"{a['speedup']:.2f}x | {'met' if a['goal_met'] else 'MISSED'} |"
+            )
+        out.append("")
+        out += [f"- {c['name']}: {c['auto']['why']}" for c in summary]
+        out.append("")
     for c in results.get("cases", []):
         out += [
             f"## {c['name']}: `{c['op']}` {' x '.join(str(tuple(s)) for s in c['shapes'])} "
@@ -249,7 +339,26 @@ def render(meta: dict[str, Any], results: dict[str, Any]) -> str:
             out.append(
                 f"Split {rname} (one run): {parts}; gather {rec['gather_s'] * 1e3:.2f} ms, "
                 f"ratio {rec['ratio_source']}."
+                + (f" Auto: {rec['decision']}." if rec.get("decision") else "")
             )
+        out.append("")
+    tuned = results.get("tuned")
+    if tuned:
+        out += ["## Tuned first (`--tune`)", ""]
+        out += [f"- {line}" for line in tuned]
+        out.append("")
+    sim = results.get("simulated")
+    if sim:
+        out += [
+            '## What `"auto"` decides with a simulated H100 SXM beside NumPy',
+            "",
+            "The decision only (the simulated part runs on this host): the model's prediction "
+            "from the H100's description and this host's CPU.",
+            "",
+            "| case | sizes (numpy, GPU) | decision |",
+            "|---|---|---|",
+        ]
+        out += [f"| {d['name']} | {d['sizes']} | {d['decision']} |" for d in sim]
         out.append("")
     ov = results.get("overhead")
     if ov:
@@ -297,8 +406,17 @@ def main() -> int:
     parser.add_argument("--dispatch-baseline", type=Path, help="a prism_core tree to compare with")
     parser.add_argument("--baseline-label", default="", help="what the baseline tree is")
     parser.add_argument("--output", help="write PREFIX.json and PREFIX.md")
+    parser.add_argument(
+        "--tune", action="store_true", help="tune each case first (into a temporary cache)"
+    )
     args = parser.parse_args()
     began = time.perf_counter()
+    if args.tune:  # into a copy of the cache in force (its calibration kept), never into it
+        copy = tempfile.mkdtemp(prefix="bench-split-cache-")
+        given = os.environ.get("PRISM_CACHE_DIR")
+        if given and Path(given).is_dir():
+            shutil.copytree(given, copy, dirs_exist_ok=True)
+        os.environ["PRISM_CACHE_DIR"] = copy
 
     results: dict[str, Any] = {}
     torch_version = "-"
@@ -309,7 +427,7 @@ def main() -> int:
     except ImportError:
         pass
     if args.device == "cuda":
-        results["cuda"] = cuda_case(args.rounds)
+        results["cuda"] = cuda_case(args.rounds, tune=args.tune)
         if "skipped" in results["cuda"]:
             print(f"skipped: {results['cuda']['skipped']}")
         else:
@@ -321,10 +439,16 @@ def main() -> int:
         x = rng.standard_normal((256, 8192)) + 1j * rng.standard_normal((256, 8192))
         ratios = {"even": None, "auto": "auto"}
         targets = ["numpy", "torch"]
+        calls = [("batched matmul", "matmul", (a, b)), ("batched FFT", "fft.fft", (x,))]
+        if args.tune:
+            results["tuned"] = [tune_case(op, call) for _, op, call in calls]
         results["cases"] = [
-            case("batched matmul", "matmul", (a, b), targets, args.rounds, ratios),
-            case("batched FFT", "fft.fft", (x,), targets, args.rounds, ratios),
+            case(name, op, call, targets, args.rounds, ratios) for name, op, call in calls
         ]
+        f32 = np.random.default_rng(1).standard_normal((64, 1024, 1024), dtype=np.float32)
+        results["simulated"] = simulated_decisions(
+            [*calls, ("batched matmul float32 (the --device cuda case)", "matmul", (f32, f32))]
+        )
         results["overhead"] = overhead(args.rounds, targets)
     if args.dispatch_baseline is not None:
         results["hot_path"] = hot_path(args.dispatch_baseline.resolve(), 6)

@@ -169,7 +169,8 @@ def test_op_assignments_apply_wherever_the_op_is_called(torch_backend: None) -> 
     np.testing.assert_allclose(got, np.exp(a @ b / 100))
     assert isinstance(got, np.ndarray) and isinstance(other, np.ndarray)
     matmul, exp = records
-    assert matmul.op == "matmul" and matmul.split
+    # Both backends run on this host's CPU, where parts would take turns: "auto" declines.
+    assert matmul.op == "matmul" and matmul.decision.startswith("declined:")
     assert {p.backend for p in matmul.parts} == {"numpy", "torch"}
     assert exp.op == "exp" and exp.parts[0].backend == "torch" and exp.axis is None
     # Outside the run, nothing is assigned any more.

@@ -4,7 +4,8 @@
 (a backend, a present or a simulated device) at the same time, each in a thread of its own, and
 joins them into what the unsplit call returns; ``splitting([...])`` puts a :class:`SplitSpec`
 in the scope, whose ``runner_for`` dispatch asks when it builds a plan.  How each op is cut is
-data (:class:`SplitRule`, five kinds); every split makes a :class:`SplitRecord`.  The rules,
+data (:class:`SplitRule`, five kinds); every split makes a :class:`SplitRecord`.  Whether
+``ratio="auto"`` splits at all, and pinned host buffers: ``split_decision``.  The rules,
 ratios, errors, and why threads: docs/split.md ("How each op splits", "Concurrency").
 """
 
@@ -29,6 +30,7 @@ from prism_core._dispatch.movement import is_masked
 from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
 from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
 from prism_core._errors import PrismError, describe_exception, did_you_mean
+from prism_core._pipeline import split_decision
 from prism_core._public import home
 from prism_core._quantities import seconds_text
 
@@ -741,32 +743,9 @@ def _ratio(ratio: Any, n: int, name: str = "ratio") -> tuple[float, ...] | str |
     return tuple(v / total for v in scaled)
 
 
-def _sizes(length: int, weights: Sequence[float]) -> list[int]:
-    """``length`` cut in proportion to ``weights`` by largest remainder (Hamilton): the sizes
-    sum to ``length`` exactly; ties go to the earlier target."""
-    total = sum(weights)
-    quotas = [length * w / total for w in weights]
-    sizes = [math.floor(q) for q in quotas]
-    left = length - sum(sizes)
-    order = sorted(range(len(weights)), key=lambda i: (-(quotas[i] - sizes[i]), i))
-    for i in order[:left]:
-        sizes[i] += 1
-    return sizes
-
-
-def _balance(length: int, fits: Sequence[tuple[float, float]]) -> list[float]:
-    """Shares of ``length`` with which every part finishes at the same time, part ``i`` taking
-    ``a + b * n`` seconds for ``n`` items; a target slower than the others even with nothing
-    (its ``a`` beyond the common finish) gets nothing."""
-    active = list(range(len(fits)))
-    while active:
-        inverse = sum(1 / fits[i][1] for i in active)
-        finish = (length + sum(fits[i][0] / fits[i][1] for i in active)) / inverse
-        n = {i: (finish - fits[i][0]) / fits[i][1] for i in active}
-        if all(v > 0 for v in n.values()):
-            return [max(n.get(i, 0.0), 0.0) for i in range(len(fits))]
-        active = [i for i in active if n[i] > 0]
-    return [1.0] * len(fits)
+#: Cutting and balancing live beside the decision that uses them (``split_decision``).
+_sizes = split_decision.sizes_of
+_balance = split_decision.balance
 
 
 # -- records ------------------------------------------------------------------------------------
@@ -784,7 +763,10 @@ class PartRecord:
     count its backend was limited to (``None``: not limited).  ``transfer_s`` is the modelled
     time of moving the part's arrays to its target and its result back, at the peak one-way
     bandwidth of the links the description gives (``links``, docs/device-files.md), along
-    ``transfer`` (the path in words); ``None`` when nothing moves or it is not known.
+    ``transfer`` (the path in words; for a part that did not run, the path its data would have
+    taken); ``None`` when nothing moves or it is not known.
+    ``pinned``: the part's host arrays were staged through its backend's page-locked memory
+    (docs/split.md, "Pinned host buffers").
     """
 
     index: int
@@ -802,6 +784,7 @@ class PartRecord:
     variant: str | None = None
     transfer_s: float | None = None
     transfer: str | None = None
+    pinned: bool = False
 
     @property
     def size(self) -> int:
@@ -825,6 +808,7 @@ class PartRecord:
             "variant": self.variant,
             "transfer_s": self.transfer_s,
             "transfer": self.transfer,
+            "pinned": self.pinned,
         }
 
     def describe(self) -> str:
@@ -841,6 +825,8 @@ class PartRecord:
                 timing += f" in {self.thread}"
             if self.threads:
                 timing += f" ({self.threads} thread{'s' * (self.threads != 1)})"
+            if self.pinned:
+                timing += ", staged through pinned memory"
         if self.transfer_s is not None:
             timing += f"; transfer ~{seconds_text(self.transfer_s)} modelled ({self.transfer})"
         return (
@@ -858,7 +844,11 @@ class SplitRecord:
     ``how`` says what that axis is and how the parts joined; ``ratio_source`` what gave the
     ratio (``"given"``, ``"even"``, ``"measured"``, ``"modelled"``, or ``"even: <why>"`` when
     ``"auto"`` had nothing to go on); ``gather_s`` the time to join the parts, ``total_s`` the
-    whole call's; ``note`` anything else (a call run whole, and why).
+    whole call's; ``note`` anything else (a call run whole, and why).  ``decision`` is what
+    ``ratio="auto"`` decided, with the predicted times: ``"split: predicted 1.2 ms vs torch
+    alone 2.5 ms (...)"``, ``"declined: predicted split 3.1 ms vs torch 2.5 ms (...)"`` (the
+    whole call then ran on that target, the others' parts of size 0), or why nothing could be
+    predicted; ``""`` for any other ratio.
     """
 
     op: str
@@ -870,6 +860,7 @@ class SplitRecord:
     gather_s: float
     total_s: float
     note: str = ""
+    decision: str = ""
 
     @property
     def split(self) -> bool:
@@ -887,6 +878,7 @@ class SplitRecord:
             "gather_s": self.gather_s,
             "total_s": self.total_s,
             "note": self.note,
+            "decision": self.decision,
         }
 
     def describe(self) -> str:
@@ -897,6 +889,8 @@ class SplitRecord:
             head += f"split along {self.how} (length {self.length}), ratio {self.ratio_source}"
         head += f"; {seconds_text(self.total_s)} in all, gather {seconds_text(self.gather_s)}"
         lines = [head]
+        if self.decision:
+            lines.append(f"  auto: {self.decision}")
         if self.note:
             lines.append(f"  note: {self.note}")
         lines.extend(f"  {p.describe()}" for p in self.parts)
@@ -1162,6 +1156,10 @@ class _Job:
     #: Where the part's data goes (``_execute``) and how many bytes go and come back (the run).
     path: TransferPath | None = None
     moved_bytes: int | None = None
+    #: The backend whose pinned memory the part's host arrays go through (``None``: not
+    #: staged), and whether they went (the backend may give no buffer).
+    pinned: Backend | None = None
+    staged: bool = False
 
 
 def _reference_backend(op: Op) -> str | None:
@@ -1220,9 +1218,16 @@ def _run_job(op: Op, job: _Job, home: Backend, reference: Backend | None) -> Any
         job.backend = _reference_backend(op) if job.target.simulated else job.target.backend
     with _thread_share(job.backend, job.threads):
         started = time.perf_counter()
-        out = op.function(*job.args, **job.kwargs)
+        args, kwargs = job.args, job.kwargs
+        buffers: list[Any] = []
+        if job.pinned is not None:  # the copy into pinned memory is part of the part's time
+            args, kwargs, buffers = split_decision.stage(job.pinned, args, kwargs)
+            job.staged = bool(buffers)
+        out = op.function(*args, **kwargs)
         out = _to_home(out, home, reference)
         job.seconds = time.perf_counter() - started
+    if job.pinned is not None and buffers:  # the result is home and synchronised: they are free
+        split_decision.unstage(job.pinned, buffers, out)
     if job.path is not None:
         job.moved_bytes = _moved_bytes(job.args, job.kwargs, out)
     return out
@@ -1346,8 +1351,12 @@ def _wait(
 
 def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
     transfer_s = transfer = None
-    if job.path is not None and job.path.hops and job.moved_bytes is not None:
-        transfer_s, transfer = job.path.seconds(job.moved_bytes), job.path.describe()
+    if job.path is not None and job.path.hops:
+        # The path also of a part that did not run (a declined split's): where its data
+        # would have gone, which is often why it was declined.
+        transfer = job.path.describe()
+        if job.moved_bytes is not None:
+            transfer_s = job.path.seconds(job.moved_bytes)
     return PartRecord(
         index=job.index,
         target=job.target.label,
@@ -1364,6 +1373,7 @@ def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
         variant=job.variant,
         transfer_s=transfer_s,
         transfer=transfer,
+        pinned=job.staged,
     )
 
 
@@ -1408,117 +1418,6 @@ def _path_to(source: DeviceDescription | None, target: SplitTarget) -> TransferP
     if target.description is None:
         return None
     return transfer_path(source, target.description)
-
-
-def _dtype_of(args: Sequence[Any]) -> str | None:
-    from prism_core._description.dtypes import dtype as to_dtype
-
-    for a in args:
-        if _is_array(a):
-            try:
-                return to_dtype(a.dtype).vocab
-            except (TypeError, ValueError):
-                return None
-    return None
-
-
-def _auto(
-    op: Op,
-    targets: Sequence[SplitTarget],
-    layout: _Layout,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    base: Scope,
-    source: DeviceDescription | None = None,
-) -> tuple[list[float], str]:
-    """Shares for ``ratio="auto"`` and what gave them: tuned throughputs where the tuner
-    measured the variant every target runs (this op, dtype, nearest size), else the
-    performance model's predicted times (balanced so that every part finishes together), else
-    even, saying why.  The model's times include moving each part's data from where it is
-    (``source``: ``None`` for host memory) to the target and back, one way at a time over the
-    links the descriptions give (:func:`_path_to`)."""
-    from prism_core._description.topology import transfer_path
-    from prism_core._dispatch.explain import explain
-    from prism_core._knowledge.devices import default_library
-    from prism_core._knowledge.model import ModelError, PerformanceModel
-    from prism_core._knowledge.tuning_records import bucket_of, records
-
-    dtype = _dtype_of(args)
-    if dtype is None:
-        return [1.0] * len(targets), "even: the arguments have no dtype to predict with"
-    decisions = []
-    for t in targets:
-        scope = base.replace(**t.changes())
-        ctx = contextvars.copy_context()
-
-        def decide(scope: Scope = scope) -> Any:
-            SCOPE.set(scope)
-            return explain(op, *args, **kwargs)
-
-        decisions.append(ctx.run(decide))
-    tuned = records()
-    even = max(layout.length // len(targets), 1)
-    elements = sum(math.prod(s) for s in layout.part_shapes(even))
-    bucket = bucket_of(elements)
-    rates: list[float] = []
-    for d in decisions:
-        variant = d.executed
-        entries = [
-            e
-            for e in tuned.for_op(op.name)
-            if e.dtype == dtype and variant in e.times and not d.simulated
-        ]
-        if not entries:
-            break
-        entry = min(entries, key=lambda e: (abs(e.bucket - bucket), e.bucket))
-        done = sum(math.prod(s) for s in entry.shapes) or 1
-        rates.append(done / entry.times[variant])
-    else:
-        return rates, "measured"
-    try:
-        model = PerformanceModel(tuned.calibration or None)
-    except (TypeError, ValueError):
-        model = PerformanceModel()
-    fits: list[tuple[float, float]] = []
-    length = max(layout.length, 1)
-    half = max(length // 2, 1)
-    for t, d in zip(targets, decisions, strict=True):
-        device = d.chosen_device or t.device
-        if device is None:
-            return [1.0] * len(targets), f"even: {t.label} runs on no described device"
-        desc = t.description if t.description is not None else default_library().get(device)
-        # From host memory the model's own transfer applies (its host link one way, or what
-        # `prism bench` calibrated); from a device, the path the topology gives.
-        path = None if source is None else transfer_path(source, desc)
-        on_device = desc.kind == "cpu" or source is not None
-        try:
-            full_p = model.predict(
-                op.name, layout.part_shapes(length), dtype, desc, on_device=on_device
-            )
-            some_p = model.predict(
-                op.name, layout.part_shapes(half), dtype, desc, on_device=on_device
-            )
-        except (ModelError, ValueError, TypeError) as exc:
-            return [1.0] * len(targets), f"even: the model cannot predict {t.label}: {exc}"
-        full, some = full_p.seconds, some_p.seconds
-        if source is not None:
-            full += _transfer_or_assumed(path, full_p.work.moved_bytes)
-            some += _transfer_or_assumed(path, some_p.work.moved_bytes)
-        slope = (full - some) / (length - half) if length > half else full / length
-        if slope <= 0:
-            slope = full / length
-        fits.append((max(full - slope * length, 0.0), slope))
-    return _balance(layout.length, fits), "modelled"
-
-
-def _transfer_or_assumed(path: TransferPath | None, nbytes: float) -> float:
-    """Seconds to move ``nbytes`` along ``path``; where a link on it is not described, over
-    the host link the model assumes (PCIe 4.0 x16, one way)."""
-    from prism_core._knowledge.model import ASSUMED_HOST_LINK_GBPS
-
-    if path is None:
-        return nbytes / (ASSUMED_HOST_LINK_GBPS * 1e9)
-    return path.seconds(nbytes)
 
 
 def _gather(op: Op, layout: _Layout, results: list[Any], sizes: list[int], base: Scope) -> Any:
@@ -1670,8 +1569,14 @@ def _execute(
         return out, record
 
     length = layout.length
-    if spec.ratio == "auto":
-        weights, ratio_source = _auto(op, targets, layout, args, kwargs, base, source)
+    plan: split_decision.AutoPlan | None = None
+    if spec.ratio == "auto" and length > 0:
+        plan = split_decision.plan_auto(
+            op, targets, layout, args, kwargs, base, source, _host_or_none(), _plugins().backends
+        )
+        weights, ratio_source = list(plan.weights), plan.ratio_source
+    elif spec.ratio == "auto":
+        weights, ratio_source = [1.0] * len(targets), "even: the split axis has length 0"
     elif spec.ratio is None:
         weights, ratio_source = [1.0] * len(targets), "even"
     else:
@@ -1701,7 +1606,10 @@ def _execute(
     jobs: list[_Job] = []
     for i, target in enumerate(targets):
         lo, hi = bounds[i], bounds[i + 1]
-        part_args, part_kwargs = layout.part(args, kwargs, lo, hi) if length else (args, kwargs)
+        whole = hi - lo == length  # (a declined split's target: the arguments as they are)
+        part_args, part_kwargs = (
+            layout.part(args, kwargs, lo, hi) if length and not whole else (args, kwargs)
+        )
         jobs.append(
             _Job(
                 i,
@@ -1717,6 +1625,9 @@ def _execute(
             )
         )
     running = [jobs[i] for i in run]
+    for job in running:
+        known = plan.backends[job.index] if plan is not None and plan.backends else None
+        job.pinned = _pinned_for(op, job, source, known)
     results = _run_parts(op, running, home, reference, spec.timeout, layout, ratios)
     gather_started = time.perf_counter()
     out = _gather(op, layout, results, [j.stop - j.start for j in running], base)
@@ -1733,9 +1644,52 @@ def _execute(
         gather_s=gather_s,
         total_s=time.perf_counter() - started,
         note=note,
+        decision=plan.decision if plan is not None else "",
     )
     _publish(record)
     return out, record
+
+
+def _host_or_none() -> DeviceDescription | None:
+    try:
+        return _host_description()
+    except PrismError:
+        return None
+
+
+def _pinned_for(
+    op: Op, job: _Job, source: DeviceDescription | None, known: str | None
+) -> Backend | None:
+    """The backend whose pinned memory ``job``'s host arrays should go through, or ``None``:
+    only for a part bound for a GPU (a device present here, not simulated) from host memory,
+    whose backend offers pinned memory, where the model predicts that staging pays for the
+    part's size (``split_decision.staging_pays``).  ``known``: the backend ``"auto"`` found."""
+    target, desc = job.target, job.target.description
+    if source is not None or target.simulated or desc is None or desc.kind == "cpu":
+        return None
+    in_bytes = split_decision.host_bytes(job.args, job.kwargs)
+    if not in_bytes:
+        return None
+    name = target.backend or known
+    if name is None:
+        from prism_core._dispatch.explain import explain
+
+        def ask() -> str | None:
+            SCOPE.set(job.scope)
+            return explain(op, *job.args, **job.kwargs).chosen_backend
+
+        name = contextvars.copy_context().run(ask)
+    backend = _plugins().backends.get(name) if name is not None else None
+    if backend is None or not split_decision.offers_pinned(backend):
+        return None
+    from prism_core._knowledge.tuning_records import records
+
+    model = split_decision.model_of(records())
+    host = split_decision.figures_of(model, _host_or_none())
+    pays = split_decision.staging_pays(
+        backend, split_decision.figures_of(model, desc), host, in_bytes
+    )
+    return backend if pays else None
 
 
 #: The stand-in target of a call a lenient scope ran whole in the caller's scope.
@@ -1942,7 +1896,10 @@ def split(
         backend)`` pairs.  Each is checked before anything runs.
     :param ratio: the shares of the work, one non-negative number per target (normalised);
         ``None``: even; ``"auto"``: in proportion to each target's tuned throughput for this
-        op, else the performance model's predicted time (see docs/split.md).
+        op, else the performance model's predicted time, and no split at all (the whole call
+        on the better single target, the record's ``decision`` saying why) unless the split
+        is predicted 20 % faster than that target (see docs/split.md).  A given ratio is never
+        declined.
     :param split_axis: the axis to cut (as the op's rule counts it: the result's axes for
         elementwise ops and ``matmul``).  Not ``axis``, which stays the op's own keyword
         (``prism.split("fft.fft", x, targets=..., split_axis=0, axis=-1)``).
