@@ -2,8 +2,9 @@
 
 The GPU goal: automatic mode offloads NumPy inputs to the GPU only when the transfer
 pays, and is never more than 1.1x slower than the better of CPU-only and always-GPU at any
-size; the performance model's crossover (the smallest size at which it predicts the GPU,
-transfers included, faster) is recorded beside the measured one.
+size; the performance model's crossover (the smallest size from which it predicts the GPU,
+transfers both ways included, faster) is recorded beside the measured one, per op and dtype,
+with whether the model was calibrated on this host (``prism bench --calibrate``) and how.
 
 For each op and size, in one process and interleaved (every mode once per round, rounds
 shuffled, minimum over rounds), with NumPy arrays in and NumPy arrays out:
@@ -19,8 +20,12 @@ CuPy); without one it says so and exits 0 without writing results.
 
 Usage::
 
-    python benchmarks/bench_offload.py [--ops matmul,fft.fft] [--dtype float32]
-        [--rounds 7] [--output PREFIX] [--simulate DEVICE --max-n N]
+    python benchmarks/bench_offload.py [--ops matmul,fft.fft,linalg.solve,add]
+        [--dtypes float32,float64] [--rounds 7] [--output PREFIX]
+        [--simulate DEVICE --max-n N]
+
+(``--dtype`` is the old spelling of ``--dtypes``.)  The defaults, matmul and fft.fft in
+float32, are what the GPU check runs (benchmarks/gpu/run.py).
 """
 
 from __future__ import annotations
@@ -39,11 +44,15 @@ from typing import Any
 
 import numpy as np
 
-#: Sizes per op: n for an (n, n) matmul, the length of an FFT.
+#: Sizes per op: n for an (n, n) matmul and linalg.solve (against a vector of n), the length
+#: of an FFT and of the vectors added.
 SIZES: dict[str, list[int]] = {
     "matmul": [2**k for k in range(3, 14)],
     "fft.fft": [2**k for k in range(6, 25, 2)],
+    "linalg.solve": [2**k for k in range(3, 13)],
+    "add": [2**k for k in range(10, 27, 2)],
 }
+DTYPES = ("float32", "float64")
 
 
 def arguments(op: str, n: int, dtype: str) -> tuple[Any, ...]:
@@ -52,7 +61,23 @@ def arguments(op: str, n: int, dtype: str) -> tuple[Any, ...]:
         return (rng.random((n, n), dtype=np.float64).astype(dtype),) * 2
     if op == "fft.fft":
         return (rng.random(n, dtype=np.float64).astype(dtype),)
+    if op == "linalg.solve":  # well conditioned
+        a = rng.random((n, n), dtype=np.float64) + n * np.eye(n)
+        return (a.astype(dtype), rng.random(n, dtype=np.float64).astype(dtype))
+    if op == "add":
+        return (rng.random(n).astype(dtype), rng.random(n).astype(dtype))
     raise SystemExit(f"bench_offload: no arguments for {op!r}; use one of {', '.join(SIZES)}")
+
+
+def _choices(text: str, allowed: Any, what: str) -> list[str]:
+    chosen = [t.strip() for t in text.split(",") if t.strip()]
+    wrong = [t for t in chosen if t not in allowed]
+    if wrong or not chosen:
+        raise SystemExit(
+            f"bench_offload: {what}: {', '.join(wrong) or 'none given'}; choose among "
+            f"{', '.join(allowed)}"
+        )
+    return chosen
 
 
 def _timed(call: Callable[[], Any], seconds: float = 0.01) -> float:
@@ -69,8 +94,10 @@ def _timed(call: Callable[[], Any], seconds: float = 0.01) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", default="matmul,fft.fft")
-    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--ops", default="matmul,fft.fft", help=", ".join(SIZES))
+    parser.add_argument(
+        "--dtypes", "--dtype", dest="dtypes", default="float32", help=", ".join(DTYPES)
+    )
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--output", default=None, help="writes PREFIX.json and PREFIX.md")
     parser.add_argument(
@@ -81,6 +108,8 @@ def main() -> int:
     )
     parser.add_argument("--max-n", type=int, default=None, help="skip larger sizes")
     args = parser.parse_args()
+    ops = _choices(args.ops, SIZES, "--ops")
+    dtypes = _choices(args.dtypes, DTYPES, "--dtypes")
 
     import prism_core as prism
 
@@ -97,21 +126,23 @@ def main() -> int:
             + "); bench_offload measures offloading to a real GPU"
         )
         return 0
-    model = prism.tuning.PerformanceModel(prism.tuning.TuningStore().load().calibration or None)
+    calibration = prism.tuning.TuningStore().load().as_dict()["calibration"]
+    model = prism.tuning.PerformanceModel(calibration or None)
     rows: list[dict[str, Any]] = []
     rng = random.Random(0)
-    for op in args.ops.split(","):
+    for op, dtype in ((op, dtype) for op in ops for dtype in dtypes):
         fn = prism.get_op(op)
         for n in SIZES[op]:
             if args.max_n is not None and n > args.max_n:
                 break
-            call = arguments(op, n, args.dtype)
+            call = arguments(op, n, dtype)
             # A scope is entered once per sample, not per call: its cost is not the call's.
             modes: dict[str, Any] = {
                 "cpu": prism.device(cpu),
                 "gpu": prism.device(gpu, simulate=args.simulate is not None),
                 "auto": contextlib.nullcontext(),
             }
+
             # NumPy out in every mode: a named device's results stay on it (its backend's
             # arrays), so "always GPU" is timed with its copy back, as automatic mode is.
             def run(fn: Any = fn, call: tuple[Any, ...] = call) -> Any:
@@ -128,12 +159,13 @@ def main() -> int:
             decision = prism.explain(op, *call)
             shapes = [tuple(a.shape) for a in call]
             predicted = {
-                "cpu": model.predict(op, shapes, args.dtype, cpu, on_device=True).seconds,
-                "gpu": model.predict(op, shapes, args.dtype, gpu, on_device=False).seconds,
+                "cpu": model.predict(op, shapes, dtype, cpu, on_device=True).seconds,
+                "gpu": model.predict(op, shapes, dtype, gpu, on_device=False).seconds,
             }
             rows.append(
                 {
                     "op": op,
+                    "dtype": dtype,
                     "n": n,
                     "seconds": best,
                     "predicted": predicted,
@@ -143,13 +175,14 @@ def main() -> int:
                 }
             )
             print(
-                f"{op:8} n={n:>9}  cpu {best['cpu'] * 1e6:10.1f} us  gpu "
+                f"{op:8} {dtype} n={n:>9}  cpu {best['cpu'] * 1e6:10.1f} us  gpu "
                 f"{best['gpu'] * 1e6:10.1f} us  auto {best['auto'] * 1e6:10.1f} us "
                 f"({rows[-1]['auto_over_better']:.3f}x the better; {decision.decided_by})",
                 flush=True,
             )
     summary = _summary(rows)
-    text = _markdown(rows, summary, cpu.device_type, gpu.device_type, args)
+    calibrated = {device.device_type: _calibrated(model, device) for device in (cpu, gpu)}
+    text = _markdown(rows, summary, cpu.device_type, gpu.device_type, args, calibrated)
     print(text)
     if args.output and args.simulate is None:
         meta = {
@@ -157,8 +190,12 @@ def main() -> int:
             "numpy": np.__version__,
             "cpu": cpu.device_type,
             "gpu": gpu.device_type,
-            "dtype": args.dtype,
+            "ops": ops,
+            "dtypes": dtypes,
+            "dtype": dtypes[0],
             "rounds": args.rounds,
+            "calibrated": calibrated,
+            "calibration": {k: calibration[k] for k in calibrated if k in calibration},
         }
         Path(args.output + ".json").write_text(
             json.dumps({"meta": meta, "summary": summary, "rows": rows}, indent=2) + "\n"
@@ -178,12 +215,25 @@ def _crossover(rows: list[dict[str, Any]], key: str) -> int | None:
     return found
 
 
+def _calibrated(model: Any, device: Any) -> str:
+    """The figures of ``device`` the model took from this host's calibration, in words, or
+    ``"no"``."""
+    figures = model.figures(device)
+    if not figures.calibrated:
+        return "no"
+    when = figures.calibrated_at
+    stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(when)) if when else "by prism bench"
+    return f"{stamp}: {', '.join(figures.calibrated)}"
+
+
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per op and dtype: the crossovers measured and modelled, and automatic mode against the
+    better target."""
     out: dict[str, Any] = {}
-    for op in dict.fromkeys(r["op"] for r in rows):
-        mine = [r for r in rows if r["op"] == op]
+    for op, dtype in dict.fromkeys((r["op"], r["dtype"]) for r in rows):
+        mine = [r for r in rows if r["op"] == op and r["dtype"] == dtype]
         worst = max(mine, key=lambda r: r["auto_over_better"])
-        out[op] = {
+        out.setdefault(op, {})[dtype] = {
             "measured_crossover": _crossover(mine, "seconds"),
             "modelled_crossover": _crossover(mine, "predicted"),
             "worst_auto_over_better": worst["auto_over_better"],
@@ -196,35 +246,46 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _markdown(
-    rows: list[dict[str, Any]], summary: dict[str, Any], cpu: str, gpu: str, args: Any
+    rows: list[dict[str, Any]],
+    summary: dict[str, Any],
+    cpu: str,
+    gpu: str,
+    args: Any,
+    calibrated: dict[str, str],
 ) -> str:
     lines = [
         f"# Offloading NumPy inputs: {cpu} and {gpu} ({time.strftime('%Y-%m-%d')})",
         "",
-        f"`python benchmarks/bench_offload.py --ops {args.ops} --dtype {args.dtype} --rounds "
+        f"`python benchmarks/bench_offload.py --ops {args.ops} --dtypes {args.dtypes} --rounds "
         f"{args.rounds}`, Python {platform.python_version()}; minimum over rounds, interleaved.",
+        "Model calibrated on this host: "
+        + "; ".join(f"{device} {how}" for device, how in calibrated.items())
+        + ".",
         "",
-        "| op | crossover measured | crossover modelled | worst auto / better (at n) | geomean |",
-        "|---|---|---|---|---|",
+        "| op | dtype | crossover measured | crossover modelled | worst auto / better (at n) "
+        "| geomean |",
+        "|---|---|---|---|---|---|",
     ]
-    for op, s in summary.items():
-        lines.append(
-            f"| {op} | {s['measured_crossover']} | {s['modelled_crossover']} | "
-            f"{s['worst_auto_over_better']:.3f} ({s['worst_at']}) | "
-            f"{s['geomean_auto_over_better']:.3f} |"
-        )
+    for op, per_dtype in summary.items():
+        for dtype, s in per_dtype.items():
+            lines.append(
+                f"| {op} | {dtype} | {s['measured_crossover']} | {s['modelled_crossover']} | "
+                f"{s['worst_auto_over_better']:.3f} ({s['worst_at']}) | "
+                f"{s['geomean_auto_over_better']:.3f} |"
+            )
     lines += [
         "",
-        "| op | n | CPU only (µs) | always GPU (µs) | automatic (µs) | auto / better | ran on "
-        "| decided by | predicted CPU (µs) | predicted GPU (µs) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| op | dtype | n | CPU only (µs) | always GPU (µs) | automatic (µs) | auto / better "
+        "| ran on | decided by | predicted CPU (µs) | predicted GPU (µs) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         s, p = r["seconds"], r["predicted"]
         lines.append(
-            f"| {r['op']} | {r['n']} | {s['cpu'] * 1e6:.1f} | {s['gpu'] * 1e6:.1f} | "
-            f"{s['auto'] * 1e6:.1f} | {r['auto_over_better']:.3f} | {r['auto_ran_on']} | "
-            f"{r['decided_by']} | {p['cpu'] * 1e6:.1f} | {p['gpu'] * 1e6:.1f} |"
+            f"| {r['op']} | {r['dtype']} | {r['n']} | {s['cpu'] * 1e6:.1f} | "
+            f"{s['gpu'] * 1e6:.1f} | {s['auto'] * 1e6:.1f} | {r['auto_over_better']:.3f} | "
+            f"{r['auto_ran_on']} | {r['decided_by']} | {p['cpu'] * 1e6:.1f} | "
+            f"{p['gpu'] * 1e6:.1f} |"
         )
     return "\n".join(lines) + "\n"
 

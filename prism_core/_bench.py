@@ -38,6 +38,7 @@ from prism_core._tuning.tuner import (
 
 if TYPE_CHECKING:
     from prism_core._dispatch.examples import Examples
+    from prism_core._tuning.calibration import CalibrationReport
 
 __all__ = [
     "FULL",
@@ -45,6 +46,7 @@ __all__ = [
     "BenchReport",
     "BenchRow",
     "run_bench",
+    "run_calibration",
 ]
 
 #: Sizes ``n`` per op (example_arguments: n x n matrices, vectors of n).
@@ -256,6 +258,8 @@ class BenchReport:
     budget_s: float | None = None
     #: The other processes' share of the CPUs before and during the run.
     load: MachineLoad | None = None
+    #: The calibration step's outcome, where it ran (``calibrate``: see :func:`run_bench`).
+    calibration_step: CalibrationReport | None = None
 
     @property
     def reused(self) -> int:
@@ -298,6 +302,9 @@ class BenchReport:
             "problems": self.problems,
             "notes": self.notes,
             "calibration": self.calibration,
+            "calibration_step": (
+                None if self.calibration_step is None else self.calibration_step.as_dict()
+            ),
             "summary": self.summary(),
             "rows": [r.as_dict() for r in self.rows],
         }
@@ -334,6 +341,7 @@ def run_bench(
     host: dict[str, Any] | None = None,
     load: MachineLoad | None = None,
     started: float | None = None,
+    calibrate: bool | None = None,
 ) -> BenchReport:
     """Measure, tune and check the core ops (see the module docstring).
 
@@ -346,7 +354,12 @@ def run_bench(
     unless ``force``; its row is still checked.  Each case's
     choice is stored as soon as it is measured (an interrupt loses none already measured), the
     model's calibration once all are.  ``host`` and ``load``: what :func:`bench_host` and
-    :class:`MachineLoad` gave, when the caller showed them before the run."""
+    :class:`MachineLoad` gave, when the caller showed them before the run.
+
+    ``calibrate``: whether the calibration step (:func:`run_calibration`) runs first; ``None``
+    (the default): where a device other than the CPU is present that this host's cache holds
+    no calibration step for, or with ``force``.  The model's calibration fitted to the CPU's
+    tuned times is stored over the step's."""
     from prism_core._dispatch.explain import explain
     from prism_core._knowledge.tuning_records import TuningStore, reload
 
@@ -382,6 +395,32 @@ def run_bench(
             plan.extend((op, d, n, b) for d in dtypes for n, b in examples.sizes(quick))
     total = 2 * len(plan)
     step = 0
+    source = None if store is False or force else (TuningStore() if store is True else store)
+    stored = source.load() if source is not None else None
+    keeper = Keeper(None if store is True else store)
+    if calibrate is None:
+        calibrate = _calibration_due(force)
+    if calibrate:
+        from prism_core._tuning.calibration import calibrate_host, devices_to_calibrate, steps
+
+        families = [o for o in dict.fromkeys(chosen) if o in sizes]
+        accelerators = sum(1 for _, _, b in devices_to_calibrate() if b is not None)
+        total += steps(families, dtypes, accelerators)
+
+        def calibrating(label: str) -> None:
+            nonlocal step
+            if progress is not None:
+                progress(step, total, f"calibrating: {label}")
+            step += 1
+
+        # A quarter of the budget at most: the tuning is the bench's main work.
+        until = None if deadline is None else began + (deadline - began) / 4
+        report.calibration_step = calibrate_host(
+            ops=families, dtypes=dtypes, progress=calibrating, deadline=until,
+            base=_stored_calibration(store),
+        )  # fmt: skip
+        report.problems.extend(report.calibration_step.problems)
+        keeper.keep([], report.calibration_step.calibration)
 
     def phase(what: str) -> tuple[float, float | None, int, bool]:
         """Before each phase: progress, its share of the time (budget and hard stop), and its
@@ -393,10 +432,7 @@ def run_bench(
         busy = load.is_busy(load.sample())
         return (*share(deadline, total - step + 1, per_phase), 10 if busy else 5, busy)
 
-    source = None if store is False or force else (TuningStore() if store is True else store)
-    stored = source.load() if source is not None else None
     tuned: list[tuple[str, str, int, int | None, tuple[Any, ...], TuneCase, bool]] = []
-    keeper = Keeper(None if store is True else store)
     report.start_up_s = time.perf_counter() - began
     for op, dtype, n, batch in plan:
         size = f"n={n}" if batch is None else f"n={n} batch={batch}"
@@ -416,9 +452,16 @@ def run_bench(
         tuned.append((op, dtype, n, batch, args, case, False))
         if entry is not None:
             keeper.keep([entry])
-    calibration = _calibration([(t[5], t[1]) for t in tuned], declared, report.problems)
+    step_report = report.calibration_step
+    calibration = _calibration(
+        [(t[5], t[1]) for t in tuned],
+        declared,
+        report.problems,
+        base=step_report.calibration if step_report is not None else _stored_calibration(store),
+        points=[] if step_report is None else [p.measurement() for p in step_report.points],
+    )
     report.calibration = calibration
-    if any(not reused for *_, reused in tuned):
+    if any(not reused for *_, reused in tuned) or step_report is not None:
         keeper.keep([], calibration)
     report.stored, report.unstored, report.store_path, problems = keeper.outcome()
     report.problems.extend(problems)
@@ -453,17 +496,111 @@ def run_bench(
     return report
 
 
+def _stored_calibration(store: Any) -> dict[str, Any]:
+    """This host's stored calibration (``{}`` where nothing is stored, or ``store`` is
+    ``False``)."""
+    from prism_core._knowledge.tuning_records import TuningStore
+
+    if store is False:
+        return {}
+    found = (TuningStore() if store is True or store is None else store).load()
+    data: dict[str, Any] = found.as_dict()["calibration"]
+    return data
+
+
+def _calibration_due(force: bool) -> bool:
+    """Whether ``prism bench`` runs the calibration step: a device other than the CPU is
+    present, driven by an available backend, that this host's cache holds no calibration step
+    for (``measured_at``), or ``force``."""
+    from prism_core._knowledge.tuning_records import records
+    from prism_core._tuning.calibration import devices_to_calibrate
+
+    others = [d.device_type for d, _, backend in devices_to_calibrate() if backend is not None]
+    if not others:
+        return False
+    stored = records().calibration
+    return force or any("measured_at" not in stored.get(d, {}) for d in others)
+
+
+def run_calibration(
+    *,
+    ops: Sequence[str] | None = None,
+    dtypes: Sequence[str] = DTYPES,
+    budget_s: float | None = None,
+    store: Any = True,
+    progress: Callable[[int, int, str], None] | None = None,
+    started: float | None = None,
+) -> tuple[CalibrationReport, Keeper]:
+    """``prism bench --calibrate``: the calibration step alone (``prism_core._tuning.
+    calibration``), stored in this host's tuning cache (``store`` as for :func:`run_bench`)
+    over what it holds.  Returns the report and the keeper that stored it
+    (``keeper.outcome()``)."""
+    from prism_core._tuning.calibration import OPS, calibrate_host, devices_to_calibrate, steps
+
+    unknown = [o for o in ops or () if o not in OPS]
+    if unknown:
+        raise BenchError(f"--calibrate measures {', '.join(OPS)}; not {', '.join(unknown)}")
+    for d in dtypes:
+        if d not in DTYPES:
+            raise BenchError(f"--dtypes: {d!r} not benchmarked; choose among {', '.join(DTYPES)}")
+    if budget_s is not None and not budget_s > 0:
+        raise BenchError(f"--budget: expected a positive number of seconds; got {budget_s!r}")
+    began = time.perf_counter() if started is None else started
+    families = list(dict.fromkeys(ops or OPS))
+    accelerators = sum(1 for _, _, b in devices_to_calibrate() if b is not None)
+    total = steps(families, dtypes, accelerators)
+    done = 0
+
+    def step(label: str) -> None:
+        nonlocal done
+        if progress is not None:
+            progress(done, total, f"calibrating: {label}")
+        done += 1
+
+    report = calibrate_host(
+        ops=families, dtypes=dtypes, progress=step,
+        deadline=None if budget_s is None else began + budget_s,
+        base=_stored_calibration(store),
+    )  # fmt: skip
+    if progress is not None:
+        progress(total, total, "done")
+    keeper = Keeper(None if store is True else store)
+    keeper.keep([], report.calibration)
+    return report, keeper
+
+
 def _calibration(
-    cases: Sequence[tuple[TuneCase, str]], declared: dict[str, Examples], problems: list[str]
+    cases: Sequence[tuple[TuneCase, str]],
+    declared: dict[str, Examples],
+    problems: list[str],
+    *,
+    base: dict[str, Any] | None = None,
+    points: Sequence[Any] = (),
 ) -> dict[str, Any]:
-    """The performance model calibrated to the fastest time of each case (StarPU-style: per
-    device type and op, an efficiency and an overhead), as data for the tuning cache; the
-    model's modelled choices (between devices, under policies) use it from then on."""
+    """The performance model calibrated to the fastest time of each case on the CPU
+    (StarPU-style: per device type and op, an efficiency and an overhead), with the
+    calibration step's ``points`` where it ran, over ``base`` (the step's or the stored
+    calibration, whose other figures stay), as data for the tuning cache; the model's
+    modelled choices (between devices, under policies) use it from then on.
+
+    A variant on another device took its arguments from NumPy's arrays on the host: its time
+    includes the copies, which the model prices apart (the link the calibration step
+    measures), so it calibrates nothing; the step measures such devices with the data on
+    them."""
     from prism_core._knowledge.model import ModelError, PerformanceModel
 
-    measurements = []
+    try:
+        model = PerformanceModel(base or None)
+    except (TypeError, ValueError) as exc:  # a stored calibration the model rejects
+        problems.append(f"the stored calibration is not used: {exc}")
+        model = PerformanceModel()
+    measurements = list(points)
     for case, dtype in cases:
-        timed = [m for m in case.measurements if m.error is None and m.device is not None]
+        timed = [
+            m
+            for m in case.measurements
+            if m.error is None and m.device is not None and _on_cpu(model, m.device)
+        ]
         if not timed:
             continue
         best = min(timed, key=lambda m: m.seconds)
@@ -473,12 +610,19 @@ def _calibration(
         kind = examples.model_dtype if examples is not None and examples.model_dtype else dtype
         measurements.append((case.op, case.shapes, kind, best.device, best.seconds))
     if not measurements:
-        return {}
+        return model.calibration
     try:
-        return PerformanceModel().calibrate(measurements).calibration
+        return model.calibrate(measurements).calibration
     except (ModelError, ValueError, TypeError) as exc:
         problems.append(f"the performance model could not be calibrated: {exc}")
-        return {}
+        return model.calibration
+
+
+def _on_cpu(model: Any, device: str) -> bool:
+    try:
+        return bool(model.description(device).kind == "cpu")
+    except Exception:  # a device type the library does not know: nothing to calibrate
+        return False
 
 
 def _check(

@@ -482,12 +482,14 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     entries = sorted(recs.entries, key=lambda e: (e.op, e.device, e.dtype, e.bucket))
     if args.op:
         entries = [e for e in entries if e.op in set(args.op)]
+    calibration = recs.as_dict()["calibration"]
     if args.json:
         _dump_json(
             {
                 "path": str(store.path),
                 "fingerprint": dict(store.fingerprint.components),
                 "entries": [e.as_dict() for e in entries],
+                "calibration": calibration,
                 "problems": list(store.problems),
             },
             out,
@@ -496,6 +498,7 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     out.write(f"tuning cache: {store.path}\n")
     for p in store.problems:
         out.write(f"  problem: {p}\n")
+    _show_calibration(calibration, out)
     if not entries:
         out.write("no tuned choices (run `prism tune OP --sizes ...` or `prism bench`)\n")
         return EXIT_OK
@@ -517,6 +520,26 @@ def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
     _table(rows, out)
     return EXIT_OK
+
+
+def _show_calibration(calibration: dict[str, Any], out: TextIO) -> None:
+    """The performance model's calibration stored for this host, per device type: its figures
+    and when they were measured."""
+    from prism_core._tuning.calibration import figures_text
+
+    if not calibration:
+        out.write("no calibration of the performance model (run `prism bench --calibrate`)\n")
+        return
+    out.write("calibration of the performance model (measured on this host):\n")
+    for device_type, entry in sorted(calibration.items()):
+        when = entry.get("measured_at")
+        stamp = (
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(when))
+            if isinstance(when, (int, float))
+            else "by the tuning of prism bench"
+        )
+        by = f", {entry['backend']}" if isinstance(entry.get("backend"), str) else ""
+        out.write(f"  {device_type} ({stamp}{by}): {figures_text(entry)}\n")
 
 
 def _unstored(command: str, store: Any, err: TextIO) -> bool:
@@ -656,6 +679,10 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     ops = [*args.op, *(_csv(args.ops, "--ops") or [])] or None
     dtypes = _csv(args.dtypes, "--dtypes") or ["float32", "float64"]
     _check_budget(args.budget)
+    if args.calibrate:
+        if figure is not None:
+            raise UsageError("--plot draws the bench's table: not with --calibrate")
+        return _calibrate_only(args, ops, dtypes, out, err)
     host = bench_host()
     load = MachineLoad()
     # The header at once, before the first case is measured (on stderr beside --json).
@@ -671,6 +698,7 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             report = run_bench(
                 quick=not args.full, ops=ops, dtypes=dtypes, budget_s=args.budget, store=store,
                 force=args.force, progress=progress, host=host, load=load, started=args.started,
+                calibrate=False if args.no_calibrate else None,
             )  # fmt: skip
         finally:
             progress.close()
@@ -716,6 +744,13 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             out.write(f"empty cells of {r.op} {r.dtype} {r.label}: {r.note}\n")
     for note in report.notes:
         out.write(f"note: {note}\n")
+    if report.calibration_step is not None:
+        out.write(
+            f"calibrated the performance model in {seconds_text(report.calibration_step.seconds)}"
+            " (prism tune --show lists its figures):\n"
+        )
+        for line in report.calibration_step.lines():
+            out.write(f"  {line}\n")
     for p in report.problems:
         out.write(f"problem: {p}\n")
     out.flush()
@@ -724,6 +759,48 @@ def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write(f"plot: {figure}\n")
     out.write(_took(args.started, report.start_up_s, args.budget) + "\n")
     return EXIT_PROBLEMS if _unstored("bench", store, err) or not drawn else EXIT_OK
+
+
+def _calibrate_only(
+    args: argparse.Namespace, ops: list[str] | None, dtypes: list[str], out: TextIO, err: TextIO
+) -> int:
+    """``prism bench --calibrate``: the calibration step alone, its figures and where they
+    were stored."""
+    from prism_core._bench import BenchError, run_calibration
+    from prism_core._knowledge.tuning_records import TuningStore
+    from prism_core._tuning.progress import Progress
+
+    deadline = None if args.budget is None else args.started + args.budget
+    progress = Progress.auto(err, lines=True, prefix="prism bench: ", deadline=deadline)
+    store = False if args.no_store else TuningStore()
+    try:
+        try:
+            report, keeper = run_calibration(
+                ops=ops, dtypes=dtypes, budget_s=args.budget, store=store, progress=progress,
+                started=args.started,
+            )  # fmt: skip
+        finally:
+            progress.close()
+    except BenchError as exc:
+        raise UsageError(str(exc)) from None
+    except KeyboardInterrupt:
+        err.write("prism bench: interrupted; nothing of the calibration was stored\n")
+        return 130
+    _, _, path, problems = keeper.outcome()
+    if args.json:
+        _dump_json(
+            {**report.as_dict(), "store_path": path, "problems": [*report.problems, *problems]}, out
+        )
+    else:
+        for line in report.lines():
+            out.write(line + "\n")
+        for p in [*report.problems, *problems]:
+            out.write(f"problem: {p}\n")
+        where = f"stored in {path}" if path else "not stored (--no-store)"
+        if store is not False and not path:
+            where = "not stored (see the problems)"
+        out.write(f"calibration {where}; measured in {seconds_text(report.seconds)}\n")
+    return EXIT_PROBLEMS if _unstored("bench", store, err) else EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -987,9 +1064,23 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )  # fmt: skip
     p.add_argument("--no-store", action="store_true", help="measure only: keep the cache as is")
     p.add_argument(
+        "--calibrate", action="store_true",
+        help="the calibration step alone: measure each device's launch latency, host link (each "
+        "way, pageable and pinned) and the rate of matmul, fft.fft, linalg.solve and add at "
+        "three sizes, with the data on the device, and store the performance model's figures "
+        "for this host (some seconds).  Without it, prism bench runs the step first where a "
+        "device other than the CPU has none stored yet (or with --force)",
+    )  # fmt: skip
+    p.add_argument(
+        "--no-calibrate",
+        action="store_true",
+        help="skip the calibration step even where a device has no calibration stored",
+    )
+    p.add_argument(
         "--force", action="store_true",
         help="measure every case again, also those whose choice is stored for this host with "
-        "the same software and backend settings (reused otherwise)",
+        "the same software and backend settings (reused otherwise), and run the calibration "
+        "step where a device other than the CPU is present",
     )  # fmt: skip
     p.add_argument(
         "--plot", metavar="FILE",

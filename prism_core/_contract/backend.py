@@ -168,6 +168,14 @@ class Backend(abc.ABC):
         synchronise a device."""
         return None
 
+    def pinned_empty(self, shape: Sequence[int], dtype: Any) -> Any | None:
+        """An uninitialised array in host memory of ``shape`` and ``dtype`` that is page-locked
+        (pinned), which the backend's devices copy to and from faster (and without a staging
+        copy); it must be usable where a NumPy array is (a ``numpy.ndarray`` backed by pinned
+        memory, or the backend's CPU array).  ``None`` (the default): the backend has none,
+        or no device to pin memory for."""
+        return None
+
     def from_dlpack(self, obj: Any) -> Any:
         """Import ``obj`` through DLPack (zero copy where the devices allow)."""
         return self.asarray(obj)

@@ -19,7 +19,8 @@ HOW_DECIDED: dict[str, str] = {
     "significant gap",
     "tie": "timed on this host, and no variant was significantly faster than the declared "
     "first (the gap is within the noise), so the declared order stands",
-    "modelled": "predicted by the performance model (nothing was timed for this size)",
+    "modelled": "predicted by the performance model (nothing was timed for this size), with "
+    "the figures `prism bench` measured on this host where it calibrated them",
     "declared": "the plugins' declared order (nothing timed or modelled applies)",
 }
 
@@ -31,7 +32,8 @@ class Basis:
 
     ``decided_by`` is one of :data:`HOW_DECIDED`: ``"measured"`` or ``"tie"`` (times the
     tuner measured on this host for this op, device set, dtype and size bucket: ``prism
-    tune``, ``prism bench``), ``"modelled"`` (times the performance model predicts) or
+    tune``, ``prism bench``), ``"modelled"`` (times the performance model predicts; the note
+    says which figures were calibrated on this host, ``prism bench --calibrate``) or
     ``"declared"`` (the declared order: nothing measured or modelled applies).  ``times``
     are seconds per call by variant name.
     """

@@ -117,13 +117,19 @@ class Figures:
     """The numbers the model uses for one device type, each with where it came from.
 
     ``peak_tflops`` per data type (Prism's vocabulary: ``fp64``, ``fp32``, ...), ``bandwidth_gbps``
-    of main memory (GB/s, 10^9 B/s), ``launch_s`` per call, ``host_link_gbps`` per direction,
-    ``efficiency`` per op (calibrated; 1 where absent).  ``throughput`` holds the rates per
-    execution unit the description gives, ``{"matrix": {"fp64": 67.0}, "vector": {"fp64": 34.0}}``
-    (:meth:`peak` says which applies).  ``sources`` maps each figure (``"peak_tflops.fp64"``,
-    ``"throughput.vector.fp64"``, ``"bandwidth_gbps"``, ``"launch_s"``, ``"host_link_gbps"``,
+    of main memory (GB/s, 10^9 B/s), ``launch_s`` per call, ``efficiency`` per op (calibrated; 1
+    where absent).  The host link, one way, in GB/s (``None`` for a CPU): ``host_link_gbps``
+    host to device from ordinary (pageable) host memory, ``host_link_d2h_gbps`` device to host
+    into pageable memory, ``host_link_pinned_gbps`` and ``host_link_pinned_d2h_gbps`` the same
+    from and into page-locked (pinned) memory.  A description gives one figure per direction,
+    used for all four; a calibration (``prism bench --calibrate``) measures each.
+    ``throughput`` holds the rates per execution unit the description gives,
+    ``{"matrix": {"fp64": 67.0}, "vector": {"fp64": 34.0}}`` (:meth:`peak` says which applies).
+    ``sources`` maps each figure (``"peak_tflops.fp64"``, ``"throughput.vector.fp64"``,
+    ``"bandwidth_gbps"``, ``"launch_s"``, ``"host_link_gbps"``, ``"host_link_d2h_gbps"``,
     ``"efficiency.matmul"``) to ``"description"``, ``"derived"``, ``"assumed"`` or
-    ``"calibrated"``; ``notes`` says how each derived or assumed figure was obtained.
+    ``"calibrated"``; ``notes`` says how each derived or assumed figure was obtained;
+    ``calibrated_at`` when this host's calibration of the device type was measured.
     """
 
     device_type: str
@@ -140,10 +146,36 @@ class Figures:
     sources: Mapping[str, str] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
     throughput: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    host_link_d2h_gbps: float | None = None
+    host_link_pinned_gbps: float | None = None
+    host_link_pinned_d2h_gbps: float | None = None
+    #: Seconds since the epoch; ``None``: not calibrated, or the calibration does not say.
+    calibrated_at: float | None = None
 
     @property
     def is_cpu(self) -> bool:
         return self.kind == "cpu"
+
+    @property
+    def calibrated(self) -> tuple[str, ...]:
+        """The figures measured on this host (``sources`` says ``"calibrated"``), sorted."""
+        return tuple(sorted(k for k, v in self.sources.items() if v == "calibrated"))
+
+    def transfer_s(self, work: Work, count: int = 1) -> float:
+        """Seconds to move ``work``'s arguments to the device and its results back, each of
+        ``count`` devices over its own link: the arguments at :attr:`host_link_gbps`, the
+        results at :attr:`host_link_d2h_gbps`; work that does not say which of its bytes are
+        results (``out_bytes``) moves all of them at the slower direction.  0 for a CPU or a
+        device without a host link."""
+        to_device = self.host_link_gbps
+        if self.is_cpu or not to_device:
+            return 0.0
+        back = self.host_link_d2h_gbps or to_device
+        if work.out_bytes is None:
+            return work.moved_bytes / (min(to_device, back) * 1e9 * count)
+        return (work.moved_bytes - work.out_bytes) / (to_device * 1e9 * count) + work.out_bytes / (
+            back * 1e9 * count
+        )
 
     def peak(self, vocab: str, unit: str | None = None) -> tuple[float, str] | None:
         """The peak used for data type ``vocab`` and the figure it is (``"fp32"`` for
@@ -184,6 +216,10 @@ class Figures:
             "bandwidth_gbps": self.bandwidth_gbps,
             "launch_s": self.launch_s,
             "host_link_gbps": self.host_link_gbps,
+            "host_link_d2h_gbps": self.host_link_d2h_gbps,
+            "host_link_pinned_gbps": self.host_link_pinned_gbps,
+            "host_link_pinned_d2h_gbps": self.host_link_pinned_d2h_gbps,
+            "calibrated_at": self.calibrated_at,
             "efficiency": dict(self.efficiency),
             "overhead_s": dict(self.overhead_s),
             "tdp_watts": self.tdp_watts,
@@ -515,9 +551,24 @@ _CALIBRATION_KEYS = (
     "bandwidth_gbs",
     "launch_us",
     "host_link_gbs",
+    "h2d_gbs",
+    "d2h_gbs",
+    "h2d_pinned_gbs",
+    "d2h_pinned_gbs",
     "efficiency",
     "overhead_us",
+    "measured_at",
+    "backend",
 )
+#: The calibration's host-link keys and the :class:`Figures` field each sets.  The older
+#: ``host_link_gbs`` (one figure for both directions, from pageable memory) is read where these
+#: are absent.
+LINK_KEYS = {
+    "h2d_gbs": "host_link_gbps",
+    "d2h_gbs": "host_link_d2h_gbps",
+    "h2d_pinned_gbs": "host_link_pinned_gbps",
+    "d2h_pinned_gbs": "host_link_pinned_d2h_gbps",
+}
 
 
 def _positive(value: Any, where: str, *, zero: bool = False) -> float:
@@ -535,8 +586,12 @@ def check_calibration(calibration: Any) -> dict[str, dict[str, Any]]:
     key at fault.
 
     ``{device_type: {"gflops": {dtype: GFLOP/s}, "bandwidth_gbs": GB/s, "launch_us": us,
-    "host_link_gbs": GB/s per direction, "efficiency": {op: fraction of the roofline},
-    "overhead_us": {op: us per call}}}``; every key is optional.
+    "h2d_gbs": GB/s, "d2h_gbs": GB/s, "h2d_pinned_gbs": GB/s, "d2h_pinned_gbs": GB/s,
+    "efficiency": {op: fraction of the roofline}, "overhead_us": {op: us per call},
+    "measured_at": seconds since the epoch, "backend": "torch 2.11.0"}}``; every key is
+    optional.  The link keys are one direction each (host to device, device to host) from and
+    into pageable or pinned host memory; ``host_link_gbs``, which older calibrations hold, is
+    one figure for both pageable directions.  ``backend`` says what measured the device.
     """
     if not isinstance(calibration, Mapping):
         raise TypeError(
@@ -560,7 +615,14 @@ def check_calibration(calibration: Any) -> dict[str, dict[str, Any]]:
                     f"calibration{where}: unknown key{did_you_mean(str(key), _CALIBRATION_KEYS)}; "
                     f"the keys are {', '.join(_CALIBRATION_KEYS)}"
                 )
-            if key in ("gflops", "efficiency", "overhead_us"):
+            if key == "backend":
+                if not isinstance(value, str) or not value.strip():
+                    raise TypeError(
+                        f"calibration{where} must be the name of what measured the device "
+                        f"(a non-empty string), got {value!r}"
+                    )
+                checked[key] = value
+            elif key in ("gflops", "efficiency", "overhead_us"):
                 if not isinstance(value, Mapping):
                     raise TypeError(f"calibration{where} must be a mapping, got {value!r}")
                 per: dict[str, float] = {}
@@ -572,7 +634,7 @@ def check_calibration(calibration: Any) -> dict[str, dict[str, Any]]:
                     per[name] = _positive(number, f"{where}[{name!r}]", zero=key == "overhead_us")
                 checked[key] = per
             else:
-                checked[key] = _positive(value, where, zero=key == "launch_us")
+                checked[key] = _positive(value, where, zero=key in ("launch_us", "measured_at"))
         out[device_type] = checked
     return out
 
@@ -787,6 +849,12 @@ class PerformanceModel:
                 sources["host_link_gbps"] = "assumed"
                 notes["host_link_gbps"] = "PCIe 4.0 x16 assumed: 32 GB/s per direction"
 
+        # Each direction and kind of host memory: the description's figure for all four, until
+        # a calibration measures them.
+        links: dict[str, float | None] = dict.fromkeys(LINK_KEYS.values(), host_link)
+        for name in LINK_KEYS.values():
+            if name != "host_link_gbps" and "host_link_gbps" in sources:
+                sources[name] = sources["host_link_gbps"]
         efficiency: dict[str, float] = {}
         overhead: dict[str, float] = {}
         cal = self._calibration.get(desc.device_type, {})
@@ -804,9 +872,15 @@ class PerformanceModel:
         if "launch_us" in cal:
             launch = cal["launch_us"] * 1e-6
             sources["launch_s"] = "calibrated"
-        if "host_link_gbs" in cal:
-            host_link = cal["host_link_gbs"]
-            sources["host_link_gbps"] = "calibrated"
+        if "host_link_gbs" in cal:  # an older calibration: both pageable directions
+            for name in ("host_link_gbps", "host_link_d2h_gbps"):
+                links[name] = cal["host_link_gbs"]
+                sources[name] = "calibrated"
+        for key, name in LINK_KEYS.items():
+            if key in cal:
+                links[name] = cal[key]
+                sources[name] = "calibrated"
+        host_link = links["host_link_gbps"]
         for op, value in cal.get("efficiency", {}).items():
             efficiency[op] = value
             sources[f"efficiency.{op}"] = "calibrated"
@@ -839,6 +913,10 @@ class PerformanceModel:
             throughput=MappingProxyType(
                 {unit: MappingProxyType(per) for unit, per in rates.items() if per}
             ),
+            host_link_d2h_gbps=links["host_link_d2h_gbps"],
+            host_link_pinned_gbps=links["host_link_pinned_gbps"],
+            host_link_pinned_d2h_gbps=links["host_link_pinned_d2h_gbps"],
+            calibrated_at=cal.get("measured_at"),
         )
 
     @staticmethod
@@ -972,9 +1050,7 @@ class PerformanceModel:
                     "{'bandwidth_gbs': ...}}"
                 )
             memory = work.bytes / (fig.bandwidth_gbps * 1e9 * bandwidth_factor * count)
-        transfer = 0.0
-        if not on_device and not fig.is_cpu and fig.host_link_gbps:
-            transfer = work.moved_bytes / (fig.host_link_gbps * 1e9 * count)
+        transfer = 0.0 if on_device else fig.transfer_s(work, count)
         efficiency, overhead = 1.0, 0.0
         if calibrated:  # a figure for the op in this dtype, else for the op
             typed = f"{name}:{dt.vocab}"

@@ -56,6 +56,11 @@ class Work:
     arguments' size (a view such as ``reshape`` reads nothing, but its argument must still reach
     the device).
 
+    ``out_bytes`` is the part of ``io_bytes`` that is the results, the bytes that come back
+    from a device (the rest are the arguments, which go to it); the performance model prices
+    each direction at its own host-link rate.  ``None`` (the default): the split is not known,
+    and everything moved is priced at the slower direction.  It is not compared.
+
     ``unit`` is the execution unit that does the arithmetic: ``"matrix"`` for work dominated by
     matrix-matrix products (the device's Tensor Cores, Matrix Cores, XMX, systolic arrays),
     ``"vector"`` (the default) for everything else.  The performance model takes the rate of
@@ -67,12 +72,21 @@ class Work:
     bytes: float
     io_bytes: float | None = None
     unit: str = field(default="vector", compare=False)
+    out_bytes: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", _number(self.flops, "flops"))
         object.__setattr__(self, "bytes", _number(self.bytes, "bytes"))
         if self.io_bytes is not None:
             object.__setattr__(self, "io_bytes", _number(self.io_bytes, "io_bytes"))
+        if self.out_bytes is not None:
+            out = _number(self.out_bytes, "out_bytes")
+            if out > self.moved_bytes:
+                raise ValueError(
+                    f"Work(): out_bytes ({out:g}) is the results' part of the bytes moved, so "
+                    f"it cannot exceed them ({self.moved_bytes:g}: io_bytes, else bytes)"
+                )
+            object.__setattr__(self, "out_bytes", out)
         if self.unit not in UNITS:
             raise ValueError(
                 f"Work(): unit must be one of {', '.join(map(repr, UNITS))} (the execution unit "
@@ -86,6 +100,12 @@ class Work:
         return self.bytes if self.io_bytes is None else self.io_bytes
 
     @property
+    def in_bytes(self) -> float | None:
+        """The arguments' part of :attr:`moved_bytes` (what goes to a device), ``None`` when
+        ``out_bytes`` is not given."""
+        return None if self.out_bytes is None else self.moved_bytes - self.out_bytes
+
+    @property
     def intensity(self) -> float:
         """Arithmetic intensity, flops per byte (``inf`` for work that moves no bytes)."""
         if self.bytes == 0:
@@ -97,6 +117,8 @@ class Work:
         if self.io_bytes is not None:
             out["io_bytes"] = self.io_bytes
         out["unit"] = self.unit
+        if self.out_bytes is not None:
+            out["out_bytes"] = self.out_bytes
         return out
 
 
@@ -173,7 +195,10 @@ def _matmul_work(op: str, shapes: Shapes, itemsize: int, complex_input: bool) ->
     batch = _size(_broadcast([a2[:-2], b2[:-2]], op))
     # 2mnk: one multiply and one add per term; a complex multiply-add is 4 real ones each.
     flops = 2.0 * batch * m * n * k * (4 if complex_input else 1)
-    return Work(flops, itemsize * (_size(a) + _size(b) + batch * m * n), unit=_product_unit(m, n))
+    out = itemsize * batch * m * n
+    return Work(
+        flops, itemsize * (_size(a) + _size(b)) + out, unit=_product_unit(m, n), out_bytes=out
+    )
 
 
 def _product_unit(rows: int, columns: int) -> str:
@@ -196,17 +221,26 @@ def _dot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     c = 4 if complex_input else 1
     if not a or not b:  # a product with a scalar: elementwise
         out = _size(a) * _size(b)
-        return Work(float(out * c), itemsize * (_size(a) + _size(b) + out))
+        return Work(
+            float(out * c), itemsize * (_size(a) + _size(b) + out), out_bytes=itemsize * out
+        )
     if len(b) == 1:  # sum product over the last axes
         if a[-1] != b[0]:
             raise ValueError(f"dot: shapes {a} and {b} are not aligned ({a[-1]} != {b[0]})")
         out = _size(a[:-1])
-        return Work(2.0 * out * b[0] * c, itemsize * (_size(a) + _size(b) + out))
+        return Work(
+            2.0 * out * b[0] * c, itemsize * (_size(a) + _size(b) + out), out_bytes=itemsize * out
+        )
     if a[-1] != b[-2]:
         raise ValueError(f"dot: shapes {a} and {b} are not aligned ({a[-1]} != {b[-2]})")
     out = _size(a[:-1]) * _size(b[:-2]) * b[-1]
     unit = _product_unit(_size(a[:-1]), b[-1])
-    return Work(2.0 * out * a[-1] * c, itemsize * (_size(a) + _size(b) + out), unit=unit)
+    return Work(
+        2.0 * out * a[-1] * c,
+        itemsize * (_size(a) + _size(b) + out),
+        unit=unit,
+        out_bytes=itemsize * out,
+    )
 
 
 # Fourier transforms: 5 n log2 n real flops per complex transform of n points (the count FFTW's
@@ -237,7 +271,7 @@ def _fft(axes: int | None, real_input: bool) -> _Builtin:
             out_bytes = (size // last * (last // 2 + 1) if last else 0) * 2 * itemsize
         else:  # fft of real input: a complex result of the same length
             out_bytes = 2 * in_bytes
-        return Work(flops, in_bytes + out_bytes)
+        return Work(flops, in_bytes + out_bytes, out_bytes=out_bytes)
 
     return work
 
@@ -268,7 +302,8 @@ def _irfft(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     lines = _size(shape[:-1])
     real_size = itemsize // 2 if complex_input else itemsize
     flops = lines * 2.5 * n * _log2(n)
-    return Work(flops, _size(shape) * itemsize + lines * n * real_size)
+    out = lines * n * real_size
+    return Work(flops, _size(shape) * itemsize + out, out_bytes=out)
 
 
 # The Array API's other transforms (fft_functions.py).  ihfft is the conjugate of an
@@ -292,7 +327,8 @@ def _half_spectrum(op: str, every_axis: bool) -> _Builtin:
         # every axis: one transform of N = lines * n real values; else one of n per line.
         flops = 2.5 * lines * n * _log2(lines * n if every_axis else n)
         real_size = itemsize // 2 if complex_input else itemsize
-        return Work(flops, _size(shape) * itemsize + lines * n * real_size)
+        out = lines * n * real_size
+        return Work(flops, _size(shape) * itemsize + out, out_bytes=out)
 
     return work
 
@@ -326,7 +362,8 @@ def _linalg(
     unit: str = "vector",
 ) -> Work:
     c = 4 if complex_input else 1
-    return Work(flops * c, itemsize * (sum(_size(s) for s in shapes) + out_elements), unit=unit)
+    out = itemsize * out_elements
+    return Work(flops * c, itemsize * sum(_size(s) for s in shapes) + out, unit=unit, out_bytes=out)
 
 
 @_builtin("linalg.svd")
@@ -504,7 +541,9 @@ def _trace(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("linalg.trace", shapes, 1)
     batch, m, n = _matrix("linalg.trace", shapes[0])
     k = batch * min(m, n)
-    return Work(float(k) * (2 if complex_input else 1), itemsize * (k + batch))
+    return Work(
+        float(k) * (2 if complex_input else 1), itemsize * (k + batch), out_bytes=itemsize * batch
+    )
 
 
 @_builtin("linalg.outer")
@@ -512,7 +551,11 @@ def _outer(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # A multiply per element of the (N, M) result.
     _need("linalg.outer", shapes, 2)
     n, m = _size(shapes[0]), _size(shapes[1])
-    return Work(float(n * m) * (4 if complex_input else 1), itemsize * (n + m + n * m))
+    return Work(
+        float(n * m) * (4 if complex_input else 1),
+        itemsize * (n + m + n * m),
+        out_bytes=itemsize * n * m,
+    )
 
 
 @_builtin("cov")
@@ -523,7 +566,7 @@ def _cov(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
         raise ValueError("cov: no array to take the covariance of")
     v, n = sum(r[0] for r in rows), rows[0][1]
     flops = (2.0 * v * v * n + 2.0 * v * n) * (4 if complex_input else 1)
-    return Work(flops, itemsize * (v * n + v * v))
+    return Work(flops, itemsize * (v * n + v * v), out_bytes=itemsize * v * v)
 
 
 @_builtin("linalg.cross")
@@ -532,7 +575,7 @@ def _cross(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("linalg.cross", shapes, 2)
     out = _size(_broadcast(shapes, "linalg.cross"))
     flops = 3.0 * out * (4 if complex_input else 1)
-    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out))
+    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out), out_bytes=itemsize * out)
 
 
 @_builtin("vecdot")
@@ -547,7 +590,7 @@ def _vecdot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     size = _size(full)
     out = size // full[-1] if full[-1] else _size(full[:-1])
     flops = 2.0 * size * (4 if complex_input else 1)
-    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out))
+    return Work(flops, itemsize * (sum(_size(s) for s in shapes) + out), out_bytes=itemsize * out)
 
 
 @_builtin("tensordot")
@@ -565,7 +608,9 @@ def _tensordot(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     flops = 2.0 * m * n * k * (4 if complex_input else 1)
     # No contracted axis is an outer product: a multiply per element, on the vector units.
     unit = _product_unit(m, n) if n_axes else "vector"
-    return Work(flops, itemsize * (_size(a) + _size(b) + m * n), unit=unit)
+    return Work(
+        flops, itemsize * (_size(a) + _size(b) + m * n), unit=unit, out_bytes=itemsize * m * n
+    )
 
 
 @_builtin("linalg.norm", "linalg.vector_norm", "linalg.matrix_norm")
@@ -574,7 +619,7 @@ def _norm(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # spectral and nuclear norms need an SVD and cost far more than this says.
     _need("norm", shapes, 1)
     size = _size(shapes[0])
-    return Work(2.0 * size * (4 if complex_input else 1), itemsize * (size + 1))
+    return Work(2.0 * size * (4 if complex_input else 1), itemsize * (size + 1), out_bytes=itemsize)
 
 
 def _elementwise(arity: int | tuple[int, ...], flops: float = 1.0) -> _Builtin:
@@ -583,7 +628,9 @@ def _elementwise(arity: int | tuple[int, ...], flops: float = 1.0) -> _Builtin:
     def work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
         _need("an elementwise op", shapes, arity)
         out = _size(_broadcast(shapes, "an elementwise op"))
-        return Work(flops * out, itemsize * (sum(_size(s) for s in shapes) + out))
+        return Work(
+            flops * out, itemsize * (sum(_size(s) for s in shapes) + out), out_bytes=itemsize * out
+        )
 
     return work
 
@@ -595,7 +642,7 @@ def _reduction(flops_per_element: float, keeps_shape: bool = False) -> _Builtin:
         _need("a reduction", shapes, 1)
         size = _size(shapes[0])
         out = size if keeps_shape else 1
-        return Work(flops_per_element * size, itemsize * (size + out))
+        return Work(flops_per_element * size, itemsize * (size + out), out_bytes=itemsize * out)
 
     return work
 
@@ -607,7 +654,7 @@ def _sort_work(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     shape = shapes[0]
     size = _size(shape)
     n = shape[-1] if shape else 1
-    return Work(size * _log2(n), 2.0 * itemsize * size)
+    return Work(size * _log2(n), 2.0 * itemsize * size, out_bytes=float(itemsize * size))
 
 
 @_builtin("searchsorted")
@@ -616,7 +663,7 @@ def _searchsorted_work(shapes: Shapes, itemsize: int, complex_input: bool) -> Wo
     # each; both read once, one int64 index written per element of x2.
     _need("searchsorted", shapes, 2)
     n, m = _size(shapes[0]), _size(shapes[1])
-    return Work(m * _log2(n + 1), itemsize * (n + m) + 8.0 * m)
+    return Work(m * _log2(n + 1), itemsize * (n + m) + 8.0 * m, out_bytes=8.0 * m)
 
 
 @_builtin("convolve")
@@ -625,23 +672,30 @@ def _convolve(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("convolve", shapes, 2)
     n, m = _size(shapes[0]), _size(shapes[1])
     out = n + m - 1 if n and m else 0
-    return Work(2.0 * n * m * (4 if complex_input else 1), itemsize * (n + m + out))
+    return Work(
+        2.0 * n * m * (4 if complex_input else 1),
+        itemsize * (n + m + out),
+        out_bytes=itemsize * out,
+    )
 
 
 # Ops that compute nothing: 0 flops.  Views move no bytes (their arguments still cross a host
 # link, io_bytes); copies read and write every element.  Creation ops take no array: their one
 # "shape" is the shape of the array they create.
 def _view(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
-    return Work(0.0, 0.0, io_bytes=2.0 * itemsize * sum(_size(s) for s in shapes))
+    size = itemsize * sum(_size(s) for s in shapes)
+    return Work(0.0, 0.0, io_bytes=2.0 * size, out_bytes=float(size))
 
 
 def _copy(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
-    return Work(0.0, 2.0 * itemsize * sum(_size(s) for s in shapes))
+    size = itemsize * sum(_size(s) for s in shapes)
+    return Work(0.0, 2.0 * size, out_bytes=float(size))
 
 
 def _create(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     _need("a creation op (the shape of the array it creates)", shapes, 1)
-    return Work(0.0, float(itemsize * _size(shapes[0])))
+    size = float(itemsize * _size(shapes[0]))
+    return Work(0.0, size, out_bytes=size)
 
 
 @_builtin("triu_indices")
@@ -651,14 +705,14 @@ def _triu_indices(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     shape = shapes[0]
     n = shape[0] if shape else 0
     m = shape[1] if len(shape) > 1 else n
-    return Work(0.0, 2.0 * 8 * n * m / 2)
+    return Work(0.0, 2.0 * 8 * n * m / 2, out_bytes=2.0 * 8 * n * m / 2)
 
 
 def _scan(shapes: Shapes, itemsize: int, complex_input: bool) -> Work:
     # One operation per element, as many elements out (cumulative_prod, diff).
     _need("a scan", shapes, 1)
     size = _size(shapes[0])
-    return Work(float(size), 2.0 * itemsize * size)
+    return Work(float(size), 2.0 * itemsize * size, out_bytes=float(itemsize * size))
 
 
 def _required(record: OpRecord) -> int:

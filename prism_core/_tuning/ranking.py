@@ -15,16 +15,24 @@ from prism_core._dispatch.decision import Basis
 from prism_core._dispatch.moves import NO_MOVES, Moves
 from prism_core._dispatch.ranking import Ranked, RankRequest, first_use
 from prism_core._dispatch.scope import ScopeBlock
+from prism_core._quantities import seconds_text
 
 if TYPE_CHECKING:
     from prism_core._dispatch.eligibility import Ranking
     from prism_core._dispatch.registry import Op
     from prism_core._dispatch.scope import Scope
     from prism_core._knowledge.execution_policy import ExecutionPolicy
-    from prism_core._knowledge.model import PerformanceModel, PerformanceRow
+    from prism_core._knowledge.model import PerformanceModel, PerformanceRow, Prediction
     from prism_core._knowledge.tuning_records import TuningEntry, TuningRecords
 
-__all__ = ["NOT_TUNED", "MeasuredRanking", "execution_policy", "model_for", "tuned_records"]
+__all__ = [
+    "NOT_TUNED",
+    "MeasuredRanking",
+    "calibrated_text",
+    "execution_policy",
+    "model_for",
+    "tuned_records",
+]
 
 NOT_TUNED = "not tuned"
 
@@ -164,7 +172,8 @@ def by_measurement(
     times = tuple(sorted(entry.times.items(), key=lambda kv: kv[1]))
     if entry.decided != "measured":
         return ranked, Basis(
-            "tie", f"timed on {where}; no variant significantly faster than the declared first",
+            "tie",
+            f"timed on {where}; no variant significantly faster than the declared first",
             times,
         )
     measured = dict(entry.times)
@@ -278,12 +287,44 @@ def by_model(
         for i in order
         if (p := rows[i].prediction) is not None
     )
+    # The figures measured on this host that the predictions used (prism bench --calibrate).
+    calibrated = "; ".join(
+        text
+        for i in order
+        if (p := rows[i].prediction) is not None and (text := calibrated_text(p))
+    )
     return tuple(ranked[i] for i in order), Basis(
         "modelled",
         "predicted by the performance model (not tuned for this size)"
-        + (f": {rates}" if rates else ""),
+        + (f": {rates}" if rates else "")
+        + (f"; calibrated on this host: {calibrated}" if calibrated else ""),
         times,
     )
+
+
+def calibrated_text(prediction: Prediction) -> str:
+    """The figures of ``prediction`` that were measured on this host, in words:
+    ``"nvidia.h100-sxm link 10 GB/s in, 3 GB/s back, launch 8 µs, matmul efficiency 0.2"``;
+    ``""`` when it used none (the link only where its transfer counted)."""
+    fig = prediction.figures
+    if fig is None or not fig.calibrated:
+        return ""
+    sources = fig.sources
+    parts = []
+    links = ("host_link_gbps", "host_link_d2h_gbps")
+    if prediction.transfer_s > 0 and any(sources.get(k) == "calibrated" for k in links):
+        back = fig.host_link_d2h_gbps or fig.host_link_gbps
+        parts.append(f"link {fig.host_link_gbps:.3g} GB/s in, {back:.3g} GB/s back")
+    if sources.get("launch_s") == "calibrated":
+        parts.append(f"launch {seconds_text(fig.launch_s)}")
+    op, typed = prediction.op, f"{prediction.op}:{prediction.dtype}"
+    key = typed if f"efficiency.{typed}" in sources else op
+    if sources.get(f"efficiency.{key}") == "calibrated":
+        text = f"{key} efficiency {prediction.efficiency:.3g}"
+        if prediction.overhead_s:
+            text += f" + {seconds_text(prediction.overhead_s)} a call"
+        parts.append(text)
+    return f"{fig.device_type} {', '.join(parts)}" if parts else ""
 
 
 def by_policy(
@@ -346,6 +387,15 @@ def by_policy(
     limits = (policy.max_cost_per_hour, policy.max_cost_per_run)
     if policy.priority == "cost_efficiency" or limits != (None, None):
         note += _price_note(priced)
+    if not isinstance(predicted, str):  # the predictions used: their calibrated figures
+        calibrated = "; ".join(
+            text
+            for i in order
+            if ranked[i][0].name not in measured
+            and (p := predicted[i].prediction) is not None
+            and (text := calibrated_text(p))
+        )
+        note += f"; calibrated on this host: {calibrated}" if calibrated else ""
     return tuple(ranked[i] for i in order), Basis(decided, note, times)
 
 

@@ -286,6 +286,18 @@ class CudaBackend(NamespaceBackend):
         """Wait until the current CUDA device has finished all submitted work."""
         self.xp.cuda.runtime.deviceSynchronize()
 
+    def pinned_empty(self, shape: Collection[int], dtype: Any) -> Any | None:
+        """A NumPy array in page-locked memory (``cupyx.empty_pinned``), which the GPU copies
+        to and from without staging; ``None`` where CuPy is not available (or a stand-in for
+        it without ``cupyx``)."""
+        if not self.availability():
+            return None
+        try:
+            import cupyx
+        except ImportError:
+            return None
+        return cupyx.empty_pinned(tuple(shape), dtype=dtype)
+
     # -- the variants -------------------------------------------------------------------------
     def function(self, op: str, target: Target | None = None) -> Callable[..., Any]:
         """The namespace backend's function of ``op``; for the creation ops with the

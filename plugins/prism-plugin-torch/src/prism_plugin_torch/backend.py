@@ -457,6 +457,16 @@ class TorchBackend(NamespaceBackend):
 
         return torch.empty(tuple(shape), dtype=torch_dtype(dtype), device=self.default_device())
 
+    def pinned_empty(self, shape: Sequence[int], dtype: Any) -> Any | None:
+        """A NumPy array over a CPU tensor's page-locked memory, which CUDA copies to and from
+        without staging (torch finds a tensor made from it pinned: it asks CUDA about the
+        pointer); ``None`` where torch has no CUDA device (nothing to pin memory for)."""
+        if cuda_unavailable() is not None:
+            return None
+        import torch
+
+        return torch.empty(tuple(shape), dtype=torch_dtype(dtype), pin_memory=True).numpy()
+
     # -- how the namespace's functions are called ---------------------------------------------
     def creation_device(self, given: Any, device: Any) -> Any:
         # A creation function's device=: "cpu" and Prism's descriptions read as torch's
