@@ -58,6 +58,9 @@ def check(name: str, seconds: float, ops: frozenset[str] = frozenset()) -> dict[
         "slowest": {k: round(v, 2) for k, v in sorted(spent.items(), key=lambda kv: -kv[1])[:15]},
         # The variants whose values were compared with the reference at least once.
         "subjects_with_values": len({r.subject for r in report.passed if r.check == "values"}),
+        # The variants (one per op), and those checked at least once (the round-robin's aim).
+        "subjects": len(by_subject),
+        "subjects_run": len({r.subject for r in report.results}),
     }
 
 
@@ -105,9 +108,11 @@ def main() -> int:
         return 0
     args.output.write_text(json.dumps(found, indent=1) + "\n")
     for backend, c in found["backends"].items():
-        print(f"{backend}: {c['run']} of {c['checks']} checks run in {c['seconds']} s: "
-              f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped; slowest: "
-              f"{c['slowest']}")
+        print(
+            f"{backend}: {c['run']} of {c['checks']} checks run in {c['seconds']} s: "
+            f"{c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped; slowest: "
+            f"{c['slowest']}"
+        )
         for line in c["failures"][:40]:
             print("  FAILED", line)
     return 0

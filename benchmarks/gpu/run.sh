@@ -2,16 +2,20 @@
 # The GPU check (docs/gpu.md): on the GPU machine, install the wheels that prepare.sh put in
 # benchmarks/gpu/wheels/ into a folder of their own (never touching the image's torch, CuPy or
 # JAX), put it on PYTHONPATH, and run every step of benchmarks/gpu/run.py, each under its own
-# timeout, into $OUT (logs/, results/, summary.json, summary.md).
+# timeout, all within 8 minutes from here (run.py's --budget); everything lands in one archive,
+# $OUT/gpu-check-N-DATE.tar.gz (logs/, results/, summary.json, summary.md), and the summary
+# table in $OUT/summary.md.
 #
 #   OUT=DIR benchmarks/gpu/run.sh [--dry-run] [run.py's options: --budget S, --only STEP,...]
 #
 # --dry-run: on a machine without a GPU (CI), in the environment at hand (no wheels installed);
 # each GPU step runs its dry form and says "skipped: no GPU" with the reason.
 set -euo pipefail
+# run.py's --budget counts from here: the installation of the wheels is part of it.
+export PRISM_GPU_CHECK_STARTED="${PRISM_GPU_CHECK_STARTED:-$(date +%s.%N)}"
 cd "$(dirname "$0")/../.."
 python="${PYTHON:-python3}"
-out="${OUT:?set OUT to the folder for logs and results}"
+out="${OUT:?set OUT to the folder for the archive of the logs and results}"
 mkdir -p "$out"
 
 if [[ " $* " != *" --dry-run "* ]]; then

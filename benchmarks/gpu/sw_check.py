@@ -6,15 +6,16 @@ reference and GCUPS.
    ``sw_batch_wavefront(..., device=cuda)`` and through dispatch on CUDA tensors
    (``prism_genomics.sw_align_batch``, which must choose ``torch.cuda.genomics.sw_align_batch``),
    each compared with the NumPy reference: scores and both end positions, ties included.
-2. **GCUPS**: one DNA query of 1,000 against 512, 2,048 then 8,192 targets of 1,000 (the
-   largest batch whose single call takes under two seconds is kept), the minimum of repeated
-   calls over about two seconds.  GCUPS = query length x target lengths summed / seconds / 1e9.
+2. **GCUPS**: one DNA query of 1,000 against 512, 2,048 then 8,192 targets of 1,000
+   (``--sizes``; the largest batch whose single call takes under ``--seconds`` is kept), the
+   minimum of repeated calls over about ``--seconds`` (3 at least, unless one takes longer).
+   GCUPS = query length x target lengths summed / seconds / 1e9.
 
 Without a GPU that torch can use it prints ``skipped: ...`` and exits 0.
 
 Usage::
 
-    python benchmarks/gpu/sw_check.py --output FILE.json
+    python benchmarks/gpu/sw_check.py --output FILE.json [--sizes 512,2048,8192] [--seconds 2]
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--seconds", type=float, default=2.0, help="timing per batch size")
+    parser.add_argument("--sizes", default="512,2048,8192", help="targets per timed batch")
     args = parser.parse_args()
 
     try:
@@ -100,7 +102,7 @@ def main() -> int:
 
     timings: list[dict[str, Any]] = []
     query = rng.integers(0, 4, 1000, dtype=np.uint8)
-    for count in (512, 2048, 8192):
+    for count in (int(n) for n in args.sizes.split(",")):
         packed, offsets = pack([rng.integers(0, 4, 1000, dtype=np.uint8) for _ in range(count)])
         cells = 1000 * int(offsets[-1])
 
