@@ -114,6 +114,9 @@ def test_data_on_the_second_device_gets_its_plan_at_once(placed: object) -> None
 
 def test_each_place_has_its_own_plan_and_neither_declines_per_call(placed: object) -> None:
     here, there = _on("cpu", [1.0, 2.0, 3.0]), _on("device1", [1.0, 2.0, 3.0])
+    assert not prism.explain(prism.add, here, here).from_cache
+    assert prism.explain(prism.add, here, here).from_cache
+    assert not prism.explain(prism.add, there, there).from_cache  # its own plan, not cached yet
     assert prism.explain(prism.add, here, here).chosen == "placed.add"
     assert prism.explain(prism.add, there, there).chosen == "placed.device1.add"
     for _ in range(3):

@@ -10,6 +10,7 @@ from prism_core._dispatch.arguments import plan_key, signature_text
 from prism_core._dispatch.calls import plan_for
 from prism_core._dispatch.decision import Candidate, Decision
 from prism_core._dispatch.eligibility import Eligible, available, missing, rank_key, unavailable
+from prism_core._dispatch.location import Router, located_key
 from prism_core._dispatch.moves import NO_MOVES, moves_for
 from prism_core._dispatch.registry import as_op
 from prism_core._dispatch.scope import SCOPE, current_scope
@@ -121,7 +122,10 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
         for backend in list(plugins().backends.values()):
             available(backend)
     key = plan_key(the_op, SCOPE.get(), args)
-    from_cache = key in the_op._plans
+    cached = the_op._plans.get(key)
+    if isinstance(cached, Router):  # the plan of the places the arrays are in
+        cached = the_op._plans.get(located_key(cached, cached.locate(tuple(args))))
+    from_cache = cached is not None
     key, plan = plan_for(the_op, key, args)
     scope = current_scope()
     candidates: list[Candidate] = []
