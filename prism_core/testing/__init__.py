@@ -12,6 +12,10 @@ or, one test per check, with the pytest plugin Prism installs::
 
     pytest --prism-backend acme
 
+which runs the checks in a worker process, so that a native crash or a hang in the backend's
+library fails the check that caused it (``crashed: SIGFPE in acme.linalg.inv-...``) and the
+run goes on to a summary (:mod:`prism_core.testing.pytest_plugin`).
+
 ``check_backend`` checks the :class:`prism_core.extending.Backend` contract (identity, availability
 with a reason, array round trips through ``asarray``/``to_numpy``/``from_dlpack``, a writable
 ``to_numpy``, ``asarray`` and ``empty`` with a dtype, ``is_native``, ``dtypes``) and then every
