@@ -6,6 +6,9 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
 * :class:`NamespaceBackend` and :class:`Target` (``namespace.py``): a library that speaks the
   Array API (``jax.numpy``, array-api-compat's namespaces) as a backend, a variant for every op
   of the standard with Prism's semantics, and per-op overrides and declines;
+  :class:`Decline` (``declines.py``), a decline said as data (by dtype kind, dtype, keyword or
+  empty input); ``adapters`` (``adapters.py``), the standard's signatures over a NumPy-like
+  library's (``NamespaceBackend.adapts``);
 * probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
   :func:`probe_library`);
 * batches on the host's CPUs: :func:`usable_cpus`, :func:`thread_pool` (kept pools) and
@@ -52,6 +55,7 @@ from prism_core._contract.results import (
 from prism_core._description.dtypes import dtype_name
 from prism_core._dispatch.examples import Examples
 from prism_core._errors import did_you_mean, display_path
+from prism_core.backend_kit import adapters
 from prism_core.backend_kit._common import (
     HostLibraryBackend,
     array_arguments,
@@ -65,9 +69,11 @@ from prism_core.backend_kit._common import (
     size_check,
     thread_pool,
 )
+from prism_core.backend_kit.declines import Decline
 from prism_core.backend_kit.namespace import NamespaceBackend, Target
 
 __all__ = [
+    "Decline",
     "EigResult",
     "EighResult",
     "Examples",
@@ -80,6 +86,7 @@ __all__ = [
     "UniqueAllResult",
     "UniqueCountsResult",
     "UniqueInverseResult",
+    "adapters",
     "array_arguments",
     "balanced_chunks",
     "broadcast_shapes",

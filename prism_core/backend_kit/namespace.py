@@ -27,6 +27,7 @@ from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._description.dtypes import dtype_name
 from prism_core._knowledge import elementwise
 from prism_core._knowledge.standard import STANDARD_OPS
+from prism_core.backend_kit import adapters
 from prism_core.backend_kit._common import (
     array_arguments,
     first_line,
@@ -34,6 +35,7 @@ from prism_core.backend_kit._common import (
     probe_library,
     too_old,
 )
+from prism_core.backend_kit.declines import Decline
 
 if TYPE_CHECKING:
     from prism_core._description.device import DeviceDescription
@@ -123,8 +125,29 @@ class NamespaceBackend(Backend):
     * ``overrides``: op -> a function (or ``"module:attribute"``) replacing the namespace's:
       a faster kernel, a fix of a library quirk (say which in a comment), or an op beyond the
       standard (``dot``, ``einsum``, ``linalg.eig``);
-    * ``declines``: op -> a ``can_run`` asked before each call of the op's variants;
+    * ``declines``: op -> a ``can_run`` asked before each call of the op's variants, or a
+      :class:`~prism_core.backend_kit.Decline` saying declaratively which calls (by dtype kind,
+      dtype, keyword or empty input);
+    * ``excludes``: op -> the dtypes (Prism's names) the backend holds but does not compute
+      that op in accurately (``{"sin": {"float64"}}``): those calls are declined, saying so;
+    * ``lacks``: the ops (Prism's names) whose standard function the namespace does not have,
+      for a namespace not imported when dispatch first asks (availability answered from
+      ``installed_as``); once it is imported, :meth:`missing` finds them itself;
+    * ``adapts``: the NumPy-like signatures the namespace has where the standard's differ
+      (``prism_core.backend_kit.adapters``: ``"correction"``, ``"sort"``, ``"clip"``,
+      ``"cumulative"``, ``"svd"``, ``"linalg"``; ``adapters.NUMPY_LIKE`` is all of them),
+      adapted once in the kit;
+    * ``default_dtypes``: the library's defaults where they differ from NumPy's
+      (``{"float": "float32", "int": "int32", "index": "int32"}``): creation functions are
+      passed NumPy's default explicitly, and index results are NumPy's index type;
+    * ``lazy``: ``True`` for a library that computes when a result is evaluated (MLX): each
+      variant evaluates its result (:meth:`evaluate`) so that the library's errors are raised,
+      and translated, inside it, and :meth:`synchronize` evaluates;
     * ``transfer`` (``"dlpack"`` or ``"copy"``) and ``compiles``, as for any backend.
+
+    :meth:`make_array` (every array the kit makes from host data) and :meth:`promote` (NumPy's
+    promotion of an op's operands) are the override points for a library that reads arrays or
+    dtypes its own way.
 
     With several targets, a library's devices are its own: :meth:`device_for` (a target's
     device), :meth:`where` (the target an array lives on), :meth:`place` (arguments moved
@@ -145,6 +168,11 @@ class NamespaceBackend(Backend):
     holds: frozenset[str] | None = None
     overrides: Mapping[str, Callable[..., Any] | str] = MappingProxyType({})
     declines: Mapping[str, CanRun] = MappingProxyType({})
+    excludes: Mapping[str, Collection[str]] = MappingProxyType({})
+    lacks: frozenset[str] = frozenset()
+    adapts: frozenset[str] = frozenset()
+    default_dtypes: Mapping[str, str] = MappingProxyType({})
+    lazy: bool = False
 
     def __init__(self) -> None:
         # Creating the backend is cheap: nothing is imported or probed here.
@@ -253,7 +281,12 @@ class NamespaceBackend(Backend):
             import numpy as np
 
             name = np.dtype(value).name  # NumPy's own names ("f4"), as the reference reads them
-        found = getattr(self.xp, "bool" if name == "bool_" else name, None)
+        if name == "bool_":  # the standard's name is bool; NumPy's, and some libraries', bool_
+            found = getattr(self.xp, "bool", None)
+            if found is None:
+                found = getattr(self.xp, "bool_", None)
+        else:
+            found = getattr(self.xp, name, None)
         if found is None:
             raise TypeError(f"dtype: {self.name} has no {name} ({self.namespace}.{name})")
         return found
@@ -293,6 +326,47 @@ class NamespaceBackend(Backend):
                 f"{what}: {self.name} holds no {name}; it holds {', '.join(sorted(held))}"
             )
 
+    def _holds(self, name: str) -> bool:
+        held = self.dtypes()
+        return held is None or name in held
+
+    def _as_index(self, op: str, out: Any, index: str) -> Any:
+        """``op``'s index result (``argmax``'s, ``nonzero``'s, the indices and counts of the
+        ``unique_*`` functions) in NumPy's index type ``index``, where the library gives its
+        own default: the integer arrays of ``out`` cast (a ``unique_*`` result's values kept)."""
+        native = self.native_dtype(index)
+
+        def cast(value: Any) -> Any:
+            kind = _kind(value.dtype) if hasattr(value, "dtype") else None
+            if kind in ("i", "u") and dtype_name(value.dtype) != index:
+                return self.xp.astype(value, native)
+            return value
+
+        if isinstance(out, (tuple, list)):
+            items = list(out)
+            keep = 1 if op.startswith("unique_") else 0
+            items = items[:keep] + [cast(v) for v in items[keep:]]
+            if hasattr(out, "_fields"):
+                return type(out)(*items)
+            return type(out)(items)
+        return cast(out)
+
+    def evaluate(self, out: Any) -> None:
+        """Compute ``out``, a variant's result (an array of the library, or a tuple or list of
+        them), where the library evaluates lazily (``lazy = True``): override it with the
+        library's evaluation (MLX: ``mlx.core.eval(out)``), which raises the errors of the
+        computation (MLX's for a singular matrix) inside the variant, where the kit translates
+        them to the reference's.  The default does nothing."""
+
+    def synchronize(self, *arrays: Any) -> None:
+        """With ``lazy``: the arrays given that are the library's, evaluated
+        (:meth:`evaluate`); else nothing (override it for a library with a device-wide or
+        per-array wait)."""
+        if self.lazy:
+            owned = [a for a in arrays if self.owns(a)]
+            if owned:
+                self.evaluate(owned)
+
     def device_for(self, target: Target) -> Any:
         """The library's device of ``target``, where its variants put their arguments and
         results; ``None`` (the default): the library's default device, nothing moved."""
@@ -307,15 +381,32 @@ class NamespaceBackend(Backend):
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         """An array of the library holding ``obj``, in NumPy's dtype for it (lists and scalars
         are read as NumPy reads them); a dtype the backend does not hold is a ``TypeError``."""
-        return self._make(obj, dtype=self.native_dtype(dtype))
+        return self.make_array(obj, dtype=self.native_dtype(dtype))
 
-    def _make(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: Any = None) -> Any:
-        """``xp.asarray`` of ``obj`` in NumPy's dtype for it, checked against what the backend
-        holds."""
-        if not self.owns(obj) and not hasattr(obj, "dtype"):
-            import numpy as np
+    def make_array(
+        self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None
+    ) -> Any:
+        """The library's array of ``obj`` (host data, a Python scalar or list, or the library's
+        own array), made with ``xp.asarray``: every array the kit makes goes through here.
 
-            obj = np.asarray(obj)  # NumPy's dtype for lists and scalars, as the reference
+        ``dtype`` is the library's dtype, or ``None``: NumPy's dtype for host data (lists and
+        scalars are read as NumPy reads them), and the library's own arrays' dtype, passed to
+        the library explicitly, since a library may otherwise pick its own (MLX makes float32
+        of float64 data).  A dtype the backend does not hold is a ``TypeError``.
+        ``device`` is the library's device (``None``: its default, nothing passed); ``copy``
+        the standard's.  Override it where the library makes arrays otherwise (another
+        function, no ``copy=``), calling ``super().make_array`` for what stays the same."""
+        if dtype is None and self.owns(obj):
+            dtype = obj.dtype  # its own, said: a copy keeps it
+        elif dtype is None:
+            if not hasattr(obj, "dtype"):
+                import numpy as np
+
+                obj = np.asarray(obj)  # NumPy's dtype for lists and scalars, as the reference
+            try:
+                dtype = self.native_dtype(dtype_name(obj.dtype))
+            except (TypeError, ValueError):
+                dtype = None  # a dtype the library lacks or Prism cannot name: its verdict
         self._check_held("asarray", dtype_name(dtype if dtype is not None else obj.dtype))
         kwargs: dict[str, Any] = {"dtype": dtype, "copy": copy}
         if device is not None:
@@ -338,7 +429,7 @@ class NamespaceBackend(Backend):
                 return self.xp.from_dlpack(obj)
             except (BufferError, TypeError, ValueError, RuntimeError):
                 pass  # byte-swapped, read-only or otherwise unexportable: copied below
-        return self._make(obj, copy=True)
+        return self.make_array(obj, copy=True)
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         return self.xp.empty(tuple(shape), dtype=self.native_dtype(dtype))
@@ -358,6 +449,7 @@ class NamespaceBackend(Backend):
         for op in sorted(_STANDARD | set(self.overrides) | {"to_numpy"}):
             if ops is not None and op not in ops:
                 continue
+            can_run = self._can_run(op)
             for target in self.targets:
                 name = f"{self.name}.{op}" if target is first else f"{self.name}.{target.name}.{op}"
                 placement = self.placement(op, target) if several else None
@@ -368,12 +460,35 @@ class NamespaceBackend(Backend):
                         backend=self.name,
                         requires=dict(target.requires),
                         priority=target.priority,
-                        can_run=self.declines.get(op),
+                        can_run=can_run,
                         placement=placement,
                         name=name,
                     )
                 )
         return out
+
+    def _can_run(self, op: str) -> CanRun | None:
+        """The op's ``can_run``: its :attr:`declines`, and its :attr:`excludes` as a
+        :class:`Decline`, asked in that order."""
+        declined = self.declines.get(op)
+        excluded = self.excludes.get(op)
+        if not excluded:
+            return declined
+        if isinstance(excluded, str):
+            raise TypeError(f"excludes[{op!r}]: a collection of dtype names, not one string")
+        names = ", ".join(sorted(excluded))
+        check = Decline(
+            f"{self.name}.{op} does not compute {names} accurately", dtypes=frozenset(excluded)
+        )
+        if declined is None:
+            return check
+
+        def both(*args: Any, **kwargs: Any) -> bool | str:
+            verdict = declined(*args, **kwargs)
+            return check(*args, **kwargs) if verdict is True else verdict
+
+        both.__name__ = both.__qualname__ = f"declines[{op}]"
+        return both
 
     def _lazy(self, op: str, target: Target) -> Callable[..., Any]:
         """The variant's function: made on its first call (importing the library then)."""
@@ -392,21 +507,35 @@ class NamespaceBackend(Backend):
         return call
 
     def missing(self, op: str) -> str | None:
-        """Why the namespace cannot run ``op``: it lacks the standard's function (``None`` when
-        it has it, ``op`` is overridden, or the namespace is not imported yet: this never imports
-        it).  Dispatch skips such a variant with this reason, and ``explain`` shows it."""
-        xp = self._xp if self._xp is not None else sys.modules.get(self.namespace)
-        if xp is None or op in self.overrides or op in ("to_numpy", "asarray"):
+        """Why the namespace cannot run ``op``: it lacks the standard's function (or, for an op
+        of :attr:`adapts`, the library's function the adapter calls), or :attr:`lacks` names
+        ``op``; ``None`` when it has it, or ``op`` is overridden.  Never imports anything: with
+        the namespace not imported yet, only :attr:`lacks` answers.  Dispatch skips such a
+        variant with this reason, and ``explain`` shows it."""
+        if op in self.overrides or op in ("to_numpy", "asarray"):
             return None
-        name = _NAMES.get(op, op)
-        found: Any = xp
-        for part in name.split("."):
-            found = getattr(found, part, None)
-            if found is None:
-                return (
-                    f"{self.namespace} has no {name} (the standard's function for {op}); "
-                    f"{self.name} cannot run it"
-                )
+        if op == "from_dlpack" and self.transfer != "dlpack":
+            return None  # a copy, made with asarray
+        names = adapters.needs(self.adapts, op) or (_NAMES.get(op, op),)
+        if op in self.lacks:
+            return (
+                f"{self.namespace} has no {names[0]} (the standard's function for {op}); "
+                f"{self.name} cannot run it"
+            )
+        xp = self._xp if self._xp is not None else sys.modules.get(self.namespace)
+        if xp is None:
+            return None
+        for name in names:
+            found: Any = xp
+            for part in name.split("."):
+                found = getattr(found, part, None)
+                if found is None:
+                    what = (
+                        f"the standard's function for {op}"
+                        if name == _NAMES.get(op, op)
+                        else f"which the kit's {op} calls (adapts)"
+                    )
+                    return f"{self.namespace} has no {name} ({what}); {self.name} cannot run it"
         return None
 
     def placement(self, op: str, target: Target) -> CanRun:
@@ -458,6 +587,16 @@ class NamespaceBackend(Backend):
         cast = op == "astype"  # its dtype is positional
         positional = _NUMPY_POSITIONAL.get(op)
         container = _CONTAINERS.get(op)
+        lazy = self.lazy and op != "to_numpy"  # its result is NumPy's
+        # NumPy's defaults where the library's differ (used where the backend holds them:
+        # asked per call, as what a backend holds may change with its settings, JAX's x64).
+        defaults = {
+            kind: numpy
+            for kind, numpy in _NUMPY_DEFAULTS.items()
+            if self.default_dtypes.get(kind, numpy) != numpy
+        }
+        index = defaults.pop("index", None) if op in _INDEX_RESULTS else None
+        defaults.pop("index", None)
         backend = self
 
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -481,6 +620,10 @@ class NamespaceBackend(Backend):
                     kwargs = {k: v for k, v in kwargs.items() if k != "device"}
                     if where is not None:
                         kwargs["device"] = where
+                    if defaults and kwargs.get("dtype") is None:
+                        wanted = defaults.get(_default_kind(op, args, kwargs) or "")
+                        if wanted is not None and backend._holds(wanted):
+                            kwargs["dtype"] = backend.native_dtype(wanted)
                 elif device is not None:
                     args, kwargs = backend.place(args, kwargs, device)
                 if (
@@ -489,7 +632,7 @@ class NamespaceBackend(Backend):
                     and type(args[0]) in _SCALARS
                     and not any(hasattr(a, "dtype") for a in args[1:])
                 ):  # Python scalars alone: the first as an array
-                    args = (backend._make(args[0], device=device), *args[1:])
+                    args = (backend.make_array(args[0], device=device), *args[1:])
                 early = widened == "float" and all(hasattr(a, "dtype") for a in args)
                 if early:
                     # Each array to its own float first, as NumPy picks the loop: atan2 of
@@ -497,15 +640,19 @@ class NamespaceBackend(Backend):
                     # promotes first: atan2(int8 array, 2.5) is float64.)
                     args = backend._widen(op, args, "float")
                 if promoted is not None:
-                    args = backend._promote(op, args, promoted)
-                if widened is not None and not early and not kwargs.get("dtype"):
+                    args = backend.promote(op, args, promoted)
+                if widened is not None and not early and kwargs.get("dtype") is None:
                     args = backend._widen(op, args, widened)
                 elif sequence and args and isinstance(args[0], (list, tuple)):
-                    items = backend._promote(op, tuple(args[0]), range(len(args[0])))
+                    items = backend.promote(op, tuple(args[0]), range(len(args[0])))
                     args = (list(items), *args[1:])
                 out = base(*args, **kwargs)
+                if index is not None and backend._holds(index):
+                    out = backend._as_index(op, out, index)
                 if container is not None and type(out) is not container:
-                    return container(*out) if hasattr(container, "_fields") else container(out)
+                    out = container(*out) if hasattr(container, "_fields") else container(out)
+                if lazy:
+                    backend.evaluate(out)  # the library's errors raised here, translated below
                 return out
             except Exception as exc:
                 error = backend.reference_error(op, exc, given, keywords)
@@ -531,10 +678,15 @@ class NamespaceBackend(Backend):
             return self.to_numpy
         if op == "asarray":
             return self._asarray
+        if op == "from_dlpack" and self.transfer != "dlpack":
+            return self._copied
         found = self.xp  # imported now, so that missing() can tell
         why = self.missing(op)
         if why is not None:
             raise NotImplementedError(why)
+        adapter = adapters.adapted(self.adapts, op, found)
+        if adapter is not None:
+            return adapter
         for part in _NAMES.get(op, op).split("."):
             found = getattr(found, part)
         return found  # type: ignore[no-any-return]
@@ -542,7 +694,14 @@ class NamespaceBackend(Backend):
     def _asarray(
         self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None
     ) -> Any:
-        return self._make(obj, dtype=dtype, device=device, copy=copy)
+        return self.make_array(obj, dtype=dtype, device=device, copy=copy)
+
+    def _copied(self, x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+        """The standard's ``from_dlpack`` of a backend whose ``transfer`` is ``"copy"``: a
+        copy (the library's ``from_dlpack`` is what such a backend must not call)."""
+        if copy is False:
+            raise ValueError(f"copy: {self.name} copies what it takes (its transfer is 'copy')")
+        return self.make_array(x, device=device, copy=True)
 
     def creation_device(self, given: Any, device: Any) -> Any:
         """What a creation function passes as ``device=`` for the caller's ``given`` on a
@@ -566,13 +725,22 @@ class NamespaceBackend(Backend):
 
         return tuple(move(a) for a in args), {k: move(v) for k, v in kwargs.items()}
 
-    def _promote(self, op: str, args: tuple[Any, ...], positions: Iterable[int]) -> Any:
+    def promote(self, op: str, args: tuple[Any, ...], positions: Iterable[int]) -> Any:
         """``args`` with the arrays at ``positions`` cast to NumPy's result type where the
         library could promote otherwise: mixed dtypes, or a Python scalar of a kind the
-        array's dtype does not hold (``int32_array + 1.5`` is float64 in NumPy)."""
+        array's dtype does not hold (``int32_array + 1.5`` is float64 in NumPy).  Asked before
+        every call of the binary ops (``add``, ``matmul``, ``where``'s two values, ...) and of
+        ``concat`` and ``stack`` (``positions``: every item).
+
+        Library dtypes are compared only with each other (never with ``None`` or another
+        library's: MLX refuses ``dtype == None``).  Override it where the library's promotion
+        is already NumPy's (return ``args``), or to add a rule of its own."""
         if positions == (0, 1) and len(args) > 1:  # two operands of one dtype: asked first
             first = getattr(args[0], "dtype", None)
-            if first is not None and first == getattr(args[1], "dtype", None):
+            other = getattr(args[1], "dtype", None)
+            # Neither None (MLX raises for dtype == None), and of one library.
+            same = first is not None and other is not None and type(first) is type(other)
+            if same and first == other:
                 return args
         places = [i for i in positions if i < len(args)]
         dtypes = {args[i].dtype for i in places if hasattr(args[i], "dtype")}
@@ -668,6 +836,36 @@ _CONTAINERS: dict[str, type] = {
 _DTYPE_KEYWORD = frozenset(
     {"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "linalg.trace"}
 )
+
+
+#: NumPy's default dtypes, by the kinds a ``default_dtypes`` names.
+_NUMPY_DEFAULTS = {"float": "float64", "int": "int64", "index": "int64"}
+#: The ops whose results are indices or counts, in NumPy's index type.
+_INDEX_RESULTS = frozenset(
+    {"argmax", "argmin", "argsort", "nonzero", "searchsorted", "count_nonzero"}
+    | {"unique_all", "unique_counts", "unique_inverse"}
+)
+#: The creation ops whose result is floating where no dtype is given.
+_FLOAT_CREATION = frozenset(
+    {"zeros", "ones", "empty", "eye", "linspace", "fft.fftfreq", "fft.rfftfreq"}
+)
+
+
+def _default_kind(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """The kind of NumPy's default dtype for a creation call without ``dtype=`` (``"float"``,
+    ``"int"``), or ``None`` where the result's dtype comes from an array or a bool."""
+    if op in _FLOAT_CREATION:
+        return "float"
+    if op == "full":
+        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
+        return {int: "int", float: "float"}.get(type(fill))
+    if op == "arange":
+        given = [*args, *(kwargs.get(k) for k in ("stop", "step"))]
+        values = [v for v in given if v is not None]
+        if any(type(v) is float for v in values):
+            return "float"
+        return "int" if values and all(type(v) is int for v in values) else None
+    return None
 
 
 def _in_bounds(dt: Any, scalars: list[Any]) -> None:

@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Any
 
 import prism_core
-from prism_core.backend_kit import NamespaceBackend, Target
+from prism_core.backend_kit import Decline, NamespaceBackend, Target
 from prism_core.hardware import RequirementMatch
 
 #: Every dtype JAX has; without x64 (its default) it holds none of the 64-bit ones: it would
@@ -142,14 +142,6 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     if dtype is None or not floats or jnp.issubdtype(dtype, jnp.inexact):
         return jnp.arange(start, stop, step, dtype=dtype, **kw)
     return jnp.arange(start, stop, step, **kw).astype(dtype)
-
-
-# jax.numpy.searchsorted gives int32 indices always; NumPy's are its index type, int64.
-def searchsorted(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-    import jax.numpy as jnp
-
-    out = jnp.searchsorted(x1, x2, **kwargs)
-    return out.astype(jnp.int64) if x64() else out
 
 
 # jax.numpy.einsum has no dtype=: the operands are cast first, as NumPy's dtype= does.
@@ -287,13 +279,6 @@ def declines_32_bit(*args: Any, **kwargs: Any) -> bool | str:
     return True if x64() else "NumPy's result is 64-bit, which jax holds only with x64"
 
 
-def declines_integers(*args: Any, **kwargs: Any) -> bool | str:
-    """jax.numpy.convolve computes integers in floating point (inexact past 2**53)."""
-    if any(getattr(a, "dtype", None) is not None and a.dtype.kind in "biu" for a in args):
-        return "jax.numpy.convolve computes integers in floating point; NumPy's are exact"
-    return True
-
-
 def declines_rank(*args: Any, **kwargs: Any) -> bool | str:
     """jax.numpy.linalg.matrix_rank fails on an empty matrix, and applies an array ``rtol``
     to the singular values rather than to each matrix of a stack."""
@@ -325,6 +310,8 @@ class JaxBackend(NamespaceBackend):
     transfer = "copy"
     compiles = True
     thread_modules = ("jax",)
+    # Some index results are int32 always (searchsorted's); NumPy's are int64, where x64 holds it.
+    default_dtypes = MappingProxyType({"index": "int32"})
     overrides = MappingProxyType(
         {
             "std": std,
@@ -339,7 +326,6 @@ class JaxBackend(NamespaceBackend):
             "linalg.matrix_rank": matrix_rank,
             "permute_dims": permute_dims,
             "arange": arange,
-            "searchsorted": searchsorted,
             "einsum": einsum,
             "floor_divide": floor_divide,
             "power": power,
@@ -360,7 +346,7 @@ class JaxBackend(NamespaceBackend):
 
     declines = MappingProxyType(
         {
-            "convolve": declines_integers,
+            "convolve": Decline("jax.numpy.convolve computes integers as floats", kinds="biu"),
             "linalg.matrix_rank": declines_rank,
             **dict.fromkeys(("cov", "histogram"), declines_32_bit),
         }
