@@ -332,6 +332,7 @@ BRANDS = {
     "aws.graviton2": "AWS Graviton2 Processor",
     "aws.graviton3": "AWS Graviton3 Processor",
     "aws.graviton4": "AWS Graviton4 Processor",
+    "apple.m4-max-cpu": "Apple M4 Max",
 }
 
 
