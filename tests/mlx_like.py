@@ -8,8 +8,9 @@ Like MLX it
 * names its boolean dtype ``bool_`` (there is no ``bool``);
 * creates float32 and int32 by default, and gives int32 indices (``argmax``, ``argsort``);
 * lacks much of the standard (``hypot``, ``cumulative_sum``, ``linalg.trace``, ...) and has
-  NumPy's spellings instead (``std(ddof=)``, ``sort(x, axis)``, ``clip(a, a_min, a_max)``,
-  ``cumsum``, ``trace``, ``outer``, an ``svd`` of full matrices only);
+  NumPy's spellings instead (``std(ddof=)``, of an integer only, ``sort(x, axis)``,
+  ``clip(a, a_min, a_max)``, ``cumsum``, ``trace``, ``outer``, an ``svd`` of full matrices
+  only);
 * evaluates lazily: ``linalg.inv`` and ``linalg.solve`` compute at :func:`eval` (or when the
   array is read), and raise there, in its own words, for a singular matrix;
 * has a ``from_dlpack`` that must not be called by a backend that copies (it counts calls).
@@ -131,6 +132,9 @@ class array:
     def __add__(self, other: Any) -> array:
         return add(self, other)
 
+    def __mul__(self, other: Any) -> array:
+        return multiply(self, other)
+
     def __repr__(self) -> str:
         return f"mlx_like.array({self._eval()!r})"
 
@@ -228,11 +232,19 @@ concatenate, trace, diagonal, outer = map(_numpy, ("concatenate", "trace", "diag
 cumsum, cumprod = map(_numpy, ("cumsum", "cumprod"))
 
 
+def _ddof(ddof: Any) -> int:
+    if type(ddof) is not int:  # MLX's ddof is an int: a float is no match for its signature
+        raise TypeError("std(): incompatible function arguments")
+    return ddof
+
+
 def std(a: array, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> array:
+    ddof = _ddof(ddof)
     return array(np.asarray(np.std(a._eval(), axis=axis, keepdims=keepdims, ddof=ddof)))
 
 
 def var(a: array, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> array:
+    ddof = _ddof(ddof)
     return array(np.asarray(np.var(a._eval(), axis=axis, keepdims=keepdims, ddof=ddof)))
 
 

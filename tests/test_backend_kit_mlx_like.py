@@ -7,12 +7,14 @@ and its options (``lazy``, ``default_dtypes``, ``declines`` with :class:`Decline
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -329,3 +331,98 @@ def test_adapts_names_are_checked() -> None:
         adapters.needs(frozenset({"sorting"}), "sort")
     assert adapters.needs(adapters.NUMPY_LIKE, "cumulative_sum") == ("cumsum",)
     assert adapters.needs(adapters.NUMPY_LIKE, "add") is None
+
+
+def test_a_correction_is_mlxs_integer_ddof_or_scales_the_variance(mx: ModuleType) -> None:
+    """MLX's ``ddof=`` takes an int only: the standard's ``correction=1.0`` is passed as 1, and
+    a fractional correction scales the variance without one."""
+    m = np.arange(12.0).reshape(3, 4)
+    with prism.use_backend("mlxkit"):
+        whole = prism.std(m, correction=1.0)
+        half = prism.var(m, axis=(0, 1), correction=0.5, keepdims=True)
+        std_half = prism.std(m, axis=0, correction=0.5)
+    np.testing.assert_allclose(np.asarray(whole), np.std(m, ddof=1))
+    np.testing.assert_allclose(np.asarray(half), np.var(m, axis=(0, 1), ddof=0.5, keepdims=True))
+    np.testing.assert_allclose(np.asarray(std_half), np.std(m, axis=0, ddof=0.5))
+
+
+def test_fftfreq_is_numpys_in_the_dtype_asked() -> None:
+    xp = ModuleType("numpy_like")
+    xp.arange, xp.concatenate = np.arange, np.concatenate  # type: ignore[attr-defined]
+    xp.astype = lambda x, dtype: x.astype(dtype)  # type: ignore[attr-defined]
+    fftfreq = adapters.adapted(adapters.NUMPY_LIKE, "fft.fftfreq", xp)
+    rfftfreq = adapters.adapted(adapters.NUMPY_LIKE, "fft.rfftfreq", xp)
+    assert fftfreq is not None and rfftfreq is not None
+    for n in (1, 5, 6, 4097):
+        out = fftfreq(n, d=0.3, dtype=np.float64)
+        assert out.dtype == np.float64
+        np.testing.assert_array_equal(out, np.fft.fftfreq(n, d=0.3))
+        np.testing.assert_array_equal(rfftfreq(n, d=0.3), np.fft.rfftfreq(n, d=0.3))
+    assert fftfreq(5, dtype=np.float32).dtype == np.float32
+    assert adapters.needs(adapters.NUMPY_LIKE, "fft.fftfreq") == ("arange", "astype")
+
+
+def test_astype_device_none_is_not_passed(mx: ModuleType) -> None:
+    """The standard's ``astype(x, dtype, device=None)``: the default, which MLX's astype (no
+    ``device=``) is not given."""
+    with prism.use_backend("mlxkit"):
+        out = prism.astype(np.arange(3), "float32", device=None)
+    assert np.asarray(out).dtype == np.float32
+
+
+def test_lacks_declines_in_can_run_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What asks only ``can_run`` (the conformance suite) sees an op of ``lacks`` declined with
+    the reason, rather than calling a function the namespace lacks."""
+    _install(tmp_path, monkeypatch, "mlxdeclared")
+    try:
+        (variant,) = [v for v in prism.get_op("hypot").variants if v.backend == "mlxdeclared"]
+        x = np.arange(4.0)
+        assert variant.can_run is not None
+        assert "mlx_like has no hypot" in str(variant.can_run(x, x))
+        (other,) = [v for v in prism.get_op("add").variants if v.backend == "mlxdeclared"]
+        assert other.can_run is None  # the others are not asked
+    finally:
+        prism.extending.reload_plugins()
+
+
+class _Streamed(NamespaceBackend):
+    """Two targets, a library whose device is a stream: ``streams``."""
+
+    name = "streamed"
+    namespace = "numpy"
+    array_types = ("numpy:ndarray",)
+    streams = True
+    targets = (
+        NamespaceBackend.targets[0],
+        type(NamespaceBackend.targets[0])("gpu", {"kind": "gpu"}, 10),
+    )
+
+    def device_for(self, target: Any) -> Any:
+        return f"stream:{target.name}"
+
+
+def test_with_streams_each_op_runs_inside_the_targets_stream_and_nothing_moves() -> None:
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def stream(device: str) -> Iterator[None]:
+        entered.append(device)
+        yield
+
+    backend = _Streamed()
+    xp = ModuleType("streamed_xp")
+    xp.add = np.add  # type: ignore[attr-defined]
+    xp.stream = stream  # type: ignore[attr-defined]
+    backend._xp = xp
+    cpu, gpu = backend.targets
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(backend.function("add", gpu)(x, x), 2 * x)
+    np.testing.assert_array_equal(backend.function("add", cpu)(x, x), 2 * x)
+    assert entered == ["stream:gpu", "stream:cpu"]
+    xp.gpu = "the library's gpu"  # type: ignore[attr-defined]
+    assert NamespaceBackend.device_for(backend, gpu) == "the library's gpu"  # the default
+    # The library's arrays are on every target: the GPU takes them without a device named.
+    assert backend.placement("add", gpu)(x, x) is True
+    assert backend.placement("add", cpu)(x, x) is True
+    plain = type("Placed", (_Streamed,), {"streams": False, "name": "placed"})()
+    assert "the data is on cpu" in str(plain.placement("add", gpu)(x, x))

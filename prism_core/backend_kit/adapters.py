@@ -6,7 +6,7 @@ lists the adaptations its namespace needs in ``adapts``; the kit then runs the o
 standard's signature over the library's function.  Each adaptation, by name:
 
 * ``"correction"``: ``std`` and ``var`` with the standard's ``correction=``, over NumPy's
-  ``ddof=``;
+  ``ddof=`` (an integer, as MLX's takes; a fractional correction scales the variance);
 * ``"sort"``: ``sort`` and ``argsort`` with ``descending=`` and ``stable=``, over an ascending
   ``sort(x, axis)`` (a descending ``argsort`` keeps equal elements in their order, as the
   standard's stable sort does);
@@ -15,6 +15,9 @@ standard's signature over the library's function.  Each adaptation, by name:
   ``dtype=``) over NumPy's ``cumsum`` and ``cumprod``;
 * ``"svd"``: ``linalg.svd(x, full_matrices=)`` over an ``svd`` that gives the full matrices
   only;
+* ``"fftfreq"``: ``fft.fftfreq`` and ``fft.rfftfreq`` with the standard's ``dtype=`` (and
+  ``device=``: the library's default), computed as NumPy does over ``arange``, for a library
+  whose own has NumPy's ``fftfreq(n, d)`` and computes in float32;
 * ``"linalg"``: ``linalg.trace``, ``linalg.diagonal`` (over the last two axes),
   ``linalg.outer`` and ``linalg.svdvals`` over NumPy's ``trace``, ``diagonal``, ``outer`` and
   ``linalg.svd``.
@@ -38,7 +41,16 @@ def _std_var(name: str) -> Callable[[ModuleType], Callable[..., Any]]:
         def op(
             x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False
         ) -> Any:
-            return function(x, axis=axis, ddof=correction, keepdims=keepdims)
+            if float(correction).is_integer():  # an int: MLX's ddof= takes no float
+                return function(x, axis=axis, ddof=int(correction), keepdims=keepdims)
+            # A fractional correction: the variance with none, scaled (n - 0) / (n - correction).
+            axes = range(x.ndim) if axis is None else (axis,) if isinstance(axis, int) else axis
+            n = 1
+            for a in axes:
+                n *= x.shape[a]
+            scale = n / (n - correction) if n != correction else float("inf")
+            out = xp.var(x, axis=axis, keepdims=keepdims) * scale
+            return xp.sqrt(out) if name == "std" else out
 
         return op
 
@@ -149,10 +161,30 @@ def _outer(xp: ModuleType) -> Callable[..., Any]:
     return outer
 
 
+def _freq(name: str) -> Callable[[ModuleType], Callable[..., Any]]:
+    def make(xp: ModuleType) -> Callable[..., Any]:
+        def op(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+            # NumPy's way: the integers k, in the dtype asked, times 1 / (n * d) (MLX's own
+            # fftfreq computes in float32 whatever dtype the result is cast to).
+            if name == "rfftfreq":
+                k = xp.arange(n // 2 + 1)
+            else:
+                concat = getattr(xp, "concat", None) or xp.concatenate
+                k = concat([xp.arange((n - 1) // 2 + 1), xp.arange(-(n // 2), 0)])
+            return (k if dtype is None else xp.astype(k, dtype)) * (1.0 / (n * d))
+
+        return op
+
+    return make
+
+
 #: Each adaptation: op -> (the library's functions it calls, the adapter's maker over ``xp``).
 ADAPTED: dict[str, dict[str, tuple[tuple[str, ...], Callable[[ModuleType], Callable[..., Any]]]]]
 ADAPTED = {
-    "correction": {"std": (("std",), _std_var("std")), "var": (("var",), _std_var("var"))},
+    "correction": {
+        "std": (("std",), _std_var("std")),
+        "var": (("var",), _std_var("var")),
+    },
     "sort": {"sort": (("sort",), _sort), "argsort": (("argsort",), _argsort)},
     "clip": {"clip": (("clip",), _clip)},
     "cumulative": {
@@ -160,6 +192,10 @@ ADAPTED = {
         "cumulative_prod": (("cumprod",), _cumulative("cumprod", 1)),
     },
     "svd": {"linalg.svd": (("linalg.svd",), _svd)},
+    "fftfreq": {
+        "fft.fftfreq": (("arange", "astype"), _freq("fftfreq")),
+        "fft.rfftfreq": (("arange", "astype"), _freq("rfftfreq")),
+    },
     "linalg": {
         "linalg.trace": (("trace",), _trace),
         "linalg.diagonal": (("diagonal",), _diagonal),

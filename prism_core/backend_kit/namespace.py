@@ -143,6 +143,11 @@ class NamespaceBackend(Backend):
     * ``lazy``: ``True`` for a library that computes when a result is evaluated (MLX): each
       variant evaluates its result (:meth:`evaluate`) so that the library's errors are raised,
       and translated, inside it, and :meth:`synchronize` evaluates;
+    * ``streams``: ``True`` for a library whose device is where an op runs, not where its
+      arrays live (MLX: the CPU and the GPU share one memory, and ``mx.stream(device)`` says
+      where ops run): each variant runs inside ``xp.stream(device_for(target))`` (by default
+      the namespace's attribute named as the target: ``mx.cpu``), nothing is moved, and the
+      library's arrays are on every target (:meth:`placement`);
     * ``transfer`` (``"dlpack"`` or ``"copy"``) and ``compiles``, as for any backend.
 
     :meth:`make_array` (every array the kit makes from host data) and :meth:`promote` (NumPy's
@@ -173,6 +178,7 @@ class NamespaceBackend(Backend):
     adapts: frozenset[str] = frozenset()
     default_dtypes: Mapping[str, str] = MappingProxyType({})
     lazy: bool = False
+    streams: bool = False
 
     def __init__(self) -> None:
         # Creating the backend is cheap: nothing is imported or probed here.
@@ -369,8 +375,10 @@ class NamespaceBackend(Backend):
 
     def device_for(self, target: Target) -> Any:
         """The library's device of ``target``, where its variants put their arguments and
-        results; ``None`` (the default): the library's default device, nothing moved."""
-        return None
+        results; ``None`` (the default): the library's default device, nothing moved.  With
+        :attr:`streams`, the default is the namespace's attribute named as the target
+        (``mx.cpu``, ``mx.gpu``), which each variant runs inside."""
+        return getattr(self.xp, target.name) if self.streams else None
 
     def where(self, array: Any) -> str | None:
         """The name of the target ``array`` (one of the library's) lives on, with several
@@ -469,7 +477,17 @@ class NamespaceBackend(Backend):
 
     def _can_run(self, op: str) -> CanRun | None:
         """The op's ``can_run``: its :attr:`declines`, and its :attr:`excludes` as a
-        :class:`Decline`, asked in that order."""
+        :class:`Decline`, asked in that order; for an op of :attr:`lacks`, a decline of every
+        call, saying so (what asks only ``can_run``, as the conformance suite does, then
+        skips it as dispatch does, rather than calling a function the namespace lacks)."""
+        lacking = self.missing(op) if op in self.lacks else None
+        if lacking is not None:
+
+            def lacks(*args: Any, **kwargs: Any) -> str:
+                return lacking
+
+            lacks.__name__ = lacks.__qualname__ = f"lacks[{op}]"
+            return lacks
         declined = self.declines.get(op)
         excluded = self.excludes.get(op)
         if not excluded:
@@ -540,8 +558,9 @@ class NamespaceBackend(Backend):
 
     def placement(self, op: str, target: Target) -> CanRun:
         """The ``placement`` of ``op``'s variant on ``target`` (with several targets): data stays
-        where it is, so a target takes the calls whose arrays of this library live on it, and
-        an accelerator also takes host data where the caller named a device.  Override it to
+        where it is, so a target takes the calls whose arrays of this library live on it (with
+        :attr:`streams`, every target), and an accelerator also takes host data where the
+        caller named a device.  Override it to
         say so in your library's words."""
         default = target is self.targets[0]
         prefix = self.name if default else f"{self.name}.{target.name}"
@@ -549,7 +568,9 @@ class NamespaceBackend(Backend):
         def can_run(*args: Any, **kwargs: Any) -> bool | str:
             here = False
             for a in array_arguments(args, kwargs):
-                if self.owns(a):
+                if self.owns(a) and self.streams:
+                    here = True  # in the memory every target computes on
+                elif self.owns(a):
                     where = self.where(a) or self.targets[0].name
                     if where != target.name:
                         other = next(t for t in self.targets if t.name == where)
@@ -578,6 +599,7 @@ class NamespaceBackend(Backend):
         target = target or self.targets[0]
         base = self._base(op)
         device = self.device_for(target)
+        stream, device = (device, None) if self.streams else (None, device)
         promoted = _PROMOTED.get(op)
         widened = _WIDENED.get(op)
         sequence = op in _SEQUENCES
@@ -624,8 +646,11 @@ class NamespaceBackend(Backend):
                         wanted = defaults.get(_default_kind(op, args, kwargs) or "")
                         if wanted is not None and backend._holds(wanted):
                             kwargs["dtype"] = backend.native_dtype(wanted)
-                elif device is not None:
-                    args, kwargs = backend.place(args, kwargs, device)
+                else:
+                    if kwargs.get("device", 0) is None:  # astype's: the default, not passed
+                        kwargs = {k: v for k, v in kwargs.items() if k != "device"}
+                    if device is not None:
+                        args, kwargs = backend.place(args, kwargs, device)
                 if (
                     elementwise
                     and args
@@ -662,7 +687,15 @@ class NamespaceBackend(Backend):
 
         run.__name__ = run.__qualname__ = op.rpartition(".")[2]
         run.__doc__ = f"{op} on {self.name} ({self.namespace})"
-        return run
+        if stream is None:
+            return run
+
+        @functools.wraps(run)
+        def on_stream(*args: Any, **kwargs: Any) -> Any:
+            with backend.xp.stream(stream):  # evaluated inside too: lazy results run there
+                return run(*args, **kwargs)
+
+        return on_stream
 
     def _base(self, op: str) -> Callable[..., Any]:
         override = self.overrides.get(op)
