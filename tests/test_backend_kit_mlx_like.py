@@ -385,6 +385,25 @@ def test_lacks_declines_in_can_run_too(tmp_path: Path, monkeypatch: pytest.Monke
         prism.extending.reload_plugins()
 
 
+def test_the_suite_skips_a_function_the_namespace_lacks_undeclared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without ``lacks``, the conformance suite imports the library (it runs it anyway) and
+    skips the variant of a function it lacks with dispatch's reason, instead of failing it."""
+    from prism_core.testing import conformance_checks
+
+    _install(tmp_path, monkeypatch, "mlxundeclared")
+    try:
+        checks = conformance_checks("mlxundeclared")
+        (hypot,) = [c for c in checks if c.subject == "mlxundeclared.hypot"]
+        result = hypot.run()
+        assert (result.status, result.check) == ("skipped", "values")
+        assert "mlx_like has no hypot" in result.detail
+        assert [c for c in checks if c.subject == "mlxundeclared.add" and c.check == "values"]
+    finally:
+        prism.extending.reload_plugins()
+
+
 class _Streamed(NamespaceBackend):
     """Two targets, a library whose device is a stream: ``streams``."""
 

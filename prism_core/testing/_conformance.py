@@ -11,6 +11,7 @@ compares: docs/writing-a-plugin.md, "Testing your plugin".
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -161,6 +162,22 @@ class _Calls:
         return None
 
 
+def _absent(backend: Backend, variant: Variant) -> str | None:
+    """Why the backend's library has no function for ``variant`` (a namespace backend's variant
+    of a function its namespace lacks: ``__prism_missing__``), asked with the library imported,
+    since the suite runs it anyway; ``None`` when it has one."""
+    ask = getattr(variant.fn, "__prism_missing__", None)
+    if ask is None:
+        return None
+    from prism_core.backend_kit import NamespaceBackend
+
+    if isinstance(backend, NamespaceBackend):
+        with contextlib.suppress(Exception):  # one that cannot import fails its own checks
+            backend.xp  # noqa: B018 - imports the namespace, which missing() never does
+    why: str | None = ask()
+    return why
+
+
 def _variant_checks(
     backend: Backend, variant: Variant, declared: frozenset[str] | None
 ) -> Iterator[Check]:
@@ -173,6 +190,10 @@ def _variant_checks(
         yield _decided(
             subject, subject, "values", SKIPPED, "random numbers differ between backends"
         )
+        return
+    absent = _absent(backend, variant)
+    if absent is not None:  # dispatch skips it with this reason: so does the suite
+        yield _decided(subject, subject, "values", SKIPPED, absent)
         return
     if variant.op not in DTYPES:
         yield _decided(subject, subject, "values", SKIPPED, f"no standard inputs for {variant.op}")
