@@ -445,3 +445,34 @@ def test_with_streams_each_op_runs_inside_the_targets_stream_and_nothing_moves()
     assert backend.placement("add", cpu)(x, x) is True
     plain = type("Placed", (_Streamed,), {"streams": False, "name": "placed"})()
     assert "the data is on cpu" in str(plain.placement("add", gpu)(x, x))
+
+
+class _DLPackOnly:
+    """An array with DLPack and no ``__array__``, as ndonnx's is."""
+
+    def __init__(self, data: Any) -> None:
+        self._data = np.asarray(data)
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
+
+
+class _Opaque:
+    """An array NumPy reads neither way."""
+
+
+def test_to_numpy_reads_an_array_without_array_protocol_through_dlpack() -> None:
+    """``numpy.asarray`` makes a 0-d object array of an array without ``__array__``: a wrong
+    answer with no error.  The kit reads it through DLPack, or says to override ``to_numpy``."""
+
+    class Plain(NamespaceBackend):
+        name = "plain"
+        namespace = "numpy"
+
+    out = Plain().to_numpy(_DLPackOnly([1.5, 2.5]))
+    assert out.dtype == np.float64 and out.tolist() == [1.5, 2.5] and out.flags.writeable
+    with pytest.raises(TypeError, match=r"override Plain.to_numpy to convert it"):
+        Plain().to_numpy(_Opaque())

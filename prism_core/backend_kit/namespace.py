@@ -25,6 +25,7 @@ from prism_core._contract.results import EighResult, QRResult, SlogdetResult, SV
 from prism_core._contract.variant import CanRun, Variant
 from prism_core._description.dtypes import dtype as prism_dtype
 from prism_core._description.dtypes import dtype_name
+from prism_core._errors import describe_exception
 from prism_core._knowledge import elementwise
 from prism_core._knowledge.standard import STANDARD_OPS
 from prism_core.backend_kit import adapters
@@ -423,10 +424,21 @@ class NamespaceBackend(Backend):
 
     def to_numpy(self, array: Any) -> Any:
         """A writable NumPy array with the contents of ``array`` (a copy where the library's
-        view of its memory is read-only)."""
+        view of its memory is read-only).  An array without ``__array__`` (ndonnx's), which
+        ``numpy.asarray`` would wrap in a 0-d object array, is read through DLPack; one that
+        NumPy cannot read either way is a ``TypeError`` saying to override this method."""
         import numpy as np
 
         out = np.asarray(array)
+        if out.dtype == object and out.ndim == 0 and out.item() is array:
+            try:
+                out = np.from_dlpack(array)
+            except (AttributeError, BufferError, TypeError, ValueError, RuntimeError) as exc:
+                raise TypeError(
+                    f"to_numpy: NumPy reads a {type(array).__module__}.{type(array).__name__} "
+                    f"neither through __array__ nor through DLPack ({describe_exception(exc)}); "
+                    f"override {type(self).__name__}.to_numpy to convert it"
+                ) from exc
         return out if out.flags.writeable else out.copy()
 
     def from_dlpack(self, obj: Any) -> Any:
