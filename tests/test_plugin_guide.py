@@ -14,6 +14,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -246,3 +248,151 @@ def test_the_explain_lines_of_the_page(tmp_path: Path) -> None:
         assert proc.returncode in (0, 1), proc.stdout + proc.stderr
         for line in promised:
             assert line in proc.stdout, (args, line, proc.stdout)
+
+
+# -- the plugins the page shows whole, and the reference it documents ---------------------------
+#: The bundled plugins the page shows whole, each after a marker naming its file: the page's
+#: copy is the file, byte for byte.
+MIRRORED = {
+    "jax": "plugins/prism-plugin-jax/src/prism_plugin_jax/plugin.py",
+    "mlx": "plugins/prism-plugin-mlx/src/prism_plugin_mlx/plugin.py",
+}
+MIRROR = re.compile(r"<!-- the (\w+) plugin: (\S+) -->\n```python\n(.*?\n)```\n", re.DOTALL)
+
+
+def _section(start: str, end: str) -> str:
+    text = GUIDE.read_text("utf-8")
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+def test_every_plugin_the_page_shows_whole_is_checked() -> None:
+    shown = {name: path for name, path, _ in MIRROR.findall(GUIDE.read_text("utf-8"))}
+    assert shown == MIRRORED
+
+
+@pytest.mark.parametrize("name", sorted(MIRRORED))
+def test_the_page_shows_the_plugin_as_it_is(name: str) -> None:
+    """Each marker is followed by its file, byte for byte: edit the plugin, then copy it here
+    (an in-tree file, so never skipped)."""
+    shown = {n: body for n, _, body in MIRROR.findall(GUIDE.read_text("utf-8"))}
+    source = REPO / MIRRORED[name]
+    assert source.is_file(), f"{MIRRORED[name]} is shown in the guide but does not exist"
+    assert shown[name] == source.read_text("utf-8"), (
+        f"docs/writing-a-plugin.md shows an old {MIRRORED[name]}: copy the file into the block "
+        f"after its marker"
+    )
+
+
+def test_the_namespace_backend_table_names_every_option() -> None:
+    """Every attribute and method NamespaceBackend defines, and the contract's attributes it
+    uses, are in "Your library already speaks the Array API"."""
+    from prism_core.backend_kit import NamespaceBackend
+
+    section = _section("## Your library already speaks the Array API", "### Two whole plugins")
+    names = {n for n in vars(NamespaceBackend) if not n.startswith("_")}
+    names |= {"name", "description", "priority", "aliases", "drives"}
+    names |= {"thread_modules", "transfer", "compiles", "settings", "can_drive", "shutdown"}
+    names |= {"jit", "numpy_defaults"}
+    missing = sorted(n for n in names if f"`{n}`" not in section and f"`{n}(" not in section)
+    assert not missing, f"not in the guide's NamespaceBackend table: {missing}"
+
+
+def _parameters(signature: str) -> list[str]:
+    """The parameter names of ``name(a: int, b: tuple[int, ...] = (1,)) -> X`` as the page
+    writes it: the commas outside brackets split them."""
+    depth, parts = 0, [""]
+    for char in signature.split("(", 1)[1]:
+        depth += (char in "([") - (char in ")]")
+        if depth < 0:
+            break
+        if char == "," and depth == 0:
+            parts.append("")
+        else:
+            parts[-1] += char
+    return [p.split(":")[0].split("=")[0].strip() for p in parts if p.strip()]
+
+
+def test_the_reference_helpers_are_documented_with_their_signatures() -> None:
+    """Each public name of prism_core.reference has a row in "Computing an op the reference
+    computes", with the parameters the function has."""
+    import inspect
+
+    from prism_core import reference
+
+    section = _section("## Computing an op the reference computes", "\n## ")
+    rows = {
+        m[1]: m[0] for m in re.findall(r"^\| `((\w+)(?:\(.*?\))?[^`]*)` \|", section, re.MULTILINE)
+    }
+    assert set(rows) == set(reference.__all__)
+    for name in reference.__all__:
+        helper = getattr(reference, name)
+        if not inspect.isfunction(helper):
+            continue
+        expected = list(inspect.signature(helper).parameters)
+        assert _parameters(rows[name]) == expected, (name, rows[name])
+
+
+def _mlx_like_core() -> ModuleType:
+    """tests/mlx_like.py as ``mlx.core``, at MLX's version."""
+    from . import mlx_like
+
+    core = ModuleType("mlx.core")
+    core.__dict__.update({k: v for k, v in vars(mlx_like).items() if not k.startswith("__")})
+    core.__dict__["__version__"] = "0.32.4"
+    return core
+
+
+@pytest.fixture(params=["mlx_like", "mlx"])
+def almost(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The page's backend of a library that almost speaks the Array API, over the MLX-like
+    library (always) and over MLX (where it is installed)."""
+    if request.param == "mlx":
+        pytest.importorskip("mlx.core", reason="MLX is not installed (pip install 'mlx[cpu]')")
+    else:
+        core = _mlx_like_core()
+        package = ModuleType("mlx")
+        package.__path__ = []
+        package.core = core  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "mlx", package)
+        monkeypatch.setitem(sys.modules, "mlx.core", core)
+    section = _section("### A library that almost speaks it", "### Two whole plugins")
+    (code,) = [b for b in section.split("```python\n")[1:] if "class MlxBackend" in b]
+    scope: dict[str, Any] = {"__name__": "the_guide"}
+    exec(compile(code.split("\n```", 1)[0], str(GUIDE), "exec"), scope)
+    return scope["backend"]
+
+
+def test_the_almost_array_api_example_gives_prisms_semantics(almost: Any) -> None:
+    import mlx.core as mx
+
+    backend = almost
+    assert backend.availability().available, backend.availability().reason
+
+    def host(op: str, *args: Any, **kwargs: Any) -> np.ndarray:
+        out = backend.function(op)(*args, **kwargs)
+        assert backend.owns(out)
+        return np.asarray(backend.to_numpy(out))
+
+    data = np.array([0.1, 1e-300])  # no float32 holds 1e-300
+    assert backend.to_numpy(backend.make_array(data)).dtype == np.float64
+    assert host("zeros", (2,)).dtype == np.float64  # default_dtypes: NumPy's, not float32
+    x = backend.make_array(np.array([3.0, 1.0, 2.0, 5.0]))
+    argmax = host("argmax", x)
+    assert (argmax.dtype, int(argmax)) == (np.dtype(np.int64), 3)  # index results: int64
+    np.testing.assert_allclose(host("std", x, correction=1), np.std([3, 1, 2, 5], ddof=1))
+    np.testing.assert_array_equal(host("sort", x, descending=True), [5, 3, 2, 1])
+    ints = backend.make_array(np.array([1, 2, 3]))
+    np.testing.assert_array_equal(host("cumulative_sum", ints, include_initial=True), [0, 1, 3, 6])
+    # lazy: the library's error, raised at evaluation, is the reference's inside the variant.
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        backend.function("linalg.inv")(backend.make_array(np.zeros((2, 2))))
+    # holds: no complex128, refused before anything is made.
+    with pytest.raises(TypeError, match="holds no complex128"):
+        backend.make_array(np.zeros(2, np.complex128))
+    # declines: the crash is never reached.
+    inv = backend.declines["linalg.inv"]
+    assert inv(ArraySpec((0, 0), "float32")) == (
+        "an empty array: mlx.core.linalg.inv crashes on an empty matrix"
+    )
+    assert inv(ArraySpec((2, 2), "float32")) is True
+    assert mx is sys.modules["mlx.core"]

@@ -80,7 +80,7 @@ class MlxBackend(NamespaceBackend):
     name = "mlx"
     description = "Apple MLX (mlx.core) on the CPU, and on Apple silicon's GPU"
     drives = MappingProxyType({"kind": ("cpu", "gpu")})
-    namespace = "mlx.core"
+    namespace = library = "mlx.core"  # mlx is a namespace package: mlx.core has __version__
     minimum = "0.32"
     distribution = "prism-plugin-mlx"
     installed_as = ("mlx",)  # availability from its metadata: prism doctor imports no MLX
