@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from prism_core._dispatch.registry import Op, PlanKey
     from prism_core._dispatch.scope import Scope
 
-__all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run", "run_checked"]
+__all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run_checked"]
 
 
 def finish(op: Op, key: PlanKey | None, plan: Plan) -> None:
@@ -180,23 +180,16 @@ def route(op: Op, router: Router) -> Callable[..., Any]:
                 raise
             except Exception as exc:
                 return failed(op, at, plan, exc, args, kwargs)
-        return run(op, at, plan, args, kwargs)
+        return _unfast(op, at, plan, args, kwargs)
 
     return call
 
 
-def run(op: Op, key: PlanKey, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """A cached plan's call, as the op's function runs it (``ops._make_function``)."""
-    fn = plan.fn
-    if fn is not None:
-        if plan.backend != POOLS.last:
-            POOLS.switch(plan.backend)
-        try:
-            return fn(*args, **kwargs)
-        except CALLER_ERRORS:
-            raise
-        except Exception as exc:
-            return failed(op, key, plan, exc, args, kwargs)
+def _unfast(
+    op: Op, key: PlanKey, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Any:
+    """The call of a cached plan without a fast path (``plan.fn`` is ``None``): the checked
+    fast path, or the general way, as the op's function runs them (``ops._make_function``)."""
     fn = plan.checked
     if fn is not None:  # the first candidate has a can_run: check, then call
         if plan.backend != POOLS.last:
