@@ -39,26 +39,37 @@ STEPS = [
 ]  # fmt: skip
 
 
-def _wheels() -> tuple[dict[str, str], set[str]]:
-    """(pinned name -> version, preinstalled names) of wheels.txt."""
+def _wheels() -> tuple[dict[str, str], set[str], set[str]]:
+    """(pinned name -> version, preinstalled names, plugins that stay here) of wheels.txt."""
     pinned: dict[str, str] = {}
     preinstalled: set[str] = set()
+    stays: set[str] = set()
     for line in (GPU / "wheels.txt").read_text().splitlines():
         if line.startswith("# preinstalled:"):
             preinstalled = {canonicalize_name(n) for n in line.split(":", 1)[1].split()}
+        elif line.startswith("# stays here:"):
+            stays = set(line.split(":", 1)[1].split())
         elif line.strip() and not line.startswith("#"):
             req = Requirement(line)
             name = canonicalize_name(req.name)
             assert name not in pinned, f"wheels.txt: {req.name} twice"
             assert re.fullmatch(r"==[\w.]+", str(req.specifier)), f"wheels.txt: pin {line!r}"
             pinned[name] = str(req.specifier)
-    return pinned, preinstalled
+    return pinned, preinstalled, stays
 
 
 def test_every_declared_dependency_reaches_the_gpu_machine() -> None:
-    pinned, preinstalled = _wheels()
+    pinned, preinstalled, stays = _wheels()
     assert not set(pinned) & preinstalled
-    projects = [REPO / "pyproject.toml", *sorted((REPO / "plugins").glob("*/pyproject.toml"))]
+    built = set(re.findall(r"plugins/(prism-plugin-[\w-]+)", (GPU / "prepare.sh").read_text()))
+    plugins = {path.name for path in (REPO / "plugins").iterdir() if path.is_dir()}
+    assert not built & stays, "wheels.txt: a plugin prepare.sh builds is on 'stays here'"
+    assert plugins == built | stays, (
+        f"plugins {sorted(plugins - built - stays)}: build them in benchmarks/gpu/prepare.sh "
+        "or name them on wheels.txt's 'stays here' line"
+    )
+    projects = [REPO / "pyproject.toml"]
+    projects += [REPO / "plugins" / name / "pyproject.toml" for name in sorted(built)]
     for path in projects:
         project = tomllib.loads(path.read_text())["project"]
         for text in project.get("dependencies", []):
