@@ -385,21 +385,31 @@ def test_lacks_declines_in_can_run_too(tmp_path: Path, monkeypatch: pytest.Monke
         prism.extending.reload_plugins()
 
 
-def test_the_suite_skips_a_function_the_namespace_lacks_undeclared(
+def test_the_suite_skips_a_function_the_namespace_lacks_and_fails_an_undeclared_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without ``lacks``, the conformance suite imports the library (it runs it anyway) and
-    skips the variant of a function it lacks with dispatch's reason, instead of failing it."""
+    """The conformance suite imports the library (it runs it anyway).  A backend that imports
+    it to tell availability (no ``installed_as``) has the variant of a function it lacks
+    skipped with dispatch's reason.  One that tells availability from the metadata, without
+    ``lacks`` naming the op, fails the check and is told what to add: until the library is
+    imported, dispatch cannot know, and explain would name that variant chosen."""
     from prism_core.testing import conformance_checks
 
-    _install(tmp_path, monkeypatch, "mlxundeclared")
+    _install(tmp_path, monkeypatch, "mlxbare,mlxdeclared,mlxundeclared")
     try:
-        checks = conformance_checks("mlxundeclared")
-        (hypot,) = [c for c in checks if c.subject == "mlxundeclared.hypot"]
-        result = hypot.run()
-        assert (result.status, result.check) == ("skipped", "values")
-        assert "mlx_like has no hypot" in result.detail
-        assert [c for c in checks if c.subject == "mlxundeclared.add" and c.check == "values"]
+        results = {}
+        for name in ("mlxbare", "mlxdeclared", "mlxundeclared"):
+            checks = conformance_checks(name)
+            (hypot,) = [c for c in checks if c.subject == f"{name}.hypot"]
+            results[name] = hypot.run()
+            assert [c for c in checks if c.subject == f"{name}.add" and c.check == "values"]
+        for name in ("mlxbare", "mlxdeclared"):
+            assert (results[name].status, results[name].check) == ("skipped", "values")
+            assert "mlx_like has no hypot" in results[name].detail
+        failed = results["mlxundeclared"]
+        assert (failed.status, failed.check) == ("failed", "values")
+        assert "mlx_like has no hypot" in failed.detail
+        assert "add 'hypot' to Undeclared.lacks" in failed.detail
     finally:
         prism.extending.reload_plugins()
 

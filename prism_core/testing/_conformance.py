@@ -162,10 +162,14 @@ class _Calls:
         return None
 
 
-def _absent(backend: Backend, variant: Variant) -> str | None:
-    """Why the backend's library has no function for ``variant`` (a namespace backend's variant
-    of a function its namespace lacks: ``__prism_missing__``), asked with the library imported,
-    since the suite runs it anyway; ``None`` when it has one."""
+def _absent(backend: Backend, variant: Variant) -> tuple[str, str] | None:
+    """(status, reason) of the variant of a function the backend's library lacks (a namespace
+    backend's variant of a function its namespace lacks: ``__prism_missing__``), asked with the
+    library imported, since the suite runs it anyway; ``None`` when it has one.  Skipped as
+    dispatch skips it, unless the backend tells availability from :attr:`installed_as` without
+    importing the library and does not name the op in :attr:`lacks`: then, until something
+    imports the library, dispatch cannot know and explain would name the variant chosen, so
+    the check fails and says what to add."""
     ask = getattr(variant.fn, "__prism_missing__", None)
     if ask is None:
         return None
@@ -175,7 +179,19 @@ def _absent(backend: Backend, variant: Variant) -> str | None:
         with contextlib.suppress(Exception):  # one that cannot import fails its own checks
             backend.xp  # noqa: B018 - imports the namespace, which missing() never does
     why: str | None = ask()
-    return why
+    if why is None:
+        return None
+    if (
+        isinstance(backend, NamespaceBackend)
+        and backend.installed_as
+        and variant.op not in backend.lacks
+    ):
+        return FAILED, (
+            f"{why}; add {variant.op!r} to {type(backend).__name__}.lacks: with installed_as, "
+            "availability imports nothing, so until the library is imported dispatch cannot "
+            "tell, and explain names this variant chosen"
+        )
+    return SKIPPED, why
 
 
 def _variant_checks(
@@ -193,7 +209,7 @@ def _variant_checks(
         return
     absent = _absent(backend, variant)
     if absent is not None:  # dispatch skips it with this reason: so does the suite
-        yield _decided(subject, subject, "values", SKIPPED, absent)
+        yield _decided(subject, subject, "values", *absent)
         return
     if variant.op not in DTYPES:
         yield _decided(subject, subject, "values", SKIPPED, f"no standard inputs for {variant.op}")
