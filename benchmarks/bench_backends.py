@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 import prism_core as prism
-from prism_core._knowledge import threads
+from prism_core.kernel import threads
 
 SIZES = {
     "matmul": [4, 16, 64, 256, 1024, 2048],

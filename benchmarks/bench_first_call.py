@@ -78,6 +78,7 @@ WATCHED = (
     "packaging",
     "yaml",
     "jsonschema",
+    "prism_core.kernel.description.yaml_loader",
     "prism_core._description.yaml_loader",
     "archspec",
     "subprocess",
@@ -100,27 +101,42 @@ MODULES = (
 #: the plugins' variants to their ops and building the plan).
 STEPS = (
     ("import prism_core", "import prism_core as p"),
-    ("import dispatch (ops, dispatcher, registry)", "import prism_core._dispatch.ops"),
+    (
+        "import dispatch (ops, dispatcher, registry)",
+        "_m('prism_core.kernel.dispatch.ops', 'prism_core._dispatch.ops')",
+    ),
     (
         "plugin discovery",
-        "from prism_core._knowledge.plugins import plugins; plugins()",
+        "_m('prism_core.kernel.plugins', 'prism_core._knowledge.plugins').plugins()",
     ),
     (
         "device library (validation cache hits)",
-        "from prism_core._knowledge.devices import default_library; default_library()",
+        "_m('prism_core.kernel.devices', 'prism_core._knowledge.devices').default_library()",
     ),
     (
         "host detection",
-        "from prism_core._knowledge.host import present_devices; present_devices()",
+        "_m('prism_core.kernel.host', 'prism_core._knowledge.host').present_devices()",
     ),
     (
         "tuning records (host fingerprint, file)",
-        "from prism_core._knowledge.tuning_records import records; records()",
+        "_m('prism_core._tuning.tuning_records', 'prism_core._knowledge.tuning_records').records()",
     ),
     ("the call (variants joined, plan, call)", "a = np.ones((4, 4)); p.matmul(a, a)"),
 )
+#: Finds a module by its name in this tree or in an earlier layout (a baseline tree).
+FIND_MODULE = (
+    "def _m(*names):\n"
+    "    import importlib\n"
+    "    for name in names:\n"
+    "        try:\n"
+    "            return importlib.import_module(name)\n"
+    "        except ImportError:\n"
+    "            pass\n"
+    "    raise ImportError(names)\n"
+)
 BREAKDOWN = (
-    "import time, json; import numpy as np; out = []\n"
+    FIND_MODULE
+    + "import time, json; import numpy as np; out = []\n"
     + "".join(
         f"t = time.perf_counter(); {code}; out.append((time.perf_counter() - t) * 1e3)\n"
         for _, code in STEPS
@@ -161,9 +177,14 @@ def step(label, fn):
 
 t = time.perf_counter()
 from prism_core import _doctor as d
-from prism_core._knowledge.devices import DeviceLibrary
-from prism_core._knowledge.host import describe_host
-from prism_core._knowledge.plugins import plugins
+try:  # the modules' names before the kernel package, in a baseline tree
+    from prism_core.kernel.devices import DeviceLibrary
+    from prism_core.kernel.host import describe_host
+    from prism_core.kernel.plugins import plugins
+except ImportError:
+    from prism_core._knowledge.devices import DeviceLibrary
+    from prism_core._knowledge.host import describe_host
+    from prism_core._knowledge.plugins import plugins
 
 out["import prism_core._doctor"] = (time.perf_counter() - t) * 1e3
 library = step("device library (plugin discovery)", DeviceLibrary)
@@ -182,20 +203,27 @@ MAKE_TUNING = """
 import sys, time
 import numpy as np
 import prism_core as p
-try:  # the module's name before the redesign, in a baseline tree
-    from prism_core._knowledge.tuning_records import TuningEntry, TuningStore, bucket_of
+try:  # the modules' names before the kernel package and before the redesign (baseline trees)
+    from prism_core._tuning.tuning_records import TuningEntry, TuningStore, bucket_of
+    from prism_core.kernel.host import present_devices
 except ImportError:
-    from prism_core._knowledge.tuning import TuningEntry, TuningStore, bucket_of
-from prism_core._knowledge.host import present_devices
+    try:
+        from prism_core._knowledge.tuning_records import TuningEntry, TuningStore, bucket_of
+    except ImportError:
+        from prism_core._knowledge.tuning import TuningEntry, TuningStore, bucket_of
+    from prism_core._knowledge.host import present_devices
 
 n = int(sys.argv[1])
 a = np.ones((4, 4))
 cpu = next(d.device_type for d in present_devices().devices if d.description.kind == "cpu")
 try:  # the exact key the tuner records for the timed call, where dispatch can say it
     try:
-        from prism_core._dispatch.candidates import candidates
-    except ImportError:  # a tree before dispatch was split
-        from prism_core._dispatch.dispatcher import candidates
+        from prism_core.kernel.dispatch.candidates import candidates
+    except ImportError:
+        try:  # a tree before the kernel package
+            from prism_core._dispatch.candidates import candidates
+        except ImportError:  # a tree before dispatch was split
+            from prism_core._dispatch.dispatcher import candidates
 
     found = candidates(p.matmul, (a, a))
     first = (found.devices, tuple(found.variants), found.dtype or "fp64", found.bucket)

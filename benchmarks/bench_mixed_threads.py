@@ -9,7 +9,7 @@ Several backends in one process.  Every measurement runs in a fresh interpreter
   program mixing backends does: Prism dispatching torch, then SciPy, then torch ...).
 
 Each pattern runs with the coordinator off (``PRISM_THREADS=off``: what the libraries do on
-their own, as before the fix) and on.  "On" calls ``prism_core._knowledge.threads.entering``
+their own, as before the fix) and on.  "On" calls ``prism_core.kernel.threads.entering``
 before each call of each library, as dispatch does (this script calls the module directly to
 simulate dispatch, so that it measures the coordinator and nothing else).  Diagnostics, with the
 coordinator off, show the cause: the other library's spinning pool (``OMP_WAIT_POLICY=passive``
@@ -145,13 +145,13 @@ def child(case: str, pattern: str, mode: str) -> dict[str, Any]:
         os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         os.environ["PRISM_PLUGINS"] = ",".join(p for p in map(PRISM_PLUGINS.get, libraries) if p)
         calls = _prism_calls(libraries)
-        from prism_core._knowledge import threads
+        from prism_core.kernel import threads
 
         pools = threads.POOLS
     else:
         calls = _calls(libraries)
         if mode == "on":  # the coordinator called directly, as dispatch calls it
-            from prism_core._knowledge import threads
+            from prism_core.kernel import threads
 
             pools = threads.ThreadPools(enabled=True)
             enter = pools.entering
@@ -353,7 +353,7 @@ def hot_path(number: int = 20000, rounds: int = 50) -> dict[str, float]:
     """``entering`` for the backend entered last, against an empty function of one argument."""
     import timeit
 
-    from prism_core._knowledge import threads
+    from prism_core.kernel import threads
 
     pools = threads.ThreadPools(enabled=True)
     pools.entering("torch")

@@ -131,7 +131,7 @@ def main() -> int:
     import numpy as np
 
     import prism_core as prism
-    from prism_core._dispatch import movement
+    from prism_core.kernel.dispatch import movement
 
     a = np.ones((4, 4))
     matmul, npmatmul = prism.matmul, np.matmul

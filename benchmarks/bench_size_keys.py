@@ -45,7 +45,7 @@ import numpy as np
 import prism_core
 mode = sys.argv[1]
 if mode == "bucket":
-    from prism_core._dispatch import registry
+    from prism_core.kernel.dispatch import registry
     registry.every_size[0] = True
     registry.bump()
 a = np.ones((4, 4)); b = np.ones((4, 4))

@@ -3,7 +3,7 @@ baseline tree (``--baseline DIR``: another prism_core checkout, e.g. ``git archi
 
 The split now finds where the call's arrays are and, for ``ratio="auto"`` and for every call
 whose record is kept, the path of each part's data over the descriptions' links
-(``prism_core/_description/topology.py``) and the bytes each part moves.  A split whose record
+(``prism_core/kernel/description/topology.py``) and the bytes each part moves.  A split whose record
 is not kept and whose ratio is not ``"auto"`` does none of it.  Cases, all on ``exp`` of a
 64x64 float64 array (the work is negligible, so the times are the split's own):
 

@@ -104,9 +104,9 @@ def _time_in_process(fn: Callable[[], object], repeat: int) -> float:
 
 
 def bench_per_file(repeat: int) -> dict[str, Any]:
-    from prism_core._description.cache import ValidationCache, digest
-    from prism_core._description.schema import device_schema_bytes, validate_parsed
-    from prism_core._description.yaml_loader import parse_yaml
+    from prism_core.kernel.description.cache import ValidationCache, digest
+    from prism_core.kernel.description.schema import device_schema_bytes, validate_parsed
+    from prism_core.kernel.description.yaml_loader import parse_yaml
 
     files = sorted(HARDWARE.rglob("*.yaml"))
     # Warm the validator (schema compilation happens once per process).
@@ -144,7 +144,7 @@ def bench_per_file(repeat: int) -> dict[str, Any]:
 
 
 def bench_hostile(repeat: int) -> dict[str, Any]:
-    from prism_core._description.yaml_loader import MAX_BYTES, parse_yaml
+    from prism_core.kernel.description.yaml_loader import MAX_BYTES, parse_yaml
 
     bomb = ["a: &a [x, x, x, x, x, x, x, x, x]"]
     for i in range(1, 9):

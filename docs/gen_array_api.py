@@ -7,9 +7,9 @@ Two generated parts:
 * between ``<!-- functions:start -->`` and ``<!-- functions:end -->``, one row per elementwise
   function of the Array API standard, with the Prism op that is it, its operands, the dtypes the
   standard defines it for, its NumPy function and its work per element, read from the op
-  records (``prism_core._knowledge.elementwise``);
+  records (``prism_core.kernel.records.elementwise``);
 * between ``<!-- families:start -->`` and ``<!-- families:end -->``, a table per other family
-  (``prism_core._knowledge.families``): each function's signature, what it returns,
+  (``prism_core.kernel.records.families``): each function's signature, what it returns,
   its work and its NumPy reference, and the backends with a variant of it (read from the
   installed plugins: the bundled ones must be installed, as the test extra does).
 
@@ -53,8 +53,8 @@ BACKENDS = ("numpy", "scipy", "torch", "cuda")
 
 
 def render() -> str:
-    from prism_core._dispatch.catalogue import CATALOGUE
-    from prism_core._knowledge.elementwise import RECORDS, STANDARD_ELEMENTWISE
+    from prism_core.kernel.dispatch.catalogue import CATALOGUE
+    from prism_core.kernel.records.elementwise import RECORDS, STANDARD_ELEMENTWISE
 
     records = {r.name: r for r in RECORDS}
     parts = [
@@ -77,7 +77,7 @@ def render() -> str:
 
 def render_families() -> str:
     import prism_core
-    from prism_core._knowledge.families import FAMILIES
+    from prism_core.kernel.records.families import FAMILIES
 
     # The bundled plugins, whatever the environment says of autoloading (the test suite's
     # turns it off): the tables are of what they provide.

@@ -1,4 +1,5 @@
-"""Regenerate the hook reference in docs/writing-a-plugin.md from prism_core/hookspecs.py.
+"""Regenerate the hook reference in docs/writing-a-plugin.md from
+prism_core/kernel/contract/hookspecs.py.
 
 Usage: python docs/gen_hook_reference.py [--check]
 
@@ -19,7 +20,7 @@ START, END = "<!-- hooks:start -->", "<!-- hooks:end -->"
 
 
 def render() -> str:
-    from prism_core import hookspecs
+    from prism_core.kernel.contract import hookspecs
 
     parts = [START, ""]
     for name, fn in inspect.getmembers(hookspecs, inspect.isfunction):

@@ -17,63 +17,63 @@ from __future__ import annotations
 
 import importlib
 
-from prism_core._version import __version__
+from prism_core.kernel.version import __version__
 
 #: Public name -> the private module that defines it.
 _LAZY = {
     # The Array API's data types, and its functions of dtypes and shapes.
-    "DType": "_description.dtypes",
-    "bfloat16": "_description.dtypes",
-    "bool_": "_description.dtypes",
-    "complex64": "_description.dtypes",
-    "complex128": "_description.dtypes",
-    "dtype": "_description.dtypes",
-    "float16": "_description.dtypes",
-    "float32": "_description.dtypes",
-    "float64": "_description.dtypes",
-    "float8_e4m3fn": "_description.dtypes",
-    "float8_e4m3fnuz": "_description.dtypes",
-    "float8_e5m2": "_description.dtypes",
-    "float8_e5m2fnuz": "_description.dtypes",
-    "float8_e4m3": "_description.dtypes",
-    "float8_e3m4": "_description.dtypes",
-    "int8": "_description.dtypes",
-    "int16": "_description.dtypes",
-    "int32": "_description.dtypes",
-    "int64": "_description.dtypes",
-    "uint8": "_description.dtypes",
-    "uint16": "_description.dtypes",
-    "uint32": "_description.dtypes",
-    "uint64": "_description.dtypes",
-    "broadcast_shapes": "_description.broadcasting",
-    "can_cast": "_description.promotion",
-    "finfo": "_description.dtype_info",
-    "iinfo": "_description.dtype_info",
-    "isdtype": "_description.promotion",
-    "result_type": "_description.promotion",
+    "DType": "kernel.description.dtypes",
+    "bfloat16": "kernel.description.dtypes",
+    "bool_": "kernel.description.dtypes",
+    "complex64": "kernel.description.dtypes",
+    "complex128": "kernel.description.dtypes",
+    "dtype": "kernel.description.dtypes",
+    "float16": "kernel.description.dtypes",
+    "float32": "kernel.description.dtypes",
+    "float64": "kernel.description.dtypes",
+    "float8_e4m3fn": "kernel.description.dtypes",
+    "float8_e4m3fnuz": "kernel.description.dtypes",
+    "float8_e5m2": "kernel.description.dtypes",
+    "float8_e5m2fnuz": "kernel.description.dtypes",
+    "float8_e4m3": "kernel.description.dtypes",
+    "float8_e3m4": "kernel.description.dtypes",
+    "int8": "kernel.description.dtypes",
+    "int16": "kernel.description.dtypes",
+    "int32": "kernel.description.dtypes",
+    "int64": "kernel.description.dtypes",
+    "uint8": "kernel.description.dtypes",
+    "uint16": "kernel.description.dtypes",
+    "uint32": "kernel.description.dtypes",
+    "uint64": "kernel.description.dtypes",
+    "broadcast_shapes": "kernel.description.broadcasting",
+    "can_cast": "kernel.description.promotion",
+    "finfo": "kernel.description.dtype_info",
+    "iinfo": "kernel.description.dtype_info",
+    "isdtype": "kernel.description.promotion",
+    "result_type": "kernel.description.promotion",
     # The ops themselves.
-    "Op": "_dispatch.ops",
-    "all_ops": "_dispatch.ops",
-    "get_op": "_dispatch.ops",
-    "to_device": "_dispatch.transforms",
-    "to_dlpack": "_dispatch.transforms",
-    "value_and_grad": "_dispatch.transforms",
-    "ValueAndGrad": "_dispatch.transforms",
-    "vmap": "_dispatch.transforms",
+    "Op": "kernel.dispatch.ops",
+    "all_ops": "kernel.dispatch.ops",
+    "get_op": "kernel.dispatch.ops",
+    "to_device": "_transforms",
+    "to_dlpack": "_transforms",
+    "value_and_grad": "_transforms",
+    "ValueAndGrad": "_transforms",
+    "vmap": "_transforms",
     # NumPy's index tricks that make grids, on the backend in scope.
     "mgrid": "_grids",
     "ogrid": "_grids",
     # Where calls run.
-    "Scope": "_dispatch.scope",
-    "choosing": "_dispatch.scope",
-    "current_scope": "_dispatch.scope",
-    "device": "_dispatch.scope",
+    "Scope": "kernel.dispatch.scope",
+    "choosing": "kernel.dispatch.scope",
+    "current_scope": "kernel.dispatch.scope",
+    "device": "kernel.dispatch.scope",
     "execution_policy": "_tuning.ranking",
-    "ExecutionPolicy": "_knowledge.execution_policy",
-    "scoped": "_dispatch.generators",
-    "set_backend": "_dispatch.scope",
-    "use_backend": "_dispatch.scope",
-    "use_numpy_backend": "_dispatch.scope",
+    "ExecutionPolicy": "_tuning.execution_policy",
+    "scoped": "kernel.dispatch.generators",
+    "set_backend": "kernel.dispatch.scope",
+    "use_backend": "kernel.dispatch.scope",
+    "use_numpy_backend": "kernel.dispatch.scope",
     # The seed's names for a pipeline and its stages (``prism_core.pipelines`` has the rest).
     "pipeline": "_pipeline.pipeline",
     "stage": "_pipeline.stage",
@@ -81,22 +81,22 @@ _LAZY = {
     "function": "_function.placed",
     "PlacedFunction": "_function.placed",
     # What a call did.
-    "ArraySpec": "_dispatch.arguments",
-    "Candidate": "_dispatch.decision",
-    "Decision": "_dispatch.decision",
-    "explain": "_dispatch.ops",
-    "FallbackRecord": "_dispatch.fallback",
-    "fallbacks": "_dispatch.fallback",
-    "reset_fallbacks": "_dispatch.fallback",
+    "ArraySpec": "kernel.dispatch.arguments",
+    "Candidate": "kernel.dispatch.decision",
+    "Decision": "kernel.dispatch.decision",
+    "explain": "kernel.dispatch.ops",
+    "FallbackRecord": "kernel.dispatch.fallback",
+    "fallbacks": "kernel.dispatch.fallback",
+    "reset_fallbacks": "kernel.dispatch.fallback",
     # Errors and warnings.
-    "BackendError": "_dispatch.fallback",
-    "DeviceNotPresentError": "_dispatch.scope",
-    "DispatchError": "_dispatch.fallback",
-    "FallbackWarning": "_dispatch.fallback",
-    "OperationError": "_dispatch.ops",
-    "PolicyError": "_knowledge.execution_policy",
-    "PrismError": "_errors",
-    "PrismWarning": "_errors",
+    "BackendError": "kernel.dispatch.fallback",
+    "DeviceNotPresentError": "kernel.dispatch.scope",
+    "DispatchError": "kernel.dispatch.fallback",
+    "FallbackWarning": "kernel.dispatch.fallback",
+    "OperationError": "kernel.dispatch.ops",
+    "PolicyError": "_tuning.execution_policy",
+    "PrismError": "kernel.errors",
+    "PrismWarning": "kernel.errors",
 }
 
 #: Namespaces of ops, imported on first access.
@@ -134,7 +134,7 @@ def __getattr__(name: str) -> object:
         value = importlib.import_module(f"{__name__}.{name}")
     elif not name.startswith("_") and name not in _SUBMODULES:
         # The operations: prism_core.matmul, prism_core.vector_add, ...
-        from prism_core._dispatch.ops import OperationError, get_op
+        from prism_core.kernel.dispatch.ops import OperationError, get_op
 
         try:
             value = get_op(name).function
@@ -175,7 +175,7 @@ def _moved(name: str) -> object:
 
 
 def __dir__() -> list[str]:
-    from prism_core._dispatch.ops import all_ops
+    from prism_core.kernel.dispatch.ops import all_ops
 
     ops = [n for n in all_ops() if "." not in n]
     return sorted(set(globals()) | set(__all__) | set(ops))

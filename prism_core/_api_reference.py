@@ -49,7 +49,7 @@ def stub_text(namespace: str = "") -> str:
             "from typing import Any",
             "",
             *(f"from prism_core import {n} as {n}" for n in _namespaces()),
-            "from prism_core._version import __version__ as __version__",
+            "from prism_core.kernel.version import __version__ as __version__",
         ]
     lines += [f"from prism_core.{m} import {n} as {n}" for n, m in module._LAZY.items()]
     lines += ["", "__all__: list[str]", ""]
@@ -91,7 +91,7 @@ def _section(title: str, module: object, names: list[str]) -> list[str]:
 def page_text() -> str:
     """docs/api.md: the top level, then each namespace, every public name with the first
     paragraph of its documentation."""
-    from prism_core._dispatch.catalogue import SPECS
+    from prism_core.kernel.dispatch.catalogue import SPECS
 
     top = [n for n in prism_core.__all__ if n not in _namespaces() and n != "__version__"]
     out = [

@@ -18,10 +18,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from prism_core._dispatch.candidates import Runner, candidates
-from prism_core._dispatch.ops import get_op
-from prism_core._errors import PrismError
-from prism_core._quantities import seconds_text
 from prism_core._tuning.load import MachineLoad
 from prism_core._tuning.tuner import (
     Keeper,
@@ -35,10 +31,14 @@ from prism_core._tuning.tuner import (
     stored_case,
     tune_case,
 )
+from prism_core.kernel.dispatch.candidates import Runner, candidates
+from prism_core.kernel.dispatch.ops import get_op
+from prism_core.kernel.errors import PrismError
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.examples import Examples
     from prism_core._tuning.calibration import CalibrationReport
+    from prism_core.kernel.dispatch.examples import Examples
 
 __all__ = [
     "FULL",
@@ -313,8 +313,8 @@ class BenchReport:
 def bench_host() -> dict[str, Any]:
     """The host as ``prism bench`` reports it: Python, the machine, the devices present and
     the available backends with their versions."""
-    from prism_core._knowledge.backend_registry import backends
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.backend_registry import backends
+    from prism_core.kernel.host import present_devices
 
     present = present_devices()
     return {
@@ -360,8 +360,8 @@ def run_bench(
     (the default): where a device other than the CPU is present that this host's cache holds
     no calibration step for, or with ``force``.  The model's calibration fitted to the CPU's
     tuned times is stored over the step's."""
-    from prism_core._dispatch.explain import explain
-    from prism_core._knowledge.tuning_records import TuningStore, reload
+    from prism_core._tuning.tuning_records import TuningStore, reload
+    from prism_core.kernel.dispatch.explain import explain
 
     sizes = QUICK if quick else FULL
     # Ops that carry their examples are benchmarked only when named (by name or group).
@@ -499,7 +499,7 @@ def run_bench(
 def _stored_calibration(store: Any) -> dict[str, Any]:
     """This host's stored calibration (``{}`` where nothing is stored, or ``store`` is
     ``False``)."""
-    from prism_core._knowledge.tuning_records import TuningStore
+    from prism_core._tuning.tuning_records import TuningStore
 
     if store is False:
         return {}
@@ -512,8 +512,8 @@ def _calibration_due(force: bool) -> bool:
     """Whether ``prism bench`` runs the calibration step: a device other than the CPU is
     present, driven by an available backend, that this host's cache holds no calibration step
     for (``measured_at``), or ``force``."""
-    from prism_core._knowledge.tuning_records import records
     from prism_core._tuning.calibration import devices_to_calibrate
+    from prism_core._tuning.tuning_records import records
 
     others = [d.device_type for d, _, backend in devices_to_calibrate() if backend is not None]
     if not others:
@@ -587,7 +587,7 @@ def _calibration(
     includes the copies, which the model prices apart (the link the calibration step
     measures), so it calibrates nothing; the step measures such devices with the data on
     them."""
-    from prism_core._knowledge.model import ModelError, PerformanceModel
+    from prism_core._tuning.model import ModelError, PerformanceModel
 
     try:
         model = PerformanceModel(base or None)

@@ -21,10 +21,15 @@ import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn, TextIO
 
-from prism_core._config import debug_enabled
-from prism_core._errors import PrismError, UnknownDeviceError, describe_exception, display_path
-from prism_core._quantities import bytes_text, seconds_text
-from prism_core._version import __version__
+from prism_core.kernel.config import debug_enabled
+from prism_core.kernel.errors import (
+    PrismError,
+    UnknownDeviceError,
+    describe_exception,
+    display_path,
+)
+from prism_core.kernel.quantities import bytes_text, seconds_text
+from prism_core.kernel.version import __version__
 
 __all__ = ["main"]
 
@@ -72,7 +77,7 @@ def _print_problems(problems: Sequence[Any], err: TextIO, *, prefix: str = "") -
 
 
 def _library() -> Any:
-    from prism_core._knowledge.devices import DeviceLibrary
+    from prism_core.kernel.devices import DeviceLibrary
 
     return DeviceLibrary()
 
@@ -93,7 +98,7 @@ def _report_library_problems(lib: Any, err: TextIO) -> int:
 
 
 def cmd_validate(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._knowledge.devices import validate_paths
+    from prism_core.kernel.devices import validate_paths
 
     try:
         reports = validate_paths(args.paths, use_cache=False if args.no_cache else None)
@@ -273,11 +278,11 @@ def cmd_show(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._dispatch.ops import all_ops
-    from prism_core._knowledge.backend_registry import check_capabilities
-    from prism_core._knowledge.devices import default_library
-    from prism_core._knowledge.host import host_cpu_instance
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.backend_registry import check_capabilities
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.dispatch.ops import all_ops
+    from prism_core.kernel.host import host_cpu_instance
+    from prism_core.kernel.plugins import plugins
 
     ps = plugins()
     with contextlib.suppress(PrismError):  # a failure is on its plugin's record: shown below
@@ -365,12 +370,17 @@ def _parse_shapes(text: str) -> list[tuple[int, ...]]:
 def cmd_explain(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     import contextlib
 
-    from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._dispatch.arguments import ArraySpec
-    from prism_core._dispatch.explain import array_parameters, arrays_taken
-    from prism_core._dispatch.ops import OperationError, explain, get_op
-    from prism_core._dispatch.scope import DeviceNotPresentError, choosing, device, use_backend
-    from prism_core._errors import UnknownDeviceError
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
+    from prism_core.kernel.dispatch.arguments import ArraySpec
+    from prism_core.kernel.dispatch.explain import array_parameters, arrays_taken
+    from prism_core.kernel.dispatch.ops import OperationError, explain, get_op
+    from prism_core.kernel.dispatch.scope import (
+        DeviceNotPresentError,
+        choosing,
+        device,
+        use_backend,
+    )
+    from prism_core.kernel.errors import UnknownDeviceError
 
     try:
         op = get_op(args.op)
@@ -457,8 +467,8 @@ def _csv(text: str | None, what: str, convert: Any = str) -> list[Any] | None:
 
 
 def _show_tuning(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.tuner import choice_text
+    from prism_core._tuning.tuning_records import TuningStore
 
     store = TuningStore()
     if args.clear:
@@ -594,9 +604,9 @@ def _took(started: float, start_up: float, budget: float | None) -> str:
 
 
 def cmd_tune(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.progress import Progress
     from prism_core._tuning.tuner import check_size, tune
+    from prism_core._tuning.tuning_records import TuningStore
 
     if args.show or args.clear:
         return _show_tuning(args, out, err)
@@ -661,9 +671,9 @@ def _figure(report: Any, path: str, err: TextIO) -> bool:
 def cmd_bench(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from prism_core._bench import bench_host, header, render, run_bench
     from prism_core._bench_plot import target
-    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.load import MachineLoad
     from prism_core._tuning.progress import Progress
+    from prism_core._tuning.tuning_records import TuningStore
 
     figure = None
     if args.plot:  # checked before anything is measured
@@ -767,8 +777,8 @@ def _calibrate_only(
     """``prism bench --calibrate``: the calibration step alone, its figures and where they
     were stored."""
     from prism_core._bench import BenchError, run_calibration
-    from prism_core._knowledge.tuning_records import TuningStore
     from prism_core._tuning.progress import Progress
+    from prism_core._tuning.tuning_records import TuningStore
 
     deadline = None if args.budget is None else args.started + args.budget
     progress = Progress.auto(err, lines=True, prefix="prism bench: ", deadline=deadline)
@@ -804,7 +814,7 @@ def _calibrate_only(
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from prism_core._description.schema import device_schema_bytes
+    from prism_core.kernel.description.schema import device_schema_bytes
 
     out.write(device_schema_bytes().decode("utf-8"))
     return EXIT_OK
@@ -848,7 +858,7 @@ def _add_plugin_commands(sub: Any) -> None:
     distribution and the entry point: the other commands never see it.  One named like a
     builtin command, or like a command added before it, is not added.
     """
-    from prism_core._knowledge.plugins import entry_points
+    from prism_core.kernel.plugins import entry_points
 
     for ep in sorted(entry_points(COMMAND_GROUP), key=lambda ep: (ep.name, ep.value)):
         name = ep.name
@@ -1126,7 +1136,7 @@ def _show_warning(err: TextIO) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from prism_core._knowledge.plugins import PluginWarning
+    from prism_core.kernel.plugins import PluginWarning
 
     # Run as the program (no argv): the command started when Python imported this module.
     started = _IMPORTED if argv is None else time.perf_counter()

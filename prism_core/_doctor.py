@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from prism_core._errors import describe_exception
+from prism_core.kernel.errors import describe_exception
 
 __all__ = ["collect", "render"]
 
@@ -70,10 +70,10 @@ def _yaml() -> dict[str, Any]:
 
 
 def _plugins() -> dict[str, Any]:
-    from prism_core._errors import PrismError
-    from prism_core._knowledge.backend_registry import check_capabilities
-    from prism_core._knowledge.host import present_devices
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.backend_registry import check_capabilities
+    from prism_core.kernel.errors import PrismError
+    from prism_core.kernel.host import present_devices
+    from prism_core.kernel.plugins import plugins
 
     ps = plugins()
     # A backend's capability method that raises goes on its plugin's record, shown below (in
@@ -103,7 +103,7 @@ def _plugins() -> dict[str, Any]:
 
 
 def _devices(library: Any) -> dict[str, Any]:
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.host import present_devices
 
     found = present_devices(library)
     present = [
@@ -121,7 +121,7 @@ def _devices(library: Any) -> dict[str, Any]:
 
 
 def _caches(library: Any) -> dict[str, Any]:
-    from prism_core._config import cache_dir, cache_enabled
+    from prism_core.kernel.config import cache_dir, cache_enabled
 
     cache = getattr(library, "cache", None)
     path = cache.path if cache is not None else None
@@ -137,7 +137,7 @@ def _caches(library: Any) -> dict[str, Any]:
 def _tuning() -> dict[str, Any]:
     """This host's tuning cache: where it is and what it holds (``prism tune --show`` lists
     it entry by entry)."""
-    from prism_core._knowledge import tuning_records as tuning
+    from prism_core._tuning import tuning_records as tuning
 
     found = tuning.records()
     return {
@@ -151,8 +151,8 @@ def _tuning() -> dict[str, Any]:
 
 def collect() -> dict[str, Any]:
     """The whole report as JSON-serialisable data."""
-    from prism_core._config import environment_in_effect
-    from prism_core._knowledge.devices import DeviceLibrary
+    from prism_core.kernel.config import environment_in_effect
+    from prism_core.kernel.devices import DeviceLibrary
 
     library = _section(DeviceLibrary)
     report: dict[str, Any] = {
@@ -166,7 +166,7 @@ def collect() -> dict[str, Any]:
         report["library"] = library
         report["plugins"] = _section(_plugins)
         return report
-    from prism_core._knowledge.host import describe_host
+    from prism_core.kernel.host import describe_host
 
     report["host"] = _section(lambda: describe_host(library).as_dict())
     every = library.list(include_abstract=True)

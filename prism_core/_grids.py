@@ -95,7 +95,7 @@ def _integer(axes: list[_Axis]) -> bool:
 
 
 def _op(name: str) -> Any:
-    from prism_core._dispatch.ops import get_op
+    from prism_core.kernel.dispatch.ops import get_op
 
     return get_op(name).function
 
@@ -117,7 +117,7 @@ class _Grid:
     _name = ""
 
     def __getitem__(self, key: Any) -> Any:
-        from prism_core._description.dtypes import float64, int64
+        from prism_core.kernel.description.dtypes import float64, int64
 
         name = self._name
         if not isinstance(key, tuple):

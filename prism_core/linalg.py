@@ -6,7 +6,7 @@ from typing import Any
 
 
 def __getattr__(name: str) -> Any:
-    from prism_core._dispatch.ops import OperationError, get_op
+    from prism_core.kernel.dispatch.ops import OperationError, get_op
 
     if name.startswith("_"):
         raise AttributeError(name)
@@ -19,6 +19,6 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    from prism_core._dispatch.ops import all_ops
+    from prism_core.kernel.dispatch.ops import all_ops
 
     return sorted(n.split(".", 1)[1] for n in all_ops() if n.startswith("linalg."))

@@ -10,7 +10,7 @@ about 3 ms).  Where a GPU found is a package that MIG can split (its description
 its own, named as CUDA names it (``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the
 MIG profile's description; a compute instance (``MIG 1c.3g.40gb``: one of the three compute
 slices of a 3g.40gb GPU instance) maps to its share of its GPU instance's description
-(``prism_core._knowledge.partition_match.compute_instance``).  docs/architecture.md, "Host
+(``prism_core.kernel.partition_match.compute_instance``).  docs/architecture.md, "Host
 detection"; docs/performance.md, "First call in a fresh process".
 """
 
@@ -22,11 +22,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from prism_core._contract.backend import DetectedDevice, Detection
-from prism_core._errors import describe_exception
+from prism_core.kernel.contract.backend import DetectedDevice, Detection
+from prism_core.kernel.errors import describe_exception
 
 if TYPE_CHECKING:
-    from prism_core._description.device import DeviceDescription
+    from prism_core.kernel.description.device import DeviceDescription
 
 __all__ = [
     "DRIVER_FILES",

@@ -14,7 +14,7 @@ _LAZY = {
     "Assignment": "_pipeline.strategy",
     "ExecutionStrategy": "_pipeline.strategy",
     "Executor": "_pipeline.strategy",
-    "MoveRecord": "_dispatch.movement",
+    "MoveRecord": "kernel.dispatch.movement",
     "PartRecord": "_pipeline.split",
     "Pipeline": "_pipeline.pipeline",
     "PipelineError": "_pipeline.report",

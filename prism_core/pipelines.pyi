@@ -3,7 +3,7 @@
 from prism_core._pipeline.strategy import Assignment as Assignment
 from prism_core._pipeline.strategy import ExecutionStrategy as ExecutionStrategy
 from prism_core._pipeline.strategy import Executor as Executor
-from prism_core._dispatch.movement import MoveRecord as MoveRecord
+from prism_core.kernel.dispatch.movement import MoveRecord as MoveRecord
 from prism_core._pipeline.split import PartRecord as PartRecord
 from prism_core._pipeline.pipeline import Pipeline as Pipeline
 from prism_core._pipeline.report import PipelineError as PipelineError

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import prism_core
-import prism_core._description.library as library
-import prism_core._knowledge.plugins as plugins
-import prism_core._knowledge.tuning_records as tuning
+import prism_core._tuning.tuning_records as tuning
+import prism_core.kernel.description.library as library
+import prism_core.kernel.plugins as plugins
 
 REPO = Path(__file__).resolve().parents[1]
 HARDWARE = REPO / "hardware"
@@ -152,8 +152,8 @@ def torch_and_jax() -> Iterator[Any]:
 
 def problems_of(text: str) -> list[str]:
     """The problems ``prism validate`` would report of a device file holding ``text``."""
-    from prism_core._description.schema import validate_parsed
-    from prism_core._description.yaml_loader import parse_yaml
+    from prism_core.kernel.description.schema import validate_parsed
+    from prism_core.kernel.description.yaml_loader import parse_yaml
 
     parsed, problems = parse_yaml(text, "d.yaml")
     assert problems == [], problems
@@ -235,7 +235,7 @@ def jax_without_x64() -> Iterator[None]:
     except ImportError:
         yield
         return
-    from prism_core._dispatch import registry
+    from prism_core.kernel.dispatch import registry
 
     before = bool(jax.config.jax_enable_x64)
     jax.config.update("jax_enable_x64", False)

@@ -19,7 +19,7 @@ import pytest
 
 import prism_core
 from prism_core import array_api as xp
-from prism_core._knowledge.devices import get_device
+from prism_core.kernel.devices import get_device
 
 CREATION = {
     "zeros": ((3,), {}),
@@ -71,7 +71,7 @@ def test_a_simulated_accelerator_plans_there_and_runs_on_the_reference(torch_plu
         partition=None,
         driver=None,
     )
-    from prism_core._dispatch.scope import current_scope
+    from prism_core.kernel.dispatch.scope import current_scope
 
     op = prism_core.get_op("zeros")
     op._plans.clear()  # the plans cached by earlier calls: only this call's remain
@@ -130,7 +130,7 @@ def host_spellings() -> list[Any]:
 #: warns at every later fork of the process that holds it (and this suite's workers fork).
 JAX_SPELLING = """
 import jax, numpy as np, prism_core
-from prism_core._knowledge.host import host_cpu_instance
+from prism_core.kernel.host import host_cpu_instance
 cpu, host = jax.devices("cpu")[0], host_cpu_instance().description
 x = np.arange(3.0)
 np.testing.assert_array_equal(prism_core.to_device(x, cpu), x)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from prism_core._knowledge.elementwise import STANDARD_ELEMENTWISE
+from prism_core.kernel.records.elementwise import STANDARD_ELEMENTWISE
 
 from .conftest import REPO
 

@@ -32,7 +32,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
-from prism_core._knowledge.elementwise import ELEMENTWISE, STANDARD_ELEMENTWISE  # noqa: E402
+from prism_core.kernel.records.elementwise import ELEMENTWISE, STANDARD_ELEMENTWISE  # noqa: E402
 
 from .array_api_dtypes import COMPLEX, NOT_ON_TORCH, REAL_FLOATING, SIGNED, UNSIGNED  # noqa: E402
 

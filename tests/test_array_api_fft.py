@@ -35,7 +35,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
 from prism_core._builtin import numpy_fft  # noqa: E402
-from prism_core._knowledge.fft_functions import ROWS  # noqa: E402
+from prism_core.kernel.records.fft_functions import ROWS  # noqa: E402
 from prism_core.testing._cases import fft as cases  # noqa: E402
 from prism_core.testing._inputs import Maker  # noqa: E402
 

@@ -40,7 +40,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
-from prism_core._knowledge.linalg_functions import ROWS  # noqa: E402
+from prism_core.kernel.records.linalg_functions import ROWS  # noqa: E402
 
 from .conftest import load_bundled_plugin  # noqa: E402
 

@@ -74,8 +74,8 @@ def prism_variants():
 RUN = """
 import numpy as np
 import prism_core
-import prism_core._dispatch.ops  # installs the op functions
-from prism_core._dispatch.candidates import candidates
+import prism_core.kernel.dispatch.ops  # installs the op functions
+from prism_core.kernel.dispatch.candidates import candidates
 
 a = np.ones(3)
 runners = {r.variant: r for r in candidates("add", (a, a)).runners}

@@ -161,7 +161,7 @@ def test_sequences_of_arrays_move_item_by_item(wrapped: None) -> None:
 
 
 def test_explain_estimates_the_cost_of_a_copy_over_the_host_link() -> None:
-    from prism_core._dispatch.movement import describe
+    from prism_core.kernel.dispatch.movement import describe
 
     h100 = prism.hardware.get_device("nvidia.h100-sxm")
     numpy = prism.extending.get_backend("numpy")

@@ -227,7 +227,7 @@ def test_bad_arguments_get_a_clear_error(
 TWIN = """
 import signal, sys, time
 import numpy as np
-from prism_core._dispatch.ops import get_op
+from prism_core.kernel.dispatch.ops import get_op
 
 BLOCK = int(sys.argv[1])
 
@@ -453,8 +453,8 @@ def test_an_interrupt_keeps_every_finished_case(
 @pytest.fixture
 def add_twin() -> Iterator[str]:
     """A second variant of the catalogue's ``add``, in this process."""
-    from prism_core._dispatch.ops import get_op
-    from prism_core._dispatch.registry import remove_variants
+    from prism_core.kernel.dispatch.ops import get_op
+    from prism_core.kernel.dispatch.registry import remove_variants
 
     name = "tests.add_twin"
     get_op("add").variant(lambda a, b: a + b, name=name, priority=-1)
@@ -464,7 +464,7 @@ def add_twin() -> Iterator[str]:
 
 def test_bench_interrupted_keeps_the_cases_already_tuned(add_twin: str) -> None:
     from prism_core._bench import run_bench
-    from prism_core._knowledge.tuning_records import TuningStore
+    from prism_core._tuning.tuning_records import TuningStore
 
     def progress(done: int, total: int, label: str) -> None:
         if done == 1:  # add on 1024 elements is tuned: Ctrl-C before 2**20
@@ -553,8 +553,8 @@ def test_bench_measures_the_ops_a_plugin_declares_with_their_examples(tmp_path: 
 def test_a_row_that_could_not_be_timed_says_why(add_twin: str) -> None:
     """The budget ran out before the row's check: its cells are empty, and the note says why."""
     from prism_core import _bench
-    from prism_core._dispatch.explain import explain
     from prism_core._tuning.tuner import TuneCase
+    from prism_core.kernel.dispatch.explain import explain
 
     args = _bench.example_arguments("add", 16, "float64")
     case = TuneCase("add", ((16,), (16,)), "fp64", 5, "cpu", (), "numpy.add", None, "failed")
@@ -605,10 +605,10 @@ def slow_twin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Virtu
     import numpy as np
 
     from prism_core import _bench
-    from prism_core._dispatch.ops import get_op
-    from prism_core._dispatch.registry import remove_variants
-    from prism_core._knowledge import tuning_records as tuning
     from prism_core._tuning import tuner
+    from prism_core._tuning import tuning_records as tuning
+    from prism_core.kernel.dispatch.ops import get_op
+    from prism_core.kernel.dispatch.registry import remove_variants
 
     clock = VirtualClock()
     monkeypatch.setattr(tuner, "time", clock)
@@ -666,7 +666,7 @@ import os, sys, time
 os.environ["PRISM_DISABLE_PLUGIN_AUTOLOAD"] = "1"
 import numpy as np
 from prism_core._cli import main
-from prism_core._dispatch.ops import get_op
+from prism_core.kernel.dispatch.ops import get_op
 
 get_op("add").variant(lambda a, b: np.add(a, b), name="tests.add_twin", priority=-1)
 time.sleep(1.0)

@@ -77,7 +77,7 @@ def checkout(tmp_path: Path) -> Path:
 @pytest.fixture
 def bench(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """The runner, with a tuning cache of this test's own (``--keep-cache`` keeps it)."""
-    from prism_core._knowledge import tuning_records
+    from prism_core._tuning import tuning_records
 
     monkeypatch.setenv("PRISM_CACHE_DIR", str(tmp_path / "cache"))
     tuning_records.reload()

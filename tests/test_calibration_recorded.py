@@ -36,10 +36,10 @@ from typing import Any
 
 import pytest
 
-import prism_core._knowledge.model as model_module
-from prism_core._knowledge.model import PerformanceModel
-from prism_core._knowledge.work import work_of
+import prism_core._tuning.model as model_module
 from prism_core._tuning.calibration import SIZES
+from prism_core._tuning.model import PerformanceModel
+from prism_core._tuning.work import work_of
 
 RECORDED = Path(__file__).resolve().parents[1] / "benchmarks/results/gpu-2026-11-26/offload.json"
 CPU, GPU = "generic.x86-64-v4", "nvidia.h100-sxm"

@@ -39,7 +39,7 @@ SETTINGS = "backend 'badsettings': settings() raised OSError: cannot read the se
 
 
 def _others() -> tuple[str, ...]:
-    from prism_core._knowledge.plugins import entry_points
+    from prism_core.kernel.plugins import entry_points
 
     return tuple(ep.name for ep in entry_points("prism.plugins") if ep.name not in OURS)
 
@@ -96,7 +96,7 @@ def test_raising_capability_methods_skip_their_backend_and_every_other_call_runs
 
 
 def test_raising_settings_are_recorded_and_the_fingerprint_says_unknown(site: Path) -> None:
-    from prism_core._knowledge.tuning_records import host_fingerprint
+    from prism_core._tuning.tuning_records import host_fingerprint
 
     ps = _discover()
     with pytest.warns(PluginWarning, match="settings"):

@@ -70,7 +70,7 @@ def test_a_size_that_cannot_fit_in_memory_is_refused(
 TWIN = """
 import sys
 import numpy as np
-from prism_core._dispatch.ops import get_op
+from prism_core.kernel.dispatch.ops import get_op
 
 get_op("add").variant(lambda a, b: np.add(a, b), name="tests.add_twin", priority=-1)
 from prism_core._cli import main
@@ -100,7 +100,7 @@ def test_sizes_help_says_what_a_size_is(tmp_path: Path) -> None:
 #: Records tuned choices as ``prism tune`` would have stored them: numpy.add, the declared
 #: first, measured 40x faster than the runner-up; a tie; and a measured winner.
 RECORD = """
-from prism_core._knowledge.tuning_records import TuningEntry, TuningStore
+from prism_core._tuning.tuning_records import TuningEntry, TuningStore
 
 def entry(op, bucket, times, winner, decided):
     return TuningEntry(

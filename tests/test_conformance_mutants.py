@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch.ops import remove_variants
+from prism_core.kernel.dispatch.ops import remove_variants
 from prism_core.testing import ConformanceReport, check_backend
 
 from .conftest import put_distribution_on_path

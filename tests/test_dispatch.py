@@ -462,7 +462,7 @@ def test_explain_refuses_fewer_arrays_than_the_op_takes() -> None:
 
 
 def test_warnings_raised_as_errors_are_the_callers() -> None:
-    from prism_core._dispatch import fallback as _dispatch
+    from prism_core.kernel.dispatch import fallback as _dispatch
 
     assert Warning in _dispatch.CALLER_ERRORS
 

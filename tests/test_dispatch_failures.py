@@ -26,8 +26,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._contract.variant import Variant
-from prism_core._dispatch import calls, registry, scope
+from prism_core.kernel.contract.variant import Variant
+from prism_core.kernel.dispatch import calls, registry, scope
 
 from .conftest import autoload_env, autoload_settings, put_distribution_on_path
 

@@ -20,7 +20,6 @@ pytest.importorskip("distributed", reason="prism_core.distributed needs the dist
 
 import prism_core as prism
 from prism_core import PrismError
-from prism_core._dispatch.registry import Op
 from prism_core.distributed import (
     RESOURCE_PREFIX,
     ClusterView,
@@ -34,6 +33,7 @@ from prism_core.distributed import (
 from prism_core.distributed.advert import CAPABILITY_HELD, describe_worker
 from prism_core.distributed.routing import route
 from prism_core.extending import Variant
+from prism_core.kernel.dispatch.registry import Op
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -15,7 +15,7 @@ import pytest
 
 import prism_core as prism
 from prism_core import ArraySpec
-from prism_core._description.dtypes import ALL
+from prism_core.kernel.description.dtypes import ALL
 
 _names = itertools.count()
 #: The Prism types NumPy has, with NumPy's name for each.

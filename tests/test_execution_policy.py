@@ -1,4 +1,4 @@
-"""Execution policies (prism_core._knowledge.execution_policy): ranking, constraints, errors."""
+"""Execution policies (prism_core._tuning.execution_policy): ranking, constraints, errors."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import dataclasses
 import pytest
 
 import prism_core as prism
-from prism_core._knowledge.execution_policy import (
+from prism_core._tuning.execution_policy import (
     PRIORITIES,
     ExecutionPolicy,
     PolicyError,
     choose,
 )
-from prism_core._knowledge.model import PerformanceModel, PerformanceRow
+from prism_core._tuning.model import PerformanceModel, PerformanceRow
 
 
 def row(

@@ -1,7 +1,7 @@
 """What the first call in a fresh process no longer pays for, and must still get right.
 
 * Plugin discovery reads the ``prism.plugins`` entry points and distribution versions itself
-  where the environment is plain (``prism_core._knowledge.plugins._installed``): it must give
+  where the environment is plain (``prism_core.kernel.plugins._installed``): it must give
   exactly what ``importlib.metadata`` gives, see a plugin installed or removed at the next
   discovery, and leave every unusual environment to importlib.metadata.
 * Requirement specifiers of plain release numbers are checked without ``packaging``.
@@ -32,9 +32,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prism_core import nvidia_smi
-from prism_core._description.requirements import _PLAIN_SPECIFIER, Requirement
-from prism_core._errors import RequirementError, debug
-from prism_core._knowledge import plugins
+from prism_core.kernel import plugins
+from prism_core.kernel.description.requirements import _PLAIN_SPECIFIER, Requirement
+from prism_core.kernel.errors import RequirementError, debug
 
 from .conftest import put_distribution_on_path
 
@@ -279,7 +279,7 @@ def test_specifiers_are_accepted_as_packaging_accepts_them(text: str) -> None:
 
 def test_a_requirement_with_a_plain_specifier_imports_no_packaging() -> None:
     code = (
-        "import sys; from prism_core._description.requirements import Requirement; "
+        "import sys; from prism_core.kernel.description.requirements import Requirement; "
         "Requirement({'compute_capability': '>=8.0', 'tensor_cores': '>= 3, <5'}); "
         "print('packaging' in sys.modules)"
     )
@@ -302,7 +302,7 @@ def test_a_warm_first_call_imports_only_what_it_needs(tmp_path: Path) -> None:
         "importlib.metadata",
         "email",
         "packaging",
-        "prism_core._description.yaml_loader",
+        "prism_core.kernel.description.yaml_loader",
         "yaml",
         "jsonschema",
         "archspec",
@@ -381,9 +381,9 @@ def test_the_catalogue_is_declared_with_one_bump() -> None:
     """Declaring the 58 builtin ops advances the dispatch generation once, not once per op, and
     leaves every op keyed as a bump leaves it."""
     code = (
-        "import json; import prism_core._dispatch.ops; "
-        "from prism_core._dispatch import registry; "
-        "from prism_core._dispatch.catalogue import SPECS; "
+        "import json; import prism_core.kernel.dispatch.ops; "
+        "from prism_core.kernel.dispatch import registry; "
+        "from prism_core.kernel.dispatch.catalogue import SPECS; "
         "before = registry.generation(); registry._declare_catalogue(); "
         "print(json.dumps([before, registry.generation(), len(SPECS), len(registry.table()), "
         "sorted({op._keying[0] for op in registry.table().values()})]))"
@@ -401,7 +401,7 @@ def test_the_catalogue_is_declared_with_one_bump() -> None:
 def test_debug_records_reach_the_prism_core_logger(caplog: pytest.LogCaptureFixture) -> None:
     """Where logging is imported (here, by pytest), records go to the ``prism_core`` logger as
     before: discovery's, for one."""
-    from prism_core._knowledge.plugins import reload_plugins
+    from prism_core.kernel.plugins import reload_plugins
 
     with caplog.at_level(logging.DEBUG, logger="prism_core"):
         debug("plugin %s: %s", "lab", "a problem")
@@ -413,7 +413,7 @@ def test_debug_records_reach_the_prism_core_logger(caplog: pytest.LogCaptureFixt
 
 def test_debug_imports_no_logging() -> None:
     code = (
-        "import sys; from prism_core._errors import debug; debug('%s', 1); "
+        "import sys; from prism_core.kernel.errors import debug; debug('%s', 1); "
         "print('logging' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

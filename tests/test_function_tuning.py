@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._knowledge import tuning_records as tuning
 from prism_core._tuning import tuner
+from prism_core._tuning import tuning_records as tuning
 
 from .conftest import run_prism
 from .virtual_clock import VirtualClock
@@ -68,8 +68,8 @@ def scaled() -> Any:
 
 
 def _has(backend: str) -> None:
-    from prism_core._dispatch.eligibility import available
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.dispatch.eligibility import available
+    from prism_core.kernel.plugins import plugins
 
     found = plugins().backends.get(backend)
     if found is None or not available(found):

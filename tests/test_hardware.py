@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from prism_core._knowledge.host import match_detected_device, software_devices
 from prism_core.hardware import DeviceDescription, DeviceLibrary, SearchEntry
+from prism_core.kernel.host import match_detected_device, software_devices
 
 from .conftest import HARDWARE
 

@@ -9,7 +9,7 @@ import sys
 import pluggy
 
 import prism_core
-from prism_core import hookspecs
+from prism_core.kernel.contract import hookspecs
 
 from .conftest import REPO
 

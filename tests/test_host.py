@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._errors import PrismError
-from prism_core._knowledge import host
-from prism_core._knowledge.host import (
+from prism_core.kernel import host
+from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
+from prism_core.kernel.errors import PrismError
+from prism_core.kernel.host import (
     CpuInfo,
     CpuMatch,
     DeviceInstance,
@@ -445,7 +445,7 @@ def test_public_types_live_in_prism_core_hardware() -> None:
 def test_importing_prism_core_host_is_light() -> None:
     """archspec, threadpoolctl and numpy are imported on use, not with the module."""
     code = (
-        "import sys, prism_core._knowledge.host\n"
+        "import sys, prism_core.kernel.host\n"
         "heavy = {'archspec', 'threadpoolctl', 'numpy'} & {m.split('.')[0] for m in sys.modules}\n"
         "assert not heavy, heavy\n"
     )
@@ -477,7 +477,7 @@ def test_present_devices_on_this_host() -> None:
 
 
 def test_detection_hints_map_a_pci_function_to_its_own_description(lib: DeviceLibrary) -> None:
-    from prism_core._knowledge.host import match_detected_device
+    from prism_core.kernel.host import match_detected_device
 
     h100 = match_detected_device(
         lib, vendor_id="0x10de", device_id="0x2330", product_name="NVIDIA H100 80GB HBM3"
@@ -502,7 +502,7 @@ def test_inherited_hints_do_not_identify_a_device(
     tmp_path: Path, write_yaml: Callable[[str, str], Path]
 ) -> None:
     """A child that only inherits the H100's hints does not take its place in detection."""
-    from prism_core._knowledge.host import match_detected_device
+    from prism_core.kernel.host import match_detected_device
 
     write_yaml("d/tuned.yaml", "device_type: lab.h100-tuned\nextends: nvidia.h100-sxm\n")
     lib = DeviceLibrary(
@@ -515,7 +515,7 @@ def test_inherited_hints_do_not_identify_a_device(
 
 
 def test_software_devices_of_a_package(lib: DeviceLibrary) -> None:
-    from prism_core._knowledge.host import software_devices
+    from prism_core.kernel.host import software_devices
 
     h100 = lib.get("nvidia.h100-sxm")
     assert software_devices(h100, lib) == (h100,)
@@ -683,7 +683,7 @@ def test_a_warm_process_does_not_import_archspec() -> None:
     it from the cache directory without importing archspec (or subprocess, which it imports)."""
     pytest.importorskip("archspec.cpu")
     code = (
-        "import json, sys; from prism_core._knowledge.host import detect_cpu; "
+        "import json, sys; from prism_core.kernel.host import detect_cpu; "
         "info = detect_cpu().as_dict(); "
         "print(json.dumps([info, 'archspec' in sys.modules, 'subprocess' in sys.modules]))"
     )

@@ -25,7 +25,7 @@ def _run_suite(tmp_path: Path, name: str, module: str) -> subprocess.CompletedPr
             import os
 
             import prism_core
-            from prism_core._knowledge.plugins import BUILTIN_PLUGINS
+            from prism_core.kernel.plugins import BUILTIN_PLUGINS
 
             def test_only_this_plugin_is_loaded():
                 assert os.environ["PRISM_PLUGINS"] == {name!r}

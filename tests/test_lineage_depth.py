@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from prism_core._description.library import MAX_INHERITANCE_DEPTH
 from prism_core.hardware import DeviceLibrary, SearchEntry
+from prism_core.kernel.description.library import MAX_INHERITANCE_DEPTH
 
 CHAIN = 200
 #: More than Python's default recursion limit.

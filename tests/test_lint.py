@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
+from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core.lint import CODES, LintConfig, LintConfigError, lint_paths, lint_source, runner
 from prism_core.lint.checker import (
     _NUMPY_RENAMES,
@@ -949,7 +949,7 @@ def test_from_prism_core_import_lint_is_a_plain_submodule_import() -> None:
     dispatch machinery)."""
     code = (
         "import sys; from prism_core import lint; "
-        "print(lint.__name__, 'prism_core._dispatch.registry' in sys.modules)"
+        "print(lint.__name__, 'prism_core.kernel.dispatch.registry' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch.location import Router, is_located
+from prism_core.kernel.dispatch.location import Router, is_located
 
 from .conftest import put_distribution_on_path
 

@@ -1,4 +1,4 @@
-"""The performance model (prism_core._knowledge.model) on the shipped device descriptions."""
+"""The performance model (prism_core._tuning.model) on the shipped device descriptions."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._knowledge import model as model_module
-from prism_core._knowledge.model import (
+from prism_core._tuning import model as model_module
+from prism_core._tuning.model import (
     Figures,
     ModelError,
     PerformanceModel,
     PerformanceTable,
     Prediction,
 )
-from prism_core._knowledge.work import Work
+from prism_core._tuning.work import Work
 
 WriteYaml = Callable[[str, str], Path]
 

@@ -83,7 +83,7 @@ def strict_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
 
 def test_a_variant_for_every_op_of_the_standard_and_the_overrides() -> None:
     ops = {v.op for v in NamespaceBackend().variants()}
-    from prism_core._knowledge.standard import STANDARD_OPS
+    from prism_core.kernel.records.standard import STANDARD_OPS
 
     assert ops == set(STANDARD_OPS.values()) | {"to_numpy"}
     assert "dot" not in ops  # not the standard's: only an override brings it

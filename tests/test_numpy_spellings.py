@@ -171,7 +171,7 @@ def test_grids_are_of_numpys_types_on_the_backend_in_scope(
 
 
 def test_every_binary_elementwise_op_has_numpys_outer() -> None:
-    from prism_core._knowledge.families import RECORDS
+    from prism_core.kernel.records.families import RECORDS
 
     binary = [r for r in RECORDS if r.work == "elementwise" and r.arity == 2]
     assert {"add", "multiply", "subtract", "maximum", "power", "greater", "equal"} <= {

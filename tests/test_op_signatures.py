@@ -22,9 +22,9 @@ import pytest
 import prism_core
 from prism_core import array_api as xp
 from prism_core._builtin.numpy_ops import FUNCTIONS
-from prism_core._dispatch.catalogue import SPECS, parse_signature, signature_text
-from prism_core._dispatch.ops import OpSignature, _declared_signature
-from prism_core._dispatch.registry import Op
+from prism_core.kernel.dispatch.catalogue import SPECS, parse_signature, signature_text
+from prism_core.kernel.dispatch.ops import OpSignature, _declared_signature
+from prism_core.kernel.dispatch.registry import Op
 
 ANYTHING = inspect.Signature(
     [Parameter("args", Parameter.VAR_POSITIONAL), Parameter("kwargs", Parameter.VAR_KEYWORD)]

@@ -25,11 +25,11 @@ from hypothesis.extra import numpy as hnp
 
 import prism_core
 from prism_core._builtin import numpy_ops
-from prism_core._description import dtypes as _dtypes
-from prism_core._dispatch.catalogue import ALIASES, CATALOGUE
-from prism_core._dispatch.ops import Op, all_ops, get_op
-from prism_core._knowledge.elementwise import ELEMENTWISE
-from prism_core._knowledge.families import RECORDS
+from prism_core.kernel.description import dtypes as _dtypes
+from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE
+from prism_core.kernel.dispatch.ops import Op, all_ops, get_op
+from prism_core.kernel.records.elementwise import ELEMENTWISE
+from prism_core.kernel.records.families import RECORDS
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}
 
@@ -338,7 +338,7 @@ def test_one_numpy_variant_per_op() -> None:
 def test_catalogue_and_variants_import_no_numpy() -> None:
     """Plugin discovery calls variants(): declaring ops and listing variants imports no NumPy."""
     code = (
-        "import sys, json; import prism_core._dispatch.catalogue as c; "
+        "import sys, json; import prism_core.kernel.dispatch.catalogue as c; "
         "from prism_core._builtin import numpy_ops as m; n = len(m.variants()); "
         "print(json.dumps([len(c.CATALOGUE), n, 'numpy' in sys.modules]))"
     )

@@ -27,11 +27,11 @@ from hypothesis.extra import numpy as hnp
 
 import prism_core
 from prism_core._builtin import numpy_ops
-from prism_core._dispatch import catalogue
-from prism_core._dispatch.ops import get_op, remove_variants
-from prism_core._knowledge import families
-from prism_core._knowledge.oprecord import OpRecord
 from prism_core.backend_kit import QRResult
+from prism_core.kernel.dispatch import catalogue
+from prism_core.kernel.dispatch.ops import get_op, remove_variants
+from prism_core.kernel.oprecord import OpRecord
+from prism_core.kernel.records import families
 from prism_core.testing import check_backend, conformance_checks, input_cases, keyword_cases
 
 VARIANTS = {v.op: v for v in numpy_ops.variants()}

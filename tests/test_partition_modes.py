@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 import prism_core
-from prism_core._description.device import DeviceDescription, Partition, PartitionPart
-from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._knowledge.host import match_detected_device, software_devices
-from prism_core._knowledge.partition_match import match_partition
+from prism_core.kernel.description.device import DeviceDescription, Partition, PartitionPart
+from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
+from prism_core.kernel.host import match_detected_device, software_devices
+from prism_core.kernel.partition_match import match_partition
 from prism_core.nvidia_smi import (
     NVIDIA_SMI_COMMAND,
     NVIDIA_SMI_LIST_COMMAND,

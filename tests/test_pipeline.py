@@ -594,7 +594,7 @@ def test_an_exception_whose_str_raises_reaches_the_caller_unchanged() -> None:
     with pytest.raises(Unprintable) as caught:
         run(np.ones(3))
     assert "raised in stage 'first'" in "".join(getattr(caught.value, "__notes__", []))
-    from prism_core._errors import describe_exception
+    from prism_core.kernel.errors import describe_exception
 
     assert describe_exception(Unprintable()) == (
         "Unprintable: (its message cannot be shown: str() raised RuntimeError)"

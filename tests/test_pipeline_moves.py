@@ -1,4 +1,4 @@
-"""Recording the moves dispatch makes (prism_core/_dispatch/movement.py: ``recording()``,
+"""Recording the moves dispatch makes (prism_core/kernel/dispatch/movement.py: ``recording()``,
 ``MoveRecord``) and what pipelines' stages report of them.
 
 Moves between NumPy and torch on the CPU use the installed torch plugin (loaded through its
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch import movement
-from prism_core._dispatch.movement import COPIED, ZERO_COPY
+from prism_core.kernel.dispatch import movement
+from prism_core.kernel.dispatch.movement import COPIED, ZERO_COPY
 
 
 @pytest.fixture

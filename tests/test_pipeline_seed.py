@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch.movement import COPIED
+from prism_core.kernel.dispatch.movement import COPIED
 
 from .conftest import REPO
 

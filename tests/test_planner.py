@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._knowledge import work as work_module
-from prism_core._knowledge.execution_policy import ExecutionPolicy, PolicyError
-from prism_core._knowledge.model import ModelError, PerformanceModel
-from prism_core._knowledge.work import Work, declare_work
+from prism_core._tuning import work as work_module
+from prism_core._tuning.execution_policy import ExecutionPolicy, PolicyError
+from prism_core._tuning.model import ModelError, PerformanceModel
 from prism_core._tuning.planner import DeviceChoice, choose_device
+from prism_core._tuning.work import Work, declare_work
 
 WriteYaml = Callable[[str, str], Path]
 S = prism.ArraySpec
@@ -116,7 +116,7 @@ def test_a_tuned_time_replaces_the_prediction() -> None:
 def test_this_hosts_tuning_records_replace_the_prediction() -> None:
     """By default a plan reads what ``prism tune`` measured on this host (really measured
     here, with a small budget), for the device, dtype and size bucket it was measured at."""
-    from prism_core._dispatch.registry import remove_variants, table
+    from prism_core.kernel.dispatch.registry import remove_variants, table
 
     name = "planner_tuned_op"
     declare_work(name, lambda shapes, itemsize: Work(2.0 * shapes[0][0], 16.0 * shapes[0][0]))

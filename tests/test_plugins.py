@@ -30,9 +30,9 @@ import numpy as np
 import pytest
 
 import prism_core
-from prism_core._config import PluginSettings
-from prism_core._dispatch.catalogue import CATALOGUE
-from prism_core._knowledge.plugins import PluginError, PluginSet
+from prism_core.kernel.config import PluginSettings
+from prism_core.kernel.dispatch.catalogue import CATALOGUE
+from prism_core.kernel.plugins import PluginError, PluginSet
 
 from .conftest import REPO, make_venv, put_distribution_on_path
 

@@ -152,7 +152,7 @@ def test_the_plugin_is_there_and_idle(request):
     assert manager.has_plugin("prism")  # loaded through the pytest11 entry point
     assert manager.get_plugin("prism-conformance") is None
     loaded = [m for m in ("numpy", "prism_core.testing._conformance",
-                          "prism_core._knowledge.plugins", "prism_core._dispatch.ops")
+                          "prism_core.kernel.plugins", "prism_core.kernel.dispatch.ops")
               if m in sys.modules]
     assert loaded == [], loaded
 """

@@ -57,7 +57,7 @@ def test_the_rules_raise_the_references_errors() -> None:
 
 def test_the_bundled_plugins_import_nothing_private_of_prism_core() -> None:
     """A plugin is a separately installed package: it uses prism-core's public modules only
-    (``prism_core._config`` aside, whose cache directory the Numba plugin shares)."""
+    (``prism_core.kernel.config`` aside, whose cache directory the Numba plugin shares)."""
     found = []
     for path in sorted((REPO / "plugins").glob("*/src/**/*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -69,6 +69,6 @@ def test_the_bundled_plugins_import_nothing_private_of_prism_core() -> None:
             for name in names:
                 parts = name.split(".")
                 private = parts[0] == "prism_core" and any(p.startswith("_") for p in parts[1:])
-                if private and not name.startswith("prism_core._config"):
+                if private and not name.startswith("prism_core.kernel.config"):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
     assert found == []

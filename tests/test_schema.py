@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from prism_core._description.schema import MAX_PROBLEMS, validate_parsed
-from prism_core._description.yaml_loader import parse_yaml
 from prism_core.hardware import device_schema
+from prism_core.kernel.description.schema import MAX_PROBLEMS, validate_parsed
+from prism_core.kernel.description.yaml_loader import parse_yaml
 
 from .conftest import HARDWARE, SCHEMA, SEED, SHARED_SEED, problems_of, run_prism
 
@@ -98,7 +98,7 @@ def test_no_network_for_unknown_refs(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from referencing.exceptions import Unresolvable
 
-    from prism_core._description import schema as _schema
+    from prism_core.kernel.description import schema as _schema
 
     def no_urlopen(*args: object, **kwargs: object) -> None:
         raise AssertionError("the validator tried to use the network")
@@ -216,7 +216,7 @@ def test_fnuz_fp8_types_are_in_the_vocabulary() -> None:
 
 
 def test_every_prism_dtype_names_a_vocabulary_type() -> None:
-    from prism_core._description import dtypes
+    from prism_core.kernel.description import dtypes
 
     vocabulary = set(device_schema()["definitions"]["data_type"]["enum"])
     assert {d.vocab for d in dtypes.ALL} <= vocabulary
@@ -246,7 +246,7 @@ class _NamedDType:
 )
 def test_fp8_dtypes_map_ml_dtypes_and_torch_names(name: str, vocab: str) -> None:
     import prism_core
-    from prism_core._description import dtypes
+    from prism_core.kernel.description import dtypes
 
     found = dtypes.dtype(name)
     assert found is getattr(prism_core, name) and found.vocab == vocab and found.itemsize == 1

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from prism_core._description.library import read_device_file
-from prism_core._description.yaml_loader import MAX_BYTES
 from prism_core.hardware import DeviceLibrary, SearchEntry
+from prism_core.kernel.description.library import read_device_file
+from prism_core.kernel.description.yaml_loader import MAX_BYTES
 
 POSIX = sys.platform != "win32"
 needs_posix = pytest.mark.skipif(not POSIX, reason="symbolic links, FIFOs and modes are POSIX")

@@ -25,9 +25,6 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._description import dtypes
-from prism_core._description.numeric_formats import BUILTIN, FLOATING, STRUCTURAL
-from prism_core._description.schema import FORMAT_2_KEYS, device_schema
 from prism_core.hardware import (
     DeviceLibrary,
     NumericFormat,
@@ -37,6 +34,9 @@ from prism_core.hardware import (
     Sparsity,
     standard_format,
 )
+from prism_core.kernel.description import dtypes
+from prism_core.kernel.description.numeric_formats import BUILTIN, FLOATING, STRUCTURAL
+from prism_core.kernel.description.schema import FORMAT_2_KEYS, device_schema
 
 from .conftest import HARDWARE, problems_of, shipped_library
 

@@ -26,9 +26,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prism_core as prism
-from prism_core._config import usable_cpus
-from prism_core._dispatch.arguments import plan_key as _key
 from prism_core._pipeline import split as split_module
+from prism_core.kernel.config import usable_cpus
+from prism_core.kernel.dispatch.arguments import plan_key as _key
 from prism_core.pipelines import SplitError, SplitRecord, SplitRule
 
 TORCH_PLUGIN = importlib.util.find_spec("prism_plugin_torch") is not None and any(
@@ -256,7 +256,7 @@ def test_auto_gives_the_faster_device_the_larger_share() -> None:
 
 
 def test_auto_uses_tuned_throughputs_where_measured(torch_backend: None) -> None:
-    from prism_core._knowledge import tuning_records as tuning
+    from prism_core._tuning import tuning_records as tuning
 
     host = prism.hardware.present_devices().devices[0].description.device_type
     variants = ("numpy.matmul", "torch.matmul")

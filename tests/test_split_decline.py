@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._knowledge import model as model_module
-from prism_core._knowledge import tuning_records as tuning
 from prism_core._pipeline import split_decision
+from prism_core._tuning import model as model_module
+from prism_core._tuning import tuning_records as tuning
 from tests.conftest import load_test_plugin
 
 FAST, SLOW = "nvidia.h100-sxm", "amd.mi300x"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch.ops import remove_variants
+from prism_core.kernel.dispatch.ops import remove_variants
 from prism_core.testing import (
     check_backend,
     conformance_checks,

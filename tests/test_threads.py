@@ -1,4 +1,4 @@
-"""The thread-pool coordinator (prism_core/_knowledge/threads.py): behaviour, never timings.
+"""The thread-pool coordinator (prism_core/kernel/threads.py): behaviour, never timings.
 
 Fake pools check the logic (which pools a change of backend releases, the safety check, the
 switch, concurrency); NumPy's own OpenBLAS checks the real release; torch and SciPy, when
@@ -22,9 +22,9 @@ from collections.abc import Iterable
 import numpy as np
 import pytest
 
-from prism_core._errors import PrismWarning
-from prism_core._knowledge import threads
-from prism_core._knowledge.threads import Pool, PoolRecord, ThreadPools
+from prism_core.kernel import threads
+from prism_core.kernel.errors import PrismWarning
+from prism_core.kernel.threads import Pool, PoolRecord, ThreadPools
 
 A, B = email.__name__, json.__name__
 MODULES = {"alpha": (A,), "beta": (B,)}
@@ -174,7 +174,7 @@ def test_a_bad_setting_warns_and_keeps_the_default(monkeypatch: pytest.MonkeyPat
 
 
 def test_prism_threads_is_documented() -> None:
-    from prism_core import _config
+    from prism_core.kernel import config as _config
 
     assert "PRISM_THREADS" in _config.ENVIRONMENT_VARIABLES
     assert "PRISM_THREADS" in (_config.__doc__ or "")
@@ -335,7 +335,7 @@ def test_no_framework_is_ever_imported() -> None:
         """
         import json, sys
         sys.modules["torch"] = None  # as if not installed: importing it raises
-        from prism_core._knowledge import threads
+        from prism_core.kernel import threads
         for name in ("numpy", "torch", "scipy", "cupy", "torch", "numpy"):
             threads.entering(name)
         print(json.dumps({
@@ -357,7 +357,7 @@ def test_torch_and_scipy_pools_are_released_in_turn() -> None:
         """
         import json, os
         import numpy as np, scipy.linalg, threadpoolctl, torch
-        from prism_core._knowledge import threads
+        from prism_core.kernel import threads
         def limits():
             return {i["filepath"]: i["num_threads"] for i in threadpoolctl.threadpool_info()}
         before = limits()
@@ -447,7 +447,7 @@ _THROUGH_DISPATCH = """
     import json, os, threading
     import numpy as np, torch
     import prism_core as prism
-    from prism_core._knowledge import threads
+    from prism_core.kernel import threads
     a = np.random.default_rng(0).standard_normal((256, 256))
     t = torch.from_numpy(a.copy())
     expected = a @ a

@@ -17,9 +17,9 @@ import pytest
 
 import prism_core as prism
 from prism_core import ArraySpec
-from prism_core._description.library import DeviceLibrary, SearchEntry
-from prism_core._knowledge.work import Work, work_of
+from prism_core._tuning.work import Work, work_of
 from prism_core.hardware import Throughput
+from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
 from prism_core.tuning import PerformanceModel
 
 from .conftest import HARDWARE, problems_of, run_prism, shipped_library

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._dispatch import candidates as dispatch_candidates
-from prism_core._dispatch.candidates import Runner
-from prism_core._dispatch.registry import remove_variants, table
-from prism_core._knowledge import tuning_records as tuning
 from prism_core._tuning import tuner
+from prism_core._tuning import tuning_records as tuning
 from prism_core._tuning.tuner import TuningError, decide, measure
+from prism_core.kernel.dispatch import candidates as dispatch_candidates
+from prism_core.kernel.dispatch.candidates import Runner
+from prism_core.kernel.dispatch.registry import remove_variants, table
 
 from .virtual_clock import VirtualClock
 
@@ -402,7 +402,7 @@ def test_candidates_are_in_declared_order(two_way: tuple[Any, list[str]]) -> Non
 @pytest.fixture
 def add_twin() -> Iterator[str]:
     """A second variant of the catalogue's ``add``: each size tuned has a choice to store."""
-    from prism_core._dispatch.ops import get_op
+    from prism_core.kernel.dispatch.ops import get_op
 
     name = "tests.add_twin"
     get_op("add").variant(lambda a, b: np.add(a, b), name=name, priority=-1)

@@ -27,9 +27,8 @@ from typing import Any
 import filelock  # noqa: F401 - loaded before any fork: the unprivileged child cannot import it
 import pytest
 
-from prism_core import _events
-from prism_core._knowledge import tuning_records as tuning
-from prism_core._knowledge.tuning_records import (
+from prism_core._tuning import tuning_records as tuning
+from prism_core._tuning.tuning_records import (
     Fingerprint,
     TuningCacheWarning,
     TuningEntry,
@@ -38,6 +37,7 @@ from prism_core._knowledge.tuning_records import (
     bucket_of,
     host_fingerprint,
 )
+from prism_core.kernel import events as _events
 
 #: The fingerprint of the stores these tests make (a host of their own, cheap to compute).
 HERE = Fingerprint.of({"cpu.brand": "Test CPU", "prism": "0", "python": "CPython 3"})
@@ -263,7 +263,7 @@ def test_calibration_is_read_only() -> None:
 def _fresh_plugins() -> None:
     # conftest forgets the plugin set between tests without announcing it: discovering it
     # again announces it, and with it the fingerprint is computed again.
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.plugins import plugins
 
     plugins()
 
@@ -283,7 +283,7 @@ def test_the_host_fingerprint_covers_cpu_software_and_versions() -> None:
         "plugin.numpy",
     ):
         assert name in fp.components, name
-    from prism_core._version import __version__
+    from prism_core.kernel.version import __version__
 
     assert fp.components["prism"] == __version__
     assert fp.components["cpu.count"] == str(os.cpu_count())
@@ -300,7 +300,7 @@ def test_thread_variables_and_backend_settings_are_in_the_fingerprint(
 ) -> None:
     """A choice measured with other thread counts or backend settings is another host's."""
     from prism_core._builtin.numpy_backend import NumpyBackend
-    from prism_core._knowledge.plugins import reload_plugins
+    from prism_core.kernel.plugins import reload_plugins
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     reload_plugins()
@@ -340,7 +340,7 @@ def test_the_fingerprint_is_the_same_in_another_process_and_imports_no_framework
     code = textwrap.dedent(
         """
         import json, sys
-        from prism_core._knowledge.tuning_records import host_fingerprint
+        from prism_core._tuning.tuning_records import host_fingerprint
         fp = host_fingerprint()
         heavy = sorted(m for m in ("torch", "scipy", "cupy") if m in sys.modules)
         print(json.dumps({"digest": fp.digest, "heavy": heavy}))
@@ -370,7 +370,7 @@ def prism_detect_devices(library):
 def test_the_fingerprint_names_each_gpu_and_its_driver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.host import present_devices
 
     from .conftest import put_distribution_on_path
 
@@ -400,7 +400,7 @@ def test_the_fingerprint_names_each_gpu_and_its_driver(
 
 def test_nvidia_smi_reports_the_driver() -> None:
     """The driver version comes from the nvidia-smi query detection already makes."""
-    from prism_core._knowledge.devices import default_library
+    from prism_core.kernel.devices import default_library
     from prism_core.nvidia_smi import (
         NVIDIA_SMI_COMMAND,
         SmiGpu,
@@ -532,7 +532,7 @@ def test_records_are_loaded_once_and_again_after_a_record(cache: Path) -> None:
         import sys
         sys.path.insert(0, sys.argv[1])
         from test_tuning import entry
-        from prism_core._knowledge import tuning_records as tuning
+        from prism_core._tuning import tuning_records as tuning
         tuning.default_store().record([entry("fft.fft", variants=("a", "b"), winner="a")])
         """
     )
@@ -834,7 +834,7 @@ def test_a_lock_held_too_long_is_reported_not_fatal(tmp_path: Path) -> None:
 WRITER = """\
 import sys, time, warnings
 from pathlib import Path
-from prism_core._knowledge.tuning_records import (
+from prism_core._tuning.tuning_records import (
     Fingerprint, TuningCacheWarning, TuningEntry, TuningStore
 )
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from prism_core._description import cache as cache_module
-from prism_core._description.cache import ValidationCache, digest
 from prism_core.hardware import DeviceLibrary, SearchEntry
+from prism_core.kernel.description import cache as cache_module
+from prism_core.kernel.description.cache import ValidationCache, digest
 
 from .conftest import HARDWARE, SEED
 
@@ -219,7 +219,7 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
     only for a file that has them, are among the modules seen."""
     code = (
         "import sys\n"
-        "from prism_core._description.library import SearchEntry, read_device_file\n"
+        "from prism_core.kernel.description.library import SearchEntry, read_device_file\n"
         "from pathlib import Path\n"
         f"files = [Path({str(SEED)!r}), *sorted(Path({str(HARDWARE)!r}).rglob('*.yaml'))]\n"
         "for path in files:\n"
@@ -233,7 +233,8 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
     assert proc.returncode == 0, proc.stderr
     imported = set(proc.stdout.split())
     hashed = {
-        f"prism_core._description.{n.removesuffix('.py')}" for n in cache_module.VALIDATION_SOURCES
+        f"prism_core.kernel.description.{n.removesuffix('.py')}"
+        for n in cache_module.VALIDATION_SOURCES
     }
     assert hashed <= imported
     # Modules that cannot change what a valid file becomes: package markers, the version (in
@@ -241,13 +242,13 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
     # and the library's resolved model and plugins (used after validation, not in it).
     unrelated = {
         "prism_core",
-        "prism_core._version",
-        "prism_core._errors",
-        "prism_core._public",  # where public classes say they live
-        "prism_core._events",
-        "prism_core._config",
-        "prism_core._description",
-        "prism_core._description.device",
+        "prism_core.kernel.version",
+        "prism_core.kernel.errors",
+        "prism_core.kernel.public",  # where public classes say they live
+        "prism_core.kernel.events",
+        "prism_core.kernel.config",
+        "prism_core.kernel.description",
+        "prism_core.kernel.description.device",
     }
     assert imported - hashed - unrelated == set()
 
@@ -355,8 +356,8 @@ def _replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
     ids=lambda p: p.name,
 )
 def test_cached_document_check_agrees_with_jsonschema(path: Path) -> None:
-    from prism_core._description.schema import _validator, device_schema
-    from prism_core._description.yaml_loader import parse_yaml
+    from prism_core.kernel.description.schema import _validator, device_schema
+    from prism_core.kernel.description.yaml_loader import parse_yaml
 
     parsed, _ = parse_yaml(path.read_bytes(), str(path))
     assert parsed is not None
@@ -413,7 +414,7 @@ def test_a_file_cached_before_a_check_existed_gets_the_check(
         "format_version: 2\ndevice_type: lab.x\n" + body, encoding="utf-8"
     )
     entries = [SearchEntry(tmp_path / "d", "user")]
-    checks = importlib.import_module(f"prism_core._description.{module}")
+    checks = importlib.import_module(f"prism_core.kernel.description.{module}")
     with monkeypatch.context() as m:
         m.setattr(checks, check, lambda *_: iter(()))  # the code before the check
         before = DeviceLibrary(entries)

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import prism_core
-from prism_core._config import PathEntry
-from prism_core._description.requirements import Clause
-from prism_core._knowledge.host import CpuMatch, HostReport
+from prism_core.kernel.config import PathEntry
+from prism_core.kernel.description.requirements import Clause
+from prism_core.kernel.host import CpuMatch, HostReport
 from prism_core.nvidia_smi import SmiGpu
 
 #: (class, frozen, eq, order) of every value type the first call of a process creates (and

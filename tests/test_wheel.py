@@ -141,15 +141,15 @@ PROBE = textwrap.dedent(
 
     warnings.simplefilter("error")  # a problem in the shipped library would warn
     import prism_core
-    import prism_core._config
+    import prism_core.kernel.config
 
     h100 = prism_core.hardware.get_device("nvidia.h100-sxm")
     print(json.dumps({
         "file": prism_core.__file__,
         "version": prism_core.__version__,
         "purelib": sysconfig.get_paths()["purelib"],
-        "hardware": str(prism_core._config.data_dir("hardware")),
-        "schemas": str(prism_core._config.data_dir("schemas")),
+        "hardware": str(prism_core.kernel.config.data_dir("hardware")),
+        "schemas": str(prism_core.kernel.config.data_dir("schemas")),
         "devices": [d.device_type for d in prism_core.hardware.devices()],
         "h100": {
             "lineage": list(h100.lineage),

@@ -1,4 +1,4 @@
-"""The work ops declare: flops and bytes from shapes (prism_core._knowledge.work)."""
+"""The work ops declare: flops and bytes from shapes (prism_core._tuning.work)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from prism_core._dispatch.catalogue import ALIASES as CATALOGUE_ALIASES
-from prism_core._dispatch.catalogue import CATALOGUE
-from prism_core._knowledge import work as work_module
-from prism_core._knowledge.work import Work, declare_work, declared_ops, has_work, work_of
+from prism_core._tuning import work as work_module
+from prism_core._tuning.work import Work, declare_work, declared_ops, has_work, work_of
+from prism_core.kernel.dispatch.catalogue import ALIASES as CATALOGUE_ALIASES
+from prism_core.kernel.dispatch.catalogue import CATALOGUE
 
 
 @pytest.fixture(autouse=True)

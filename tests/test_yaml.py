@@ -8,15 +8,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from prism_core._description.schema import validate_parsed
-from prism_core._description.yaml_loader import (
+from prism_core.kernel.description.schema import validate_parsed
+from prism_core.kernel.description.yaml_loader import (
     MAX_BYTES,
     MAX_DEPTH,
     MAX_NODES,
     json_path,
     parse_yaml,
 )
-from prism_core._errors import Problem
+from prism_core.kernel.errors import Problem
 
 from .conftest import HARDWARE, SEED
 

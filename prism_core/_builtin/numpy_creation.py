@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's creation and data-type functions
-(``_knowledge/creation.py``), where NumPy's own function differs from the standard or lacks its
+(``kernel/records/creation.py``), where NumPy's own function differs from the standard or lacks its
 signature: default dtypes (int64 and float64 on every platform), ``device=``, integer
 ``linspace``, ``tril``/``triu`` of one dimension, ``astype``'s complex-to-real casts and
 ``copy=False``, ``meshgrid``'s list and dtypes.
@@ -16,7 +16,7 @@ import operator
 from typing import Any
 
 from prism_core._builtin.numpy_ops import numpy_dtype
-from prism_core._contract.device_argument import host_only
+from prism_core.kernel.contract.device_argument import host_only
 
 __all__ = [
     "arange",
@@ -193,7 +193,7 @@ def check_meshgrid(arrays: tuple[Any, ...], indexing: Any) -> None:
     backend's own, compared by Prism's name)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', not {indexing!r}")
-    from prism_core._description.dtypes import dtype_name
+    from prism_core.kernel.description.dtypes import dtype_name
 
     names = {dtype_name(a.dtype) for a in arrays if hasattr(a, "dtype")}
     if len(names) > 1:

@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's ``fft`` functions
-(``_knowledge/fft_functions.py``) that are not NumPy's own function unchanged.
+(``kernel/records/fft_functions.py``) that are not NumPy's own function unchanged.
 
 The n-dimensional transforms check ``s`` and ``axes`` by the standard's rules; ``irfft``,
 ``hfft`` and ``ihfft`` are NumPy 2's own (found by ``__getattr__``, PEP 562), wrapped on NumPy 1
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from prism_core._builtin.numpy_ops import numpy_dtype
-from prism_core._contract.device_argument import host_only
+from prism_core.kernel.contract.device_argument import host_only
 
 __all__ = [
     "fftfreq",

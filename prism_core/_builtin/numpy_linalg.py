@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's linear algebra functions where NumPy's own function is
-not the standard's (the rows are ``_knowledge/linalg_functions.py``).
+not the standard's (the rows are ``kernel/records/linalg_functions.py``).
 
 Each differs from NumPy's function of the same name by the standard's axes (``diagonal``,
 ``trace``, ``cross``, ``vecdot``), its checks (``outer``, ``tensordot``, ``cross``), its
@@ -215,7 +215,7 @@ def slogdet(x: Any, /) -> Any:
     result = np.linalg.slogdet(x)
     if hasattr(result, "logabsdet"):  # NumPy >= 2.0: its SlogdetResult
         return result
-    from prism_core._contract.results import SlogdetResult  # pragma: no cover - NumPy 1.x
+    from prism_core.kernel.contract.results import SlogdetResult  # pragma: no cover - NumPy 1.x
 
     return SlogdetResult(*result)  # pragma: no cover
 

@@ -1,6 +1,6 @@
 """The NumPy references of the Array API's manipulation and indexing functions where NumPy's own
 function is not the standard's; the others (``broadcast_to``, ``flip``, ``roll``, ``tile``) are
-NumPy's, named in their rows (``_knowledge/manipulation.py``).
+NumPy's, named in their rows (``kernel/records/manipulation.py``).
 
 Each function ``f`` computes with ``f_in(xp, ...)``, NumPy here and CuPy in the CuPy plugin, and
 the checks on shapes and axes are pure Python (``*_axes``, ``check_*``), which the torch plugin

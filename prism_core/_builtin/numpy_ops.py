@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Literal
 
-from prism_core._contract.device_argument import host_only
-from prism_core._contract.variant import Variant
-from prism_core._description.dtypes import DType, float64
-from prism_core._description.dtypes import dtype as prism_dtype
-from prism_core._knowledge.families import RECORDS
+from prism_core.kernel.contract.device_argument import host_only
+from prism_core.kernel.contract.variant import Variant
+from prism_core.kernel.description.dtypes import DType, float64
+from prism_core.kernel.description.dtypes import dtype as prism_dtype
+from prism_core.kernel.records.families import RECORDS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -296,7 +296,7 @@ def linalg_qr(x: Any, /, *, mode: QRMode = "reduced") -> Any:
     result = np.linalg.qr(x, mode=mode)
     if hasattr(result, "Q"):  # NumPy >= 1.25: QRResult
         return result
-    from prism_core._contract.results import (
+    from prism_core.kernel.contract.results import (
         QRResult,  # pragma: no cover - older NumPy's plain tuple
     )
 

@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's searching, set and sorting functions where
-NumPy's own function is not the standard's: the rows of ``_knowledge/searching.py`` name them.
+NumPy's own function is not the standard's: the rows of ``kernel/records/searching.py`` name them.
 
 ``argsort`` (``descending`` by a stable sort of the reversed array), ``nonzero``,
 ``searchsorted``, ``count_nonzero`` and the ``unique_*`` functions (NumPy 2's, computed the same
@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from prism_core._contract.results import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+from prism_core.kernel.contract.results import (
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+)
 
 __all__ = [
     "argsort",

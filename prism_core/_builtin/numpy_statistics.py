@@ -1,5 +1,5 @@
 """The NumPy references of the Array API's statistical and utility functions where
-NumPy's own function is not the standard's: the rows of ``_knowledge/statistics.py`` name them
+NumPy's own function is not the standard's: the rows of ``kernel/records/statistics.py`` name them
 (``all`` and ``any`` are NumPy's own).
 
 ``prod`` (Prism dtypes, the standard's accumulation type), ``var`` (``correction``),

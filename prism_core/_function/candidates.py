@@ -8,14 +8,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core import _events as events
-from prism_core._dispatch.eligibility import available, devices_in_scope, not_held
+from prism_core.kernel import events as events
+from prism_core.kernel.dispatch.eligibility import available, devices_in_scope, not_held
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.plugins import PluginSet
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.dispatch.scope import Scope
+    from prism_core.kernel.plugins import PluginSet
 
 __all__ = ["REFERENCE", "PlacementCandidate", "Traits", "judge", "traits"]
 
@@ -101,7 +101,7 @@ def judge(
     """Every backend judged for a call whose arrays have ``dtypes`` and live on ``home``'s
     backend, in the order an untuned function tries them: where the arguments live, the
     reference (NumPy), the rest by name; the ones that cannot run follow, with their reasons."""
-    from prism_core._description.requirements import Requirement
+    from prism_core.kernel.description.requirements import Requirement
 
     wanted = list(dict.fromkeys(dtypes))
     allowed = None if backends is None else {ps.backend_name(n) or n for n in backends}

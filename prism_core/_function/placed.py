@@ -23,28 +23,28 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from prism_core._dispatch import movement
-from prism_core._dispatch.arguments import elements
-from prism_core._dispatch.fallback import (
+from prism_core._function.candidates import REFERENCE, PlacementCandidate, judge, traits
+from prism_core._function.report import FunctionDecision, FunctionReport
+from prism_core.kernel.dispatch import movement
+from prism_core.kernel.dispatch.arguments import elements
+from prism_core.kernel.dispatch.fallback import (
     CALLER_ERRORS,
     BackendError,
     DispatchError,
     fallback_recording,
     record,
 )
-from prism_core._dispatch.interception import LENIENT
-from prism_core._dispatch.registry import generation
-from prism_core._dispatch.scope import SCOPE, current_scope
-from prism_core._errors import describe_exception
-from prism_core._function.candidates import REFERENCE, PlacementCandidate, judge, traits
-from prism_core._function.report import FunctionDecision, FunctionReport
-from prism_core._quantities import seconds_text
+from prism_core.kernel.dispatch.interception import LENIENT
+from prism_core.kernel.dispatch.registry import generation
+from prism_core.kernel.dispatch.scope import SCOPE, current_scope
+from prism_core.kernel.errors import describe_exception
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.plugins import PluginSet
     from prism_core._tuning.tuner import FunctionTuning, PreparedRunner
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.dispatch.scope import Scope
+    from prism_core.kernel.plugins import PluginSet
 
 __all__ = ["PlacedFunction", "function"]
 
@@ -88,7 +88,7 @@ def _signature(values: Iterable[Any], total: list[int]) -> tuple[Any, ...]:
 
 def _bucket(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     """The call's size bucket: ``bucket_of`` the element counts of its arrays."""
-    from prism_core._knowledge.tuning_records import bucket_of
+    from prism_core._tuning.tuning_records import bucket_of
 
     return bucket_of(*(elements(leaf) for v in (*args, *kwargs.values()) for leaf in _leaves(v)))
 
@@ -254,7 +254,7 @@ class PlacedFunction:
         self.backends = None if backends is None else tuple(backends)
         self.requires = None if requires is None else dict(requires)
         if self.requires:
-            from prism_core._description.requirements import Requirement
+            from prism_core.kernel.description.requirements import Requirement
 
             Requirement(self.requires)  # a requirement that cannot be read fails here, not per call
         self.keep = keep
@@ -332,7 +332,7 @@ class PlacedFunction:
             chosen = next((c for c in entry.candidates if c.backend == first), chosen)
         moving: list[str] = []
         if chosen is not None:
-            from prism_core._knowledge.plugins import plugins
+            from prism_core.kernel.plugins import plugins
 
             ps = plugins()
             for i, value in enumerate([*args, *kwargs.values()]):
@@ -370,7 +370,7 @@ class PlacedFunction:
 
     def _how(self, candidate: PlacementCandidate | None) -> str:
         """How the body runs on ``candidate``, in words (empty: the backend has no compiler)."""
-        from prism_core._contract.backend import Backend
+        from prism_core.kernel.contract.backend import Backend
 
         runner = None if candidate is None else candidate.runner
         if runner is None or type(runner).jit is Backend.jit:
@@ -393,7 +393,7 @@ class PlacedFunction:
     ) -> tuple[_Entry, list[PlacementCandidate]]:
         """The placement of a call with these arguments, and every backend judged for it: in
         the order a stored measurement gives (``measured``), else in the declared order."""
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         ps = plugins()
         scope = current_scope()
@@ -468,7 +468,7 @@ class PlacedFunction:
         execution ``policy``, the order the policy gives of the measured times), the basis in
         words and what decided (``"measured"``, ``"tie"``, ``"policy"``; ``"declared"`` when
         untuned)."""
-        from prism_core._knowledge.tuning_records import records
+        from prism_core._tuning.tuning_records import records
 
         key, signature, bucket, devices, variants = self._tuning_key(ok, args, kwargs)
         found = records().lookup(key, devices, signature, bucket, variants)
@@ -679,7 +679,7 @@ class PlacedFunction:
         report: FunctionReport | None,
     ) -> Any:
         """One call on ``candidate``: move, run in its scope, write back, bring back."""
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         ps = plugins()
         runner = candidate.runner
@@ -902,7 +902,7 @@ class PlacedFunction:
         runner = candidate.runner
         if runner is None or not traits(runner).mutable:
             return True
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         ps = plugins()
         return all(
@@ -914,7 +914,7 @@ class PlacedFunction:
 
 def _immutable(backend: Backend) -> bool:
     """Whether ``backend`` is available here and its arrays cannot be updated in place."""
-    from prism_core._dispatch.eligibility import available
+    from prism_core.kernel.dispatch.eligibility import available
 
     if not available(backend):
         return False
@@ -957,7 +957,7 @@ def _by_policy(
     unmeasured ones; ``PolicyError`` when no measured placement meets its limits.  Under a
     priority of time (speed, latency) a measurement with no significant gap keeps the declared
     order, as the tuner's tie rule says."""
-    from prism_core._knowledge.execution_policy import choose, price_here
+    from prism_core._tuning.execution_policy import choose, price_here
 
     data = sum(movement.nbytes(leaf) or 0 for v in (*args, *kwargs.values()) for leaf in _leaves(v))
     rows = []

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.fallback import FallbackRecord
-    from prism_core._dispatch.movement import MoveRecord
     from prism_core._function.candidates import PlacementCandidate
+    from prism_core.kernel.dispatch.fallback import FallbackRecord
+    from prism_core.kernel.dispatch.movement import MoveRecord
 
 __all__ = ["FunctionDecision", "FunctionReport"]
 

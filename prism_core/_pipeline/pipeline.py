@@ -23,14 +23,6 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
-from prism_core._dispatch import movement
-from prism_core._dispatch.arguments import ArraySpec
-from prism_core._dispatch.decision import Decision
-from prism_core._dispatch.explain import explain
-from prism_core._dispatch.fallback import fallback_recording
-from prism_core._dispatch.interception import PLANNING
-from prism_core._dispatch.scope import SCOPE, Scope, current_scope
-from prism_core._errors import describe_exception
 from prism_core._pipeline.report import (
     PipelineError,
     PipelinePlan,
@@ -42,10 +34,18 @@ from prism_core._pipeline.report import (
     StageReport,
 )
 from prism_core._pipeline.stage import _HOST, Stage, StageHost, StageRun, stage
-from prism_core._public import home
+from prism_core.kernel.dispatch import movement
+from prism_core.kernel.dispatch.arguments import ArraySpec
+from prism_core.kernel.dispatch.decision import Decision
+from prism_core.kernel.dispatch.explain import explain
+from prism_core.kernel.dispatch.fallback import fallback_recording
+from prism_core.kernel.dispatch.interception import PLANNING
+from prism_core.kernel.dispatch.scope import SCOPE, Scope, current_scope
+from prism_core.kernel.errors import describe_exception
+from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.registry import Op
+    from prism_core.kernel.dispatch.registry import Op
 
 __all__ = ["Pipeline", "PipelineError", "pipeline"]
 
@@ -199,7 +199,7 @@ class Pipeline:
         """Check the stages the source shows, as a run does before its first stage: raises what
         entering them would raise (an unknown name, a pinned device that is absent, a strict
         stage with nothing available), with the line it is at; returns what was checked."""
-        from prism_core._events import generation
+        from prism_core.kernel.events import generation
 
         found, notes = self._read()
         now = generation()
@@ -465,7 +465,7 @@ def _traced(value: Any) -> Any:
         and dtype is not None
         and (hasattr(value, "__dlpack__") or hasattr(value, "__array__"))
     ):
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         owner = plugins().owner(value)
         try:
@@ -639,7 +639,7 @@ def _meta_tensor(spec: ArraySpec) -> Any:
     torch = sys.modules.get("torch")  # held by torch at run time: torch is imported already
     if torch is None:
         return None
-    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     torch_dtype = getattr(torch, to_dtype(spec.dtype).name.rstrip("_"), None)
     if torch_dtype is None:
@@ -680,10 +680,10 @@ def _array_owner(backend_name: str | None) -> str:
     """Whose arrays a backend's results are: a backend that takes NumPy arrays as they are
     computes on them and gives NumPy arrays (SciPy, the loopback test backend); the others
     give their own (torch's tensors, CuPy's arrays)."""
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.plugins import plugins
 
     backend = plugins().backends.get(backend_name or "")
-    from prism_core._dispatch.moves import is_native
+    from prism_core.kernel.dispatch.moves import is_native
 
     if backend is None or is_native(backend, ArraySpec((0,))):
         return "numpy"
@@ -707,9 +707,9 @@ def _predict(
 ) -> tuple[float | None, float | None, str]:
     """The chosen variant's time: tuned where measured, else the model's prediction on its
     device (with the transfer of arguments that must move there), else why neither."""
-    from prism_core._dispatch.arguments import array_args
-    from prism_core._knowledge.model import ModelError
+    from prism_core._tuning.model import ModelError
     from prism_core._tuning.ranking import model_for, tuned_records
+    from prism_core.kernel.dispatch.arguments import array_args
 
     if decision.chosen is None:
         return None, None, "not predicted: no variant can run it"
@@ -719,8 +719,8 @@ def _predict(
     if decision.chosen_device is None:
         return None, None, "not predicted: the chosen variant runs on no described device"
     arrays = [a for a in array_args(op, args) if isinstance(a, ArraySpec) or hasattr(a, "shape")]
-    from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._knowledge.devices import get_device
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
+    from prism_core.kernel.devices import get_device
 
     try:
         dtypes = {to_dtype(a.dtype) for a in arrays}
@@ -818,7 +818,7 @@ def _on_meta(op: Op, args: tuple[Any, ...], kwargs: dict[str, Any], holder: str)
         import torch
     except Exception as exc:
         return f"its torch variant cannot be loaded ({describe_exception(exc)})"
-    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     def meta(value: Any) -> Any:
         if isinstance(value, ArraySpec):

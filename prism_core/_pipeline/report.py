@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from prism_core._dispatch.movement import MoveRecord
-from prism_core._errors import PrismError
-from prism_core._public import home
-from prism_core._quantities import seconds_text
+from prism_core.kernel.dispatch.movement import MoveRecord
+from prism_core.kernel.errors import PrismError
+from prism_core.kernel.public import home
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.decision import Decision
+    from prism_core.kernel.dispatch.decision import Decision
 
 __all__ = [
     "MoveRecord",
@@ -213,7 +213,7 @@ class PipelineReport:
         for s in self.stages:
             if s.name == name:
                 return s
-        from prism_core._errors import did_you_mean
+        from prism_core.kernel.errors import did_you_mean
 
         names = [s.name for s in self.stages]
         raise KeyError(
@@ -428,7 +428,7 @@ class PipelinePlan:
         for s in self.stages:
             if s.name == name:
                 return s
-        from prism_core._errors import did_you_mean
+        from prism_core.kernel.errors import did_you_mean
 
         names = [s.name for s in self.stages]
         raise KeyError(

@@ -25,20 +25,23 @@ from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core._config import usable_cpus
-from prism_core._dispatch.movement import is_masked
-from prism_core._dispatch.ops import Op, as_op  # (ops, not registry: it installs the op functions)
-from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
-from prism_core._errors import PrismError, describe_exception, did_you_mean
 from prism_core._pipeline import split_decision
-from prism_core._public import home
-from prism_core._quantities import seconds_text
+from prism_core.kernel.config import usable_cpus
+from prism_core.kernel.dispatch.movement import is_masked
+from prism_core.kernel.dispatch.ops import (  # (ops, not registry: it installs the op functions)
+    Op,
+    as_op,
+)
+from prism_core.kernel.dispatch.scope import SCOPE, DeviceNotPresentError, Scope, current_scope
+from prism_core.kernel.errors import PrismError, describe_exception, did_you_mean
+from prism_core.kernel.public import home
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
-    from prism_core._description.topology import TransferPath
-    from prism_core._dispatch.scope import ScopeBlock
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.description.topology import TransferPath
+    from prism_core.kernel.dispatch.scope import ScopeBlock
 
 __all__ = [
     "KINDS",
@@ -542,13 +545,13 @@ _HOST_NAMES = ("cpu", "host")
 
 
 def _plugins() -> Any:
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.plugins import plugins
 
     return plugins()
 
 
 def _what_exists() -> str:
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.host import present_devices
 
     ps = _plugins()
     backends = ", ".join(sorted(ps.backends)) or "none"
@@ -562,8 +565,8 @@ def _what_exists() -> str:
 def parse_target(item: Any, where: str = "target") -> _Parsed:
     """Check the names of one target: a backend name, ``"cpu"``, a device type or family, or a
     ``(device, backend)`` pair.  Presence and availability are checked by :func:`bind`."""
-    from prism_core._errors import UnknownDeviceError
-    from prism_core._knowledge.devices import default_library
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.errors import UnknownDeviceError
 
     if isinstance(item, tuple):
         if len(item) != 2 or not all(isinstance(x, str) for x in item):
@@ -611,8 +614,8 @@ def parse_target(item: Any, where: str = "target") -> _Parsed:
 def _present_devices() -> list[DeviceDescription]:
     """The descriptions of the devices present here, asked once per reload (``_events``):
     matching the host CPU costs about 0.15 ms, more than a small split."""
-    from prism_core import _events
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel import events as _events
+    from prism_core.kernel.host import present_devices
 
     now = _events.generation()
     cached = _PRESENT[0] if _PRESENT else None
@@ -644,8 +647,8 @@ def bind(parsed: _Parsed, simulate: bool, where: str = "target") -> SplitTarget:
     """The target ``parsed`` on this host: its backend available, its device present, or
     simulated where ``simulate`` allows (``True``: those not present are; ``False``: none is, an
     absent one is an error)."""
-    from prism_core._dispatch.scope import use_backend
-    from prism_core._knowledge.devices import default_library
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.dispatch.scope import use_backend
 
     ps = _plugins()
     backend_obj = None
@@ -951,7 +954,7 @@ class _Libraries:
 
     def controllers(self, modules: Sequence[str]) -> list[tuple[Any, str]]:
         """``(threadpoolctl controller, module)`` of the libraries of ``modules``."""
-        from prism_core._knowledge.threads import module_roots, owner_of
+        from prism_core.kernel.threads import module_roots, owner_of
 
         present = tuple(sorted(m for m in modules if m in sys.modules))
         if not present:
@@ -1000,7 +1003,7 @@ _LIBRARIES = _Libraries()
 
 
 def _modules_of(backend: str) -> tuple[str, ...]:
-    from prism_core._knowledge.threads import POOLS
+    from prism_core.kernel.threads import POOLS
 
     return POOLS.modules(backend)
 
@@ -1169,7 +1172,7 @@ def _reference_backend(op: Op) -> str | None:
 
 def _decide(op: Op, job: _Job) -> None:
     """Which backend, variant and device run the job (explain, in the job's scope)."""
-    from prism_core._dispatch.explain import explain
+    from prism_core.kernel.dispatch.explain import explain
 
     decision = explain(op, *job.args, **job.kwargs)
     job.variant = decision.executed
@@ -1181,7 +1184,7 @@ def _decide(op: Op, job: _Job) -> None:
     if job.device is not None and job.target.description is not None:
         job.kind = job.target.description.kind
     elif job.device is not None:
-        from prism_core._knowledge.devices import default_library
+        from prism_core.kernel.devices import default_library
 
         with contextlib.suppress(Exception):
             job.kind = default_library().get(job.device).kind
@@ -1383,7 +1386,7 @@ def _part_record(job: _Job, layout: _Layout | None, ratio: float) -> PartRecord:
 def _moved_bytes(args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
     """The bytes a part's arrays (its arguments, its result) amount to: what moves to its
     target and back when the target computes elsewhere than the data is."""
-    from prism_core._dispatch.movement import nbytes
+    from prism_core.kernel.dispatch.movement import nbytes
 
     total = 0
     for value in (*args, *kwargs.values(), *(out if isinstance(out, tuple) else (out,))):
@@ -1398,7 +1401,7 @@ def _data_source(
 ) -> DeviceDescription | None:
     """Where the call's arrays are: ``None`` for host memory, or the accelerator of the
     caller's scope when an array argument is in device memory (then it is that device's)."""
-    from prism_core._dispatch.movement import _in_host_memory
+    from prism_core.kernel.dispatch.movement import _in_host_memory
 
     device = caller.device
     if device is None or device.kind in (None, "cpu"):
@@ -1413,7 +1416,7 @@ def _path_to(source: DeviceDescription | None, target: SplitTarget) -> TransferP
     """The path of a part's data from ``source`` to ``target``'s device; ``None`` when the
     target names no device (a backend, on the device it chooses) or a link on the path is not
     described."""
-    from prism_core._description.topology import transfer_path
+    from prism_core.kernel.description.topology import transfer_path
 
     if target.description is None:
         return None
@@ -1423,7 +1426,7 @@ def _path_to(source: DeviceDescription | None, target: SplitTarget) -> TransferP
 def _gather(op: Op, layout: _Layout, results: list[Any], sizes: list[int], base: Scope) -> Any:
     """The parts' results joined, in order, in an automatic scope (the data stays in the
     caller's array type)."""
-    from prism_core._dispatch.ops import get_op
+    from prism_core.kernel.dispatch.ops import get_op
 
     token = SCOPE.set(base.replace(device=None, simulated=False, backend=None))
     try:
@@ -1672,7 +1675,7 @@ def _pinned_for(
         return None
     name = target.backend or known
     if name is None:
-        from prism_core._dispatch.explain import explain
+        from prism_core.kernel.dispatch.explain import explain
 
         def ask() -> str | None:
             SCOPE.set(job.scope)
@@ -1682,7 +1685,7 @@ def _pinned_for(
     backend = _plugins().backends.get(name) if name is not None else None
     if backend is None or not split_decision.offers_pinned(backend):
         return None
-    from prism_core._knowledge.tuning_records import records
+    from prism_core._tuning.tuning_records import records
 
     model = split_decision.model_of(records())
     host = split_decision.figures_of(model, _host_or_none())
@@ -1860,7 +1863,7 @@ def splitting(
     :func:`split`'s; everything is checked when ``splitting()`` is called.  An inner block
     replaces an outer one.
     """
-    from prism_core._dispatch.scope import ScopeBlock
+    from prism_core.kernel.dispatch.scope import ScopeBlock
 
     spec = make_spec(
         targets,

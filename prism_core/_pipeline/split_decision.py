@@ -19,17 +19,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prism_core._dispatch.ops import Op
-from prism_core._dispatch.scope import SCOPE, Scope
-from prism_core._errors import debug
-from prism_core._quantities import seconds_text
+from prism_core.kernel.dispatch.ops import Op
+from prism_core.kernel.dispatch.scope import SCOPE, Scope
+from prism_core.kernel.errors import debug
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
-    from prism_core._description.topology import TransferPath
-    from prism_core._knowledge.model import Figures, PerformanceModel
-    from prism_core._knowledge.tuning_records import TuningRecords
+    from prism_core._tuning.model import Figures, PerformanceModel
+    from prism_core._tuning.tuning_records import TuningRecords
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.description.topology import TransferPath
 
 #: How much faster than the better single target a split must be predicted to be kept: 20 %.
 #: The calibrated model predicts sizes it was not fitted on within 12 to 30 % at the median
@@ -121,7 +121,7 @@ def balance(length: int, fits: Sequence[tuple[float, float]]) -> list[float]:
 
 def dtype_of(args: Sequence[Any]) -> str | None:
     """The Prism data type of the first array among ``args`` (``None``: none, or unknown)."""
-    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     for a in args:
         if hasattr(a, "shape") and hasattr(a, "dtype"):
@@ -178,7 +178,7 @@ def _even(n: int, why: str) -> AutoPlan:
 def model_of(tuned: TuningRecords) -> PerformanceModel:
     """The performance model with the calibration ``prism bench`` stored (none if it is not
     usable), made once per set of records."""
-    from prism_core._knowledge.model import PerformanceModel
+    from prism_core._tuning.model import PerformanceModel
 
     cached = _MODEL[0] if _MODEL else None
     if cached is not None and cached[0] is tuned:
@@ -223,8 +223,8 @@ def plan_auto(
     tuning reloaded): planning asks dispatch and the model about every target, about 0.25 ms,
     as much as the small calls a scope that splits with ``"auto"`` should decline.
     """
-    from prism_core import _events
-    from prism_core._knowledge.tuning_records import records
+    from prism_core._tuning.tuning_records import records
+    from prism_core.kernel import events as _events
 
     tuned = records()
     try:
@@ -278,7 +278,7 @@ def _plan(
     backends: Any,
     tuned: TuningRecords,
 ) -> AutoPlan:
-    from prism_core._dispatch.explain import explain
+    from prism_core.kernel.dispatch.explain import explain
 
     n = len(targets)
     dtype = dtype_of(args)
@@ -363,7 +363,7 @@ def _measured(
 ) -> _Costs | None:
     """Costs from the tuner's measured times of each target's variant (the entry of the
     nearest size bucket for each size asked), or ``None`` when a target has none."""
-    from prism_core._knowledge.tuning_records import bucket_of
+    from prism_core._tuning.tuning_records import bucket_of
 
     found: list[list[Any]] = []
     for d in decisions:
@@ -409,9 +409,9 @@ def _modelled(
 ) -> _Costs | str:
     """Costs from the model: each target's time at the whole length and at half of it, as a
     fixed cost plus a cost per item (shares that finish every part together), or why not."""
-    from prism_core._description.topology import transfer_path
-    from prism_core._knowledge.devices import default_library
-    from prism_core._knowledge.model import ModelError
+    from prism_core._tuning.model import ModelError
+    from prism_core.kernel.description.topology import transfer_path
+    from prism_core.kernel.devices import default_library
 
     length = max(layout.length, 1)
     half = max(length // 2, 1)
@@ -475,7 +475,7 @@ def _predict(
 
 
 def _in_bytes(shapes: Sequence[tuple[int, ...]], p: Any) -> float:
-    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     known = getattr(p.work, "in_bytes", None)  # the model's, where the work says
     if known is not None:
@@ -496,7 +496,7 @@ def figures_of(model: PerformanceModel, desc: DeviceDescription | None) -> Figur
 def transfer_or_assumed(path: TransferPath | None, nbytes: float) -> float:
     """Seconds to move ``nbytes`` along ``path``; where a link on it is not described, over
     the host link the model assumes (PCIe 4.0 x16, one way)."""
-    from prism_core._knowledge.model import ASSUMED_HOST_LINK_GBPS
+    from prism_core._tuning.model import ASSUMED_HOST_LINK_GBPS
 
     if path is None:
         return nbytes / (ASSUMED_HOST_LINK_GBPS * 1e9)
@@ -508,8 +508,8 @@ def _join_s(
 ) -> float:
     """Seconds to join the parts: their results are copied once into the whole (read and
     written) at the host's memory bandwidth; ``0`` where the output or bandwidth is unknown."""
-    from prism_core._description.dtypes import dtype as to_dtype
-    from prism_core._knowledge.work import work_of
+    from prism_core._tuning.work import work_of
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     fig = figures_of(model, host)
     if fig is None or not fig.bandwidth_gbps:
@@ -534,7 +534,7 @@ def _join_s(
 def offers_pinned(backend: Backend) -> bool:
     """Whether ``backend`` implements ``pinned_empty`` (the contract's default returns
     ``None``); asked without allocating anything."""
-    from prism_core._contract.backend import Backend as Contract
+    from prism_core.kernel.contract.backend import Backend as Contract
 
     method = getattr(type(backend), "pinned_empty", None)
     return method is not None and method is not Contract.pinned_empty

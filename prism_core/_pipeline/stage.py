@@ -22,20 +22,20 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from prism_core._dispatch import movement
-from prism_core._dispatch import scope as _scope_module
-from prism_core._dispatch.fallback import BackendError, FallbackWarning, fallback_recording
-from prism_core._dispatch.interception import LENIENT, Rescued
-from prism_core._dispatch.scope import SCOPE, DeviceNotPresentError, ScopeBlock
-from prism_core._errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core._pipeline.report import PipelineError, StageFallback, StageReport
 from prism_core._pipeline.split import recording as split_recording
-from prism_core._public import home
+from prism_core.kernel.dispatch import movement
+from prism_core.kernel.dispatch import scope as _scope_module
+from prism_core.kernel.dispatch.fallback import BackendError, FallbackWarning, fallback_recording
+from prism_core.kernel.dispatch.interception import LENIENT, Rescued
+from prism_core.kernel.dispatch.scope import SCOPE, DeviceNotPresentError, ScopeBlock
+from prism_core.kernel.errors import describe_exception, did_you_mean, user_stacklevel
+from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.scope import Scope
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.dispatch.scope import Scope
 
 __all__ = [
     "DISPATCH_MODES",
@@ -124,8 +124,8 @@ class _Preference:
 
 
 def _classify(stage_name: str, name: str, with_device: bool) -> _Preference:
-    from prism_core._knowledge.devices import default_library
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.plugins import plugins
 
     ps = plugins()
     found = ps.backend_name(name)
@@ -158,7 +158,7 @@ def _classify(stage_name: str, name: str, with_device: bool) -> _Preference:
 
 def _present_match(pref: _Preference) -> DeviceDescription | str:
     """The first present device the preference names, or why there is none."""
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.host import present_devices
 
     found = present_devices().devices
     for inst in found:
@@ -174,7 +174,7 @@ def _present_match(pref: _Preference) -> DeviceDescription | str:
 
 def _backend_unavailable(backend: Backend) -> str | None:
 
-    from prism_core._dispatch.eligibility import available
+    from prism_core.kernel.dispatch.eligibility import available
 
     availability = available(backend)
     return (
@@ -192,9 +192,9 @@ _OVERRIDES: contextvars.ContextVar[Mapping[str, Mapping[str, Any]]] = contextvar
 
 
 def _check_override(name: Any, value: Any) -> Mapping[str, Any]:
-    from prism_core._description.device import DeviceDescription
-    from prism_core._dispatch.scope import checked_backend, present_device
-    from prism_core._knowledge.devices import default_library
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.dispatch.scope import checked_backend, present_device
 
     if not isinstance(name, str):
         raise TypeError(
@@ -487,8 +487,8 @@ def _merge_fallbacks(items: Sequence[StageFallback]) -> tuple[StageFallback, ...
 
 def _synchronize(placement: Placement) -> None:
     """Wait for the backends the stage may have run on, so that its time is its work's."""
-    from prism_core._dispatch.eligibility import available, known
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.dispatch.eligibility import available, known
+    from prism_core.kernel.plugins import plugins
 
     ps = plugins()
     if placement.backend is not None:
@@ -558,7 +558,7 @@ class Stage:
                 "no placement named: dispatch chooses per call",
             )
         skipped: list[str] = []
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         ps = plugins()
         for pref in self.preferences:
@@ -616,7 +616,7 @@ class Stage:
         assert self.device is not None
         desc = self.device
         if not self.simulate:
-            from prism_core._knowledge.host import present_devices
+            from prism_core.kernel.host import present_devices
 
             found = present_devices().devices
             match = next(
@@ -642,7 +642,7 @@ class Stage:
                 self.simulate,
                 why,
             )
-        from prism_core._knowledge.plugins import plugins
+        from prism_core.kernel.plugins import plugins
 
         ps = plugins()
         skipped: list[str] = []
@@ -756,8 +756,8 @@ def stage(
     The arguments are checked, and the names classified, when ``stage()`` is called; where the
     stage runs is decided when the block is entered.  Stages do not nest.
     """
-    from prism_core._description.device import DeviceDescription
-    from prism_core._knowledge.devices import default_library
+    from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.devices import default_library
 
     if not isinstance(name, str) or not name:
         raise TypeError(f"stage(): name must be a non-empty string; got {_describe(name)}")

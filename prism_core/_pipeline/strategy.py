@@ -17,10 +17,6 @@ from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from prism_core._dispatch.ops import get_op
-from prism_core._dispatch.registry import OperationError
-from prism_core._dispatch.scope import ScopeBlock
-from prism_core._errors import PrismWarning, did_you_mean, user_stacklevel
 from prism_core._pipeline.pipeline import Pipeline
 from prism_core._pipeline.split import (
     SplitSet,
@@ -34,7 +30,11 @@ from prism_core._pipeline.split import (
     split_rules,
 )
 from prism_core._pipeline.stage import stage_overrides
-from prism_core._public import home
+from prism_core.kernel.dispatch.ops import get_op
+from prism_core.kernel.dispatch.registry import OperationError
+from prism_core.kernel.dispatch.scope import ScopeBlock
+from prism_core.kernel.errors import PrismWarning, did_you_mean, user_stacklevel
+from prism_core.kernel.public import home
 
 __all__ = ["DISTRIBUTIONS", "Assignment", "ExecutionStrategy", "Executor"]
 

@@ -7,7 +7,7 @@ op family's time at three sizes (:data:`SIZES`), from which the model's per-op e
 overhead are fitted (:meth:`PerformanceModel.calibrate`).  For a device with a host link, also
 the link's rate each way, from ordinary (pageable) host memory and from page-locked (pinned)
 memory where the backend offers it (``Backend.pinned_empty``).  The result is a calibration in
-the model's format (``prism_core._knowledge.model.check_calibration``), which ``prism bench``
+the model's format (``prism_core._tuning.model.check_calibration``), which ``prism bench``
 stores in the tuning cache under this host's fingerprint: another host, or another driver,
 never reads it.  docs/performance.md, "The calibration step".
 """
@@ -21,12 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import PrismError, describe_exception
-from prism_core._quantities import seconds_text
+from prism_core.kernel.errors import PrismError, describe_exception
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._contract.backend import Backend
-    from prism_core._description.device import DeviceDescription
+    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.description.device import DeviceDescription
 
 __all__ = [
     "DTYPES",
@@ -220,7 +220,7 @@ def _timed(call: Callable[[], Any], sample_s: float, deadline: float | None) -> 
 def _drivers(desc: DeviceDescription) -> list[Backend]:
     """The available backends that drive ``desc`` other than the reference, most preferred
     first."""
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.plugins import plugins
 
     found = []
     for backend in plugins().backends.values():
@@ -317,9 +317,9 @@ def _measure_device(
     deadline: float | None,
     step: Callable[[str], None],
 ) -> DeviceCalibration:
-    from prism_core._dispatch.ops import get_op
-    from prism_core._dispatch.scope import device, use_backend
     from prism_core._tuning.tuner import example_arguments
+    from prism_core.kernel.dispatch.ops import get_op
+    from prism_core.kernel.dispatch.scope import device, use_backend
 
     began = time.perf_counter()
     accelerator = backend is not None
@@ -416,7 +416,7 @@ def devices_to_calibrate() -> list[tuple[DeviceDescription, str, Backend | None]
     """The host CPU (measured through NumPy's arrays), then each other present device with the
     most preferred available backend that drives it; a device no backend drives is left
     out."""
-    from prism_core._knowledge.host import present_devices
+    from prism_core.kernel.host import present_devices
 
     out: list[tuple[DeviceDescription, str, Backend | None]] = []
     seen: set[str] = set()
@@ -452,7 +452,7 @@ def calibrate_host(
     value) stops measuring; what was measured by then is kept.  ``base``: a calibration to fit
     on top of (this host's stored one): its figures for devices not measured now are kept.
     """
-    from prism_core._knowledge.model import ModelError, PerformanceModel
+    from prism_core._tuning.model import ModelError, PerformanceModel
 
     chosen = list(OPS if ops is None else [o for o in ops if o in OPS])
     for d in dtypes:

@@ -15,10 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prism_core._description.dtypes import DType
-from prism_core._description.dtypes import dtype as to_dtype
-from prism_core._knowledge.execution_policy import ExecutionPolicy, PolicyError, choose
-from prism_core._knowledge.model import (
+from prism_core._tuning.execution_policy import ExecutionPolicy, PolicyError, choose
+from prism_core._tuning.model import (
     ModelError,
     PerformanceModel,
     PerformanceRow,
@@ -26,8 +24,10 @@ from prism_core._knowledge.model import (
     hardware_entries,
     render_rows,
 )
-from prism_core._knowledge.work import has_work
-from prism_core._public import home
+from prism_core._tuning.work import has_work
+from prism_core.kernel.description.dtypes import DType
+from prism_core.kernel.description.dtypes import dtype as to_dtype
+from prism_core.kernel.public import home
 
 __all__ = ["DeviceChoice", "TunedLookup", "choose_device"]
 
@@ -103,8 +103,8 @@ class DeviceChoice:
 def _op_name(op: Any) -> str:
     """The canonical name of ``op`` (a name, an alias, an Op or an op's function); a name that
     only declares work (a user op known to the model alone) is taken as it is."""
-    from prism_core._dispatch.ops import OperationError
-    from prism_core._dispatch.registry import as_op
+    from prism_core.kernel.dispatch.ops import OperationError
+    from prism_core.kernel.dispatch.registry import as_op
 
     if isinstance(op, str) and has_work(op):
         try:
@@ -161,7 +161,7 @@ def _recorded(
 ) -> float | None:
     """The fastest time this host's tuning records hold for ``op`` on ``device_type`` alone, in
     ``dtype``, at the size bucket of ``shapes`` (``None`` when nothing was measured there)."""
-    from prism_core._knowledge import tuning_records as tuning
+    from prism_core._tuning import tuning_records as tuning
 
     bucket = tuning.bucket_of(*(math.prod(shape) for shape in shapes))
     times = [
@@ -176,7 +176,7 @@ def _recorded(
 def _host_model() -> PerformanceModel:
     """The model with this host's stored calibration (none stored, or one the model rejects:
     the descriptions' figures alone)."""
-    from prism_core._knowledge import tuning_records as tuning
+    from prism_core._tuning import tuning_records as tuning
 
     try:
         return PerformanceModel(tuning.records().calibration or None)

@@ -2,7 +2,7 @@
 candidates ordered by tuned times (the tuner's records), by the performance model's predictions
 across devices, or by an execution policy's limits and priorities, and ``execution_policy()``,
 which puts a policy in force.  docs/performance.md says when each applies; the extension point
-it fills is ``prism_core._dispatch.ranking``.
+it fills is ``prism_core.kernel.dispatch.ranking``.
 """
 
 from __future__ import annotations
@@ -10,20 +10,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from prism_core._dispatch.arguments import array_args, elements, tuning_dtype
-from prism_core._dispatch.decision import Basis
-from prism_core._dispatch.moves import NO_MOVES, Moves
-from prism_core._dispatch.ranking import Ranked, RankRequest, first_use
-from prism_core._dispatch.scope import ScopeBlock
-from prism_core._quantities import seconds_text
+from prism_core.kernel.dispatch.arguments import array_args, elements, tuning_dtype
+from prism_core.kernel.dispatch.decision import Basis
+from prism_core.kernel.dispatch.moves import NO_MOVES, Moves
+from prism_core.kernel.dispatch.ranking import Ranked, RankRequest, first_use
+from prism_core.kernel.dispatch.scope import ScopeBlock
+from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.eligibility import Ranking
-    from prism_core._dispatch.registry import Op
-    from prism_core._dispatch.scope import Scope
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
-    from prism_core._knowledge.model import PerformanceModel, PerformanceRow, Prediction
-    from prism_core._knowledge.tuning_records import TuningEntry, TuningRecords
+    from prism_core._tuning.execution_policy import ExecutionPolicy
+    from prism_core._tuning.model import PerformanceModel, PerformanceRow, Prediction
+    from prism_core._tuning.tuning_records import TuningEntry, TuningRecords
+    from prism_core.kernel.dispatch.eligibility import Ranking
+    from prism_core.kernel.dispatch.registry import Op
+    from prism_core.kernel.dispatch.scope import Scope
 
 __all__ = [
     "NOT_TUNED",
@@ -63,7 +63,7 @@ class MeasuredRanking:
 
     def revision(self) -> object:
         """The tuning records (a new object once tuning stores, clears or reloads them)."""
-        from prism_core._knowledge.tuning_records import records
+        from prism_core._tuning.tuning_records import records
 
         self._records = records()
         return self._records
@@ -77,7 +77,7 @@ class MeasuredRanking:
 
 def tuned_records() -> TuningRecords:
     """This process's tuning records (loaded once; a new object after tuning or a reload)."""
-    from prism_core._knowledge.tuning_records import records
+    from prism_core._tuning.tuning_records import records
 
     return records()
 
@@ -92,7 +92,7 @@ def execution_policy(policy: Any) -> ScopeBlock:
     the policy's limits raises :class:`prism_core.PolicyError` naming the best one and by how
     much it misses.  ``prefer="reference"`` still puts the reference first.
     """
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
+    from prism_core._tuning.execution_policy import ExecutionPolicy
 
     if policy is not None and not isinstance(policy, ExecutionPolicy):
         shown = f"{policy!r} ({type(policy).__name__})"
@@ -119,7 +119,7 @@ def by_measurement(
     """The candidates in the order measurements give, and what decided it.
 
     Tuned times apply when the tuner measured this op on this host for the same device set,
-    variant set, dtype and size bucket (``prism_core._knowledge.tuning_records``), and only when it
+    variant set, dtype and size bucket (``prism_core._tuning.tuning_records``), and only when it
     found a significant gap (``decided == "measured"``): otherwise the declared order stands.
     Without tuned times, candidates on different devices are ordered by the performance
     model's predicted times (a GPU pays the transfer of arguments that are not on it).  Under
@@ -224,7 +224,7 @@ def _price_note(priced: dict[str, tuple[float, str]]) -> str:
 def model_for(tuned: TuningRecords) -> PerformanceModel:
     """The performance model, calibrated with this host's stored calibration (one per set of
     records: ``prism bench`` stores it)."""
-    from prism_core._knowledge.model import PerformanceModel
+    from prism_core._tuning.model import PerformanceModel
 
     cached = _models.get(id(tuned))
     if cached is not None and cached[0] is tuned:
@@ -251,7 +251,7 @@ def predictions(
 ) -> list[PerformanceRow] | str:
     """Each candidate's model row (its arguments on the host when they must move), or why
     the model cannot predict them."""
-    from prism_core._knowledge.model import ModelError
+    from prism_core._tuning.model import ModelError
 
     model = model_for(tuned)
     shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in array_args(op, args)]
@@ -349,7 +349,7 @@ def by_policy(
             measured = {
                 k: (first if abs(v - first) <= 0.05 * first else v) for k, v in measured.items()
             }
-    from prism_core._knowledge.execution_policy import price_here
+    from prism_core._tuning.execution_policy import price_here
 
     rows: list[_Row] = []
     sources = set()
@@ -411,6 +411,6 @@ class _Timed:
 
 
 def _policy_type() -> type[ExecutionPolicy]:
-    from prism_core._knowledge.execution_policy import ExecutionPolicy
+    from prism_core._tuning.execution_policy import ExecutionPolicy
 
     return ExecutionPolicy

@@ -20,18 +20,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from prism_core._dispatch.candidates import Candidates, Runner, candidates
-from prism_core._dispatch.ops import (  # ops.py installs the op functions
+from prism_core.kernel.dispatch.candidates import Candidates, Runner, candidates
+from prism_core.kernel.dispatch.ops import (  # ops.py installs the op functions
     OperationError,
     all_ops,
     as_op,
 )
-from prism_core._errors import PrismError, describe_exception
-from prism_core._public import home
-from prism_core._quantities import bytes_text, seconds_text
+from prism_core.kernel.errors import PrismError, describe_exception
+from prism_core.kernel.public import home
+from prism_core.kernel.quantities import bytes_text, seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.examples import Examples
+    from prism_core.kernel.dispatch.examples import Examples
 
 __all__ = [
     "FunctionTuning",
@@ -657,7 +657,7 @@ def _size_label(op: str, n: int, dtype: str, examples: Examples | None) -> str:
 def _check_fits(op: str, n: int, dtype: str, batch: int | None, examples: Examples | None) -> None:
     """Refuse a size whose arrays need more memory than this process has available: it would
     fail to allocate, or take the machine's memory until the system kills the process."""
-    from prism_core._knowledge.host import available_memory_bytes
+    from prism_core.kernel.host import available_memory_bytes
 
     needs = example_bytes(op, n, dtype, batch=batch)
     available = available_memory_bytes()
@@ -695,7 +695,7 @@ def tune_case(
     """Measure one call's candidates (``found``, when the caller has them already); the case
     and the tuning entry to store (or ``None``).  ``min_rounds``: more rounds where the
     machine is busy."""
-    from prism_core._knowledge.tuning_records import TuningEntry
+    from prism_core._tuning.tuning_records import TuningEntry
 
     if found is None:
         found = candidates(op, args, kwargs)
@@ -1000,7 +1000,7 @@ class Keeper:
         self._problems_before = 0
 
     def keep(self, entries: Sequence[Any], calibration: Mapping[str, Any] | None = None) -> None:
-        from prism_core._knowledge.tuning_records import TuningStore, reload
+        from prism_core._tuning.tuning_records import TuningStore, reload
 
         if self._given is False or not (entries or calibration):
             return
@@ -1054,7 +1054,7 @@ def set_autotune(first_use: bool, *, budget_ms: float = 200.0) -> None:
     thread tunes the same op and size run in the declared order without waiting.  Placed
     functions (``prism_core.function``) follow the same switch: :func:`tune_on_first_use`.
     """
-    from prism_core._dispatch import ranking, registry
+    from prism_core.kernel.dispatch import ranking, registry
 
     if not isinstance(first_use, bool):
         raise TuningError(f"first_use: expected True or False; got {first_use!r}")
@@ -1092,7 +1092,7 @@ def _on_first_use(op: Any, key: Any, args: Sequence[Any], kwargs: dict[str, Any]
             return False
         if entry is None:
             return False
-        from prism_core._knowledge.tuning_records import TuningStore, reload
+        from prism_core._tuning.tuning_records import TuningStore, reload
 
         TuningStore().record(entries=[entry])
         reload()
@@ -1129,7 +1129,7 @@ def tune_on_first_use(fn: Tunable, args: tuple[Any, ...], kwargs: dict[str, Any]
         _case, entry = tune_request(request, budget_s=budget, deadline=time.perf_counter() + budget)
         if entry is None:
             return False
-        from prism_core._knowledge.tuning_records import TuningStore, reload
+        from prism_core._tuning.tuning_records import TuningStore, reload
 
         TuningStore().record(entries=[entry])
         reload()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prism_core._description.dtypes import (
+from prism_core.kernel.description.dtypes import (
     DType,
     bool_,
     complex64,
@@ -30,7 +30,7 @@ from prism_core._description.dtypes import (
     uint32,
     uint64,
 )
-from prism_core._knowledge.standard import STANDARD_OPS
+from prism_core.kernel.records.standard import STANDARD_OPS
 
 #: This namespace's function name -> the Prism op that is it (the extensions' are in ``linalg``
 #: and ``fft``).
@@ -39,12 +39,12 @@ _OPS: dict[str, str] = {name: op for name, op in STANDARD_OPS.items() if "." not
 #: This namespace's functions that are not ops (they take dtypes or shapes, not arrays):
 #: name -> ``"module:attribute"``.
 _PLAIN: dict[str, str] = {
-    "can_cast": "prism_core._description.promotion:can_cast",
-    "result_type": "prism_core._description.promotion:result_type",
-    "isdtype": "prism_core._description.promotion:isdtype",
-    "finfo": "prism_core._description.dtype_info:finfo",
-    "iinfo": "prism_core._description.dtype_info:iinfo",
-    "broadcast_shapes": "prism_core._description.broadcasting:broadcast_shapes",
+    "can_cast": "prism_core.kernel.description.promotion:can_cast",
+    "result_type": "prism_core.kernel.description.promotion:result_type",
+    "isdtype": "prism_core.kernel.description.promotion:isdtype",
+    "finfo": "prism_core.kernel.description.dtype_info:finfo",
+    "iinfo": "prism_core.kernel.description.dtype_info:iinfo",
+    "broadcast_shapes": "prism_core.kernel.description.broadcasting:broadcast_shapes",
 }
 
 #: The extensions, submodules of this package.
@@ -117,8 +117,8 @@ class Info:
     def default_device(self) -> Any:
         """The device of the current scope (``prism_core.device(...)``), else the host CPU
         Prism describes."""
-        from prism_core._dispatch.scope import current_scope
-        from prism_core._knowledge.host import host_cpu_instance
+        from prism_core.kernel.dispatch.scope import current_scope
+        from prism_core.kernel.host import host_cpu_instance
 
         device = current_scope().device
         return host_cpu_instance() if device is None else device
@@ -126,7 +126,7 @@ class Info:
     def devices(self) -> list[Any]:
         """The devices Prism describes on this host (``prism_core.hardware.present_devices()``): the
         host CPU and each accelerator a plugin detected."""
-        from prism_core._knowledge.host import present_devices
+        from prism_core.kernel.host import present_devices
 
         return list(present_devices().devices)
 
@@ -171,7 +171,7 @@ def __getattr__(name: str) -> Any:
     op = _OPS.get(name)
     value: Any
     if op is not None:
-        from prism_core._dispatch.ops import get_op
+        from prism_core.kernel.dispatch.ops import get_op
 
         value = get_op(op).function
     elif name in _PLAIN:

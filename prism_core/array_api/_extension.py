@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from prism_core._knowledge.standard import STANDARD_OPS
+from prism_core.kernel.records.standard import STANDARD_OPS
 
 __all__ = ["extension"]
 
@@ -34,7 +34,7 @@ def extension(
                 f"module 'prism_core.array_api.{name}' has no attribute {attribute!r}: it has "
                 f"{', '.join(sorted(ops))}"
             )
-        from prism_core._dispatch.ops import get_op
+        from prism_core.kernel.dispatch.ops import get_op
 
         value = get_op(op).function
         namespace[attribute] = value

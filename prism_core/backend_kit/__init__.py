@@ -40,21 +40,6 @@ functions check arguments in NumPy's words before calling the framework.
 
 from __future__ import annotations
 
-from prism_core._config import usable_cpus
-from prism_core._contract.device_argument import host_only, requested_device
-from prism_core._contract.results import (
-    EighResult,
-    EigResult,
-    QRResult,
-    SlogdetResult,
-    SVDResult,
-    UniqueAllResult,
-    UniqueCountsResult,
-    UniqueInverseResult,
-)
-from prism_core._description.dtypes import dtype_name
-from prism_core._dispatch.examples import Examples
-from prism_core._errors import did_you_mean, display_path
 from prism_core.backend_kit import adapters
 from prism_core.backend_kit._common import (
     HostLibraryBackend,
@@ -71,6 +56,21 @@ from prism_core.backend_kit._common import (
 )
 from prism_core.backend_kit.declines import Decline
 from prism_core.backend_kit.namespace import NamespaceBackend, Target
+from prism_core.kernel.config import usable_cpus
+from prism_core.kernel.contract.device_argument import host_only, requested_device
+from prism_core.kernel.contract.results import (
+    EighResult,
+    EigResult,
+    QRResult,
+    SlogdetResult,
+    SVDResult,
+    UniqueAllResult,
+    UniqueCountsResult,
+    UniqueInverseResult,
+)
+from prism_core.kernel.description.dtypes import dtype_name
+from prism_core.kernel.dispatch.examples import Examples
+from prism_core.kernel.errors import did_you_mean, display_path
 
 __all__ = [
     "Decline",

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from prism_core._contract.backend import Availability, Backend
+from prism_core.kernel.contract.backend import Availability, Backend
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor

@@ -211,7 +211,7 @@ NUMPY_LIKE = frozenset(ADAPTED)
 def _of(adapts: frozenset[str], op: str) -> Any:
     unknown = sorted(adapts - NUMPY_LIKE)
     if unknown:
-        from prism_core._errors import did_you_mean
+        from prism_core.kernel.errors import did_you_mean
 
         raise ValueError(
             f"adapts: no adaptation named {unknown[0]!r}{did_you_mean(unknown[0], NUMPY_LIKE)}; "

@@ -11,8 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from prism_core._description.dtypes import dtype_name
 from prism_core.backend_kit._common import array_arguments
+from prism_core.kernel.description.dtypes import dtype_name
 
 __all__ = ["Decline"]
 

@@ -19,15 +19,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from prism_core._contract.backend import Availability, Backend
-from prism_core._contract.device_argument import requested_device
-from prism_core._contract.results import EighResult, QRResult, SlogdetResult, SVDResult
-from prism_core._contract.variant import CanRun, Variant
-from prism_core._description.dtypes import dtype as prism_dtype
-from prism_core._description.dtypes import dtype_name
-from prism_core._errors import describe_exception
-from prism_core._knowledge import elementwise
-from prism_core._knowledge.standard import STANDARD_OPS
 from prism_core.backend_kit import adapters
 from prism_core.backend_kit._common import (
     array_arguments,
@@ -37,9 +28,18 @@ from prism_core.backend_kit._common import (
     too_old,
 )
 from prism_core.backend_kit.declines import Decline
+from prism_core.kernel.contract.backend import Availability, Backend
+from prism_core.kernel.contract.device_argument import requested_device
+from prism_core.kernel.contract.results import EighResult, QRResult, SlogdetResult, SVDResult
+from prism_core.kernel.contract.variant import CanRun, Variant
+from prism_core.kernel.description.dtypes import dtype as prism_dtype
+from prism_core.kernel.description.dtypes import dtype_name
+from prism_core.kernel.errors import describe_exception
+from prism_core.kernel.records import elementwise
+from prism_core.kernel.records.standard import STANDARD_OPS
 
 if TYPE_CHECKING:
-    from prism_core._description.device import DeviceDescription
+    from prism_core.kernel.description.device import DeviceDescription
 
 __all__ = ["NamespaceBackend", "Target"]
 
@@ -593,7 +593,7 @@ class NamespaceBackend(Backend):
                     here = True
             if default or here:
                 return True
-            from prism_core._dispatch.scope import current_scope
+            from prism_core.kernel.dispatch.scope import current_scope
 
             if current_scope().device is not None:
                 return True  # the caller named the device: host data goes there
@@ -823,7 +823,7 @@ class NamespaceBackend(Backend):
         host); ``exc`` itself where the reference has no verdict; and a ``RuntimeError``, the
         backend's failure, where the reference computes the call."""
         from prism_core import reference
-        from prism_core._dispatch.fallback import CALLER_ERRORS
+        from prism_core.kernel.dispatch.fallback import CALLER_ERRORS
 
         if isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__:
             return exc

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from prism_core._description.device import DeviceDescription
-from prism_core._errors import PrismError, UnknownDeviceError, describe_exception
-from prism_core._version import __version__
+from prism_core.kernel.description.device import DeviceDescription
+from prism_core.kernel.errors import PrismError, UnknownDeviceError, describe_exception
+from prism_core.kernel.version import __version__
 
 __all__ = [
     "CAPABILITY_PREFIX",
@@ -248,9 +248,9 @@ def describe_worker(
     Otherwise (``PRISM_SIMULATE_DEVICES`` on the worker, which the client cannot fix) it is
     left out with a note, as is a detection that fails: a worker always describes itself.
     """
-    from prism_core._knowledge.devices import default_library
-    from prism_core._knowledge.host import present_devices
-    from prism_core._knowledge.plugins import plugins
+    from prism_core.kernel.devices import default_library
+    from prism_core.kernel.host import present_devices
+    from prism_core.kernel.plugins import plugins
 
     notes: list[str] = []
     groups: dict[tuple[str, bool], list[Any]] = {}

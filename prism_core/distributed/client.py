@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from distributed import Client, Future
 
-from prism_core._description.requirements import Requirement
-from prism_core._errors import PrismError, RequirementError, describe_exception
 from prism_core.distributed.advert import WorkerDescription
 from prism_core.distributed.routing import ClusterView, NoWorkerError, Route, WorkerScope, route
 from prism_core.distributed.scheduler import PrismSchedulerPlugin
@@ -36,9 +34,11 @@ from prism_core.distributed.worker import (
     PrismWorkerPlugin,
     worker_description,
 )
+from prism_core.kernel.description.requirements import Requirement
+from prism_core.kernel.errors import PrismError, RequirementError, describe_exception
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.registry import Op
+    from prism_core.kernel.dispatch.registry import Op
 
 __all__ = ["PrismClient", "connect"]
 
@@ -324,8 +324,8 @@ class PrismClient:
         return key, found
 
     def _op(self, op: Any) -> Op:
-        from prism_core._dispatch.ops import get_op
-        from prism_core._dispatch.registry import Op, generation
+        from prism_core.kernel.dispatch.ops import get_op
+        from prism_core.kernel.dispatch.registry import Op, generation
 
         if isinstance(op, Op):
             return op
@@ -594,7 +594,7 @@ def _scheduler_address(client: Client) -> str:
 def _dtypes(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
     """The device-file names of the data types of a call's array arguments (for variants that
     ask for ``dtype_support``)."""
-    from prism_core._description.dtypes import dtype as to_dtype
+    from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     positions = (
         range(len(args)) if op.array_args is None else [i for i in op.array_args if i < len(args)]

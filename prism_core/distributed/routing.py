@@ -2,7 +2,7 @@
 
 A task asks for a requirement mapping, an op (some variant of it must be able to run there),
 or both.  :func:`route` matches it, on the client, against what every worker advertised, by
-dispatch's own rules (``_dispatch/eligibility.py``), and returns a :class:`Route`: the workers
+dispatch's own rules (``kernel/dispatch/eligibility.py``), and returns a :class:`Route`: the workers
 that qualify, each with the device the task runs under there, and every other worker's
 reasons, clause by clause.  A route with no worker is an answer (the client raises
 :class:`NoWorkerError`), not a task left waiting.  docs/distributed.md, "Routing".
@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from prism_core._description.requirements import Requirement
-from prism_core._errors import PrismError
 from prism_core.distributed.advert import WorkerDescription, WorkerDevice
+from prism_core.kernel.description.requirements import Requirement
+from prism_core.kernel.errors import PrismError
 
 if TYPE_CHECKING:
-    from prism_core._dispatch.registry import Op
+    from prism_core.kernel.dispatch.registry import Op
 
 __all__ = ["ClusterView", "NoWorkerError", "Route", "WorkerScope", "route"]
 

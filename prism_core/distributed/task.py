@@ -20,8 +20,8 @@ from typing import Any
 from dask.tokenize import normalize_token
 from dask.utils import funcname
 
-from prism_core import _events as events
 from prism_core.distributed.routing import WorkerScope
+from prism_core.kernel import events as events
 
 __all__ = ["PrismCall", "TaskResult"]
 
@@ -54,7 +54,7 @@ _local = threading.local()
 def _scope(placement: WorkerScope) -> Any:
     """The ``prism.device`` block of ``placement``, made once per thread and generation (the
     block checks the device when it is made; devices loaded again make it anew)."""
-    from prism_core._dispatch.scope import device
+    from prism_core.kernel.dispatch.scope import device
 
     key = (placement.device_type, placement.simulated, events.generation())
     cache: dict[Any, Any] | None = getattr(_local, "scopes", None)
@@ -77,7 +77,7 @@ def _op_function(name: str) -> Callable[..., Any]:
     cached = _ops.get(name)
     if cached is not None and cached[0] == now:
         return cached[1]
-    from prism_core._dispatch.ops import get_op
+    from prism_core.kernel.dispatch.ops import get_op
 
     fn: Callable[..., Any] = get_op(name).function
     _ops[name] = (now, fn)
@@ -127,7 +127,7 @@ class PrismCall:
         if isinstance(placement, dict):
             address = getattr(worker, "address", None)
             if address not in placement:
-                from prism_core._errors import PrismError
+                from prism_core.kernel.errors import PrismError
 
                 raise PrismError(
                     f"this task was routed to {sorted(placement)}, not to worker {address!r}; "
@@ -212,7 +212,7 @@ def _decided(
 ) -> tuple[str | None, str | None]:
     """The variant that ran ``op`` for these arguments in the scope in force, and the device
     (``device`` where the route named one, else dispatch's choice)."""
-    from prism_core._dispatch.ops import explain
+    from prism_core.kernel.dispatch.ops import explain
 
     decision = explain(op, *args, **kwargs)
     return decision.executed or decision.chosen, device or decision.chosen_device

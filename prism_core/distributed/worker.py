@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from distributed.core import Status
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from prism_core import _config
 from prism_core.distributed.advert import describe_worker
+from prism_core.kernel import config as _config
 
 if TYPE_CHECKING:
     from distributed import Worker

@@ -14,13 +14,13 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prism_core._dispatch.catalogue import ALIASES, CATALOGUE, SPECS
+from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE, SPECS
 from prism_core.lint.codes import FRAMEWORKS
 
 __all__ = ["ARRAY_OPS", "LEAVING_OPS", "TUPLE_OPS", "Analysis", "Report", "check"]
 
 #: Prism ops whose result is an array of the backend (a 0-d one or the backend's scalar for a
-#: reduction to nothing), as their records say (``_knowledge/oprecord.py``).
+#: reduction to nothing), as their records say (``kernel/oprecord.py``).
 ARRAY_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "array")
 #: Prism ops returning a tuple of arrays: unpacking one gives arrays.
 TUPLE_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "tuple")

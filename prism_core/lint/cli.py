@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from prism_core._errors import describe_exception
+from prism_core.kernel.errors import describe_exception
 
 __all__ = ["add_arguments", "main", "run"]
 
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Run the lint as the command line asked; the exit status.  Raises
     :class:`prism_core.lint.LintConfigError` for a wrong command line or configuration and
     ``FileNotFoundError`` for a path that does not exist (exit status 2 for both)."""
-    from prism_core._errors import display_path
+    from prism_core.kernel.errors import display_path
     from prism_core.lint.config import LintConfigError, load_config
     from prism_core.lint.runner import lint_paths
 
@@ -139,7 +139,7 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m prism_core.lint``: the same as ``prism lint``, with the same exit status."""
-    from prism_core._config import debug_enabled
+    from prism_core.kernel.config import debug_enabled
 
     parser = argparse.ArgumentParser(
         prog="python -m prism_core.lint",

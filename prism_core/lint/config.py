@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from prism_core._errors import PrismError, did_you_mean
+from prism_core.kernel.errors import PrismError, did_you_mean
 from prism_core.lint.codes import CODES
 
 __all__ = ["LintConfig", "LintConfigError", "find_config", "load_config", "parse_codes"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from prism_core._errors import Problem
+from prism_core.kernel.errors import Problem
 from prism_core.lint.checker import Report
 from prism_core.lint.config import LintConfig, load_config
 from prism_core.lint.runner import check_source, iter_python_files, problem_for, read_source

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from prism_core._errors import Problem, display_path
+from prism_core.kernel.errors import Problem, display_path
 from prism_core.lint.checker import Analysis, Report, check, split_lines
 from prism_core.lint.codes import by_code
 from prism_core.lint.config import LintConfig, load_config

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import describe_exception
+from prism_core.kernel.errors import describe_exception
 from prism_core.testing import _promises
 from prism_core.testing._inputs import Case
 from prism_core.testing._judging import (

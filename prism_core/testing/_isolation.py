@@ -97,8 +97,8 @@ def _forget() -> None:
     """Drop Prism's plugin set, device library, plugin warnings and fallback records: the next
     use rebuilds them from the environment."""
     import prism_core
-    from prism_core._description.library import forget_default_library
-    from prism_core._knowledge.plugins import forget_plugins
+    from prism_core.kernel.description.library import forget_default_library
+    from prism_core.kernel.plugins import forget_plugins
 
     forget_default_library()
     forget_plugins()

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from prism_core._errors import describe_exception
+from prism_core.kernel.errors import describe_exception
 from prism_core.testing._inputs import Case
 
 if TYPE_CHECKING:
@@ -359,7 +359,7 @@ def _sequences(op: Any) -> tuple[int, ...]:
     found = getattr(op, "sequences", None)
     if found is not None:
         return tuple(found)
-    from prism_core._dispatch.catalogue import SPECS
+    from prism_core.kernel.dispatch.catalogue import SPECS
 
     return next((spec.sequences for spec in SPECS if spec.name == op.name), ())
 

@@ -17,8 +17,8 @@ import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from prism_core._errors import describe_exception
-from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core.kernel.errors import describe_exception
+from prism_core.kernel.records.elementwise import ELEMENTWISE
 from prism_core.testing._inputs import N1, N2, Case, Maker
 from prism_core.testing._judging import (
     Check,

@@ -8,7 +8,7 @@ The cases are those of the op's family (``families.FAMILY_OF``), one module per 
 
 from __future__ import annotations
 
-from prism_core._knowledge.families import FAMILY_OF, RECORDS
+from prism_core.kernel.records.families import FAMILY_OF, RECORDS
 from prism_core.testing import _cases
 from prism_core.testing._inputs import Case, Maker
 

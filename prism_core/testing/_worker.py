@@ -235,7 +235,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.flush()
         answers.write(json.dumps(message) + "\n")
 
-    from prism_core._errors import describe_exception
+    from prism_core.kernel.errors import describe_exception
     from prism_core.testing._conformance import conformance_checks
 
     try:

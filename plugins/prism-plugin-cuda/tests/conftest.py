@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 
 import prism_core
-import prism_core._description.library as _library
-import prism_core._knowledge.plugins as _plugins
-from prism_core._knowledge.elementwise import ELEMENTWISE
+import prism_core.kernel.description.library as _library
+import prism_core.kernel.plugins as _plugins
+from prism_core.kernel.records.elementwise import ELEMENTWISE
 
 #: The reason of every test that needs a GPU (followed by the backend's own reason).
 NEEDS_GPU = "needs an NVIDIA GPU with CUDA"
@@ -236,7 +236,7 @@ SAMPLE_CALLS = _sample_calls()
 def _family_calls() -> dict[str, Call]:
     """The ops without a call above: each op's ``standard`` case of the conformance suite
     (large enough to pass the GPU's size check)."""
-    from prism_core._knowledge.families import RECORDS
+    from prism_core.kernel.records.families import RECORDS
     from prism_core.testing import input_cases
 
     calls: dict[str, Call] = {}

@@ -233,7 +233,7 @@ def test_op_arguments_are_checked() -> None:
 
 
 def test_the_work_is_cell_updates() -> None:
-    from prism_core._knowledge.work import work_of
+    from prism_core._tuning.work import work_of
 
     work = work_of(ops.SW_ALIGN, ((1000,), (10_000,), (5, 5)), 1)
     assert work is not None and work.flops == ops.CELL_OPS * 1000 * 10_000

@@ -48,7 +48,7 @@ def test_found_through_its_entry_point_with_a_variant_of_every_standard_op() -> 
     assert record.backends == ["jax"]
     names = {v.name for v in record.variants}
     assert {"jax.matmul", "jax.gpu.matmul", "jax.linalg.eig", "jax.dot"} <= names
-    from prism_core._knowledge.standard import STANDARD_OPS
+    from prism_core.kernel.records.standard import STANDARD_OPS
 
     assert {f"jax.{op}" for op in STANDARD_OPS.values()} <= names
 

@@ -24,8 +24,8 @@ import pytest
 from torch_testing import ENV, INSTALL, REMOVED
 
 import prism_core
-import prism_core._description.library as _library
-import prism_core._knowledge.plugins as _plugins
+import prism_core.kernel.description.library as _library
+import prism_core.kernel.plugins as _plugins
 
 #: Whether the plugin is installed (its package and its entry point), without importing it.
 INSTALLED = importlib.util.find_spec("prism_plugin_torch") is not None and any(

@@ -15,7 +15,7 @@ import torch
 from torch_testing import builtin_ops
 
 import prism_core
-from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core.kernel.records.elementwise import ELEMENTWISE
 
 RNG = np.random.default_rng(8)
 

@@ -1,5 +1,5 @@
 """The conformance suite's inputs, one module per op family of the records
-(``_knowledge/families.py``), each with
+(``kernel/records/families.py``), each with
 
 * ``input_cases(op, m)``: ``{shape: (args, kwargs)}`` made with ``m`` (``_inputs.Maker``) for
   any op of the family, ``{}`` where the op has no case in that dtype;
@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from prism_core._knowledge.families import FAMILIES
+from prism_core.kernel.records.families import FAMILIES
 
 __all__ = ["MODULES", "module", "modules"]
 

@@ -1,12 +1,12 @@
 """The conformance suite's inputs for the elementwise family (see ``__init__``): the arithmetic
 functions, ``maximum``/``minimum``/``clip`` and the standard's functions made from the table
-(``_knowledge/elementwise.py``), on vectors of every layout (and a matrix in Fortran order),
+(``kernel/records/elementwise.py``), on vectors of every layout (and a matrix in Fortran order),
 with inputs inside each function's domain (``sqrt`` of positive numbers, ``acos`` of numbers in
 (-1, 1), ``remainder`` by positive ones)."""
 
 from __future__ import annotations
 
-from prism_core._knowledge.elementwise import ELEMENTWISE
+from prism_core.kernel.records.elementwise import ELEMENTWISE
 from prism_core.testing._inputs import N1, Case, Maker, one_arg_cases, vector_cases
 
 __all__ = ["input_cases", "keyword_cases"]

@@ -70,7 +70,7 @@ def cache_location() -> str | None:
     or Prism's caches are off), else ``numba/`` under Prism's cache directory."""
     if os.environ.get("NUMBA_CACHE_DIR", "").strip():
         return None
-    from prism_core._config import cache_dir, cache_enabled
+    from prism_core.kernel.config import cache_dir, cache_enabled
 
     if not cache_enabled():
         return None

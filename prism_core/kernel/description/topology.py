@@ -1,0 +1,388 @@
+"""A device's links (the ``links`` key of a device file, format 2) and the path a copy takes.
+
+A :class:`Link` is one kind of link a description lists: to the host CPU (``kind: host``) or to
+another device (``kind: peer``: a sibling die of the same package, ``in_package``, or another
+package, ``external``), how many such links there are and one link's bandwidth in one
+direction.  Where ``links`` lists no link of a kind, format 1's total of both directions
+(``host_link``, ``device_link``) stands for one link of that kind.  :func:`transfer_path` gives
+the links a copy from the host or a device to another crosses, and what it costs one way: the
+split's records and its modelled ratio use it, the performance model its host figure.  The
+format and the rules: docs/device-files.md, "links".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from prism_core.kernel.public import home
+
+__all__ = [
+    "KINDS",
+    "PEERS",
+    "Link",
+    "TransferPath",
+    "device_link_total",
+    "host_link_total",
+    "host_per_direction",
+    "parse_links",
+    "peer_link",
+    "topology_problems",
+    "transfer_path",
+]
+
+#: What a link reaches: the host CPU and its memory, or another device.
+KINDS = ("host", "peer")
+#: Where the other end of a peer link is: a sibling die of the same package, or another package.
+PEERS = ("in_package", "external")
+#: How far a format-1 total may differ from the total of ``links`` (rounding in datasheets).
+_TOLERANCE = 0.005
+
+
+def _finite(value: float) -> float | None:
+    """``value``, or ``None`` where it overflowed: a bandwidth too large to compute with is
+    no figure (nothing is costed over it), never an infinite one that makes a copy free."""
+    return value if math.isfinite(value) else None
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    """The sum of the known ``values``; ``None`` when none is known or it overflows."""
+    known = [v for v in values if v is not None]
+    return _finite(sum(known)) if known else None
+
+
+class _Device(Protocol):
+    """What this module reads of a description (``DeviceDescription``, which imports this
+    module: named by its shape to keep the imports one way)."""
+
+    @property
+    def device_type(self) -> str: ...
+
+    @property
+    def kind(self) -> str | None: ...
+
+    @property
+    def links(self) -> tuple[Link, ...]: ...
+
+    def is_a(self, device_type: str) -> bool: ...
+
+    def peer_link(self, other: Any, *, in_package: bool | None = None) -> Link | None: ...
+
+
+@home("prism_core.hardware")
+@dataclass(frozen=True)
+class Link:
+    """One kind of link of a device: an entry of its ``links``.
+
+    ``kind`` is ``"host"`` or ``"peer"``; ``count`` links of ``interface`` (``pcie5-x16``,
+    ``nvlink4``), each carrying ``per_direction_gbps`` GB/s (10^9 B/s) in one direction
+    (``None`` where the vendor publishes no figure: the link then says which devices connect,
+    and no copy is costed over it).
+    ``peer`` (peer links only) is ``"in_package"`` or ``"external"``, ``None`` where a format-1
+    ``device_link`` stands for the link and does not say; ``peer_device_type`` the device at the
+    other end when it is not one of this device's type.  ``derived_from`` names the format-1
+    key (``"host_link"``, ``"device_link"``) a link was made from, as one link carrying half
+    its total each way; ``None`` for an entry of ``links``.
+    """
+
+    kind: str
+    interface: str
+    count: int
+    per_direction_gbps: float | None
+    peer: str | None = None
+    peer_device_type: str | None = None
+    description: str = ""
+    derived_from: str | None = None
+
+    @property
+    def one_way_gbps(self) -> float | None:
+        """What all ``count`` links carry in one direction, GB/s; ``None`` when the bandwidth
+        is not published."""
+        per = self.per_direction_gbps
+        return None if per is None else _finite(self.count * per)
+
+    @property
+    def total_gbps(self) -> float | None:
+        """Both directions of all ``count`` links, GB/s: what format 1's ``host_link`` and
+        ``device_link`` give (2 x count x per direction); ``None`` when not published."""
+        one_way = self.one_way_gbps
+        return None if one_way is None else _finite(2 * one_way)
+
+    @property
+    def in_package(self) -> bool:
+        """Whether the other end is a sibling die of the same package."""
+        return self.peer == "in_package"
+
+    def seconds(self, nbytes: float) -> float:
+        """Seconds to move ``nbytes`` one way over all the links at once (peak bandwidth);
+        a ``ValueError`` for a link whose bandwidth is not published."""
+        one_way = self.one_way_gbps
+        if one_way is None:
+            raise ValueError(f"{self.describe()}: no copy can be costed over it")
+        return nbytes / 1e9 / one_way  # in GB first: one_way * 1e9 may overflow
+
+    def describe(self) -> str:
+        """``"18 x nvlink4 links to other packages (25 GB/s each way per link: 450 each way,
+        900 both ways)"``, ``"pcie5-x16 host link (64 GB/s each way, 128 both ways)"``."""
+        several = self.count != 1
+        what = {
+            "host": "host link",
+            "in_package": "link in the package",
+            "external": "link to another package",
+        }.get(self.peer or self.kind, "device link")
+        if several:
+            what = what.replace("link", "links", 1).replace("another package", "other packages")
+        head = f"{self.count} x {self.interface}" if several else self.interface
+        head += f" {what}"
+        if self.peer_device_type:
+            head += f" (to {self.peer_device_type})"
+        if self.derived_from:
+            return (
+                f"{head} ({self.one_way_gbps:g} GB/s each way: half of {self.derived_from} "
+                f"{self.total_gbps:g})"
+            )
+        if self.per_direction_gbps is None:
+            return f"{head} (bandwidth not published)"
+        per = f"{self.per_direction_gbps:g} GB/s each way"
+        if several:
+            per += f" per link: {self.one_way_gbps:g} each way"
+        return f"{head} ({per}, {self.total_gbps:g} both ways)"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "interface": self.interface,
+            "count": self.count,
+        }
+        for key in ("per_direction_gbps", "peer", "peer_device_type", "derived_from"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.description:
+            out["description"] = self.description
+        return out
+
+
+def _from_total(key: str, kind: str, value: Any) -> Link | None:
+    """The one link a format-1 ``host_link`` or ``device_link`` stands for."""
+    if not isinstance(value, Mapping) or not value.get("bandwidth_gbps"):
+        return None
+    interface = str(value.get("interface") or key.replace("_", "-"))
+    return Link(kind, interface, 1, float(value["bandwidth_gbps"]) / 2, derived_from=key)
+
+
+def parse_links(data: Mapping[str, Any]) -> tuple[Link, ...]:
+    """The links of a validated (resolved) document: the entries of ``links``, in the file's
+    order; for a kind it lists none of, the link ``host_link`` or ``device_link`` stands for."""
+    given = tuple(
+        Link(
+            kind=str(e["kind"]),
+            interface=str(e["interface"]),
+            count=int(e["count"]),
+            per_direction_gbps=(
+                float(e["per_direction_gbps"]) if "per_direction_gbps" in e else None
+            ),
+            peer=e.get("peer"),
+            peer_device_type=e.get("peer_device_type"),
+            description=str(e.get("description", "")),
+        )
+        for e in data.get("links") or ()
+    )
+    kinds = {link.kind for link in given}
+    host = None if "host" in kinds else _from_total("host_link", "host", data.get("host_link"))
+    peer = None if "peer" in kinds else _from_total("device_link", "peer", data.get("device_link"))
+    return (*((host,) if host else ()), *given, *((peer,) if peer else ()))
+
+
+def host_per_direction(links: Sequence[Link]) -> float | None:
+    """GB/s the host links carry in one direction together (a host-to-device copy's peak);
+    ``None`` when there is none."""
+    return _sum(link.one_way_gbps for link in links if link.kind == "host")
+
+
+def host_link_total(links: Sequence[Link]) -> float | None:
+    """What ``host_link.bandwidth_gbps`` is when ``links`` is given: both directions of every
+    host link; ``None`` without host links."""
+    one_way = host_per_direction(links)
+    return None if one_way is None else _finite(2 * one_way)
+
+
+def _device_link_group(links: Sequence[Link]) -> list[Link]:
+    peers = [link for link in links if link.kind == "peer"]
+    external = [link for link in peers if link.peer != "in_package"]
+    return external or peers
+
+
+def device_link_total(links: Sequence[Link]) -> float | None:
+    """What ``device_link.bandwidth_gbps`` is when ``links`` is given: both directions of the
+    links to other packages, or, where there are none, of the links to siblings in the
+    package; ``None`` without peer links."""
+    return _sum(link.total_gbps for link in _device_link_group(links))
+
+
+def peer_link(
+    links: Sequence[Link],
+    own_type: str,
+    other: _Device,
+    *,
+    in_package: bool | None = None,
+) -> Link | None:
+    """The fastest peer link (of a device of type ``own_type`` with ``links``) whose other end
+    can be ``other``: one naming ``other``'s type or an ancestor of it in ``peer_device_type``,
+    or naming none and ``other`` being of ``own_type``.  ``in_package=True`` takes only links
+    to siblings in the package, ``False`` only the others, ``None`` any."""
+    found = []
+    for link in links:
+        if link.kind != "peer":
+            continue
+        if in_package is not None and link.in_package != in_package:
+            continue
+        if other.is_a(link.peer_device_type or own_type):
+            found.append(link)
+    # A link of published bandwidth before one without.
+    return max(found, key=lambda link: link.one_way_gbps or -1.0, default=None)
+
+
+def _host_hop(desc: _Device) -> Link | None:
+    """The host links of ``desc`` as one hop (all of them carry a copy together)."""
+    hosts = [link for link in desc.links if link.kind == "host" and link.one_way_gbps]
+    if len(hosts) <= 1:
+        return hosts[0] if hosts else None
+    together = _sum(link.one_way_gbps for link in hosts)
+    if together is None:
+        return None
+    return Link("host", "+".join(f"{link.count} x {link.interface}" for link in hosts), 1, together)
+
+
+@home("prism_core.hardware")
+@dataclass(frozen=True)
+class TransferPath:
+    """The links a copy from ``source`` to ``destination`` crosses (``"host"`` or a device
+    type), in order: none when nothing moves (host to host, a device to itself), one for a copy
+    over a host link or a peer link, two for a copy between devices with no link between them
+    (staged through host memory: out over one's host link, in over the other's)."""
+
+    source: str
+    destination: str
+    hops: tuple[Link, ...] = ()
+
+    @property
+    def one_way_gbps(self) -> float | None:
+        """The slowest hop's bandwidth in the direction of the copy, GB/s; ``None`` when
+        nothing moves."""
+        return min((hop.one_way_gbps or 0.0 for hop in self.hops), default=None)
+
+    def seconds(self, nbytes: float) -> float:
+        """Seconds to move ``nbytes`` along the path at peak bandwidth, each hop after the
+        other; ``0.0`` when nothing moves."""
+        return sum(hop.seconds(nbytes) for hop in self.hops)
+
+    def describe(self) -> str:
+        """``"host -> nvidia.h100-sxm over the pcie5-x16 host link (64 GB/s each way, 128 both
+        ways)"``."""
+        head = f"{self.source} -> {self.destination}"
+        if not self.hops:
+            return f"{head}: nothing moves"
+        if len(self.hops) == 1:
+            return f"{head} over the {self.hops[0].describe()}"
+        hops = "; then the ".join(h.describe() for h in self.hops)
+        return f"{head} through host memory: the {hops}"
+
+
+def transfer_path(source: _Device | None, destination: _Device | None) -> TransferPath | None:
+    """The path of a copy from ``source`` to ``destination`` (``None``, or a CPU: host memory).
+
+    Host to a device: its host links, one way.  A device to another of the same device type:
+    nothing moves (it is taken to be the same device).  Between two devices: the fastest peer
+    link of the source's that reaches the destination, in the package or not; without one,
+    through host memory.  ``None`` when a hop it needs is not described (a device without a
+    host link)."""
+    src = "host" if source is None or source.kind == "cpu" else source.device_type
+    dst = "host" if destination is None or destination.kind == "cpu" else destination.device_type
+    if src == dst:
+        return TransferPath(src, dst)
+    if src == "host":
+        assert destination is not None
+        hop = _host_hop(destination)
+        return None if hop is None else TransferPath(src, dst, (hop,))
+    assert source is not None
+    if dst == "host":
+        hop = _host_hop(source)
+        return None if hop is None else TransferPath(src, dst, (hop,))
+    assert destination is not None
+    direct = source.peer_link(destination)
+    if direct is not None and direct.one_way_gbps is not None:
+        return TransferPath(src, dst, (direct,))
+    out, into = _host_hop(source), _host_hop(destination)
+    if out is None or into is None:
+        return None
+    return TransferPath(src, dst, (out, into))
+
+
+# -- checks of a file -------------------------------------------------------------------------
+
+
+def topology_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+    """What the schema cannot say of ``links`` and the memory levels: a ``peer`` or
+    ``peer_device_type`` on a host link, a peer link that does not say where its other end is,
+    ``host_link`` or ``device_link`` beside ``links`` with another total, and ``usable_bytes``
+    over ``size_bytes``.  Yields (path, message, whether the key rather than its value is at
+    fault)."""
+    entries = doc.get("links")
+    if isinstance(entries, list):
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("kind") == "host":
+                for key in ("peer", "peer_device_type"):
+                    if key in entry:
+                        yield (
+                            ("links", i, key),
+                            f"{key} is for links of kind peer; a host link ends at the host "
+                            "CPU: drop it, or make the link kind: peer",
+                            True,
+                        )
+            elif entry.get("kind") == "peer" and "peer" not in entry:
+                yield (
+                    ("links", i),
+                    "a peer link says where its other end is: peer: in_package (a sibling die "
+                    "of the same package) or peer: external (another package)",
+                    False,
+                )
+        links = parse_links({"links": [e for e in entries if isinstance(e, dict)]})
+        for key, total in (
+            ("host_link", host_link_total(links)),
+            ("device_link", device_link_total(links)),
+        ):
+            old = doc.get(key)
+            given = old.get("bandwidth_gbps") if isinstance(old, dict) else None
+            if total is None or not isinstance(given, (int, float)):
+                continue
+            if abs(given - total) > _TOLERANCE * max(given, total):
+                what = (
+                    "every host link"
+                    if key == "host_link"
+                    else "the peer links to other packages (to siblings in the package where "
+                    "there are none)"
+                )
+                yield (
+                    (key, "bandwidth_gbps"),
+                    f"{key}.bandwidth_gbps is {given:g}, but links give {total:g} for it: both "
+                    f"directions of {what}, 2 x count x per_direction_gbps; make them agree "
+                    "(links is the truth, the format-1 key its total)",
+                    False,
+                )
+    levels = doc.get("memory_hierarchy")
+    if isinstance(levels, list):
+        for i, level in enumerate(levels):
+            if not isinstance(level, dict):
+                continue
+            usable, size = level.get("usable_bytes"), level.get("size_bytes")
+            if isinstance(usable, int) and isinstance(size, int) and usable > size:
+                yield (
+                    ("memory_hierarchy", i, "usable_bytes"),
+                    f"usable_bytes {usable} is more than size_bytes {size}: software cannot "
+                    "allocate more than the level has",
+                    False,
+                )
