@@ -16,7 +16,7 @@ from prism_core._tuning.work import Work as Work
 from prism_core.kernel.backend_registry import backends as backends
 from prism_core._tuning.work import declare_work as declare_work
 from prism_core.kernel.backend_registry import get_backend as get_backend
-from prism_core.hookspecs import hookimpl as hookimpl
+from prism_core.kernel.contract.hookspecs import hookimpl as hookimpl
 from prism_core.kernel.dispatch.ops import kernel as kernel
 from prism_core.kernel.dispatch.ops import operation as operation
 from prism_core.kernel.plugins import plugins as plugins

@@ -1,7 +1,6 @@
-"""The plugin contract: the hooks a Prism plugin may implement, and the markers of their
-specifications and implementations.
+"""The plugin contract: the hooks a Prism plugin may implement.
 
-The specifications are part of the kernel (``prism_core.kernel.contract.hookspecs``, where each
+With the markers of their specifications and implementations.  The specifications are part of the kernel (``prism_core.kernel.contract.hookspecs``, where each
 hook is documented); this module is their public home.  Plugins mark their hooks with
 ``@prism_core.extending.hookimpl``; docs/writing-a-plugin.md has the hook reference.
 """
