@@ -2,7 +2,10 @@
 
 Measured in one process, side by side (ratios and differences, since the machine is shared):
 
-* Prism: ``prism_core.matmul(a, b)`` on 4x4 float64 against ``np.matmul(a, b)`` (cached decision);
+* Prism: ``prism_core.matmul(a, b)`` on 4x4 float64 against ``np.matmul(a, b)`` (cached decision),
+  beside the floor of a dispatcher in Python: a function that reads a ``ContextVar``, looks the
+  arguments' types up in a dict and calls what it finds (and the same keyed by dtypes too, as
+  Prism keys an op whose variants depend on dtypes);
 * Prism with a ``can_run``: an op whose chosen variant has a per-call check, against calling the
   same check and ``np.matmul`` directly (what is left is dispatch's own cost);
 * networkx's backend dispatch: ``nx.is_empty(G)`` against its undecorated function;
@@ -15,14 +18,17 @@ Usage::
     python benchmarks/bench_dispatch.py [--rounds N] [--output benchmarks/results/NAME.json]
 
 Each "added" figure is min(time of the dispatched call) - min(time of the direct call), per
-call, over ``--rounds`` rounds of timeit; the minimum is the least noisy estimate of the cost.
+call, over ``--rounds`` short rounds of timeit that take the calls compared in turn (so that
+drifts of the machine hit them alike); the minimum is the least noisy estimate of the cost.
 Optional comparisons (networkx, array-api-compat, SciPy) are skipped with a note when missing.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextvars
 import json
+import math
 import os
 import platform
 import statistics
@@ -38,15 +44,20 @@ def per_call_ns(fn: Callable[[], Any], number: int, rounds: int) -> float:
     return min(timeit.repeat(fn, number=number, repeat=rounds)) / number * 1e9
 
 
+def interleaved(calls: dict[str, Callable[[], Any]], number: int, rounds: int) -> dict[str, float]:
+    """The least time per call (ns) of each of ``calls``, timed in turn, round after round."""
+    best = dict.fromkeys(calls, math.inf)
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            best[name] = min(best[name], per_call_ns(fn, number, 1))
+    return best
+
+
 def pair(
     dispatched: Callable[[], Any], direct: Callable[[], Any], number: int, rounds: int
 ) -> dict[str, float]:
-    # Interleave the two so that drifts of the machine hit both alike.
-    d_times, b_times = [], []
-    for _ in range(rounds):
-        d_times.append(per_call_ns(dispatched, number, 1))
-        b_times.append(per_call_ns(direct, number, 1))
-    d, b = min(d_times), min(b_times)
+    t = interleaved({"dispatched": dispatched, "direct": direct}, number, rounds)
+    d, b = t["dispatched"], t["direct"]
     return {"dispatched_ns": round(d, 1), "direct_ns": round(b, 1), "added_ns": round(d - b, 1)}
 
 
@@ -58,7 +69,41 @@ def bench_prism(number: int, rounds: int) -> dict[str, Any]:
     matmul = prism_core.matmul
     matmul(a, b)  # build and cache the decision
     npmatmul = np.matmul
-    return pair(lambda: matmul(a, b), lambda: npmatmul(a, b), number, rounds)
+    # The floor: a ContextVar read, a dict lookup keyed by it and the arguments' types, the call.
+    token = contextvars.ContextVar[Any]("floor_scope", default=None).get
+    get = {(None, np.ndarray, np.ndarray): npmatmul}.__getitem__
+    by_dtype = {(None, np.ndarray, a.dtype, np.ndarray, b.dtype): npmatmul}.__getitem__
+
+    def floor(*args: Any, **kwargs: Any) -> Any:
+        return get((token(), type(args[0]), type(args[1])))(*args, **kwargs)
+
+    def floor_dtypes(*args: Any, **kwargs: Any) -> Any:
+        x, y = args[0], args[1]
+        return by_dtype((token(), type(x), x.dtype, type(y), y.dtype))(*args, **kwargs)
+
+    t = interleaved(
+        {
+            "prism": lambda: matmul(a, b),
+            "floor": lambda: floor(a, b),
+            "floor_dtypes": lambda: floor_dtypes(a, b),
+            "direct": lambda: npmatmul(a, b),
+        },
+        number,
+        rounds,
+    )
+    added = t["prism"] - t["direct"]
+    over = {name: t[name] - t["direct"] for name in ("floor", "floor_dtypes")}
+    return {
+        "dispatched_ns": round(t["prism"], 1),
+        "direct_ns": round(t["direct"], 1),
+        "added_ns": round(added, 1),
+        "floor_added_ns": round(over["floor"], 1),
+        "floor_dtypes_added_ns": round(over["floor_dtypes"], 1),
+        "times_floor": round(added / over["floor"], 2),
+        "times_floor_dtypes": round(added / over["floor_dtypes"], 2),
+        # Whether Prism's key for this call holds the dtypes (a variant depends on them).
+        "keyed_by_dtype": getattr(getattr(matmul, "op", None), "_keying", [None])[0] != 0,
+    }
 
 
 def bench_prism_can_run(number: int, rounds: int) -> dict[str, Any]:
@@ -163,8 +208,8 @@ def bench_first_decision(variants: int, repeats: int) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=25, help="timeit rounds (minimum is kept)")
-    parser.add_argument("--number", type=int, default=100_000, help="calls per round")
+    parser.add_argument("--rounds", type=int, default=200, help="timeit rounds (minimum is kept)")
+    parser.add_argument("--number", type=int, default=10_000, help="calls per round")
     parser.add_argument("--output", help="write the results as JSON")
     args = parser.parse_args()
 
@@ -206,6 +251,13 @@ def main() -> int:
                 f"| {name} | {r['dispatched_ns']:.0f} ns | {r['direct_ns']:.0f} ns | "
                 f"**{r['added_ns']:.0f} ns** |"
             )
+    r = results["prism"]
+    print(
+        f"\nPrism adds {r['added_ns']:.0f} ns to a cached call, {r['times_floor']}x the "
+        f"{r['floor_added_ns']:.0f} ns a plain dispatcher adds (ContextVar, dict lookup by the "
+        f"arguments' types, call), {r['times_floor_dtypes']}x the {r['floor_dtypes_added_ns']:.0f} "
+        f"ns of one keyed by their dtypes too (Prism's key holds them: {r['keyed_by_dtype']})"
+    )
     fd = results["first_decision"]
     print(
         f"\nFirst decision with {fd['variants']} variants: {fd['first_decision_ms_median']} ms "

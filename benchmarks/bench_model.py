@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 
 from prism_core._tuning.model import PerformanceModel
-from prism_core.kernel.host import blas_info, detect_cpu
+from prism_core.kernel.host import blas_info
+from prism_core.kernel.host_cpu import detect_cpu
 
 SIZES = {
     "matmul": [16, 32, 64, 128, 256, 512, 768, 1024],

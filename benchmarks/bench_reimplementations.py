@@ -11,6 +11,12 @@ The three, as the tree before the redesign has them (commit f681c65):
 * ``importlib.metadata``: ``prism_core/_knowledge/plugins.py`` reads the ``prism.plugins`` entry
   points and distribution versions from the ``.dist-info`` directories itself.
 
+The changes find the modules where the tree has them: under ``prism_core/_description/`` and
+``prism_core/_knowledge/`` (as above) or, after the kernel moved, ``prism_core/kernel/description/``
+and ``prism_core/kernel/``.  A change the tree does not allow (a tree without ``_values.py``, or
+whose validation cache checks nothing) is left out of the run and named in its report, with
+``all standard``.
+
 ``--baseline DIR`` names such a tree (``prism_core/``, ``hardware/`` and ``schemas/``, and the
 plugins' sources where ``DIR/plugins/*/src`` holds them), made for instance with::
 
@@ -95,6 +101,19 @@ class NotApplicable(Exception):
     """The tree lacks what a change replaces."""
 
 
+def _module(tree: Path, *names: str) -> Path:
+    """The first of ``names`` (paths relative to ``tree``) that the tree has: the module's place
+    in the layouts before and after the kernel moved."""
+    for name in names:
+        if (tree / name).is_file():
+            return tree / name
+    raise NotApplicable(f"{tree}: none of {', '.join(names)}")
+
+
+CACHE = ("prism_core/kernel/description/cache.py", "prism_core/_description/cache.py")
+PLUGINS = ("prism_core/kernel/plugins.py", "prism_core/_knowledge/plugins.py")
+
+
 def _replace_once(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     if text.count(old) != 1:
@@ -176,15 +195,14 @@ def apply_dataclasses(tree: Path) -> None:
 def apply_jsonschema(tree: Path) -> None:
     """Cached documents checked by jsonschema (the validator that validates device files); the
     cache's own checker deleted."""
-    path = tree / "prism_core/_description/cache.py"
+    path = _module(tree, *CACHE)
+    package = ".".join(path.relative_to(tree).parent.parts)
     _replace_once(
         path,
-        "    from prism_core._description.schema import _semantic_problems, device_schema, "
-        "unlocated\n\n"
+        f"    from {package}.schema import _semantic_problems, device_schema, unlocated\n\n"
         "    try:\n"
         "        if not _conforms(document, device_schema()):\n",
-        "    from prism_core._description.schema import _semantic_problems, _validator, "
-        "unlocated\n\n"
+        f"    from {package}.schema import _semantic_problems, _validator, unlocated\n\n"
         "    try:\n"
         "        if not _validator().is_valid(document):\n",
     )
@@ -227,7 +245,7 @@ def distribution_version(name: str) -> str | None:
 
 def apply_importlib_metadata(tree: Path) -> None:
     """Entry points and distribution versions from importlib.metadata; the reader deleted."""
-    path = tree / "prism_core/_knowledge/plugins.py"
+    path = _module(tree, *PLUGINS)
     text = path.read_text(encoding="utf-8")
     start, end = "def _entry_points() -> list[Any]:\n", "def _record_of(ep: Any) -> PluginRecord:\n"
     if text.count(start) != 1 or text.count(end) != 1 or "class _Distribution" not in text:
@@ -245,8 +263,8 @@ CHANGES: dict[str, tuple[Callable[[Path], None], ...]] = {
 #: What each change replaces, for the report.
 REPLACED = {
     "dataclasses": "prism_core/_values.py (value_type)",
-    "jsonschema": "the checker of prism_core/_description/cache.py",
-    "importlib.metadata": "the reader of prism_core/_knowledge/plugins.py",
+    "jsonschema": "the checker of the validation cache (description/cache.py)",
+    "importlib.metadata": "the reader of plugins.py",
 }
 
 
@@ -266,15 +284,11 @@ def _python(code: str, env: dict[str, str], cwd: Path) -> str:
 
 
 def _lines(tree: Path) -> dict[str, int]:
-    """Lines of the three files the changes shrink (``_values.py``: 0 where it is deleted)."""
-    files = (
-        "prism_core/_values.py",
-        "prism_core/_description/cache.py",
-        "prism_core/_knowledge/plugins.py",
-    )
+    """Lines of the three files the changes shrink (``_values.py``: 0 where it is deleted), each
+    where the tree's layout has it."""
+    names = ["prism_core/_values.py", *(n for n in (*CACHE, *PLUGINS) if (tree / n).exists())]
     return {
-        name: len((tree / name).read_text().splitlines()) if (tree / name).exists() else 0
-        for name in files
+        n: len((tree / n).read_text().splitlines()) if (tree / n).exists() else 0 for n in names
     }
 
 
@@ -297,14 +311,16 @@ def main() -> int:
     try:
         envs: dict[str, dict[str, str]] = {}
         lines: dict[str, dict[str, int]] = {}
+        left_out: dict[str, str] = {}
         for index, (case, changes) in enumerate(CHANGES.items()):
             tree = work / f"tree{index}"
             shutil.copytree(baseline, tree, ignore=shutil.ignore_patterns("__pycache__"))
-            for change in changes:
-                try:
+            try:
+                for change in changes:
                     change(tree)
-                except NotApplicable as exc:
-                    parser.error(f"{case}: {exc} (--baseline must have the re-implementations)")
+            except NotApplicable as exc:
+                left_out[case] = str(exc).replace(str(tree), "the tree")
+                continue
             compileall.compile_dir(str(tree), quiet=1)
             cache = work / f"cache{index}"
             cache.mkdir()
@@ -337,6 +353,7 @@ def main() -> int:
         },
         "repeat": args.repeat,
         "baseline": args.baseline_label or str(args.baseline),
+        "left_out": left_out,
         "cases": {
             case: {
                 "min_ms": round(min(s), 2),
@@ -406,6 +423,8 @@ def _markdown(results: dict[str, Any]) -> str:
     lines.append("|---" * (len(files) + 1) + "|")
     for case, c in results["cases"].items():
         lines.append(f"| {case} | " + " | ".join(str(c["lines"][f]) for f in files) + " |")
+    for case, why in results.get("left_out", {}).items():
+        lines += ["", f"Left out, not applicable to this tree: {case} ({why})."]
     lines += ["", f"Baseline: {results['baseline']}."]
     return "\n".join(lines)
 

@@ -63,13 +63,14 @@ REPO = Path(__file__).resolve().parents[1]
 #: same parts spread over six folders, the NumPy backend and the backend kit counted in it.
 KERNEL: dict[str, tuple[str, ...]] = {
     "descriptions": ("prism_core/kernel/description/**/*.py",),
-    "plugin discovery": ("prism_core/kernel/plugins.py",),
+    "plugin discovery": ("prism_core/kernel/plugins.py", "prism_core/kernel/distributions.py"),
     "host": (
         "prism_core/kernel/host.py",
+        "prism_core/kernel/host_cpu.py",
         "prism_core/kernel/devices.py",
         "prism_core/kernel/partition_match.py",
     ),
-    "contract": ("prism_core/kernel/contract/**/*.py", "prism_core/kernel/backend_registry.py"),
+    "contract": ("prism_core/kernel/contract/**/*.py",),
     "threads": ("prism_core/kernel/threads.py",),
     "dispatch": ("prism_core/kernel/dispatch/**/*.py", "prism_core/kernel/oprecord.py"),
     "base modules": ("prism_core/kernel/*.py",),

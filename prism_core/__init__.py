@@ -45,10 +45,10 @@ _LAZY = {
     "uint16": "kernel.description.dtypes",
     "uint32": "kernel.description.dtypes",
     "uint64": "kernel.description.dtypes",
-    "broadcast_shapes": "kernel.description.broadcasting",
+    "broadcast_shapes": "_broadcasting",
     "can_cast": "kernel.description.promotion",
-    "finfo": "kernel.description.dtype_info",
-    "iinfo": "kernel.description.dtype_info",
+    "finfo": "_dtype_info",
+    "iinfo": "_dtype_info",
     "isdtype": "kernel.description.promotion",
     "result_type": "kernel.description.promotion",
     # The ops themselves.

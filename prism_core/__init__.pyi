@@ -34,10 +34,10 @@ from prism_core.kernel.description.dtypes import uint8 as uint8
 from prism_core.kernel.description.dtypes import uint16 as uint16
 from prism_core.kernel.description.dtypes import uint32 as uint32
 from prism_core.kernel.description.dtypes import uint64 as uint64
-from prism_core.kernel.description.broadcasting import broadcast_shapes as broadcast_shapes
+from prism_core._broadcasting import broadcast_shapes as broadcast_shapes
 from prism_core.kernel.description.promotion import can_cast as can_cast
-from prism_core.kernel.description.dtype_info import finfo as finfo
-from prism_core.kernel.description.dtype_info import iinfo as iinfo
+from prism_core._dtype_info import finfo as finfo
+from prism_core._dtype_info import iinfo as iinfo
 from prism_core.kernel.description.promotion import isdtype as isdtype
 from prism_core.kernel.description.promotion import result_type as result_type
 from prism_core.kernel.dispatch.ops import Op as Op

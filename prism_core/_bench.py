@@ -19,18 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from prism_core._tuning.load import MachineLoad
-from prism_core._tuning.tuner import (
-    Keeper,
-    Measurement,
-    TuneCase,
-    declared_examples,
-    example_arguments,
-    measure,
-    median_interval,
-    share,
-    stored_case,
-    tune_case,
-)
+from prism_core._tuning.measurements import Measurement, median_interval
+from prism_core._tuning.tune_report import Keeper, TuneCase, stored_case
+from prism_core._tuning.tuner import declared_examples, example_arguments, measure, share, tune_case
 from prism_core.kernel.dispatch.candidates import Runner, candidates
 from prism_core.kernel.dispatch.ops import get_op
 from prism_core.kernel.errors import PrismError
@@ -313,7 +304,7 @@ class BenchReport:
 def bench_host() -> dict[str, Any]:
     """The host as ``prism bench`` reports it: Python, the machine, the devices present and
     the available backends with their versions."""
-    from prism_core.kernel.backend_registry import backends
+    from prism_core._backend_registry import backends
     from prism_core.kernel.host import present_devices
 
     present = present_devices()

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from prism_core._bench import BenchReport, BenchRow
-    from prism_core._tuning.tuner import Measurement
+    from prism_core._tuning.measurements import Measurement
 
 __all__ = ["figure", "plot", "target"]
 

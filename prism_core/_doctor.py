@@ -70,7 +70,7 @@ def _yaml() -> dict[str, Any]:
 
 
 def _plugins() -> dict[str, Any]:
-    from prism_core.kernel.backend_registry import check_capabilities
+    from prism_core._backend_registry import check_capabilities
     from prism_core.kernel.errors import PrismError
     from prism_core.kernel.host import present_devices
     from prism_core.kernel.plugins import plugins

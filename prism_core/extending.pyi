@@ -2,7 +2,7 @@
 # Type checkers read this; the names load lazily at run time.
 from prism_core.kernel.contract.backend import Availability as Availability
 from prism_core.kernel.contract.backend import Backend as Backend
-from prism_core.kernel.backend_registry import BackendInfo as BackendInfo
+from prism_core._backend_registry import BackendInfo as BackendInfo
 from prism_core.kernel.contract.backend import DetectedDevice as DetectedDevice
 from prism_core.kernel.contract.backend import Detection as Detection
 from prism_core.kernel.plugins import PluginError as PluginError
@@ -12,10 +12,10 @@ from prism_core.kernel.config import PluginSettings as PluginSettings
 from prism_core.kernel.plugins import PluginWarning as PluginWarning
 from prism_core.kernel.contract.variant import Variant as Variant
 from prism_core.kernel.contract.variant import VariantImportError as VariantImportError
-from prism_core._tuning.work import Work as Work
-from prism_core.kernel.backend_registry import backends as backends
+from prism_core._tuning.op_work import Work as Work
+from prism_core._backend_registry import backends as backends
 from prism_core._tuning.work import declare_work as declare_work
-from prism_core.kernel.backend_registry import get_backend as get_backend
+from prism_core._backend_registry import get_backend as get_backend
 from prism_core.kernel.contract.hookspecs import hookimpl as hookimpl
 from prism_core.kernel.dispatch.ops import kernel as kernel
 from prism_core.kernel.dispatch.ops import operation as operation

@@ -10,7 +10,7 @@ from prism_core._lazy import attach
 
 #: Public name -> the private module that defines it.
 _LAZY = {
-    "CpuInfo": "kernel.host",
+    "CpuInfo": "kernel.host_cpu",
     "DeviceDescription": "kernel.description.device",
     "DeviceFileError": "kernel.errors",
     "DeviceInstance": "kernel.host",
@@ -34,7 +34,7 @@ _LAZY = {
     "TransferPath": "kernel.description.topology",
     "UnknownDeviceError": "kernel.errors",
     "default_search_path": "kernel.devices",
-    "detect_cpu": "kernel.host",
+    "detect_cpu": "kernel.host_cpu",
     "device_schema": "kernel.description.schema",
     "devices": "kernel.devices",
     "get_device": "kernel.devices",

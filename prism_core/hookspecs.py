@@ -1,8 +1,9 @@
 """The plugin contract: the hooks a Prism plugin may implement.
 
-With the markers of their specifications and implementations.  The specifications are part of the kernel (``prism_core.kernel.contract.hookspecs``, where each
-hook is documented); this module is their public home.  Plugins mark their hooks with
-``@prism_core.extending.hookimpl``; docs/writing-a-plugin.md has the hook reference.
+With the markers of their specifications and implementations.  The specifications are part of
+the kernel (``prism_core.kernel.contract.hookspecs``, where each hook is documented); this module
+is their public home.  Plugins mark their hooks with ``@prism_core.extending.hookimpl``;
+docs/writing-a-plugin.md has the hook reference.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import prism_core  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
-from prism_core.kernel.description.broadcasting import broadcast_shapes  # noqa: E402
+from prism_core._broadcasting import broadcast_shapes  # noqa: E402
 from prism_core.kernel.records.manipulation import ROWS  # noqa: E402
 
 from .array_api_dtypes import NOT_ON_TORCH  # noqa: E402

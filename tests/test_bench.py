@@ -553,7 +553,7 @@ def test_bench_measures_the_ops_a_plugin_declares_with_their_examples(tmp_path: 
 def test_a_row_that_could_not_be_timed_says_why(add_twin: str) -> None:
     """The budget ran out before the row's check: its cells are empty, and the note says why."""
     from prism_core import _bench
-    from prism_core._tuning.tuner import TuneCase
+    from prism_core._tuning.tune_report import TuneCase
     from prism_core.kernel.dispatch.explain import explain
 
     args = _bench.example_arguments("add", 16, "float64")
@@ -723,7 +723,8 @@ def test_a_busy_machine_is_said_and_takes_more_rounds(slow_twin: VirtualClock) -
 
 def _row(prism: list[float], oracle: list[float]) -> Any:
     from prism_core._bench import PRISM, BenchRow
-    from prism_core._tuning.tuner import Measurement, TuneCase
+    from prism_core._tuning.measurements import Measurement
+    from prism_core._tuning.tune_report import TuneCase
 
     def timed(name: str, backend: str, samples: list[float]) -> Measurement:
         return Measurement(name, backend, None, min(samples), sorted(samples)[2], tuple(samples))

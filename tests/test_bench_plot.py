@@ -15,7 +15,8 @@ import pytest
 
 from prism_core._bench import PRISM, BenchReport, BenchRow, run_bench
 from prism_core._bench_plot import figure, plot
-from prism_core._tuning.tuner import Measurement, TuneCase
+from prism_core._tuning.measurements import Measurement
+from prism_core._tuning.tune_report import TuneCase
 from prism_core.backend_kit import Examples
 
 pytest.importorskip("matplotlib", reason="the figure needs matplotlib (the [plot] extra)")

@@ -19,9 +19,11 @@ import prism_core as prism
 import prism_core._tuning.tuning_records as tuning
 from prism_core._cli import main
 from prism_core._tuning import calibration as step
-from prism_core._tuning.model import PerformanceModel, check_calibration
+from prism_core._tuning.figures import check_calibration
+from prism_core._tuning.model import PerformanceModel
+from prism_core._tuning.op_work import Work
 from prism_core._tuning.ranking import model_for
-from prism_core._tuning.work import Work, work_of
+from prism_core._tuning.work import work_of
 
 REPO = Path(__file__).resolve().parents[1]
 GPU = "nvidia.h100-pcie"  # the simulated GPU of tests/simulated_gpu_plugin.py

@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-import prism_core._tuning.model as model_module
+import prism_core._tuning.figures as model_module
 from prism_core._tuning.calibration import SIZES
 from prism_core._tuning.model import PerformanceModel
 from prism_core._tuning.work import work_of

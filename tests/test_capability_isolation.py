@@ -39,7 +39,7 @@ SETTINGS = "backend 'badsettings': settings() raised OSError: cannot read the se
 
 
 def _others() -> tuple[str, ...]:
-    from prism_core.kernel.plugins import entry_points
+    from prism_core.kernel.distributions import entry_points
 
     return tuple(ep.name for ep in entry_points("prism.plugins") if ep.name not in OURS)
 

@@ -1013,7 +1013,7 @@ def test_cache_file_with_wrong_entries_is_ignored(
     """A cache file that is valid JSON but holds no valid device documents only costs speed
     (the cache's contract: a damaged cache never costs correctness)."""
     reference = prism("devices", "--json")
-    (path,) = _cache_files(cache_dir)
+    (path,) = [p for p in _cache_files(cache_dir) if p.suffix == ".json"]  # beside its key
     data = json.loads(path.read_bytes())
     assert isinstance(data, dict)
     entries = json.loads(data["entries"])  # the entries' JSON text, beside its checksum

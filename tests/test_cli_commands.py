@@ -1,6 +1,7 @@
 """The commands plugins add to ``prism`` (entry points of ``prism.commands``, read by
-prism_core/_cli.py): a working one runs as the builtin commands do; a broken one says what is
-wrong in one line naming its distribution and entry point, and never breaks the others.
+prism_core/_cli/plugin_commands.py): a working one runs as the builtin commands do; a broken one
+says what is wrong in one line naming its distribution and entry point, and never breaks the
+others.
 
 Each test installs throwaway distributions (a ``.dist-info`` with ``entry_points.txt`` and a
 module beside it, on ``PYTHONPATH``) and runs ``python -m prism_core`` as a real subprocess.

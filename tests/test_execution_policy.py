@@ -13,7 +13,8 @@ from prism_core._tuning.execution_policy import (
     PolicyError,
     choose,
 )
-from prism_core._tuning.model import PerformanceModel, PerformanceRow
+from prism_core._tuning.model import PerformanceModel
+from prism_core._tuning.predictions import PerformanceRow
 
 
 def row(

@@ -1,7 +1,7 @@
 """What the first call in a fresh process no longer pays for, and must still get right.
 
 * Plugin discovery reads the ``prism.plugins`` entry points and distribution versions itself
-  where the environment is plain (``prism_core.kernel.plugins._installed``): it must give
+  where the environment is plain (``prism_core.kernel.distributions._installed``): it must give
   exactly what ``importlib.metadata`` gives, see a plugin installed or removed at the next
   discovery, and leave every unusual environment to importlib.metadata.
 * Requirement specifiers of plain release numbers are checked without ``packaging``.
@@ -32,6 +32,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prism_core import nvidia_smi
+from prism_core.kernel import distributions as dists
 from prism_core.kernel import plugins
 from prism_core.kernel.description.requirements import _PLAIN_SPECIFIER, Requirement
 from prism_core.kernel.errors import RequirementError, debug
@@ -73,7 +74,7 @@ def _plain_meta_path(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _ours(group: str) -> list[tuple[Any, ...]]:
-    found = plugins._installed()
+    found = dists._installed()
     assert found is not None, "this environment should be read without importlib.metadata"
     return [
         (ep.name, ep.value, ep.group, ep.dist.name, ep.dist.version)
@@ -101,12 +102,12 @@ def test_every_group_reads_as_importlib_metadata_reads_it() -> None:
 
 
 def test_distribution_versions_are_importlib_metadatas() -> None:
-    found = plugins._installed()
+    found = dists._installed()
     assert found
     for name in found:
-        assert plugins.distribution_version(name) == importlib.metadata.version(name), name
-    assert plugins.distribution_version("Prism_Core") == importlib.metadata.version("prism-core")
-    assert plugins.distribution_version("no-such-distribution-here") is None
+        assert dists.distribution_version(name) == importlib.metadata.version(name), name
+    assert dists.distribution_version("Prism_Core") == importlib.metadata.version("prism-core")
+    assert dists.distribution_version("no-such-distribution-here") is None
 
 
 def test_a_plugin_installed_or_removed_is_seen_at_the_next_discovery(
@@ -115,17 +116,17 @@ def test_a_plugin_installed_or_removed_is_seen_at_the_next_discovery(
     site = tmp_path / "site"
     site.mkdir()
     monkeypatch.syspath_prepend(str(site))
-    assert "lab-late" not in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
-    assert plugins.distribution_version("prism-plugin-late") is None
+    assert "lab-late" not in [ep.name for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP)]
+    assert dists.distribution_version("prism-plugin-late") is None
     put_distribution_on_path(
         monkeypatch, site, "prism-plugin-late", "2.5", "[prism.plugins]\nlab-late = lab_late\n"
     )
-    [ep] = [ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-late"]
+    [ep] = [ep for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-late"]
     assert (ep.value, ep.dist.name, ep.dist.version) == ("lab_late", "prism-plugin-late", "2.5")
-    assert plugins.distribution_version("prism_plugin_late") == "2.5"
+    assert dists.distribution_version("prism_plugin_late") == "2.5"
     shutil.rmtree(site / "prism_plugin_late-2.5.dist-info")
-    assert "lab-late" not in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
-    assert plugins.distribution_version("prism-plugin-late") is None
+    assert "lab-late" not in [ep.name for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP)]
+    assert dists.distribution_version("prism-plugin-late") is None
 
 
 def test_the_first_distribution_of_a_name_on_the_path_wins(
@@ -137,12 +138,12 @@ def test_the_first_distribution_of_a_name_on_the_path_wins(
     # Another distribution's entry point of the same name stays, as importlib.metadata has it.
     put_distribution_on_path(monkeypatch, tmp_path / "c", "lab-other", "3.0", group.format("c"))
     assert _ours(plugins.ENTRY_POINT_GROUP) == _theirs(plugins.ENTRY_POINT_GROUP)
-    twice = [ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-twice"]
+    twice = [ep for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-twice"]
     assert [(ep.value, ep.dist.version) for ep in twice] == [
         ("lab_twice_c", "3.0"),
         ("lab_twice_a", "2.0"),
     ]
-    assert plugins.distribution_version("lab-twice") == "2.0"
+    assert dists.distribution_version("lab-twice") == "2.0"
 
 
 def test_entry_points_load_their_object(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -157,7 +158,7 @@ def test_entry_points_load_their_object(tmp_path: Path, monkeypatch: pytest.Monk
         "[prism.plugins]\nmodule = lab_loadme\nnested = lab_loadme : Outer.Inner [extra]\n"
         "bad = not a module\n",
     )
-    eps = {ep.name: ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)}
+    eps = {ep.name: ep for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP)}
     assert eps["module"].load() is sys.modules["lab_loadme"]
     assert eps["nested"].load() is sys.modules["lab_loadme"].Outer.Inner
     with pytest.raises(ValueError, match="names no module"):
@@ -165,7 +166,7 @@ def test_entry_points_load_their_object(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 def _same_as_importlib_metadata() -> None:
-    ours = [(ep.name, ep.value, ep.group) for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
+    ours = [(ep.name, ep.value, ep.group) for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP)]
     theirs = sorted(
         importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP), key=lambda ep: ep.name
     )
@@ -182,9 +183,9 @@ def test_a_zip_on_the_path_is_left_to_importlib_metadata(
             "lab_zipped-1.0.dist-info/entry_points.txt", "[prism.plugins]\nlab-zipped = x\n"
         )
     monkeypatch.syspath_prepend(str(archive))
-    assert plugins._installed() is None
-    assert "lab-zipped" in [ep.name for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP)]
-    assert plugins.distribution_version("lab-zipped") == "1.0"
+    assert dists._installed() is None
+    assert "lab-zipped" in [ep.name for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP)]
+    assert dists.distribution_version("lab-zipped") == "1.0"
     _same_as_importlib_metadata()
 
 
@@ -201,7 +202,7 @@ def test_another_distribution_finder_is_left_to_importlib_metadata(
             return []
 
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
-    assert plugins._installed() is None
+    assert dists._installed() is None
     _same_as_importlib_metadata()
 
 
@@ -221,9 +222,7 @@ def test_unusual_metadata_is_read_by_importlib_metadata(
     (info / "METADATA").write_text(metadata)
     (info / "entry_points.txt").write_text("[prism.plugins]\nlab-unusual = lab_unusual\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    [ep] = [
-        ep for ep in plugins.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-unusual"
-    ]
+    [ep] = [ep for ep in dists.entry_points(plugins.ENTRY_POINT_GROUP) if ep.name == "lab-unusual"]
     [theirs] = importlib.metadata.entry_points(group=plugins.ENTRY_POINT_GROUP, name="lab-unusual")
     assert (ep.dist.name, ep.dist.version) == (theirs.dist.name, theirs.dist.version)
 
@@ -241,7 +240,7 @@ def test_a_malformed_entry_points_file_fails_as_with_importlib_metadata(
     else:
         pytest.fail("importlib.metadata read a line without '='")
     with pytest.raises(theirs):
-        plugins.entry_points(plugins.ENTRY_POINT_GROUP)
+        dists.entry_points(plugins.ENTRY_POINT_GROUP)
 
 
 # -- requirement specifiers without packaging ---------------------------------------------------

@@ -18,20 +18,22 @@ from pathlib import Path
 
 import pytest
 
-from prism_core.kernel import host
+from prism_core.kernel import host_cpu
 from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
 from prism_core.kernel.errors import PrismError
 from prism_core.kernel.host import (
-    CpuInfo,
-    CpuMatch,
     DeviceInstance,
     HostReport,
     blas_info,
     blas_threads,
     describe_host,
+    host_cpu_instance,
+)
+from prism_core.kernel.host_cpu import (
+    CpuInfo,
+    CpuMatch,
     detect_cpu,
     detection_features,
-    host_cpu_instance,
     match_cpu,
     normalize_family,
 )
@@ -625,12 +627,12 @@ def test_a_gpu_two_plugins_report_is_present_once(
 # a /proc/cpuinfo this host does not have.
 
 LINUX_CPUINFO = pytest.mark.skipif(
-    host._first_processor() is None, reason="no readable /proc/cpuinfo: nothing is cached"
+    host_cpu._first_processor() is None, reason="no readable /proc/cpuinfo: nothing is cached"
 )
 
 
 def _cache_file() -> Path:
-    return Path(os.environ["PRISM_CACHE_DIR"]) / host.CPU_CACHE_FILE
+    return Path(os.environ["PRISM_CACHE_DIR"]) / host_cpu.CPU_CACHE_FILE
 
 
 def _entry(key: str, name: str) -> str:
@@ -640,17 +642,17 @@ def _entry(key: str, name: str) -> str:
 
 
 def _archspecs_answer() -> CpuInfo:
-    return host._detect_cpu()
+    return host_cpu._detect_cpu()
 
 
 @LINUX_CPUINFO
 def test_the_first_detection_keeps_archspecs_answer() -> None:
     pytest.importorskip("archspec.cpu")
     assert not _cache_file().exists()
-    found = host._identify_cpu()
+    found = host_cpu._identify_cpu()
     assert found == _archspecs_answer()
     kept = json.loads(_cache_file().read_text())
-    where = host._cpu_cache()
+    where = host_cpu._cpu_cache()
     assert where is not None and kept["key"] == where[1]
     assert kept["cpu"] == {
         "name": found.name,
@@ -665,15 +667,15 @@ def test_the_first_detection_keeps_archspecs_answer() -> None:
 def test_a_kept_identification_is_used() -> None:
     """An entry under this host's key is the answer: archspec is not asked (its answer would
     not be called ``lab-cpu``); the brand and the CPU count are read afresh."""
-    where = host._cpu_cache()
+    where = host_cpu._cpu_cache()
     assert where is not None
     _cache_file().write_text(_entry(where[1], "lab-cpu"))
-    found = host._identify_cpu()
+    found = host_cpu._identify_cpu()
     assert (found.name, found.vendor, found.family) == ("lab-cpu", "Lab", "x86_64")
     assert found.features == frozenset({"sse2", "lab_flag"})
     assert found.source == "archspec" and found.note == ""
     assert found.logical_cpus == os.cpu_count()
-    assert found.brand == host._brand()
+    assert found.brand == host_cpu._brand()
 
 
 @LINUX_CPUINFO
@@ -683,7 +685,7 @@ def test_a_warm_process_does_not_import_archspec() -> None:
     it from the cache directory without importing archspec (or subprocess, which it imports)."""
     pytest.importorskip("archspec.cpu")
     code = (
-        "import json, sys; from prism_core.kernel.host import detect_cpu; "
+        "import json, sys; from prism_core.kernel.host_cpu import detect_cpu; "
         "info = detect_cpu().as_dict(); "
         "print(json.dumps([info, 'archspec' in sys.modules, 'subprocess' in sys.modules]))"
     )
@@ -705,14 +707,14 @@ def test_another_cpuinfo_is_a_miss(tmp_path: Path) -> None:
     """An entry kept for a /proc/cpuinfo that differs from this host's (another CPU, one flag
     fewer: a new kernel or microcode) is not used; archspec is asked and its answer replaces
     the entry."""
-    block = host._first_processor()
+    block = host_cpu._first_processor()
     assert block is not None
     other = block.replace(b"sse2", b"sse2_gone", 1) if b"sse2" in block else block + b"\nx: 1"
-    other_key = host._cpu_cache_key(other)
-    where = host._cpu_cache()
+    other_key = host_cpu._cpu_cache_key(other)
+    where = host_cpu._cpu_cache()
     assert where is not None and other_key is not None and other_key != where[1]
     _cache_file().write_text(_entry(other_key, "another-cpu"))
-    found = host._identify_cpu()
+    found = host_cpu._identify_cpu()
     assert found.name != "another-cpu"
     assert found == _archspecs_answer()
     assert json.loads(_cache_file().read_text())["key"] == where[1]
@@ -738,14 +740,14 @@ def test_the_clock_lines_are_not_part_of_the_key(tmp_path: Path) -> None:
         if name == "three":
             text = text.replace("avx2", "avx512f")
         path.write_text(text)
-        reads[name] = host._first_processor(str(path))
+        reads[name] = host_cpu._first_processor(str(path))
     assert reads["one"] == reads["two"]
     assert reads["one"] is not None and b"MHz" not in reads["one"]
     assert b"avx2" in reads["one"] and b"processor\t: 1" not in reads["one"]
-    assert host._cpu_cache_key(reads["one"]) == host._cpu_cache_key(reads["two"])
+    assert host_cpu._cpu_cache_key(reads["one"]) == host_cpu._cpu_cache_key(reads["two"])
     assert reads["three"] is not None
-    assert host._cpu_cache_key(reads["one"]) != host._cpu_cache_key(reads["three"])
-    assert host._first_processor(str(tmp_path / "missing")) is None
+    assert host_cpu._cpu_cache_key(reads["one"]) != host_cpu._cpu_cache_key(reads["three"])
+    assert host_cpu._first_processor(str(tmp_path / "missing")) is None
 
 
 @LINUX_CPUINFO
@@ -775,10 +777,10 @@ def test_the_clock_lines_are_not_part_of_the_key(tmp_path: Path) -> None:
     ],
 )
 def test_a_damaged_file_is_replaced(damage: str) -> None:
-    where = host._cpu_cache()
+    where = host_cpu._cpu_cache()
     assert where is not None
     _cache_file().write_text(damage.replace("KEY", where[1]))
-    assert host._identify_cpu() == _archspecs_answer()
+    assert host_cpu._identify_cpu() == _archspecs_answer()
     assert json.loads(_cache_file().read_text())["key"] == where[1]  # rewritten whole
 
 
@@ -796,14 +798,14 @@ def test_no_cache_where_it_would_not_be_right(
 ) -> None:
     """PRISM_NO_CACHE turns it off; archspec's database replaced or extended through its
     variables is not covered by the key, so the cache is neither read nor written."""
-    where = host._cpu_cache()
+    where = host_cpu._cpu_cache()
     assert where is not None
     _cache_file().write_text(_entry(where[1], "lab-cpu"))
     before = _cache_file().read_bytes()
     monkeypatch.setenv(variable, value)
-    assert host._cpu_cache() is None
+    assert host_cpu._cpu_cache() is None
     if variable == "PRISM_NO_CACHE":
-        assert host._identify_cpu() == _archspecs_answer()
+        assert host_cpu._identify_cpu() == _archspecs_answer()
         assert _cache_file().read_bytes() == before
 
 
@@ -835,13 +837,13 @@ def test_a_read_only_cache_directory_is_not_an_error(
     pytest.importorskip("archspec.cpu")  # imported before the unprivileged child forks
     directory = read_only_dir
     monkeypatch.setenv("PRISM_CACHE_DIR", str(directory))
-    for name in ("PRISM_NO_CACHE", *host._ARCHSPEC_VARIABLES):
+    for name in ("PRISM_NO_CACHE", *host_cpu._ARCHSPEC_VARIABLES):
         monkeypatch.delenv(name, raising=False)
-    where = host._cpu_cache()
-    assert where is not None and where[0] == str(directory / host.CPU_CACHE_FILE)
-    monkeypatch.setattr(host, "_cpu_cache", lambda: where)
+    where = host_cpu._cpu_cache()
+    assert where is not None and where[0] == str(directory / host_cpu.CPU_CACHE_FILE)
+    monkeypatch.setattr(host_cpu, "_cpu_cache", lambda: where)
     expected = _archspecs_answer().as_dict()
 
-    seen = _as_unprivileged_user(lambda: {"found": host._identify_cpu().as_dict()})
+    seen = _as_unprivileged_user(lambda: {"found": host_cpu._identify_cpu().as_dict()})
     assert seen["found"] == expected
     assert list(directory.iterdir()) == []

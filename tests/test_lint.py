@@ -23,16 +23,9 @@ import pytest
 
 from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE
 from prism_core.lint import CODES, LintConfig, LintConfigError, lint_paths, lint_source, runner
-from prism_core.lint.checker import (
-    _NUMPY_RENAMES,
-    _TORCH_RENAMES,
-    ARRAY_OPS,
-    LEAVING_OPS,
-    TUPLE_OPS,
-    framework_dtype,
-    framework_op,
-)
+from prism_core.lint.checker import ARRAY_OPS, LEAVING_OPS, TUPLE_OPS
 from prism_core.lint.config import find_config, load_config
+from prism_core.lint.names import _NUMPY_RENAMES, _TORCH_RENAMES, framework_dtype, framework_op
 
 from .conftest import REPO
 
@@ -239,7 +232,7 @@ def test_framework_dtypes_map_to_prisms() -> None:
     assert framework_dtype("numpy.longdouble") == (True, None)  # Prism has none
     assert framework_dtype("numpy.dtype") == (True, "dtype")
     assert framework_dtype("numpy.ndarray") == (False, None)
-    from prism_core.lint.checker import _NUMPY_DTYPES, _TORCH_DTYPES
+    from prism_core.lint.names import _NUMPY_DTYPES, _TORCH_DTYPES
 
     for name in {*_NUMPY_DTYPES.values(), *_TORCH_DTYPES.values()} - {None}:
         assert isinstance(getattr(prism_core, str(name)), prism_core.DType), name

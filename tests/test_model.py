@@ -10,15 +10,11 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._tuning import model as model_module
-from prism_core._tuning.model import (
-    Figures,
-    ModelError,
-    PerformanceModel,
-    PerformanceTable,
-    Prediction,
-)
-from prism_core._tuning.work import Work
+from prism_core._tuning import figures as model_module
+from prism_core._tuning.figures import Figures
+from prism_core._tuning.model import ModelError, PerformanceModel
+from prism_core._tuning.op_work import Work
+from prism_core._tuning.predictions import PerformanceTable, Prediction
 
 WriteYaml = Callable[[str, str], Path]
 

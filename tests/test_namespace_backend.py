@@ -364,7 +364,7 @@ def test_one_librarys_dtypes_are_never_compared_with_anothers(strict_plugin: Non
     f = strict.asarray([0.5, 0.5], dtype=strict.float32)
     with prism.use_backend("strict"):
         prism.add(i, f)  # strict's dtypes enter the caches
-    from prism_core.backend_kit.namespace import _kind
+    from prism_core.backend_kit._numpy_rules import dtype_kind as _kind
 
     assert _kind(np.dtype("int32")) == "i"  # NumPy's, hashed alike, asked after them
     assert _kind(strict.int32) == "i"

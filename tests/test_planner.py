@@ -13,8 +13,9 @@ import prism_core as prism
 from prism_core._tuning import work as work_module
 from prism_core._tuning.execution_policy import ExecutionPolicy, PolicyError
 from prism_core._tuning.model import ModelError, PerformanceModel
+from prism_core._tuning.op_work import Work
 from prism_core._tuning.planner import DeviceChoice, choose_device
-from prism_core._tuning.work import Work, declare_work
+from prism_core._tuning.work import declare_work
 
 WriteYaml = Callable[[str, str], Path]
 S = prism.ArraySpec

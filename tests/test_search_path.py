@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from prism_core.hardware import DeviceLibrary, SearchEntry
-from prism_core.kernel.description.library import read_device_file
+from prism_core.kernel.description.device_files import read_device_file
 from prism_core.kernel.description.yaml_loader import MAX_BYTES
 
 POSIX = sys.platform != "win32"

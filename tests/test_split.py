@@ -26,7 +26,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import prism_core as prism
-from prism_core._pipeline import split as split_module
+from prism_core._pipeline.split import decision as split_decision
+from prism_core._pipeline.split import threads as split_threads
 from prism_core.kernel.config import usable_cpus
 from prism_core.kernel.dispatch.arguments import plan_key as _key
 from prism_core.pipelines import SplitError, SplitRecord, SplitRule
@@ -197,7 +198,7 @@ def test_thread_counts_come_back_after_the_split(torch_backend: None) -> None:
     r = rng_arrays()
     prism.pipelines.split("matmul", r(64, 64), r(64, 64), targets=["numpy", "torch"])
     assert torch.get_num_threads() == before
-    assert not split_module._LIBRARIES._limited  # no library is held at a lower count
+    assert not split_threads._LIBRARIES._limited  # no library is held at a lower count
 
 
 def test_a_simulated_device_runs_on_the_reference_and_says_so() -> None:
@@ -617,7 +618,7 @@ def test_recordings_nest_and_end() -> None:
     ),
 )
 def test_largest_remainder_sizes_sum_exactly(length: int, weights: list[float]) -> None:
-    sizes = split_module._sizes(length, weights)
+    sizes = split_decision.sizes_of(length, weights)
     assert sum(sizes) == length
     total = sum(weights)
     for n, w in zip(sizes, weights, strict=True):
@@ -629,7 +630,7 @@ def test_largest_remainder_sizes_sum_exactly(length: int, weights: list[float]) 
 def test_balancing_finishes_every_part_together() -> None:
     # Part times a + b*n: the second target is twice as fast, the third has a large fixed cost.
     fits = [(0.0, 2.0), (0.0, 1.0), (1e9, 1.0)]
-    shares = split_module._balance(300, fits)
+    shares = split_decision.balance(300, fits)
     assert shares[2] == 0  # never worth its fixed cost
     finish = [a + b * n for (a, b), n in zip(fits[:2], shares[:2], strict=True)]
     assert math.isclose(finish[0], finish[1]) and math.isclose(sum(shares), 300)

@@ -22,8 +22,8 @@ import numpy as np
 import pytest
 
 import prism_core as prism
-from prism_core._pipeline import split_decision
-from prism_core._tuning import model as model_module
+from prism_core._pipeline.split import pinned as split_decision
+from prism_core._tuning import figures as model_module
 from prism_core._tuning import tuning_records as tuning
 from tests.conftest import load_test_plugin
 

@@ -17,7 +17,8 @@ import pytest
 
 import prism_core as prism
 from prism_core import ArraySpec
-from prism_core._tuning.work import Work, work_of
+from prism_core._tuning.op_work import Work
+from prism_core._tuning.work import work_of
 from prism_core.hardware import Throughput
 from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
 from prism_core.tuning import PerformanceModel

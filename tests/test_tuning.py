@@ -28,11 +28,10 @@ import filelock  # noqa: F401 - loaded before any fork: the unprivileged child c
 import pytest
 
 from prism_core._tuning import tuning_records as tuning
+from prism_core._tuning.fingerprint import Fingerprint
+from prism_core._tuning.tuning_entries import TuningEntry, TuningRecords
 from prism_core._tuning.tuning_records import (
-    Fingerprint,
     TuningCacheWarning,
-    TuningEntry,
-    TuningRecords,
     TuningStore,
     bucket_of,
     host_fingerprint,

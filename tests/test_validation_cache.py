@@ -219,7 +219,7 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
     only for a file that has them, are among the modules seen."""
     code = (
         "import sys\n"
-        "from prism_core.kernel.description.library import SearchEntry, read_device_file\n"
+        "from prism_core.kernel.description.device_files import SearchEntry, read_device_file\n"
         "from pathlib import Path\n"
         f"files = [Path({str(SEED)!r}), *sorted(Path({str(HARDWARE)!r}).rglob('*.yaml'))]\n"
         "for path in files:\n"
@@ -242,6 +242,7 @@ def test_validation_sources_cover_every_module_validation_imports() -> None:
     # and the library's resolved model and plugins (used after validation, not in it).
     unrelated = {
         "prism_core",
+        "prism_core.kernel",
         "prism_core.kernel.version",
         "prism_core.kernel.errors",
         "prism_core.kernel.public",  # where public classes say they live
@@ -317,62 +318,44 @@ def test_no_revalidation_with_20000_files(tmp_path: Path) -> None:
         assert (warm.cache.hits, warm.cache.misses, warm.cache.dropped) == (20_000, 0, 0)
 
 
-# -- the check of a cached document agrees with jsonschema ------------------------------------
-
-_REPLACEMENTS: list[Any] = [None, True, 0, -1, 1.5, 2.0, "x", "", "fp16", [], {}, ["x"], {"x": 1}]
+# -- only this directory's writers are trusted ------------------------------------------------
 
 
-def _mutations(doc: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    """Every (path, replacement) of one value, and an unknown key added to every mapping."""
-    yield from ((path, r) for r in _REPLACEMENTS)
-    if isinstance(doc, dict):
-        yield (*path, "unknown_key"), 1
-        for k, v in doc.items():
-            yield from _mutations(v, (*path, k))
-    elif isinstance(doc, list):
-        for i, v in enumerate(doc):
-            yield from _mutations(v, (*path, i))
-        if doc:
-            yield (*path, len(doc)), doc[0]  # a repeated item
+def test_a_cache_file_signed_elsewhere_is_refused_and_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache file copied from another cache directory (another key) is used for nothing."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "poison.yaml").write_text(DEVICE, encoding="utf-8")
+    entries_ = [SearchEntry(tmp_path / "d", "user")]
+    here, there = tmp_path / "here", tmp_path / "there"
+    for directory in (there, here):
+        monkeypatch.setenv("PRISM_CACHE_DIR", str(directory))
+        DeviceLibrary(entries_)
+    assert (here / "device-files.key").read_bytes() != (there / "device-files.key").read_bytes()
+    raw, entries = read_entries(there)
+    document_of(entries, "lab.poison")["compute_units"] = 9  # valid, and wrong
+    text = json.dumps(entries, separators=(",", ":"))
+    cache_file(here).write_text(json.dumps({**raw, "entries": text}), encoding="utf-8")
+    copied = DeviceLibrary(entries_)
+    assert copied.cache is not None
+    assert (copied.cache.hits, copied.cache.misses, copied.cache.dropped) == (0, 1, 1)
+    assert copied.get("lab.poison").compute_units == 7
+    repaired = DeviceLibrary(entries_)
+    assert repaired.cache is not None
+    assert (repaired.cache.hits, repaired.cache.misses, repaired.cache.dropped) == (1, 0, 0)
 
 
-def _replaced(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
-    if not path:
-        return value
-    head, rest = path[0], path[1:]
-    if isinstance(doc, dict):
-        return {**doc, head: _replaced(doc.get(head), rest, value)}
-    copy = list(doc)
-    if head == len(copy):
-        copy.append(value)
-    else:
-        copy[head] = _replaced(copy[head], rest, value)
-    return copy
-
-
-@pytest.mark.parametrize(
-    "path",
-    [SEED, HARDWARE / "nvidia" / "h100-sxm.yaml", HARDWARE / "nvidia" / "hopper.yaml"],
-    ids=lambda p: p.name,
-)
-def test_cached_document_check_agrees_with_jsonschema(path: Path) -> None:
-    from prism_core.kernel.description.schema import _validator, device_schema
-    from prism_core.kernel.description.yaml_loader import parse_yaml
-
-    parsed, _ = parse_yaml(path.read_bytes(), str(path))
-    assert parsed is not None
-    validator, schema = _validator(), device_schema()
-    checked = 0
-    for where, value in _mutations(parsed.value):
-        doc = _replaced(parsed.value, where, value)
-        expected = validator.is_valid(doc)
-        try:
-            verdict = cache_module._conforms(doc, schema)
-        except cache_module._Unverifiable as exc:  # pragma: no cover - would fail below
-            pytest.fail(f"the device schema uses {exc}, which the cache's check lacks")
-        assert verdict == expected, (where, value)
-        checked += 1
-    assert checked > 100
+def test_without_its_key_the_cache_trusts_nothing(tmp_path: Path) -> None:
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "poison.yaml").write_text(DEVICE, encoding="utf-8")
+    entries_ = [SearchEntry(tmp_path / "d", "user")]
+    DeviceLibrary(entries_)
+    (Path(os.environ["PRISM_CACHE_DIR"]) / "device-files.key").unlink()
+    lib = DeviceLibrary(entries_)
+    assert lib.cache is not None and (lib.cache.hits, lib.cache.misses) == (0, 1)
+    again = DeviceLibrary(entries_)
+    assert again.cache is not None and (again.cache.hits, again.cache.misses) == (1, 0)
 
 
 # -- new checks reach files cached before them --------------------------------------------------
@@ -404,9 +387,9 @@ def test_cached_document_check_agrees_with_jsonschema(path: Path) -> None:
 def test_a_file_cached_before_a_check_existed_gets_the_check(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module: str, check: str, body: str, says: str
 ) -> None:
-    """A cached entry is a document that validating the file gave; the checks it must still
-    pass are today's, so an entry written without a check (by code that lacked it, under the
-    same key) is dropped and the file refused, never loaded from the cache."""
+    """A cached entry is a document that validating the file gave, trusted under the digest of
+    the code that validated it: code that lacked a check had another digest, so its entries are
+    not used and the file is validated (and refused) by today's checks."""
     import importlib
 
     (tmp_path / "d").mkdir()
@@ -417,10 +400,11 @@ def test_a_file_cached_before_a_check_existed_gets_the_check(
     checks = importlib.import_module(f"prism_core.kernel.description.{module}")
     with monkeypatch.context() as m:
         m.setattr(checks, check, lambda *_: iter(()))  # the code before the check
+        m.setattr(cache_module, "_own_code_digest", lambda: "before-the-check")
         before = DeviceLibrary(entries)
         assert before.problems == [] and "lab.x" in before
     after = DeviceLibrary(entries)
-    assert after.cache is not None and after.cache.dropped == 1
+    assert after.cache is not None and (after.cache.hits, after.cache.misses) == (0, 1)
     assert "lab.x" not in after
     assert [says in p.message for p in after.problems] == [True], after.problems
     assert cache_module.VALIDATION_SOURCES.count(f"{module}.py") == 1  # in the cache's key

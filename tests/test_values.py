@@ -19,7 +19,8 @@ import pytest
 import prism_core
 from prism_core.kernel.config import PathEntry
 from prism_core.kernel.description.requirements import Clause
-from prism_core.kernel.host import CpuMatch, HostReport
+from prism_core.kernel.host import HostReport
+from prism_core.kernel.host_cpu import CpuMatch
 from prism_core.nvidia_smi import SmiGpu
 
 #: (class, frozen, eq, order) of every value type the first call of a process creates (and

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from prism_core._tuning import work as work_module
-from prism_core._tuning.work import Work, declare_work, declared_ops, has_work, work_of
+from prism_core._tuning.op_work import Work
+from prism_core._tuning.work import declare_work, declared_ops, has_work, work_of
 from prism_core.kernel.dispatch.catalogue import ALIASES as CATALOGUE_ALIASES
 from prism_core.kernel.dispatch.catalogue import CATALOGUE
 

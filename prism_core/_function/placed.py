@@ -10,25 +10,40 @@ docs/functions.md is the guide.
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import functools
-import hashlib
 import inspect
-import linecache
-import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
+from prism_core._function.arguments import (
+    HOST_ARRAYS,
+    call_key,
+    describe,
+    identity,
+    is_static,
+    leaves,
+    map_arrays,
+    signature_text,
+    size_bucket,
+)
 from prism_core._function.candidates import REFERENCE, PlacementCandidate, judge, traits
+from prism_core._function.failures import (
+    MUTATES,
+    copied_only,
+    immutable,
+    is_callers,
+    mutation_refused,
+    updated_parameters,
+)
+from prism_core._function.policy import by_policy
 from prism_core._function.report import FunctionDecision, FunctionReport
+from prism_core._function.write_back import copy_array, restore, take_snapshot, write_back
 from prism_core.kernel.dispatch import movement
-from prism_core.kernel.dispatch.arguments import elements
 from prism_core.kernel.dispatch.fallback import (
-    CALLER_ERRORS,
     BackendError,
     DispatchError,
     fallback_recording,
@@ -41,163 +56,12 @@ from prism_core.kernel.errors import describe_exception
 from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core._tuning.tuner import FunctionTuning, PreparedRunner
+    from prism_core._tuning.function_tuning import FunctionTuning, PreparedRunner
     from prism_core.kernel.contract.backend import Backend
     from prism_core.kernel.dispatch.scope import Scope
     from prism_core.kernel.plugins import PluginSet
 
 __all__ = ["PlacedFunction", "function"]
-
-#: The reason a backend with immutable arrays is declined for a function that updates arrays in
-#: place (its arguments, or arrays it made) (said by ``explain`` and recorded for good).
-MUTATES = "updates arrays in place; {} arrays are immutable"
-
-
-def _is_array(value: Any) -> bool:
-    # NumPy scalars have no __dlpack__; 0-d arrays do (they are arrays).
-    return hasattr(value, "__dlpack__")
-
-
-#: Array types whose arrays are always in host memory: their device need not be asked (NumPy's,
-#: added when a placement is first planned; asking costs a third of a cached call).
-_HOST_ARRAYS: set[type] = set()
-
-
-def _signature(values: Iterable[Any], total: list[int]) -> tuple[Any, ...]:
-    """The part of a call that decides its placement: each argument's type, and for arrays
-    their dtype and device (where they live); containers by their items.  The arrays' element
-    counts are added to ``total[0]``: the size bucket (``bucket_of``, as ops' tuning keys
-    it) is part of the key, since a tuned placement depends on it."""
-    out: list[Any] = []
-    for v in values:
-        t = type(v)
-        if t in _HOST_ARRAYS:
-            out.append((t, v.dtype))
-            total[0] += v.size
-        elif t is tuple or t is list:
-            out.append((t, _signature(v, total)))
-        elif t is dict:
-            out.append((t, tuple(v), _signature(v.values(), total)))
-        elif hasattr(v, "__dlpack__"):
-            out.append((t, getattr(v, "dtype", None), getattr(v, "device", None)))
-            total[0] += elements(v)
-        else:
-            out.append(t)
-    return tuple(out)
-
-
-def _bucket(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """The call's size bucket: ``bucket_of`` the element counts of its arrays."""
-    from prism_core._tuning.tuning_records import bucket_of
-
-    return bucket_of(*(elements(leaf) for v in (*args, *kwargs.values()) for leaf in _leaves(v)))
-
-
-def _code_digest(code: Any) -> str:
-    """A hash of a code object's instructions, constants (nested code objects by their own
-    hash) and names: an edited body is another digest; moving it to another line is not."""
-    h = hashlib.sha256()
-
-    def feed(c: Any) -> None:
-        h.update(c.co_code)
-        for const in c.co_consts:
-            if hasattr(const, "co_code"):
-                feed(const)
-            else:
-                h.update(repr(const).encode())
-        h.update(repr((c.co_names, c.co_varnames, c.co_freevars, c.co_cellvars)).encode())
-
-    feed(code)
-    return h.hexdigest()[:12]
-
-
-def _identity(fn: Callable[..., Any]) -> str:
-    """A function's identity in the tuning cache: ``function:<module>.<qualname>@<code hash>``."""
-    name = f"{getattr(fn, '__module__', None) or '?'}.{getattr(fn, '__qualname__', repr(fn))}"
-    code = getattr(fn, "__code__", None)
-    if code is None:  # a callable object: its __call__'s code
-        target: Any = fn
-        code = getattr(getattr(target.__call__, "__func__", None), "__code__", None)
-    return f"function:{name}@{_code_digest(code) if code is not None else 'nocode'}"
-
-
-def _signature_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """The signature as the tuning cache keys it (``prism tune --show`` prints it): each
-    argument's type, arrays with their dtype and, off the host, where they live."""
-
-    def one(v: Any) -> str:
-        if isinstance(v, tuple | list):
-            return f"{type(v).__name__}({', '.join(one(x) for x in v)})"
-        if isinstance(v, dict):
-            return "dict(" + ", ".join(f"{k}={one(x)}" for k, x in v.items()) + ")"
-        if _is_array(v):
-            kind, _shape, dtype = movement.what(v)
-            where = getattr(v, "device", None)
-            on = "" if where is None or str(where) == "cpu" else f" on {where}"
-            return f"{kind} {dtype}{on}"
-        return type(v).__name__
-
-    text = ", ".join([*(one(a) for a in args), *(f"{k}={one(v)}" for k, v in kwargs.items())])
-    return text or "no arguments"
-
-
-def _leaves(value: Any) -> Iterable[Any]:
-    """The arrays in ``value``, nested in tuples, lists and dicts too."""
-    if isinstance(value, tuple | list):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    elif _is_array(value):
-        yield value
-
-
-def _map(value: Any, fn: Callable[[Any], Any], every: bool = False) -> Any:
-    """``value`` with ``fn`` applied to each array in it (``every``: to each item that is no
-    container); containers keep their types."""
-    if isinstance(value, tuple):
-        items = [_map(v, fn, every) for v in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    if isinstance(value, list):
-        return [_map(v, fn, every) for v in value]
-    if isinstance(value, dict):
-        return {k: _map(v, fn, every) for k, v in value.items()}
-    return fn(value) if every or _is_array(value) else value
-
-
-def _updated_parameters(fn: Callable[..., Any]) -> frozenset[str]:
-    """The parameters the body updates with an augmented assignment (``a += b``): on NumPy
-    that changes the caller's array, on immutable arrays it only rebinds the name, so such a
-    function cannot run there without losing the update.  Empty when the source is not found."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
-        return frozenset()
-    names = set(inspect.signature(fn).parameters)
-    return frozenset(
-        node.target.id
-        for node in ast.walk(tree)
-        if isinstance(node, ast.AugAssign)
-        and isinstance(node.target, ast.Name)
-        and node.target.id in names
-    )
-
-
-def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """A call's key in the placement cache: the scope in force, the signature and the size
-    bucket."""
-    total = [0]
-    if not kwargs:
-        return (SCOPE.get(), _signature(args, total), total[0].bit_length())
-    sig = _signature(args, total)
-    return (
-        SCOPE.get(),
-        sig,
-        tuple(kwargs),
-        _signature(kwargs.values(), total),
-        total[0].bit_length(),
-    )
 
 
 @dataclass(slots=True)
@@ -283,7 +147,7 @@ class PlacedFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         # The hot path: a cached placement where nothing moves costs the key, one lookup and
         # setting the scope (benchmarks/bench_function.py).
-        key = _key(args, kwargs)
+        key = call_key(args, kwargs)
         if self._generation != generation():
             self._reset()
         entry = self._cache.get(key)
@@ -296,7 +160,7 @@ class PlacedFunction:
                     entry.body, entry.context, entry.candidates[0], args, kwargs, None
                 )
             except Exception as exc:
-                if self._callers(exc, entry.candidates[0]):
+                if is_callers(self.fn, exc, entry.candidates[0]):
                     raise
                 failure = exc
             finally:
@@ -307,7 +171,7 @@ class PlacedFunction:
     def run(self, *args: Any, **kwargs: Any) -> tuple[Any, FunctionReport]:
         """``(result, report)``: the call, with where it ran, what moved, what was written
         back, the fallbacks and the time."""
-        key = _key(args, kwargs)
+        key = call_key(args, kwargs)
         if self._generation != generation():
             self._reset()
         report = FunctionReport(self.name)
@@ -324,7 +188,7 @@ class PlacedFunction:
         entry, judged = self._plan(args, kwargs)
         chosen = entry.candidates[0] if entry.candidates else None
         basis, decided_by = entry.basis, entry.decided_by
-        cached = self._cache.get(_key(args, kwargs))
+        cached = self._cache.get(call_key(args, kwargs))
         first = cached.candidates[0].backend if cached is not None else None
         if chosen is not None and first is not None and first != chosen.backend:
             basis = f"{chosen.backend} failed earlier in this process (prism_core.fallbacks())"
@@ -336,7 +200,7 @@ class PlacedFunction:
 
             ps = plugins()
             for i, value in enumerate([*args, *kwargs.values()]):
-                for leaf in _leaves(value):
+                for leaf in leaves(value):
                     owner = ps.owner(leaf)
                     if owner is not None and owner.name == chosen.backend:
                         continue
@@ -357,7 +221,7 @@ class PlacedFunction:
                     moving.append(what.describe())
         return FunctionDecision(
             function=self.name,
-            signature=", ".join(_describe(v) for v in [*args, *kwargs.values()]),
+            signature=", ".join(describe(v) for v in [*args, *kwargs.values()]),
             scope=current_scope().as_dict(),
             candidates=tuple(judged),
             chosen=chosen.backend if chosen else None,
@@ -397,8 +261,8 @@ class PlacedFunction:
 
         ps = plugins()
         scope = current_scope()
-        leaves = [leaf for v in (*args, *kwargs.values()) for leaf in _leaves(v)]
-        owners = [ps.owner(leaf) for leaf in leaves]
+        arrays = [leaf for v in (*args, *kwargs.values()) for leaf in leaves(v)]
+        owners = [ps.owner(leaf) for leaf in arrays]
         home = next((o for o in owners if o is not None and o.name != REFERENCE), None)
         home = home or ps.backends.get(REFERENCE)
         declined = dict(self.declined)
@@ -407,7 +271,7 @@ class PlacedFunction:
         judged = judge(
             ps,
             scope,
-            [d for d in (getattr(leaf, "dtype", None) for leaf in leaves) if d is not None],
+            [d for d in (getattr(leaf, "dtype", None) for leaf in arrays) if d is not None],
             home.name if home else None,
             backends=self.backends,
             requires=self.requires,
@@ -431,7 +295,7 @@ class PlacedFunction:
             ok, basis, decided_by = self._measured(ok, basis, args, kwargs, scope.execution)
         import numpy as np
 
-        _HOST_ARRAYS.add(np.ndarray)
+        HOST_ARRAYS.add(np.ndarray)
         entry = _Entry(ok, home, basis, {c.backend: scope.replace(backend=c.backend) for c in ok})
         entry.decided_by = decided_by
         entry.fast = bool(ok) and all(o is ok[0].runner for o in owners) and home is ok[0].runner
@@ -446,12 +310,12 @@ class PlacedFunction:
         """What this call's tuning entry is keyed by: the function's identity, the signature,
         the size bucket, the candidates' devices and the candidates (by backend)."""
         if self._identity is None:
-            self._identity = _identity(self.fn)
+            self._identity = identity(self.fn)
         devices = "+".join(sorted({c.device for c in ok if c.device})) or "any device"
         return (
             self._identity,
-            _signature_text(args, kwargs),
-            _bucket(args, kwargs),
+            signature_text(args, kwargs),
+            size_bucket(args, kwargs),
             devices,
             tuple(sorted(c.backend for c in ok)),
         )
@@ -481,7 +345,7 @@ class PlacedFunction:
             return ok, basis, "declared"
         times = dict(found.times)
         if policy is not None:
-            return _by_policy(policy, ok, times, found.decided == "measured", args, kwargs, basis)
+            return by_policy(policy, ok, times, found.decided == "measured", args, kwargs, basis)
         ranked = sorted(times.items(), key=lambda kv: (kv[1], kv[0]))
         if found.decided != "measured":
             others = ", ".join(f"{v} {seconds_text(t)}" for v, t in ranked)
@@ -497,11 +361,11 @@ class PlacedFunction:
 
     # -- measuring (prism_core.tuning.tune) --------------------------------------------------
     def __prism_tune__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionTuning:
-        """The tuner's protocol (``prism_core._tuning.tuner.Tunable``): this call's
+        """The tuner's protocol (``prism_core._tuning.function_tuning.Tunable``): this call's
         placements in the declared order, each ready to run the whole body on fresh copies of
         the arguments (made before each timed sample, outside the timed region), and what the
         tuning entry is keyed by."""
-        from prism_core._tuning.tuner import FunctionTuning
+        from prism_core._tuning.function_tuning import FunctionTuning
 
         if self._generation != generation():
             self._reset()
@@ -512,7 +376,7 @@ class PlacedFunction:
         shapes = tuple(
             tuple(int(d) for d in leaf.shape)
             for v in (*args, *kwargs.values())
-            for leaf in _leaves(v)
+            for leaf in leaves(v)
             if getattr(leaf, "shape", None) is not None
         )
         skipped = tuple(f"{c.backend}: {'; '.join(c.reasons)}" for c in judged if not c.ok)
@@ -526,13 +390,13 @@ class PlacedFunction:
         kwargs: dict[str, Any],
         declined: dict[str, str],
     ) -> PreparedRunner:
-        from prism_core._tuning.tuner import PreparedRunner
+        from prism_core._tuning.function_tuning import PreparedRunner
 
         fresh: list[Any] = [None, None]
 
         def setup() -> None:
-            fresh[0] = tuple(_map(a, _copy) for a in args)
-            fresh[1] = {k: _map(v, _copy) for k, v in kwargs.items()}
+            fresh[0] = tuple(map_arrays(a, copy_array) for a in args)
+            fresh[1] = {k: map_arrays(v, copy_array) for k, v in kwargs.items()}
 
         def run() -> Any:
             if candidate.backend in declined:
@@ -547,7 +411,7 @@ class PlacedFunction:
                     declined[candidate.backend] = reason
                 raise
             if candidate.runner is not None:
-                candidate.runner.synchronize(*(_leaves(out)))
+                candidate.runner.synchronize(*(leaves(out)))
             return out
 
         backend = candidate.runner
@@ -566,19 +430,19 @@ class PlacedFunction:
         """Backends with immutable arrays, declined up front for a call whose array arguments
         the body updates with ``+=`` (which on such arrays would only rebind the name)."""
         if self._updated is None:
-            self._updated = _updated_parameters(self.fn)
+            self._updated = updated_parameters(self.fn)
         if not self._updated:
             return {}
         try:
             bound = inspect.signature(self.fn).bind(*args, **kwargs).arguments
         except (TypeError, ValueError):
             return {}
-        arrays = sorted(n for n in self._updated if any(True for _ in _leaves(bound.get(n))))
+        arrays = sorted(n for n in self._updated if any(True for _ in leaves(bound.get(n))))
         if not arrays:
             return {}
         out = {}
         for name, backend in ps.backends.items():
-            if name in self.declined or not _immutable(backend):
+            if name in self.declined or not immutable(backend):
                 continue
             out[name] = MUTATES.format(name) + f" ({', '.join(arrays)} updated with +=)"
         return out
@@ -628,7 +492,7 @@ class PlacedFunction:
         lenient = None if automatic else LENIENT.get()
         order = [c for c in entry.candidates if c.backend not in self.declined]
         snapshot = (
-            _snapshot(args, kwargs)
+            take_snapshot(args, kwargs)
             if not entry.proven and ((automatic and len(order) > 1) or lenient is not None)
             else None
         )
@@ -637,7 +501,7 @@ class PlacedFunction:
                 try:
                     result = self._attempt(entry, candidate, args, kwargs, report)
                 except Exception as exc:
-                    if self._callers(exc, candidate):
+                    if is_callers(self.fn, exc, candidate):
                         raise
                     failure = exc
                 else:
@@ -652,20 +516,20 @@ class PlacedFunction:
                     f"{reason or describe_exception(failure)}"
                     + ("" if automatic else "; not falling back: the scope names the placement")
                 )
-                undone = snapshot is not None or self._copied_only(candidate, args, kwargs)
+                undone = snapshot is not None or copied_only(candidate, args, kwargs)
                 if lenient is None or not undone:
                     raise failed from failure
                 if snapshot is not None:
-                    _restore(snapshot)
+                    restore(snapshot)
                 failed.__cause__ = failure
                 return lenient(_Rescue(f"function {self.name}", self), args, kwargs, failed)
-            if snapshot is None and not self._copied_only(candidate, args, kwargs):
+            if snapshot is None and not copied_only(candidate, args, kwargs):
                 raise BackendError(
                     f"function {self.name} failed on {candidate.backend} after its arguments may "
                     f"have been updated in place ({describe_exception(failure)}); not retried"
                 ) from failure
             if snapshot is not None:
-                _restore(snapshot)
+                restore(snapshot)
             record(f"function {self.name}", candidate.backend, failure, left[0].backend)
             failure = None
         raise DispatchError(f"function {self.name}: no backend is left to run this call")
@@ -710,7 +574,7 @@ class PlacedFunction:
                 pairs.append((leaf, out, owner))
                 return out
 
-            return _map(value, one)
+            return map_arrays(value, one)
 
         if entry.fast and candidate is entry.candidates[0]:
             call_args, call_kwargs = args, kwargs
@@ -729,7 +593,7 @@ class PlacedFunction:
             SCOPE.reset(token)
         if traits(runner).mutable:
             for original, moved, owner in pairs:
-                _write_back(original, moved, owner, runner, report)
+                write_back(original, moved, owner, runner, report)
         if report is not None:
             report.backend, report.device = candidate.backend, candidate.device
         if self.keep or entry.home is None or entry.home is runner:
@@ -746,7 +610,7 @@ class PlacedFunction:
                 return home.asarray(r)
             return r
 
-        return _map(result, returned, every=True)
+        return map_arrays(result, returned, every=True)
 
     def _call_body(
         self,
@@ -775,8 +639,8 @@ class PlacedFunction:
         runner = candidate.runner
         if runner is None or candidate.backend in self.eager:
             return None
-        nums = tuple(i for i, a in enumerate(args) if _static(a))
-        names = tuple(k for k, v in kwargs.items() if _static(v))
+        nums = tuple(i for i, a in enumerate(args) if is_static(a))
+        names = tuple(k for k, v in kwargs.items() if is_static(v))
         key = (candidate.backend, nums, names)
         try:
             return self._compiled[key]
@@ -803,12 +667,12 @@ class PlacedFunction:
         if report is not None:
             traced = (
                 candidate.backend,
-                tuple((i, a) for i, a in enumerate(args) if _static(a)),
-                tuple((k, v) for k, v in kwargs.items() if _static(v)),
+                tuple((i, a) for i, a in enumerate(args) if is_static(a)),
+                tuple((k, v) for k, v in kwargs.items() if is_static(v)),
                 tuple(
                     (getattr(leaf, "shape", None), str(getattr(leaf, "dtype", None)))
                     for v in (*args, *kwargs.values())
-                    for leaf in _leaves(v)
+                    for leaf in leaves(v)
                 ),
             )
             first = traced not in self._traced
@@ -853,73 +717,16 @@ class PlacedFunction:
                 entry.context if fast else None,
             )
 
-    def _callers(self, exc: BaseException, candidate: PlacementCandidate) -> bool:
-        """Whether ``exc`` is the caller's (reaches them unchanged) rather than the
-        placement's: errors of the caller's kind (``CALLER_ERRORS``) and what the function's
-        own code raises are the caller's; an immutable array refusing an update is not."""
-        if self._mutation_refused(exc, candidate):
-            return False
-        if isinstance(exc, CALLER_ERRORS):
-            return True
-        if type(exc).__module__ == getattr(self.fn, "__module__", None):
-            return True  # the function's own exception class
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_next is not None:
-            tb = tb.tb_next
-        if tb is None:
-            return False
-        code = getattr(self.fn, "__code__", None)
-        if code is None or tb.tb_frame.f_code.co_filename != code.co_filename:
-            return False
-        line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip()
-        return line.startswith("raise")  # a `raise` in the function's own code
-
-    def _mutation_refused(self, exc: BaseException, candidate: PlacementCandidate) -> bool:
-        runner = candidate.runner
-        return (
-            isinstance(exc, TypeError)
-            and "immutable" in str(exc)
-            and runner is not None
-            and not traits(runner).mutable
-        )
-
     def _declines(self, candidate: PlacementCandidate, exc: BaseException) -> str | None:
         """Record a backend that can never run this function (it refused an in-place update);
         the reason, or ``None`` for a failure that may not happen again."""
-        if not self._mutation_refused(exc, candidate):
+        if not mutation_refused(exc, candidate):
             return None
         reason = MUTATES.format(candidate.backend)
         with self._lock:
             self.declined[candidate.backend] = reason
             self._cache.clear()  # every signature's candidates change
         return reason
-
-    def _copied_only(
-        self, candidate: PlacementCandidate, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> bool:
-        """Whether the failed placement worked only on copies (the caller's arrays are as they
-        were, so another placement may run the call again)."""
-        runner = candidate.runner
-        if runner is None or not traits(runner).mutable:
-            return True
-        from prism_core.kernel.plugins import plugins
-
-        ps = plugins()
-        return all(
-            ps.owner(leaf) is not runner and runner.transfer == "copy"
-            for v in (*args, *kwargs.values())
-            for leaf in _leaves(v)
-        )
-
-
-def _immutable(backend: Backend) -> bool:
-    """Whether ``backend`` is available here and its arrays cannot be updated in place."""
-    from prism_core.kernel.dispatch.eligibility import available
-
-    if not available(backend):
-        return False
-    found = traits(backend)
-    return found.own_arrays and not found.mutable
 
 
 @dataclass(frozen=True)
@@ -928,166 +735,6 @@ class _Rescue:
 
     name: str
     function: Callable[..., Any]
-
-
-@dataclass(frozen=True)
-class _Row:
-    """A measured placement as an execution policy reads it (``execution_policy.Candidate``)."""
-
-    label: str
-    seconds: float
-    throughput: float
-    cost_per_run: float | None
-    cost_per_hour: float | None
-    energy_j: float | None
-    candidate: PlacementCandidate
-
-
-def _by_policy(
-    policy: Any,
-    ok: list[PlacementCandidate],
-    times: dict[str, float],
-    significant: bool,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    basis: str,
-) -> tuple[list[PlacementCandidate], str, str]:
-    """The measured placements in the order ``policy`` gives (its priority over their times,
-    costs at the host's price and energies at TDP; those meeting its limits first), then the
-    unmeasured ones; ``PolicyError`` when no measured placement meets its limits.  Under a
-    priority of time (speed, latency) a measurement with no significant gap keeps the declared
-    order, as the tuner's tie rule says."""
-    from prism_core._tuning.execution_policy import choose, price_here
-
-    data = sum(movement.nbytes(leaf) or 0 for v in (*args, *kwargs.values()) for leaf in _leaves(v))
-    rows = []
-    for c in ok:
-        if c.backend not in times:
-            continue
-        t = times[c.backend]
-        price, _ = price_here(
-            c.target.data.get("cloud_price", {}).get("usd_per_hour") if c.target else None
-        )
-        tdp = None if c.target is None else c.target.tdp_watts
-        label = c.backend + (f" on {c.device}" if c.device else "")
-        rows.append(
-            _Row(
-                label,
-                t,
-                data / t if t > 0 else 0.0,
-                price * t / 3600,
-                price,
-                None if tdp is None else tdp * t,
-                c,
-            )
-        )
-    if not rows:
-        return ok, basis, "declared"
-    _, ranked = choose(rows, policy)  # PolicyError: no measured placement meets the limits
-    if policy.priority in ("speed", "latency") and not significant:
-        # A tie within the noise: the declared order, those that miss a limit last.
-        missing = {r.candidate.backend for r in rows if policy.misses(r)}
-        order = sorted(ok, key=lambda c: c.backend in missing)
-    else:
-        order = [r.candidate for r in ranked] + [c for c in ok if c.backend not in times]
-    shown = ", ".join(f"{r.label} {seconds_text(r.seconds)}" for r in ranked)
-    label = order[0].backend + (f" on {order[0].device}" if order[0].device else "")
-    return order, f"execution policy ({policy.describe()}): {label} (measured: {shown})", "policy"
-
-
-def _static(value: Any) -> bool:
-    """Whether a compiler holds ``value`` static: it holds no array and is hashable (a
-    number, a string, ``None``, a tuple of them, a function)."""
-    if _is_array(value) or isinstance(value, list | dict):
-        return False
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return not any(True for _ in _leaves(value))
-
-
-def _describe(value: Any) -> str:
-    kind, shape, dtype = movement.what(value)
-    if _is_array(value) and shape is not None:
-        return f"{kind} {dtype}[{'x'.join(map(str, shape))}]"
-    if isinstance(value, tuple | list | dict):
-        items = value.values() if isinstance(value, dict) else value
-        return f"{type(value).__name__}({', '.join(_describe(v) for v in items)})"
-    return type(value).__name__
-
-
-def _copy(leaf: Any) -> Any:
-    """A copy of an array on the same backend and device (a NumPy copy keeps a read-only
-    array read-only; JAX's arrays are immutable: the array itself)."""
-    import numpy as np
-
-    if isinstance(leaf, np.ndarray):
-        out = leaf.copy()
-        out.flags.writeable = leaf.flags.writeable
-        return out
-    for method in ("clone", "copy"):  # torch's clone(); CuPy's and others' copy()
-        make = getattr(leaf, method, None)
-        if callable(make):
-            return make()
-    return leaf
-
-
-def _writable(value: Any) -> bool:
-    flags = getattr(value, "flags", None)
-    return bool(getattr(flags, "writeable", True))
-
-
-def _write_back(
-    original: Any, moved: Any, owner: Backend | None, runner: Backend, report: FunctionReport | None
-) -> None:
-    """Put ``moved``'s contents into the caller's ``original`` where it was moved by copy, so
-    that the caller sees the body's in-place updates; a read-only original that the body
-    changed raises, as NumPy would have."""
-    a, b = movement.address(original), movement.address(moved)
-    if a is not None and a == b:
-        return  # zero copy: the caller's array is the one updated
-    if owner is None or not traits(owner).mutable:
-        return  # the caller's arrays cannot change (JAX's): nothing to show
-    import numpy as np
-
-    data = runner.to_numpy(moved)
-    if not _writable(original):
-        if not np.array_equal(np.asarray(original), data):
-            raise ValueError(
-                "the function updated a read-only argument (it cannot be written back)"
-            )
-        return
-    if isinstance(original, np.ndarray):
-        np.copyto(original, data, casting="unsafe")
-    else:
-        original[...] = owner.asarray(data)
-    if report is not None:
-        kind, shape, dtype = movement.what(original)
-        size = movement.nbytes(original)
-        report.write_backs.append(
-            f"{kind} {dtype}[{'x'.join(map(str, shape or ()))}] ({size} bytes) from {runner.name}"
-        )
-
-
-def _snapshot(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Any, Any]]:
-    """Copies of the caller's writable NumPy arrays, to undo a failed placement's updates
-    before another runs the call (taken until a signature's placement has run once)."""
-    import numpy as np
-
-    return [
-        (leaf, leaf.copy())
-        for v in (*args, *kwargs.values())
-        for leaf in _leaves(v)
-        if isinstance(leaf, np.ndarray) and leaf.flags.writeable
-    ]
-
-
-def _restore(snapshot: list[tuple[Any, Any]]) -> None:
-    import numpy as np
-
-    for original, copy in snapshot:
-        np.copyto(original, copy)
 
 
 @overload

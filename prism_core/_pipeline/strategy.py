@@ -18,17 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from prism_core._pipeline.pipeline import Pipeline
-from prism_core._pipeline.split import (
-    SplitSet,
-    SplitSpec,
-    SplitTarget,
-    _no_rule,
-    _Parsed,
-    _ratio,
-    bind,
-    parse_target,
-    split_rules,
-)
+from prism_core._pipeline.split import SplitSet, SplitSpec, SplitTarget, parse_target, split_rules
+from prism_core._pipeline.split.decision import _ratio
+from prism_core._pipeline.split.rules import _no_rule
+from prism_core._pipeline.split.targets import _Parsed, bind
 from prism_core._pipeline.stage import stage_overrides
 from prism_core.kernel.dispatch.ops import get_op
 from prism_core.kernel.dispatch.registry import OperationError
@@ -240,7 +233,7 @@ class Executor:
         share_threads: bool = True,
         timeout: float | None = None,
     ) -> None:
-        from prism_core._pipeline.split import _check_timeout
+        from prism_core._pipeline.split.spec import _check_timeout
 
         if not isinstance(strategy, ExecutionStrategy):
             raise TypeError(

@@ -7,7 +7,7 @@ op family's time at three sizes (:data:`SIZES`), from which the model's per-op e
 overhead are fitted (:meth:`PerformanceModel.calibrate`).  For a device with a host link, also
 the link's rate each way, from ordinary (pageable) host memory and from page-locked (pinned)
 memory where the backend offers it (``Backend.pinned_empty``).  The result is a calibration in
-the model's format (``prism_core._tuning.model.check_calibration``), which ``prism bench``
+the model's format (``prism_core._tuning.figures.check_calibration``), which ``prism bench``
 stores in the tuning cache under this host's fingerprint: another host, or another driver,
 never reads it.  docs/performance.md, "The calibration step".
 """

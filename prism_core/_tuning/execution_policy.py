@@ -3,7 +3,7 @@
 The seed's ``ExecutionPolicy(priority=..., max_latency_ms=..., min_throughput=...,
 max_cost_per_hour=...)``.  A policy ranks candidate rows (a device, or ``count`` of them, with
 the predicted or measured seconds of a run, its throughput, cost and energy: the performance
-model's :class:`~prism_core._tuning.model.PerformanceRow`, or anything with the same
+model's :class:`~prism_core._tuning.predictions.PerformanceRow`, or anything with the same
 attributes) and keeps those that meet its constraints; when none does, :class:`PolicyError` names
 the best candidate and by how much it misses each one.
 """
@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import KW_ONLY, InitVar, dataclass
 from typing import Any, Protocol, TypeVar
 
-from prism_core._tuning.model import format_seconds
+from prism_core._tuning.predictions import format_seconds
 from prism_core.kernel.config import host_price
 from prism_core.kernel.errors import PrismError, did_you_mean
 

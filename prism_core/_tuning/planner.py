@@ -16,14 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from prism_core._tuning.execution_policy import ExecutionPolicy, PolicyError, choose
-from prism_core._tuning.model import (
-    ModelError,
-    PerformanceModel,
-    PerformanceRow,
-    format_seconds,
-    hardware_entries,
-    render_rows,
-)
+from prism_core._tuning.model import ModelError, PerformanceModel, hardware_entries
+from prism_core._tuning.predictions import PerformanceRow, format_seconds, render_rows
 from prism_core._tuning.work import has_work
 from prism_core.kernel.description.dtypes import DType
 from prism_core.kernel.description.dtypes import dtype as to_dtype

@@ -19,8 +19,9 @@ from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
     from prism_core._tuning.execution_policy import ExecutionPolicy
-    from prism_core._tuning.model import PerformanceModel, PerformanceRow, Prediction
-    from prism_core._tuning.tuning_records import TuningEntry, TuningRecords
+    from prism_core._tuning.model import PerformanceModel
+    from prism_core._tuning.predictions import PerformanceRow, Prediction
+    from prism_core._tuning.tuning_entries import TuningEntry, TuningRecords
     from prism_core.kernel.dispatch.eligibility import Ranking
     from prism_core.kernel.dispatch.registry import Op
     from prism_core.kernel.dispatch.scope import Scope

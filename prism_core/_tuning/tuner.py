@@ -7,6 +7,10 @@ the call, interleaved rounds in a shuffled order, the minimum over rounds, and a
 test on paired rounds, so that a choice changes only when the gap is real.  The method and its
 thresholds: docs/performance.md, "Measuring (``prism.tuning.tune``, ``prism tune``,
 ``prism bench``)"; what it achieves: "The goals of choosing by measurement, measured".
+
+What a measurement decides is ``measurements.py``'s, the cases and reports ``tune_report.py``'s,
+placed functions' protocol ``function_tuning.py``'s.  Everything that reads the clock stays
+here, so that one ``time`` times the rounds, the budgets and the deadlines alike.
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ import random
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
+from prism_core._tuning.function_tuning import FunctionTuning, Tunable
+from prism_core._tuning.measurements import Measurement, decide
+from prism_core._tuning.tune_report import Keeper, TuneCase, TuneReport
 from prism_core.kernel.dispatch.candidates import Candidates, Runner, candidates
 from prism_core.kernel.dispatch.ops import (  # ops.py installs the op functions
     OperationError,
@@ -28,26 +35,29 @@ from prism_core.kernel.dispatch.ops import (  # ops.py installs the op functions
 )
 from prism_core.kernel.errors import PrismError, describe_exception
 from prism_core.kernel.public import home
-from prism_core.kernel.quantities import bytes_text, seconds_text
+from prism_core.kernel.quantities import bytes_text
 
 if TYPE_CHECKING:
     from prism_core.kernel.dispatch.examples import Examples
 
 __all__ = [
-    "FunctionTuning",
-    "Measurement",
-    "PreparedRunner",
-    "Tunable",
-    "TuneCase",
-    "TuneReport",
+    "EXAMPLES",
     "TuningError",
+    "autotune_settings",
+    "check_size",
     "declared_examples",
     "example_arguments",
     "example_bytes",
     "measure",
-    "median_interval",
+    "set_autotune",
+    "share",
     "tune",
+    "tune_case",
+    "tune_function",
+    "tune_on_first_use",
+    "tune_request",
 ]
+
 
 #: Builtin ops whose example arguments :func:`example_arguments` makes from a size ``n``.  An
 #: op a plugin declares carries its own (``operation(..., examples=Examples(...))``:
@@ -65,265 +75,6 @@ EXAMPLES: dict[str, str] = {
 class TuningError(PrismError, ValueError):
     """The tuner was asked for something it cannot measure (an unknown op, no sizes or example
     arguments, a bad option); the message says what would be accepted."""
-
-
-@dataclass(frozen=True)
-class PreparedRunner(Runner):
-    """A :class:`Runner` whose ``setup`` is called before each timed sample, outside the timed
-    region: a placed function's runner makes fresh copies of the arguments there, so that a
-    body updating its arguments is timed on copies and the caller's arrays never change."""
-
-    setup: Callable[[], None] | None = None
-
-
-@dataclass(frozen=True)
-class FunctionTuning:
-    """What a tunable object (:class:`Tunable`) gives the tuner for one call: its candidates,
-    ready to run, and what the tuning entry is keyed by.
-
-    ``key`` is the function's identity (qualified name and a hash of its code: an edited
-    function is another key), stored as the entry's ``op``; ``signature`` the call's argument
-    types, dtypes and where its arrays live, stored as the entry's ``dtype``; ``bucket`` the
-    size bucket (``tuning_records.bucket_of`` of the arrays' element counts); ``devices`` the
-    candidates' device types joined by ``+``.  ``runners`` are in the declared order (the
-    first is what runs untuned), each named by its backend; ``skipped`` says why the other
-    backends cannot run the call.  ``declined`` is filled while measuring with the backends
-    that refused the body for good (JAX for a body that updates its arguments): they are
-    reported as declined, not timed, and left out of the entry."""
-
-    key: str
-    signature: str
-    bucket: int
-    devices: str
-    runners: tuple[Runner, ...]
-    skipped: tuple[str, ...] = ()
-    shapes: tuple[tuple[int, ...], ...] = ()
-    declined: dict[str, str] = field(default_factory=dict, compare=False)
-
-    @property
-    def variants(self) -> tuple[str, ...]:
-        return tuple(sorted(r.variant for r in self.runners))
-
-    def candidates(self) -> Candidates:
-        """The call's candidates as the ops' tuner takes them (:func:`tune_case`)."""
-        return Candidates(
-            self.key, self.runners, self.skipped, self.devices, self.variants, self.signature,
-            self.bucket,
-        )  # fmt: skip
-
-
-@runtime_checkable
-class Tunable(Protocol):
-    """An object :func:`tune` measures as a whole rather than as an op: a placed function
-    (``prism_core.function``).  ``__prism_tune__(args, kwargs)`` returns the call's
-    :class:`FunctionTuning`; the object reads the stored winner itself (it is kept in the
-    tuning records under the tuning's ``key``, ``signature``, ``bucket``, ``devices`` and
-    variants, like an op's)."""
-
-    def __prism_tune__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> FunctionTuning: ...
-
-
-@home("prism_core.tuning")
-@dataclass(frozen=True)
-class Measurement:
-    """One variant's times: seconds per call, the minimum and median over ``rounds``."""
-
-    variant: str
-    backend: str
-    device: str | None
-    seconds: float
-    median: float
-    samples: tuple[float, ...] = ()
-    calls_per_sample: int = 0
-    error: str | None = None
-    #: Seconds of the first call measured, where the backend compiles per shape
-    #: (``Backend.compiles``): a compilation at a new shape, which the times above exclude.
-    first_call: float | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant,
-            "backend": self.backend,
-            "device": self.device,
-            "seconds": None if self.error else self.seconds,
-            "median": None if self.error else self.median,
-            "rounds": len(self.samples),
-            "calls_per_sample": self.calls_per_sample,
-            "error": self.error,
-            "first_call": self.first_call,
-        }
-
-
-@home("prism_core.tuning")
-@dataclass(frozen=True)
-class TuneCase:
-    """The tuning of one call: what was measured and what it decided.
-
-    ``decided`` says how, in the words of ``HOW_DECIDED`` (docs/performance.md, "How a
-    choice was made"): ``"measured"`` (``winner`` is faster than the others by a significant
-    gap: dispatch runs it, declared first or not), ``"tie"`` (no variant is significantly
-    faster than the declared first: the declared order stands and ``winner`` is the declared
-    first), ``"only"`` (one variant only: nothing to choose) or ``"failed"`` (nothing could be
-    timed).
-    """
-
-    op: str
-    shapes: tuple[tuple[int, ...], ...]
-    dtype: str | None
-    bucket: int
-    devices: str
-    measurements: tuple[Measurement, ...]
-    declared: str | None
-    winner: str | None
-    decided: str
-    gap: float = 0.0
-    skipped: tuple[str, ...] = ()
-
-    def seconds(self, variant: str) -> float | None:
-        for m in self.measurements:
-            if m.variant == variant and m.error is None:
-                return m.seconds
-        return None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "op": self.op,
-            "shapes": [list(s) for s in self.shapes],
-            "dtype": self.dtype,
-            "bucket": self.bucket,
-            "devices": self.devices,
-            "declared": self.declared,
-            "winner": self.winner,
-            "decided": self.decided,
-            "gap": self.gap,
-            "measurements": [m.as_dict() for m in self.measurements],
-            "skipped": list(self.skipped),
-        }
-
-
-@home("prism_core.tuning")
-@dataclass(frozen=True)
-class TuneReport:
-    """What :func:`tune` measured and stored.
-
-    ``stored`` tuned choices are in the file ``path``; ``unstored`` could not be written there
-    (``problems`` says why) and last only as long as the store that kept them in memory."""
-
-    cases: tuple[TuneCase, ...]
-    stored: int = 0
-    path: str | None = None
-    problems: tuple[str, ...] = ()
-    seconds: float = 0.0
-    unstored: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "cases": [c.as_dict() for c in self.cases],
-            "stored": self.stored,
-            "unstored": self.unstored,
-            "path": self.path,
-            "problems": list(self.problems),
-            "seconds": self.seconds,
-        }
-
-    def __str__(self) -> str:
-        lines = []
-        for c in self.cases:
-            shape = " ".join("x".join(map(str, s)) for s in c.shapes)
-            times = ", ".join(
-                f"{m.variant} {seconds_text(m.seconds)}{_first_call_text(m)}"
-                for m in sorted(c.measurements, key=lambda m: m.seconds)
-                if m.error is None
-            )
-            lines.append(f"{c.op} {c.dtype or ''} [{shape}]: {_verdict(c)}")
-            if times:
-                lines.append(f"    {times}")
-            lines.extend(f"    {line}" for line in _untimed(c.measurements))
-            lines.extend(f"    {s}" for s in c.skipped if ": declined: " in s)  # not timed
-        where = f" in {self.path}" if self.path else ""
-        took = f"({self.seconds:.1f} s)"
-        if self.unstored:
-            lines.append(
-                f"{self.stored} of {self.stored + self.unstored} tuned choice(s) stored{where}; "
-                f"{self.unstored} not stored, kept for this process only (see the problems) {took}"
-            )
-        else:
-            lines.append(f"{self.stored} tuned choice(s) stored{where} {took}")
-        lines.extend(f"problem: {p}" for p in self.problems)
-        return "\n".join(lines)
-
-
-def _untimed(measurements: Iterable[Measurement]) -> list[str]:
-    """Why each variant without a time has none, in its ``error``'s words (those of the JSON):
-    ``numpy.add, torch.add not timed: the time budget ran out``, ``jax.add failed: ...``."""
-    why: dict[str, list[str]] = {}
-    for m in measurements:
-        if m.error is not None:
-            why.setdefault(m.error, []).append(m.variant)
-    return [
-        f"{', '.join(names)} {error}" if error.startswith("not timed") else
-        f"{', '.join(names)} failed: {error}"
-        for error, names in why.items()
-    ]  # fmt: skip
-
-
-def _verdict(c: TuneCase) -> str:
-    """What a case kept and what its measurements say of it: by how much the kept variant is
-    faster than the declared first (measured) or than the fastest other (declared), or that the
-    gap is within the noise (a tie)."""
-    if c.decided == "only":
-        return f"{c.winner} (only: the one variant that can run)"
-    timed = {m.variant: m for m in c.measurements if m.error is None}
-    kept = timed.get(c.winner or "")
-    if c.decided == "failed" or kept is None:
-        return "nothing could be timed"
-    others = [m for m in timed.values() if m.variant != c.winner]
-    if not others:
-        return f"{c.winner} ({c.decided}: the others could not be timed)"
-    rival = min(others, key=lambda m: (m.seconds, m.variant))
-    if c.decided == "measured":
-        faster = _ratio_text(rival.seconds, kept.seconds)
-        return f"{c.winner} (measured: {faster} faster than {rival.variant})"
-    apart = _apart(rival.variant, rival.seconds, kept.seconds)
-    return f"{c.winner} (tie, the declared first: {apart})"
-
-
-def choice_text(winner: str, decided: str, times: Mapping[str, float]) -> str:
-    """A stored choice in words, from its times (the minima; the rounds are not stored): by how
-    much ``winner`` is faster than the fastest other variant, or that they tie.
-
-    ``decided`` is the entry's: ``"measured"`` (the tuner found the winner significantly faster
-    than the others) or ``"tie"`` (none significantly faster than the declared first: the
-    declared order stands)."""
-    kept = times.get(winner)
-    others = {v: t for v, t in times.items() if v != winner}
-    if kept is None or not others:
-        return decided
-    rival, seconds = min(others.items(), key=lambda kv: (kv[1], kv[0]))
-    if decided == "measured":
-        return f"measured: {_ratio_text(seconds, kept)} faster than {rival}"
-    return f"tie: {_apart(rival, seconds, kept)}"
-
-
-def _apart(rival: str, seconds: float, kept: float) -> str:
-    if seconds >= kept:
-        return f"{rival} {_ratio_text(seconds, kept)} slower at the minimum"
-    return f"{rival} {_ratio_text(kept, seconds)} faster at the minimum"
-
-
-def _first_call_text(m: Measurement) -> str:
-    """`` (first call 310 ms: compiles per shape)`` where the backend compiles, else empty."""
-    if m.first_call is None:
-        return ""
-    return f" (first call {seconds_text(m.first_call)}: {m.backend} compiles per shape)"
-
-
-def _ratio_text(slow: float, fast: float) -> str:
-    """How much faster ``fast`` seconds are than ``slow``: ``12%`` below twice, ``40x`` above."""
-    ratio = slow / max(fast, 1e-12)
-    if ratio < 2:
-        return f"{ratio - 1:.0%}"
-    return f"{ratio:.3g}x" if ratio < 100 else f"{ratio:.0f}x"
 
 
 # -- measuring --------------------------------------------------------------------------------
@@ -444,70 +195,6 @@ def measure(
                 )
             )
     return out
-
-
-def median_interval(values: Sequence[float]) -> tuple[float, float] | None:
-    """A 95 % interval of the median of ``values`` (the order statistics whose ranks a
-    binomial with p = 1/2 puts around it; distribution-free), or ``None`` for fewer than 5."""
-    ordered = sorted(values)
-    count = len(ordered)
-    if count < 5:
-        return None
-    k = max(int(count / 2 - 0.98 * math.sqrt(count)), 0)
-    return ordered[k], ordered[count - 1 - k]
-
-
-def _sign_test(wins: int, rounds: int) -> float:
-    """The one-sided p-value of ``wins`` or more wins in ``rounds`` fair coin tosses."""
-    return sum(math.comb(rounds, k) for k in range(wins, rounds + 1)) / 2.0**rounds
-
-
-def decide(
-    measurements: Sequence[Measurement],
-    declared: str,
-    *,
-    threshold: float = 0.05,
-    alpha: float = 0.05,
-) -> tuple[str, str, float]:
-    """``(winner, decided, gap)``: the fastest variant if it beats ``declared`` by a real
-    margin, or ``declared`` if it is the fastest and beats the next by a real margin
-    (``decided == "measured"`` both); else ``declared`` (``"tie"``).  ``gap`` is how much
-    faster the fastest is than the declared first, as a fraction of the latter's time.
-
-    A real margin: at least ``threshold`` in the median of the paired rounds' ratios, more
-    paired wins than chance explains (sign test at ``alpha``), and faster at the minimum."""
-    timed = [m for m in measurements if m.error is None]
-    by_name = {m.variant: m for m in timed}
-    if declared not in by_name:
-        # The declared first could not be timed (it failed): the fastest of the rest wins.
-        best = min(timed, key=lambda m: m.seconds)
-        return best.variant, "measured", 0.0
-    first = by_name[declared]
-    best = min(timed, key=lambda m: (m.seconds, m.variant != declared))
-    gap = 1.0 - best.seconds / first.seconds if first.seconds > 0 else 0.0
-    if best.variant == declared:
-        rivals = [m for m in timed if m.variant != declared]
-        runner_up = min(rivals, key=lambda m: (m.seconds, m.variant)) if rivals else None
-        if runner_up is None or _beats(first, runner_up, threshold=threshold, alpha=alpha):
-            return declared, "measured", 0.0
-        return declared, "tie", 0.0
-    if _beats(best, first, threshold=threshold, alpha=alpha):
-        return best.variant, "measured", gap
-    return declared, "tie", gap
-
-
-def _beats(fast: Measurement, slow: Measurement, *, threshold: float, alpha: float) -> bool:
-    """Whether ``fast`` is faster than ``slow`` by a real margin (see :func:`decide`)."""
-    pairs = [(b, f) for b, f in zip(fast.samples, slow.samples, strict=False) if f > 0]
-    if not pairs:
-        return False
-    paired_gap = 1.0 - statistics.median(b / f for b, f in pairs)
-    wins = sum(1 for b, f in pairs if b < f)
-    significant = _sign_test(wins, len(pairs)) <= alpha
-    # The paired rounds decide: each pair was measured at the same moment, so a drift of the
-    # machine cancels out of its ratio.  The minimum only has to agree on the direction: with
-    # few calls per sample (large memory-bound calls) it is itself noisy.
-    return paired_gap >= threshold and significant and fast.seconds < slow.seconds
 
 
 def _merged(first: Measurement, more: Measurement) -> Measurement:
@@ -695,7 +382,7 @@ def tune_case(
     """Measure one call's candidates (``found``, when the caller has them already); the case
     and the tuning entry to store (or ``None``).  ``min_rounds``: more rounds where the
     machine is busy."""
-    from prism_core._tuning.tuning_records import TuningEntry
+    from prism_core._tuning.tuning_entries import TuningEntry
 
     if found is None:
         found = candidates(op, args, kwargs)
@@ -756,30 +443,6 @@ def tune_case(
     return case, entry
 
 
-def stored_case(found: Candidates, stored: Any) -> TuneCase | None:
-    """The case the tuning records ``stored`` hold for the call whose candidates are ``found``
-    (same op, devices, dtype, size bucket and variants, measured on this host with the same
-    software and settings: the records' fingerprint), or ``None`` when they hold none."""
-    if found.dtype is None or len(found.runners) < 2:
-        return None
-    entry = stored.lookup(found.op, found.devices, found.dtype, found.bucket, found.variants)
-    if entry is None:
-        return None
-    by_name = {r.variant: r for r in found.runners}
-    measurements = tuple(
-        Measurement(v, by_name[v].backend, by_name[v].device, t, t)
-        for v, t in sorted(entry.times.items(), key=lambda kv: kv[1])
-        if v in by_name
-    )
-    declared = found.runners[0].variant
-    first = entry.times.get(declared)
-    gap = 1.0 - min(entry.times.values()) / first if first else 0.0
-    return TuneCase(
-        found.op, tuple(entry.shapes), found.dtype, found.bucket, found.devices, measurements,
-        declared, entry.winner, entry.decided, gap, found.skipped,
-    )  # fmt: skip
-
-
 def _sizes(sizes: Any) -> list[int]:
     if isinstance(sizes, int) and not isinstance(sizes, bool):
         return [sizes]
@@ -837,10 +500,7 @@ def tune(
             op, example_args, budget_s=budget_s, store=store, record=record, deadline=deadline
         )
     the_op = as_op(op)
-    if budget_s is not None and not (
-        isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
-    ):
-        raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+    _check_budget(budget_s)
     if isinstance(deadline, bool) or not isinstance(deadline, (int, float, type(None))):
         raise TuningError(f"deadline: expected a time.perf_counter() value; got {deadline!r}")
     calls: list[tuple[tuple[Any, ...], str]] = []
@@ -908,10 +568,7 @@ def tune_function(
     declared order — and store the winner in the tuning cache (docs/functions.md, "Choosing
     by measurement").  A backend that declines the body (JAX for a body that updates its
     arguments) is reported as declined, not timed."""
-    if budget_s is not None and not (
-        isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
-    ):
-        raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+    _check_budget(budget_s)
     began = time.perf_counter()
     # Judging the backends may import their frameworks: the budget is for measuring.
     request = fn.__prism_tune__(tuple(args), dict(kwargs or {}))
@@ -967,6 +624,13 @@ def tune_request(
     )
 
 
+def _check_budget(budget_s: Any) -> None:
+    if budget_s is not None and not (
+        isinstance(budget_s, (int, float)) and not isinstance(budget_s, bool) and budget_s > 0
+    ):
+        raise TuningError(f"budget_s: expected a positive number of seconds; got {budget_s!r}")
+
+
 #: Seconds of measuring per case when no budget caps the run (``prism.tune``, ``prism tune``).
 PER_CASE_S = 1.0
 
@@ -983,48 +647,6 @@ def share(
     now = time.perf_counter()
     fair = max((deadline - now) / max(left, 1), 0.0)
     return min(per_case, fair), now + fair
-
-
-class Keeper:
-    """Stores tuned choices as they are measured, one case at a time (the store reads, merges
-    and replaces its small file under its lock), so that an interrupt loses none already
-    measured; then says how many reached the file.
-
-    ``store``: a ``TuningStore``; ``None``, a new one for the host (and this process's records
-    are reloaded after each write); ``False``, store nothing."""
-
-    def __init__(self, store: Any) -> None:
-        self._given = store
-        self.store: Any = None  # made on the first write
-        self._keys: set[Any] = set()
-        self._problems_before = 0
-
-    def keep(self, entries: Sequence[Any], calibration: Mapping[str, Any] | None = None) -> None:
-        from prism_core._tuning.tuning_records import TuningStore, reload
-
-        if self._given is False or not (entries or calibration):
-            return
-        if self.store is None:
-            self.store = self._given if self._given is not None else TuningStore()
-            self._problems_before = len(self.store.problems)
-        self.store.record(entries=entries, calibration=calibration or None)
-        self._keys.update(e.key for e in entries)
-        if self._given is None:
-            reload()
-
-    def outcome(self) -> tuple[int, int, str | None, tuple[str, ...]]:
-        """``(stored, unstored, path, problems)``: the choices kept that are in the file and
-        those only in memory (each counted once), the file, and what went wrong meanwhile."""
-        if self.store is None:
-            return 0, 0, None, ()
-        unwritten = self.store.unwritten
-        unstored = sum(1 for e in unwritten if e.key in self._keys)
-        problems = list(self.store.problems[self._problems_before :])
-        why = self.store.bypassed
-        if (unstored or unwritten.calibration) and why and why not in problems:
-            problems.append(why)  # reported before this tuning, or PRISM_NO_CACHE=1
-        path = str(self.store.path) if self.store.enabled else None  # no file is written
-        return len(self._keys) - unstored, unstored, path, tuple(problems)
 
 
 # -- tuning on first use ----------------------------------------------------------------------
@@ -1092,10 +714,7 @@ def _on_first_use(op: Any, key: Any, args: Sequence[Any], kwargs: dict[str, Any]
             return False
         if entry is None:
             return False
-        from prism_core._tuning.tuning_records import TuningStore, reload
-
-        TuningStore().record(entries=[entry])
-        reload()
+        Keeper(None).keep([entry])
         return True
     finally:
         _tuning_now.active = False
@@ -1129,10 +748,7 @@ def tune_on_first_use(fn: Tunable, args: tuple[Any, ...], kwargs: dict[str, Any]
         _case, entry = tune_request(request, budget_s=budget, deadline=time.perf_counter() + budget)
         if entry is None:
             return False
-        from prism_core._tuning.tuning_records import TuningStore, reload
-
-        TuningStore().record(entries=[entry])
-        reload()
+        Keeper(None).keep([entry])
         return True
     except Exception:  # a failure to tune never fails the call: it runs untuned
         return False

@@ -1,47 +1,38 @@
 """The tuning records: which variant of an op measured fastest on this host, kept across processes.
 
-The tuner (layer 4) records each outcome here as a :class:`TuningEntry`; dispatch (layer 3)
-reads the process-wide :func:`records` when it builds a plan.  This module only stores: it
-measures nothing and imports nothing above the knowledge layer.  :class:`TuningStore` keeps one
-JSON file per :func:`host_fingerprint`, merged under a lock and replaced atomically; a fault
-never stops a computation (a :class:`TuningCacheWarning`; the file moved aside, or the records
-kept in memory).  Where, what the fingerprint covers, the faults and the cost:
-docs/performance.md, "The tuning cache".
+The tuner (layer 4) records each outcome here as a :class:`TuningEntry` (``tuning_entries.py``);
+dispatch (layer 3) reads the process-wide :func:`records` when it builds a plan.  This module
+only stores: it measures nothing and imports nothing above the knowledge layer.
+:class:`TuningStore` keeps one JSON file per :func:`host_fingerprint`, merged under a lock and
+replaced atomically; a fault never stops a computation (a :class:`TuningCacheWarning`; the file
+moved aside, or the records kept in memory).  Where, what the fingerprint covers, the faults
+and the cost: docs/performance.md, "The tuning cache".
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import math
 import os
-import platform
-import re
 import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from prism_core._tuning.fingerprint import Fingerprint, compute_fingerprint
+from prism_core._tuning.tuning_entries import Key, TuningEntry, TuningRecords, thawed
 from prism_core.kernel import events as _events
 from prism_core.kernel.config import cache_dir, cache_enabled
 from prism_core.kernel.errors import PrismWarning, describe_exception, user_stacklevel
 from prism_core.kernel.public import home
-from prism_core.kernel.version import __version__
 
 __all__ = [
-    "DECIDED",
     "FORMAT",
     "FORMAT_VERSION",
-    "Fingerprint",
     "TuningCacheWarning",
-    "TuningEntry",
-    "TuningRecords",
     "TuningStore",
     "bucket_of",
     "default_store",
@@ -50,13 +41,10 @@ __all__ = [
     "reload",
 ]
 
+
 #: The ``format`` and ``version`` a tuning file declares.
 FORMAT = "prism-tuning"
 FORMAT_VERSION = 1
-#: What decided an entry's winner (two words of ``HOW_DECIDED``, docs/performance.md):
-#: ``"measured"``, the winner is significantly faster than the others; ``"tie"``, none is
-#: significantly faster than the declared first, so the declared order stands.
-DECIDED = ("measured", "tie")
 #: Seconds :meth:`TuningStore.record` and :meth:`TuningStore.clear` wait for the lock.
 LOCK_TIMEOUT_S = 10.0
 
@@ -79,453 +67,8 @@ def bucket_of(*sizes: int) -> int:
     return sum(sizes).bit_length()
 
 
-# -- one measured choice --------------------------------------------------------------------
-
-Key = tuple[str, str, str, int, tuple[str, ...]]
-
-
-def _text(value: Any, name: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{name} must be a non-empty string, not {value!r}")
-    return value
-
-
-def _count(value: Any, name: str, least: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
-        raise ValueError(f"{name} must be an integer >= {least}, not {value!r}")
-    return value
-
-
-def _seconds(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"{name} must be a number of seconds, not {value!r}")
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, not {value!r}")
-    return float(value)
-
-
-def _names(value: Any, name: str) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise ValueError(f"{name} must be a list of variant names, not {value!r}")
-    names = tuple(sorted(_text(v, f"{name}[]") for v in value))
-    if not names:
-        raise ValueError(f"{name} must name at least one variant")
-    if len(set(names)) != len(names):
-        raise ValueError(f"{name} names a variant twice: {list(names)}")
-    return names
-
-
-def _shapes(value: Any) -> tuple[tuple[int, ...], ...]:
-    if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise ValueError(f"shapes must be a list of shapes, not {value!r}")
-    out = []
-    for shape in value:
-        if isinstance(shape, str) or not isinstance(shape, (list, tuple)):
-            raise ValueError(f"a shape must be a list of integers, not {shape!r}")
-        out.append(tuple(_count(n, "a shape's extent") for n in shape))
-    return tuple(out)
-
-
-@home("prism_core.tuning")
-@dataclass(frozen=True)
-class TuningEntry:
-    """One measured choice: for ``op`` on ``device`` in ``dtype`` at size ``bucket``, among the
-    variants ``variants``, ``winner`` is the one to call.
-
-    ``device`` is a device type (``"generic.x86-64-v3"``), ``dtype`` a Prism data type name
-    (``"fp64"``), ``bucket`` a :func:`bucket_of`.  ``variants`` are the names of the variants
-    measured, sorted: the set the choice was made among, so that a new or a lost variant does
-    not inherit a choice it took no part in.  ``times`` are seconds per call, the robust
-    statistic the tuner used, for the variants it could time.  ``decided`` is ``"measured"``
-    when ``winner`` was significantly faster than the others (it is then the fastest,
-    declared first or not), ``"tie"`` when none was significantly faster than the declared
-    first and ``winner`` is the declared first.  ``shapes`` are the example argument shapes
-    measured, ``repeats`` the timed calls per variant, ``measured_at`` when (seconds since the
-    epoch).
-
-    The constructor checks all of this and raises ``ValueError`` saying what is wrong.
-    """
-
-    op: str
-    device: str
-    dtype: str
-    bucket: int
-    variants: tuple[str, ...]
-    times: Mapping[str, float] = field(hash=False)
-    winner: str
-    decided: str
-    shapes: tuple[tuple[int, ...], ...]
-    repeats: int
-    measured_at: float
-
-    def __post_init__(self) -> None:
-        _text(self.op, "op")
-        _text(self.device, "device")
-        _text(self.dtype, "dtype")
-        _count(self.bucket, "bucket")
-        variants = _names(self.variants, "variants")
-        if not isinstance(self.times, Mapping):
-            raise ValueError(f"times must map variant names to seconds, not {self.times!r}")
-        times = {
-            _text(k, "a times key"): _seconds(v, f"times[{k!r}]") for k, v in self.times.items()
-        }
-        strangers = sorted(set(times) - set(variants))
-        if strangers:
-            raise ValueError(f"times has variants that were not measured: {strangers}")
-        winner = _text(self.winner, "winner")
-        if winner not in variants:
-            raise ValueError(f"winner {winner!r} is not among the variants {list(variants)}")
-        if self.decided not in DECIDED:
-            raise ValueError(f"decided must be one of {list(DECIDED)}, not {self.decided!r}")
-        if self.decided == "measured":
-            if winner not in times:
-                raise ValueError(f"winner {winner!r} was measured, but has no time")
-            fastest = min(times.values())
-            if times[winner] > fastest:
-                raise ValueError(
-                    f"winner {winner!r} ({times[winner]:.3g} s) was measured, but is not the "
-                    f"fastest ({fastest:.3g} s)"
-                )
-        object.__setattr__(self, "variants", variants)
-        object.__setattr__(self, "times", MappingProxyType(times))
-        object.__setattr__(self, "shapes", _shapes(self.shapes))
-        _count(self.repeats, "repeats", least=1)
-        object.__setattr__(self, "measured_at", _seconds(self.measured_at, "measured_at"))
-
-    @property
-    def key(self) -> Key:
-        """``(op, device, dtype, bucket, variants)``: what an entry is a choice for."""
-        return (self.op, self.device, self.dtype, self.bucket, self.variants)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data that :func:`json.dumps` accepts; :meth:`from_dict` reads it back."""
-        return {
-            "op": self.op,
-            "device": self.device,
-            "dtype": self.dtype,
-            "bucket": self.bucket,
-            "variants": list(self.variants),
-            "times": dict(self.times),
-            "winner": self.winner,
-            "decided": self.decided,
-            "shapes": [list(s) for s in self.shapes],
-            "repeats": self.repeats,
-            "measured_at": self.measured_at,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> TuningEntry:
-        """The entry ``data`` (as :meth:`as_dict` gives it) describes.
-
-        :raises ValueError: ``data`` is not such a mapping, lacks or adds a key, or a value is
-            malformed; the message says which.
-        """
-        if not isinstance(data, Mapping):
-            raise ValueError(f"an entry must be a JSON object, not {type(data).__name__}")
-        missing = sorted(_FIELDS - data.keys())
-        extra = sorted(data.keys() - _FIELDS, key=str)
-        if missing or extra:
-            parts = [f"missing {missing}" if missing else "", f"unknown {extra}" if extra else ""]
-            raise ValueError("entry keys: " + ", ".join(p for p in parts if p))
-        return cls(**data)
-
-
-_FIELDS = frozenset(TuningEntry.__dataclass_fields__)
-
-
-def _normalized_key(op: str, device: str, dtype: str, bucket: int, variants: Iterable[str]) -> Key:
-    return (op, device, dtype, bucket, tuple(sorted(variants)))
-
-
-# -- the records ----------------------------------------------------------------------------
-
-
-def _frozen(value: Any) -> Any:
-    """A read-only copy of JSON data: mappings become mapping proxies, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): _frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-def _thawed(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thawed(v) for v in value]
-    return value
-
-
-@home("prism_core.tuning")
-class TuningRecords:
-    """An immutable set of tuning entries (one per :attr:`TuningEntry.key`) and calibration.
-
-    ``calibration`` maps a device key (a device type) to the JSON object the tuner measured for
-    it (for the performance model); it is read-only.  ``fingerprint`` is that of the host the
-    records are for, where known.
-    """
-
-    __slots__ = ("_by_key", "_by_op", "_sizes_matter", "calibration", "fingerprint")
-
-    def __init__(
-        self,
-        entries: Iterable[TuningEntry] = (),
-        calibration: Mapping[str, Any] | None = None,
-        fingerprint: Fingerprint | None = None,
-    ) -> None:
-        by_key: dict[Key, TuningEntry] = {}
-        for entry in entries:
-            if not isinstance(entry, TuningEntry):
-                raise TypeError(f"expected TuningEntry objects, got {type(entry).__name__}")
-            by_key[entry.key] = entry  # a later entry replaces an earlier one
-        ordered = sorted(by_key.values(), key=lambda e: e.key)
-        self._by_key: Mapping[Key, TuningEntry] = MappingProxyType({e.key: e for e in ordered})
-        by_op: dict[str, list[TuningEntry]] = {}
-        for entry in ordered:
-            by_op.setdefault(entry.op, []).append(entry)
-        self._by_op: Mapping[str, tuple[TuningEntry, ...]] = MappingProxyType(
-            {op: tuple(found) for op, found in by_op.items()}
-        )
-        self._sizes_matter = frozenset(op for op, found in by_op.items() if _winners_vary(found))
-        self.calibration: Mapping[str, Any] = _frozen(calibration or {})
-        self.fingerprint = fingerprint
-
-    def lookup(
-        self, op: str, device: str, dtype: str, bucket: int, variants: Iterable[str]
-    ) -> TuningEntry | None:
-        """The entry for ``op`` on ``device`` in ``dtype`` at ``bucket`` measured among exactly
-        the variants ``variants`` (in any order), or ``None``.  Another set of variants does
-        not match: the choice was not made among them."""
-        return self._by_key.get(_normalized_key(op, device, dtype, bucket, variants))
-
-    @property
-    def entries(self) -> tuple[TuningEntry, ...]:
-        """Every entry, sorted by key."""
-        return tuple(self._by_key.values())
-
-    def for_op(self, op: str) -> tuple[TuningEntry, ...]:
-        """The entries of ``op``, sorted by key."""
-        return self._by_op.get(op, ())
-
-    def ops(self) -> tuple[str, ...]:
-        """The ops with entries, sorted."""
-        return tuple(self._by_op)
-
-    def sizes_matter(self, op: str) -> bool:
-        """Whether the winner of ``op`` depends on the size: some (device, dtype, variants) has
-        different winners in different buckets.  Dispatch adds the size bucket to its plan key
-        for such an op only."""
-        return op in self._sizes_matter
-
-    def __len__(self) -> int:
-        return len(self._by_key)
-
-    def __iter__(self) -> Iterator[TuningEntry]:
-        return iter(self._by_key.values())
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TuningRecords):
-            return NotImplemented
-        same_entries = dict(self._by_key) == dict(other._by_key)
-        return same_entries and _thawed(self.calibration) == _thawed(other.calibration)
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"<TuningRecords: {len(self)} entries for {len(self._by_op)} ops>"
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data that :func:`json.dumps` accepts."""
-        return {
-            "entries": [e.as_dict() for e in self.entries],
-            "calibration": _thawed(self.calibration),
-        }
-
-
-def _winners_vary(entries: Iterable[TuningEntry]) -> bool:
-    # A tie keeps the declared order and a measured gap reorders by time: the same winner at
-    # two sizes can stand for two orders (a threaded batch variant that declines
-    # small batches was the declared first of the large ones, measured slower there), so a
-    # tie and a measurement differ as two winners do.
-    winners: dict[tuple[str, str, tuple[str, ...]], set[tuple[str, str]]] = {}
-    for e in entries:
-        winners.setdefault((e.device, e.dtype, e.variants), set()).add((e.winner, e.decided))
-    return any(len(w) > 1 for w in winners.values())
-
-
-# -- the host fingerprint -------------------------------------------------------------------
-
-
-def _digest_of(components: Mapping[str, str]) -> str:
-    text = json.dumps(sorted(components.items()), separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What the measurements of a host depend on: ``components`` (name -> value, both text),
-    and ``digest``, a short SHA-256 of them (sorted) that names the host's tuning file.
-
-    Build one with :meth:`of`; the constructor checks that ``digest`` is that of
-    ``components``.
-    """
-
-    components: Mapping[str, str] = field(hash=False)
-    digest: str
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.components, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in self.components.items()
-        ):
-            raise ValueError("fingerprint components must map names to strings")
-        components = MappingProxyType(dict(sorted(self.components.items())))
-        object.__setattr__(self, "components", components)
-        if self.digest != _digest_of(components):
-            raise ValueError(
-                f"digest {self.digest!r} is not that of the components; use Fingerprint.of()"
-            )
-
-    @classmethod
-    def of(cls, components: Mapping[str, str]) -> Fingerprint:
-        return cls(components, _digest_of(components))
-
-    def differences(self, other: Mapping[str, Any]) -> list[str]:
-        """What differs between these components and ``other`` (another host's), one phrase
-        per component, sorted: ``"cpu.brand: 'X' here, 'Y' there"``."""
-        out = []
-        for name in sorted(set(self.components) | set(other), key=str):
-            mine, theirs = self.components.get(name), other.get(name)
-            if mine != theirs:
-                out.append(f"{name}: {mine!r} here, {theirs!r} there")
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"digest": self.digest, "components": dict(self.components)}
-
-
-_REQUIREMENT_NAME = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
-def _distribution_version(name: str) -> str:
-    """The installed version of distribution ``name`` (never imported), or why there is none."""
-    version = _versions.get(name)
-    if version is None:
-        from prism_core.kernel import plugins as _plugins
-
-        # Plugin discovery reads distributions without importing importlib.metadata, which
-        # costs ~35 ms in a fresh process; where that reader is absent, ask
-        # importlib.metadata.
-        read = getattr(_plugins, "distribution_version", None)
-        try:
-            found = read(name) if read is not None else _metadata_version(name)
-            version = "not installed" if found is None else found or "unknown"
-        except Exception as exc:  # a broken installation's metadata
-            version = f"unreadable ({type(exc).__name__})"
-        _versions[name] = version
-    return version
-
-
-def _metadata_version(name: str) -> str | None:
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        return None
-    # The Version header, read without parsing the whole METADATA as an e-mail message, which
-    # costs milliseconds for the long ones (SciPy's: 60 kB of licences).
-    text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
-    found = _VERSION_HEADER.search(text.split("\n\n", 1)[0])
-    return found.group(1) if found else dist.version
-
-
-_VERSION_HEADER = re.compile(r"^Version:[ \t]*(\S+)[ \t]*$", re.MULTILINE)
-
-#: The environment variables that set the thread counts of CPU libraries (OpenMP, BLAS): part
-#: of the fingerprint where set, since they change how fast a CPU variant runs.
-THREAD_VARIABLES = (
-    "OMP_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS",
-    "MKL_NUM_THREADS",
-    "BLIS_NUM_THREADS",
-    "VECLIB_MAXIMUM_THREADS",
-    "NUMEXPR_NUM_THREADS",
-)
-#: Distribution versions looked up in this process (they cannot change under loaded modules).
-_versions: dict[str, str] = {}
-
-
-def _cpu_components() -> dict[str, str]:
-    from prism_core.kernel.host import detect_cpu
-
-    cpu = detect_cpu()
-    flags = hashlib.sha256(" ".join(sorted(cpu.features)).encode()).hexdigest()[:16]
-    return {
-        "cpu.brand": cpu.brand or "unknown",
-        "cpu.name": cpu.name,
-        "cpu.flags": flags,
-        "cpu.machine": platform.machine(),
-        "cpu.count": str(os.cpu_count()),
-    }
-
-
-def _device_components() -> dict[str, str]:
-    from prism_core.kernel.host import present_devices
-
-    found = set()
-    for inst in present_devices().devices:
-        if inst.description.kind == "cpu" and inst.source in ("archspec", "platform"):
-            continue  # the host CPU: described by the cpu.* components
-        found.add((inst.device_type, inst.uuid or f"{inst.source}:{inst.index}", inst.driver))
-    return {
-        f"device.{n}": f"{device_type} {uuid} driver {driver or 'unknown'}"
-        for n, (device_type, uuid, driver) in enumerate(sorted(found, key=str))
-    }
-
-
-def _software_components() -> dict[str, str]:
-    from prism_core.kernel.plugins import Unable, plugins
-
-    out = {
-        "prism": __version__,
-        "python": f"{platform.python_implementation()} {platform.python_version()}",
-        "library.numpy": _distribution_version("numpy"),
-    }
-    for name in THREAD_VARIABLES:  # every CPU library reads some of these
-        if name in os.environ:
-            out[f"environment.{name}"] = os.environ[name]
-    found = plugins()
-    for backend in found.backends.values():
-        asked = found.backend_settings(backend)  # a plugin's fault is recorded on its plugin
-        settings = {"": f"unknown ({asked.error})"} if isinstance(asked, Unable) else dict(asked)
-        for key, value in settings.items():
-            out[f"setting.{backend.name}.{key}".rstrip(".")] = str(value)
-    for record in found.loaded:
-        out[f"plugin.{record.name}"] = f"{record.distribution} {record.version}"
-        requires = record.info.get("requires") if isinstance(record.info, Mapping) else None
-        for requirement in requires if isinstance(requires, (list, tuple)) else ():
-            match = _REQUIREMENT_NAME.match(str(requirement))
-            if match:
-                name = match.group(1).lower().replace("_", "-")
-                out[f"library.{name}"] = _distribution_version(name)
-    return out
-
-
-def _compute_fingerprint() -> Fingerprint:
-    components: dict[str, str] = {}
-    for part in (_cpu_components, _device_components, _software_components):
-        try:
-            components.update(part())
-        except Exception as exc:  # detection never raises; a plugin in strict mode may
-            components[part.__name__.strip("_").replace("_", ".")] = (
-                f"unknown ({type(exc).__name__})"
-            )
-    return Fingerprint.of(components)
-
-
 def host_fingerprint() -> Fingerprint:
-    """The fingerprint of this host and process's software (see the module docstring).
+    """The fingerprint of this host and process's software (``fingerprint.py``).
 
     Computed once per process, and again after plugins or devices are loaded again.  It runs
     the host's detection (cached by :func:`present_devices`) and looks up distribution versions
@@ -537,7 +80,7 @@ def host_fingerprint() -> Fingerprint:
                 return _state.fingerprint
             epoch = _state.epoch
         # Not under the lock: computing it may discover plugins, whose announcement takes it.
-        fingerprint = _compute_fingerprint()
+        fingerprint = compute_fingerprint()
         with _state.lock:
             # Kept only if no reload happened meanwhile (the plugins discovered by this very
             # computation are one: the next try finds them loaded).
@@ -941,7 +484,7 @@ def _checked_calibration(calibration: Mapping[str, Any] | None) -> dict[str, Any
                 f"{type(values).__name__}"
             )
         try:
-            out[device] = json.loads(json.dumps(_thawed(values), allow_nan=False))
+            out[device] = json.loads(json.dumps(thawed(values), allow_nan=False))
         except (TypeError, ValueError) as exc:
             raise TypeError(f"calibration of {device!r} is not plain JSON data: {exc}") from None
     return out

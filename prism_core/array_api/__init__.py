@@ -42,9 +42,9 @@ _PLAIN: dict[str, str] = {
     "can_cast": "prism_core.kernel.description.promotion:can_cast",
     "result_type": "prism_core.kernel.description.promotion:result_type",
     "isdtype": "prism_core.kernel.description.promotion:isdtype",
-    "finfo": "prism_core.kernel.description.dtype_info:finfo",
-    "iinfo": "prism_core.kernel.description.dtype_info:iinfo",
-    "broadcast_shapes": "prism_core.kernel.description.broadcasting:broadcast_shapes",
+    "finfo": "prism_core._dtype_info:finfo",
+    "iinfo": "prism_core._dtype_info:iinfo",
+    "broadcast_shapes": "prism_core._broadcasting:broadcast_shapes",
 }
 
 #: The extensions, submodules of this package.

@@ -14,84 +14,44 @@ from __future__ import annotations
 import functools
 import importlib
 import sys
-import warnings
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from types import MappingProxyType, ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from prism_core.backend_kit import adapters
-from prism_core.backend_kit._common import (
-    array_arguments,
-    first_line,
-    import_framework,
-    probe_library,
-    too_old,
+from prism_core.backend_kit._common import array_arguments, import_framework, probe_library, too_old
+from prism_core.backend_kit._numpy_rules import (
+    CONTAINERS,
+    CREATION,
+    DTYPE_KEYWORD,
+    ELEMENTWISE,
+    INDEX_RESULTS,
+    NUMPY_DEFAULTS,
+    NUMPY_POSITIONAL,
+    PRISM_OR_NUMPY,
+    PROMOTED,
+    SCALARS,
+    SEQUENCES,
+    STANDARD,
+    STANDARD_NAMES,
+    WIDENED,
+    caller_error,
+    default_kind,
+    dtype_kind,
+    promoted_dtype,
 )
 from prism_core.backend_kit.declines import Decline
 from prism_core.kernel.contract.backend import Availability, Backend
 from prism_core.kernel.contract.device_argument import requested_device
-from prism_core.kernel.contract.results import EighResult, QRResult, SlogdetResult, SVDResult
 from prism_core.kernel.contract.variant import CanRun, Variant
 from prism_core.kernel.description.dtypes import dtype as prism_dtype
 from prism_core.kernel.description.dtypes import dtype_name
 from prism_core.kernel.errors import describe_exception
-from prism_core.kernel.records import elementwise
-from prism_core.kernel.records.standard import STANDARD_OPS
 
 if TYPE_CHECKING:
     from prism_core.kernel.description.device import DeviceDescription
 
 __all__ = ["NamespaceBackend", "Target"]
-
-#: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
-_SCALARS = frozenset({bool, int, float, complex})
-#: The kinds an array keeps when a scalar of each type joins it (else NumPy promotes it).
-_KEEPS = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
-#: The modules whose dtypes (and names, and Python types) Prism reads itself.
-_PRISM_OR_NUMPY = frozenset({"builtins", "numpy", "prism_core"})
-#: The standard's function for each Prism op whose name differs.
-_NAMES = {op: name for name, op in STANDARD_OPS.items() if name != op}
-#: The ops whose operands at these positions are promoted together as NumPy promotes them.
-_PROMOTED: dict[str, tuple[int, ...]] = {
-    **{r.name: (0, 1) for r in elementwise.RECORDS if r.arity == 2},
-    **dict.fromkeys(
-        ("matmul", "vecdot", "tensordot", "linalg.cross", "linalg.outer", "linalg.solve", "dot"),
-        (0, 1),
-    ),
-    "where": (1, 2),
-}  # fmt: skip
-#: The ops whose integer arguments NumPy computes in a wider type (``NamespaceBackend._widen``).
-_WIDENED: dict[str, str] = {
-    **dict.fromkeys(("sum", "prod", "cumulative_sum", "cumulative_prod"), "accumulate"),
-    **dict.fromkeys(("divide", "mean", "std", "var"), "float64"),
-    **dict.fromkeys(
-        [
-            r.name
-            for r in elementwise.RECORDS
-            if r.kinds in ("floating", "real_floating")
-            and not r.boolean_result
-            and r.name not in ("imag", "reciprocal", "divide")
-        ],
-        "float",
-    ),
-}
-#: The ops whose first argument is a sequence of arrays, promoted together.
-_SEQUENCES = frozenset({"concat", "stack"})
-#: The elementwise ops, which the reference computes on Python scalars alone (``log(0.5)``)
-#: where the standard's functions take arrays.
-_ELEMENTWISE = frozenset(r.name for r in elementwise.RECORDS if r.name != "clip")
-#: NumPy's positional spellings of what the standard takes by keyword only (``zeros((n, n),
-#: int32)``, ``triu(x, 1)``): op -> (position, keyword); the namespace gets the keyword.
-_NUMPY_POSITIONAL: dict[str, tuple[int, str]] = {
-    **dict.fromkeys(("zeros", "ones", "empty"), (1, "dtype")),
-    "full": (2, "dtype"),
-    **dict.fromkeys(("tril", "triu"), (1, "k")),
-}
-#: The creation ops, whose ``device=`` names where the result goes.
-_CREATION = frozenset(
-    {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}
-    | {"zeros_like", "ones_like", "full_like", "empty_like", "fft.fftfreq", "fft.rfftfreq"}
-)
 
 
 class Target(NamedTuple):
@@ -270,7 +230,7 @@ class NamespaceBackend(Backend):
 
     def is_native(self, value: Any) -> bool:
         """The library's arrays and Python scalars, which the standard takes as they are."""
-        return type(value) in _SCALARS or self.owns(value)
+        return type(value) in SCALARS or self.owns(value)
 
     def native_dtype(self, value: Any) -> Any:
         """The library's dtype for a ``dtype=`` argument (a Prism dtype, a NumPy dtype, a name,
@@ -278,7 +238,7 @@ class NamespaceBackend(Backend):
         one the library lacks."""
         if value is None:
             return None
-        if type(value).__module__.partition(".")[0] not in _PRISM_OR_NUMPY:
+        if type(value).__module__.partition(".")[0] not in PRISM_OR_NUMPY:
             return value  # the library's own dtype (or its error)
         try:
             name = prism_dtype(value).name  # TypeError, naming it, for what is no dtype
@@ -305,7 +265,7 @@ class NamespaceBackend(Backend):
         smallest float that holds the integers (``sqrt`` of int8 is float16)."""
         out = list(args)
         for i, a in enumerate(args[:1] if rule == "accumulate" else args):
-            kind = _kind(a.dtype) if hasattr(a, "dtype") else None
+            kind = dtype_kind(a.dtype) if hasattr(a, "dtype") else None
             if kind is None or kind not in "biu":
                 continue
             import numpy as np
@@ -344,7 +304,7 @@ class NamespaceBackend(Backend):
         native = self.native_dtype(index)
 
         def cast(value: Any) -> Any:
-            kind = _kind(value.dtype) if hasattr(value, "dtype") else None
+            kind = dtype_kind(value.dtype) if hasattr(value, "dtype") else None
             if kind in ("i", "u") and dtype_name(value.dtype) != index:
                 return self.xp.astype(value, native)
             return value
@@ -458,7 +418,7 @@ class NamespaceBackend(Backend):
     def provides(self, op: str) -> bool:
         """Whether this backend has a variant of ``op``: an op of the standard, one it
         overrides, and ``to_numpy``."""
-        return op in _STANDARD or op in self.overrides or op == "to_numpy"
+        return op in STANDARD or op in self.overrides or op == "to_numpy"
 
     def variants(self, ops: Collection[str] | None = None) -> list[Variant]:
         """A variant of each op it :meth:`provides` (of those in ``ops``: the ops the
@@ -466,7 +426,7 @@ class NamespaceBackend(Backend):
         out: list[Variant] = []
         first = self.targets[0]
         several = len(self.targets) > 1
-        for op in sorted(_STANDARD | set(self.overrides) | {"to_numpy"}):
+        for op in sorted(STANDARD | set(self.overrides) | {"to_numpy"}):
             if ops is not None and op not in ops:
                 continue
             can_run = self._can_run(op)
@@ -546,7 +506,7 @@ class NamespaceBackend(Backend):
             return None
         if op == "from_dlpack" and self.transfer != "dlpack":
             return None  # a copy, made with asarray
-        names = adapters.needs(self.adapts, op) or (_NAMES.get(op, op),)
+        names = adapters.needs(self.adapts, op) or (STANDARD_NAMES.get(op, op),)
         if op in self.lacks:
             return (
                 f"{self.namespace} has no {names[0]} (the standard's function for {op}); "
@@ -562,7 +522,7 @@ class NamespaceBackend(Backend):
                 if found is None:
                     what = (
                         f"the standard's function for {op}"
-                        if name == _NAMES.get(op, op)
+                        if name == STANDARD_NAMES.get(op, op)
                         else f"which the kit's {op} calls (adapts)"
                     )
                     return f"{self.namespace} has no {name} ({what}); {self.name} cannot run it"
@@ -612,24 +572,24 @@ class NamespaceBackend(Backend):
         base = self._base(op)
         device = self.device_for(target)
         stream, device = (device, None) if self.streams else (None, device)
-        promoted = _PROMOTED.get(op)
-        widened = _WIDENED.get(op)
-        sequence = op in _SEQUENCES
-        elementwise = op in _ELEMENTWISE
-        creation = op in _CREATION
-        has_dtype = creation or op in _DTYPE_KEYWORD
+        promoted = PROMOTED.get(op)
+        widened = WIDENED.get(op)
+        sequence = op in SEQUENCES
+        elementwise = op in ELEMENTWISE
+        creation = op in CREATION
+        has_dtype = creation or op in DTYPE_KEYWORD
         cast = op == "astype"  # its dtype is positional
-        positional = _NUMPY_POSITIONAL.get(op)
-        container = _CONTAINERS.get(op)
+        positional = NUMPY_POSITIONAL.get(op)
+        container = CONTAINERS.get(op)
         lazy = self.lazy and op != "to_numpy"  # its result is NumPy's
         # NumPy's defaults where the library's differ (used where the backend holds them:
         # asked per call, as what a backend holds may change with its settings, JAX's x64).
         defaults = {
             kind: numpy
-            for kind, numpy in _NUMPY_DEFAULTS.items()
+            for kind, numpy in NUMPY_DEFAULTS.items()
             if self.default_dtypes.get(kind, numpy) != numpy
         }
-        index = defaults.pop("index", None) if op in _INDEX_RESULTS else None
+        index = defaults.pop("index", None) if op in INDEX_RESULTS else None
         defaults.pop("index", None)
         backend = self
 
@@ -655,7 +615,7 @@ class NamespaceBackend(Backend):
                     if where is not None:
                         kwargs["device"] = where
                     if defaults and kwargs.get("dtype") is None:
-                        wanted = defaults.get(_default_kind(op, args, kwargs) or "")
+                        wanted = defaults.get(default_kind(op, args, kwargs) or "")
                         if wanted is not None and backend._holds(wanted):
                             kwargs["dtype"] = backend.native_dtype(wanted)
                 else:
@@ -666,7 +626,7 @@ class NamespaceBackend(Backend):
                 if (
                     elementwise
                     and args
-                    and type(args[0]) in _SCALARS
+                    and type(args[0]) in SCALARS
                     and not any(hasattr(a, "dtype") for a in args[1:])
                 ):  # Python scalars alone: the first as an array
                     args = (backend.make_array(args[0], device=device), *args[1:])
@@ -732,7 +692,7 @@ class NamespaceBackend(Backend):
         adapter = adapters.adapted(self.adapts, op, found)
         if adapter is not None:
             return adapter
-        for part in _NAMES.get(op, op).split("."):
+        for part in STANDARD_NAMES.get(op, op).split("."):
             found = getattr(found, part)
         return found  # type: ignore[no-any-return]
 
@@ -780,32 +740,10 @@ class NamespaceBackend(Backend):
         Library dtypes are compared only with each other (never with ``None`` or another
         library's: MLX refuses ``dtype == None``).  Override it where the library's promotion
         is already NumPy's (return ``args``), or to add a rule of its own."""
-        if positions == (0, 1) and len(args) > 1:  # two operands of one dtype: asked first
-            first = getattr(args[0], "dtype", None)
-            other = getattr(args[1], "dtype", None)
-            # Neither None (MLX raises for dtype == None), and of one library.
-            same = first is not None and other is not None and type(first) is type(other)
-            if same and first == other:
-                return args
-        places = [i for i in positions if i < len(args)]
-        dtypes = {args[i].dtype for i in places if hasattr(args[i], "dtype")}
-        scalars = [args[i] for i in places if type(args[i]) in _SCALARS]
-        if not dtypes or (len(dtypes) == 1 and not scalars):
-            return args  # nothing to promote (the common case: asked first, as it is cheap)
-        if len(dtypes) == 1:
-            kind = _kind(next(iter(dtypes)))
-            if kind is None or all(kind in _KEEPS[type(s)] for s in scalars):
-                if kind in ("i", "u"):
-                    _in_bounds(next(iter(dtypes)), scalars)
-                return args
-        import numpy as np
-
-        try:
-            given = [np.dtype(dtype_name(d)) for d in dtypes]
-        except TypeError:
-            return args  # a dtype NumPy lacks (bfloat16): the library's promotion
-        result = np.result_type(*given, *scalars)
-        name = dtype_name(result)
+        promoted = promoted_dtype(args, positions)
+        if promoted is None:
+            return args
+        name, places = promoted
         self._check_held(op, name)
         native = self.native_dtype(name)
         out = list(args)
@@ -822,38 +760,7 @@ class NamespaceBackend(Backend):
         exception where the reference raises a caller's error on the same arguments (on the
         host); ``exc`` itself where the reference has no verdict; and a ``RuntimeError``, the
         backend's failure, where the reference computes the call."""
-        from prism_core import reference
-        from prism_core.kernel.dispatch.fallback import CALLER_ERRORS
-
-        if isinstance(exc, MemoryError) or "OutOfMemory" in type(exc).__name__:
-            return exc
-        try:
-            implementation = reference.implementation(op)
-        except KeyError:
-            return exc
-        try:
-            host_args = [self._on_host(a) for a in args]
-            host_kwargs = {k: self._on_host(v) for k, v in kwargs.items()}
-            if kwargs.get("dtype") is not None:
-                host_kwargs["dtype"] = prism_dtype(kwargs["dtype"])  # a library's dtype too
-        except Exception:
-            return exc
-        import numpy as np
-
-        try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                implementation(*host_args, **host_kwargs)
-        except CALLER_ERRORS as mistake:
-            return mistake  # type: ignore[return-value]
-        except Exception:
-            return exc
-        if isinstance(exc, ValueError) and kwargs.get("copy") is False:
-            return exc  # the standard's refusal of a copy this library needs (NumPy's none)
-        return RuntimeError(
-            f"{self.name} failed where the reference computes the call: "
-            f"{type(exc).__name__}: {first_line(exc)}"
-        )
+        return caller_error(self.name, op, exc, args, kwargs, self._on_host)
 
     def _on_host(self, value: Any) -> Any:
         """An argument as the reference takes it: the library's arrays as NumPy's."""
@@ -862,86 +769,3 @@ class NamespaceBackend(Backend):
         if type(value) in (list, tuple):
             return type(value)(self._on_host(v) for v in value)
         return value
-
-
-#: Every op of the standard, by Prism's name.
-_STANDARD = frozenset(STANDARD_OPS.values())
-#: The ops whose result is a sequence of arrays, and its type in the reference (a library may
-#: give the other: the standard said lists, and says tuples since 2024.12).
-_CONTAINERS: dict[str, type] = {
-    "broadcast_arrays": tuple,
-    "meshgrid": list,
-    # The decompositions: the reference's named tuples (a library's have other types, names).
-    "linalg.svd": SVDResult,
-    "linalg.eigh": EighResult,
-    "linalg.qr": QRResult,
-    "linalg.slogdet": SlogdetResult,
-}
-#: The ops beyond creation that take a ``dtype=`` keyword.
-_DTYPE_KEYWORD = frozenset(
-    {"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "linalg.trace"}
-)
-
-
-#: NumPy's default dtypes, by the kinds a ``default_dtypes`` names.
-_NUMPY_DEFAULTS = {"float": "float64", "int": "int64", "index": "int64"}
-#: The ops whose results are indices or counts, in NumPy's index type.
-_INDEX_RESULTS = frozenset(
-    {"argmax", "argmin", "argsort", "nonzero", "searchsorted", "count_nonzero"}
-    | {"unique_all", "unique_counts", "unique_inverse"}
-)
-#: The creation ops whose result is floating where no dtype is given.
-_FLOAT_CREATION = frozenset(
-    {"zeros", "ones", "empty", "eye", "linspace", "fft.fftfreq", "fft.rfftfreq"}
-)
-
-
-def _default_kind(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """The kind of NumPy's default dtype for a creation call without ``dtype=`` (``"float"``,
-    ``"int"``), or ``None`` where the result's dtype comes from an array or a bool."""
-    if op in _FLOAT_CREATION:
-        return "float"
-    if op == "full":
-        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        return {int: "int", float: "float"}.get(type(fill))
-    if op == "arange":
-        given = [*args, *(kwargs.get(k) for k in ("stop", "step"))]
-        values = [v for v in given if v is not None]
-        if any(type(v) is float for v in values):
-            return "float"
-        return "int" if values and all(type(v) is int for v in values) else None
-    return None
-
-
-def _in_bounds(dt: Any, scalars: list[Any]) -> None:
-    """NumPy's ``OverflowError`` (NEP 50) for a Python int out of the range of the integer
-    dtype it joins, which a library would wrap silently (``uint8_array + 300``)."""
-    import numpy as np
-
-    info = np.iinfo(dtype_name(dt))
-    for s in scalars:
-        if type(s) is int and not info.min <= s <= info.max:
-            raise OverflowError(f"Python integer {s} out of bounds for {info.dtype}")
-
-
-def _kind(dt: Any) -> str | None:
-    """NumPy's kind letter of a library's dtype, cached (asked on every call of many ops) by
-    the dtype's type and itself: one library's dtype is never compared with another's
-    (array-api-strict's warns when compared with NumPy's)."""
-    key = (type(dt), dt)
-    try:
-        return _KINDS[key]
-    except KeyError:
-        pass
-    import numpy as np
-
-    try:
-        kind: str | None = str(np.dtype(dtype_name(dt)).kind)
-    except TypeError:
-        kind = None
-    if len(_KINDS) < 256:
-        _KINDS[key] = kind
-    return kind
-
-
-_KINDS: dict[tuple[type, Any], str | None] = {}

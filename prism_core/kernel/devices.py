@@ -12,11 +12,10 @@ from __future__ import annotations
 
 from prism_core.kernel.description import library as _library
 from prism_core.kernel.description.device import DeviceDescription
+from prism_core.kernel.description.device_files import SearchEntry, default_search_path
 from prism_core.kernel.description.library import (
     DeviceLibrary,
     FileReport,
-    SearchEntry,
-    default_search_path,
     load_device_file,
     validate_paths,
 )

@@ -144,11 +144,12 @@ def describe_exception(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"
 
 
-def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """Return ``" (did you mean 'x'?)"`` for the closest candidate, or ``""``."""
+def did_you_mean(word: str, candidates: Iterable[str], *, n: int = 3) -> str:
+    """``" (did you mean 'x'?)"`` for the closest candidate, ``" (did you mean 'x' or 'y'?)"``
+    for up to ``n`` close ones (closest first), or ``""``."""
     import difflib  # only when something is wrong: 2 ms of the first call otherwise
 
-    close = difflib.get_close_matches(word, list(candidates), n=3, cutoff=0.6)
+    close = difflib.get_close_matches(word, list(candidates), n=n, cutoff=0.6)
     if not close:
         return ""
     return " (did you mean " + " or ".join(repr(c) for c in close) + "?)"

@@ -17,7 +17,6 @@ GPU instance's compute units and compute rates, all of its memory.  docs/device-
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import re
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prism_core.kernel.description.device import DeviceDescription, PartitionPart
+from prism_core.kernel.host_cpu import name_fits
 from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
@@ -122,15 +122,6 @@ def own_product_names(description: DeviceDescription) -> tuple[str, ...]:
     return tuple(detection.get("product_names") or ())
 
 
-def _name_fits(patterns: tuple[str, ...], name: str) -> bool:
-    name = " ".join(name.split())
-    for pattern in patterns:
-        with contextlib.suppress(re.error):  # the validator rejects invalid ones
-            if re.fullmatch(pattern, name, flags=re.IGNORECASE):
-                return True
-    return False
-
-
 def _memory_distance(description: DeviceDescription, reported: int) -> float | None:
     """How far ``reported`` bytes are from the description's main memory (``|log ratio|``,
     against the physical or the usable size, whichever is nearer): ``None`` where it is out of
@@ -159,7 +150,7 @@ def _evidence(
     if name:
         patterns = part.product_names or own_product_names(description)
         if patterns:
-            if not _name_fits(patterns, name):
+            if not name_fits(patterns, name):
                 return None
             confirmed.append("name")
     if compute_units is not None and description.compute_units is not None:

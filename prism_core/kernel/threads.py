@@ -18,7 +18,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -67,17 +67,7 @@ class PoolRecord:
     seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "filepath": self.filepath,
-            "internal_api": self.internal_api,
-            "user_api": self.user_api,
-            "module": self.module,
-            "release": self.release,
-            "why": self.why,
-            "released": self.released,
-            "skipped": self.skipped,
-            "seconds": round(self.seconds, 6),
-        }
+        return {**asdict(self), "seconds": round(self.seconds, 6)}
 
 
 @dataclass
@@ -94,41 +84,18 @@ class Pool:
 # -- what a library is and how it is released ---------------------------------------------
 
 
-def _address(dynlib: Any, name: str) -> int | None:
+def _release_call(dynlib: Any, name: str, prototype: Any, *args: int) -> Callable[[], int] | None:
+    """The library's function ``name`` of type ``prototype``, as a call of ``args`` giving its
+    status; ``None`` where the library has no such function."""
     try:
         symbol = getattr(dynlib, name)
     except (AttributeError, OSError):
         return None
     address = ctypes.cast(symbol, ctypes.c_void_p).value
-    return address or None
-
-
-def _shutdown(dynlib: Any) -> Callable[[], int] | None:
-    """OpenBLAS's ``blas_thread_shutdown_``, called with the GIL held throughout."""
-    address = _address(dynlib, "blas_thread_shutdown_")
-    if address is None:
+    if not address:
         return None
-    # PYFUNCTYPE keeps the GIL for the whole call: no Python thread can start a call into the
-    # library while its pool is shut down (see others_busy for the threads already inside).
-    shutdown = ctypes.PYFUNCTYPE(ctypes.c_int)(address)
-
-    def call() -> int:
-        return int(shutdown())
-
-    return call
-
-
-def _omp_pause(dynlib: Any) -> Callable[[], int] | None:
-    """The OpenMP runtime's ``omp_pause_resource_all(omp_pause_soft)``."""
-    address = _address(dynlib, "omp_pause_resource_all")
-    if address is None:
-        return None
-    pause = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(address)
-
-    def call() -> int:
-        return int(pause(_OMP_PAUSE_SOFT))
-
-    return call
+    function = prototype(address)
+    return lambda: int(function(*args))
 
 
 def module_roots(modules: Iterable[str]) -> list[tuple[str, str]]:
@@ -175,7 +142,8 @@ def describe(controller: Any, module: str | None) -> Pool:
         return Pool(replace(record, why=why))
     dynlib = getattr(controller, "dynlib", None)
     if user == "openmp":
-        call = _omp_pause(dynlib)
+        prototype = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)
+        call = _release_call(dynlib, "omp_pause_resource_all", prototype, _OMP_PAUSE_SOFT)
         if call is None:
             return Pool(replace(record, why="no omp_pause_resource_all (before OpenMP 5.0)"))
         return Pool(replace(record, release="omp_pause_resource_all"), call)
@@ -192,27 +160,32 @@ def describe(controller: Any, module: str | None) -> Pool:
             return Pool(replace(record, why=why))
         if not sys.platform.startswith("linux"):
             return Pool(replace(record, why="OpenBLAS pools are released on Linux only"))
-        call = _shutdown(dynlib)
+        # PYFUNCTYPE keeps the GIL for the whole call: no Python thread can start a call into the
+        # library while its pool is shut down (see others_busy for the threads already inside).
+        call = _release_call(dynlib, "blas_thread_shutdown_", ctypes.PYFUNCTYPE(ctypes.c_int))
         if call is None:
             return Pool(replace(record, why="no blas_thread_shutdown_ in this OpenBLAS"))
         return Pool(replace(record, release="blas_thread_shutdown_"), call, exclusive=True)
     return Pool(replace(record, why=f"no release call known for {internal or user}"))
 
 
-def scan(modules: Iterable[str]) -> list[Pool]:
-    """The pools of the libraries loaded now, each with its module (threadpoolctl)."""
+def controllers() -> list[Any]:
+    """threadpoolctl's controllers of the native thread pools loaded now; empty without
+    threadpoolctl, or where it fails."""
     try:
         import threadpoolctl  # type: ignore[import-untyped, unused-ignore]
-    except ImportError:
-        return []
-    roots = module_roots(modules)
-    try:
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # threadpoolctl warns about odd OpenMP mixes
-            controllers = threadpoolctl.ThreadpoolController().lib_controllers
-    except Exception:
+            return list(threadpoolctl.ThreadpoolController().lib_controllers)
+    except Exception:  # ImportError: not installed
         return []
-    return [describe(c, owner_of(str(c.filepath), roots)) for c in controllers]
+
+
+def scan(modules: Iterable[str]) -> list[Pool]:
+    """The pools of the libraries loaded now, each with its module (threadpoolctl)."""
+    roots = module_roots(modules)
+    return [describe(c, owner_of(str(c.filepath), roots)) for c in controllers()]
 
 
 # -- is this the only Python thread that can be inside a library? -------------------------
@@ -421,11 +394,9 @@ class ThreadPools:
 POOLS = ThreadPools()
 
 
-def entering(backend: str) -> None:
-    """Dispatch is about to run a variant of ``backend``: release the other backends' pools
-    if a different backend ran last.  A comparison when it is the same backend."""
-    if backend != POOLS.last:
-        POOLS.switch(backend)
+#: Dispatch is about to run a variant of ``backend``: release the other backends' pools if a
+#: different backend ran last (:meth:`ThreadPools.entering`, one comparison when it is the same).
+entering = POOLS.entering
 
 
 def enabled() -> bool:

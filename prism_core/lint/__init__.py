@@ -3,9 +3,10 @@
 Code meant to run on any backend stays inside Prism's ops.  The lint reads code with :mod:`ast`
 (it never imports or runs it) and reports each breach as ``FILE:LINE:COL: CODE message``;
 :func:`lint_source` and :func:`lint_paths` do it from Python, :func:`fix_source` makes the
-mechanical rewrites.  The modules: ``codes`` (the codes as data), ``checker``, ``config``
-(``[tool.prism.lint]``), ``runner`` (files, ``# noqa``), ``fix`` and ``cli``; names load on
-first use.  The codes, each with a bad and a good pattern, and the rest: docs/lint.md.
+mechanical rewrites.  The modules: ``codes`` (the codes as data), ``scopes`` and ``names`` (the
+first pass: what names are bound to and mean), ``checker``, ``config`` (``[tool.prism.lint]``),
+``runner`` (files, ``# noqa``), ``fix`` and ``cli``; names load on first use.  The codes, each
+with a bad and a good pattern, and the rest: docs/lint.md.
 """
 
 from __future__ import annotations

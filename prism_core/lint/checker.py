@@ -14,8 +14,28 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE, SPECS
-from prism_core.lint.codes import FRAMEWORKS
+from prism_core.kernel.dispatch.catalogue import CATALOGUE, SPECS
+from prism_core.lint.names import (
+    ARRAY_TYPES,
+    BUILTIN_CONVERSIONS,
+    CONVERSION_METHODS,
+    DEVICE_CALLS,
+    DEVICE_STRINGS,
+    DISPLAY,
+    DTYPE_NAMES,
+    NORMAL_SAMPLERS,
+    OP_NOTES,
+    PROBES,
+    RANDOM_MODULES,
+    TORCH_RANDOM,
+    TYPING_MODULES,
+    framework_dtype,
+    framework_of,
+    framework_op,
+    prism_op,
+    under,
+)
+from prism_core.lint.scopes import FUNCTION_LIKE, Binding, Collector, Scope
 
 __all__ = ["ARRAY_OPS", "LEAVING_OPS", "TUPLE_OPS", "Analysis", "Report", "check"]
 
@@ -27,8 +47,6 @@ TUPLE_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "tupl
 #: Prism ops whose result is no longer Prism's: ``to_numpy`` is the way out to NumPy.
 LEAVING_OPS: frozenset[str] = frozenset(r.name for r in SPECS if r.result == "numpy")
 
-_OPS = frozenset(CATALOGUE)
-
 #: Python operators -> the Prism op with the same meaning (PRISM004 reports and rewrites these).
 OPERATORS: Mapping[type[ast.operator], tuple[str, str]] = {
     ast.Add: ("+", "add"),
@@ -38,229 +56,6 @@ OPERATORS: Mapping[type[ast.operator], tuple[str, str]] = {
     ast.Pow: ("**", "power"),
     ast.MatMult: ("@", "matmul"),
 }
-
-# -- what the frameworks' names mean ----------------------------------------------------------
-
-_DISPLAY = {
-    "numpy": "NumPy",
-    "torch": "torch",
-    "cupy": "CuPy",
-    "cupyx": "CuPy",
-    "jax": "JAX",
-    "mlx": "MLX",
-}
-#: Framework namespaces that follow NumPy's names (the op is found by its NumPy name).
-_NUMPY_LIKE = ("numpy", "cupy", "jax.numpy", "mlx.core")
-#: NumPy-style names that are not Prism's -> Prism's op.
-_NUMPY_RENAMES = {
-    "array": "asarray",
-    "absolute": "abs",
-    "amax": "max",
-    "amin": "min",
-    "conjugate": "conj",
-    "true_divide": "divide",
-    "pow": "power",
-    "permute_dims": "transpose",
-}
-#: torch names that are not Prism's -> Prism's op.
-_TORCH_RENAMES = {
-    "tensor": "asarray",
-    "as_tensor": "asarray",
-    "from_numpy": "asarray",
-    "cat": "concat",
-    "sub": "subtract",
-    "mul": "multiply",
-    "div": "divide",
-    "true_divide": "divide",
-    "pow": "power",
-    "clamp": "clip",
-    "mm": "matmul",
-    "bmm": "matmul",
-    "unsqueeze": "expand_dims",
-    "permute": "transpose",
-    "movedim": "moveaxis",
-    "absolute": "abs",
-    "amax": "max",
-    "amin": "min",
-}
-#: What to check when moving to the Prism op (Prism follows the Array API).
-_OP_NOTES = {
-    "std": " (NumPy's ddof= is correction=)",
-    "cumulative_sum": " (give axis= for arrays of more than one dimension)",
-    "asarray": " (or prism.to_numpy(x) at the boundary where NumPy itself is needed)",
-    "transpose": " (axes= is a full permutation)",
-}
-#: Random number modules of the frameworks (every call under them is PRISM007).
-_RANDOM_MODULES = ("numpy.random", "cupy.random", "jax.random", "mlx.core.random", "torch.random")
-_TORCH_RANDOM = frozenset(
-    {
-        "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial", "poisson",
-        "rand_like", "randn_like", "randint_like", "manual_seed", "seed", "initial_seed",
-        "get_rng_state", "set_rng_state", "Generator",
-    }
-)  # fmt: skip
-_NORMAL = frozenset({"normal", "standard_normal", "randn", "randn_like"})
-#: Device APIs: calls under these (or equal to them) are PRISM006.
-_DEVICE_CALLS = (
-    "torch.device",
-    "torch.cuda",
-    "torch.mps",
-    "torch.set_default_device",
-    "cupy.cuda",
-    "jax.device_put",
-    "jax.devices",
-    "jax.local_devices",
-    "mlx.core.set_default_device",
-    "mlx.core.default_device",
-)
-_DEVICE_STRINGS = frozenset({"cuda", "cpu", "mps", "xpu", "hip", "gpu", "tpu", "meta", "npu"})
-
-_COMMON_DTYPES = {
-    n: n
-    for n in (
-        "float16", "float32", "float64", "bfloat16", "complex64", "complex128",
-        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_",
-        "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3",
-        "float8_e3m4",
-    )
-}  # fmt: skip
-_NO_PRISM_DTYPE = ("intp", "uintp", "longdouble", "float128",
-                   "clongdouble", "complex256", "complex32", "int_", "uint")  # fmt: skip
-#: Framework dtype names -> Prism's (None: Prism has none).
-_NUMPY_DTYPES: Mapping[str, str | None] = {
-    **_COMMON_DTYPES,
-    **dict.fromkeys(_NO_PRISM_DTYPE),
-    "bool": "bool_",
-    "half": "float16",
-    "single": "float32",
-    "double": "float64",
-    "float_": "float64",
-    "csingle": "complex64",
-    "cdouble": "complex128",
-    "complex_": "complex128",
-    "byte": "int8",
-    "ubyte": "uint8",
-    "short": "int16",
-    "intc": "int32",
-    "longlong": "int64",
-}
-_TORCH_DTYPES: Mapping[str, str | None] = {
-    **_COMMON_DTYPES,
-    **dict.fromkeys(_NO_PRISM_DTYPE),
-    "bool": "bool_",
-    "half": "float16",
-    "float": "float32",
-    "double": "float64",
-    "cfloat": "complex64",
-    "cdouble": "complex128",
-    "short": "int16",
-    "int": "int32",
-    "long": "int64",
-}
-_DTYPE_NAMES = frozenset(_NUMPY_DTYPES) | frozenset(_TORCH_DTYPES) | {"dtype"}
-#: Annotations that make a parameter an array.
-_ARRAY_TYPES = frozenset(
-    {
-        "numpy.ndarray",
-        "numpy.typing.NDArray",
-        "torch.Tensor",
-        "cupy.ndarray",
-        "jax.Array",
-        "jax.numpy.ndarray",
-        "mlx.core.array",
-    }
-)
-_CONVERSION_METHODS = {
-    "numpy": "converts it to a NumPy array",
-    "cpu": "copies it to the host",
-    "item": "makes a Python scalar of it",
-}
-_BUILTIN_CONVERSIONS = frozenset({"float", "int", "complex", "bool"})
-_PROBES = frozenset({"numpy", "cpu", "cuda", "__cuda_array_interface__"})
-#: The frameworks' typing helpers: aliases of Python types, not the frameworks' own types.
-_TYPING_MODULES = ("numpy.typing", "torch.types", "jax.typing")
-
-
-def _framework(dotted: str) -> str | None:
-    """The framework a dotted name belongs to (``numpy`` for ``numpy.linalg.svd``), or None."""
-    root = dotted.split(".", 1)[0]
-    return root if root in FRAMEWORKS else None
-
-
-def _under(dotted: str, prefixes: Sequence[str]) -> bool:
-    return any(dotted == p or dotted.startswith(p + ".") for p in prefixes)
-
-
-def prism_op(dotted: str | None) -> str | None:
-    """The Prism op ``dotted`` names (``prism_core.linalg.inverse`` -> ``linalg.inv``), or None."""
-    if dotted is None or not dotted.startswith("prism_core."):
-        return None
-    rest = dotted[len("prism_core.") :]
-    name = ALIASES.get(rest, rest)
-    return name if name in _OPS else None
-
-
-def framework_op(dotted: str) -> str | None:
-    """The Prism op standing for the framework function ``dotted`` (``numpy.concatenate`` ->
-    ``concat``, ``torch.cat`` -> ``concat``), or None where Prism has none."""
-    for prefix in _NUMPY_LIKE:
-        if dotted.startswith(prefix + "."):
-            rest = dotted[len(prefix) + 1 :]
-            rest = _NUMPY_RENAMES.get(rest, rest)
-            break
-    else:
-        if not dotted.startswith("torch."):
-            return None
-        rest = dotted[len("torch.") :]
-        rest = _TORCH_RENAMES.get(rest, rest)
-    name = ALIASES.get(rest, rest)
-    return name if name in _OPS and not name.startswith("random.") else None
-
-
-def framework_dtype(dotted: str) -> tuple[bool, str | None]:
-    """Whether ``dotted`` is a framework's data type, and Prism's name for it (None: none)."""
-    if dotted.startswith("torch."):
-        table, rest = _TORCH_DTYPES, dotted[len("torch.") :]
-    else:
-        for prefix in _NUMPY_LIKE:
-            if dotted.startswith(prefix + "."):
-                table, rest = _NUMPY_DTYPES, dotted[len(prefix) + 1 :]
-                break
-        else:
-            return False, None
-    if rest == "dtype":
-        return True, "dtype"
-    if rest in table:
-        return True, table[rest]
-    return False, None
-
-
-# -- scopes and bindings ----------------------------------------------------------------------
-
-# A binding: (kind, payload, scope the value is evaluated in).  Kinds: "import" (payload: the
-# dotted name), "value" (an expression), "item" (an element of an unpacked expression),
-# "augment" (an ast.AugAssign), "param" (the annotation, or None), "opaque".
-_Binding = tuple[str, object, "_Scope | None"]
-_OPAQUE: _Binding = ("opaque", None, None)
-
-
-class _Scope:
-    __slots__ = ("bindings", "declared", "kind", "parent")
-
-    def __init__(self, kind: str, parent: _Scope | None) -> None:
-        self.kind = kind  # module, function, lambda, class, comprehension
-        self.parent = parent
-        self.bindings: dict[str, list[_Binding]] = {}
-        self.declared: dict[str, str] = {}  # name -> "global" | "nonlocal"
-
-    def add(self, name: str, binding: _Binding) -> None:
-        self.bindings.setdefault(name, []).append(binding)
-
-
-def _new_scope(collector: _Collector, kind: str, parent: _Scope) -> _Scope:
-    scope = _Scope(kind, parent)
-    collector.scopes.append(scope)
-    return scope
 
 
 @dataclass(frozen=True)
@@ -277,292 +72,12 @@ class Report:
     fix: tuple[str, str] | None = None
 
 
-_FUNCTION_LIKE = ("function", "lambda", "class")
-_VISITORS: dict[type[ast.AST], str] = {}
-
-
-class _Collector:
-    """Pass 1: the scopes with their bindings, and the nodes the rules look at."""
-
-    def __init__(self) -> None:
-        self.module = _Scope("module", None)
-        self.scopes: list[_Scope] = [self.module]
-        self.imported: set[str] = set()  # names some import binds
-        self.nodes: list[tuple[ast.AST, _Scope, int]] = []  # node, scope, flags
-        self.pending_nonlocal: list[tuple[_Scope, str]] = []
-        self.names: set[str] = set()  # every identifier read or bound anywhere
-
-    # Flags of a collected node.
-    TYPE_CHECKING = 1
-    IN_FSTRING = 2
-    IN_ANNOTATION = 4  # not run (or not as code): `x: NDArray[np.float64]` is no dtype use
-
-    def bind(self, scope: _Scope, name: str, binding: _Binding) -> None:
-        self.names.add(name)
-        declared = scope.declared.get(name)
-        if declared == "global":
-            self.module.add(name, _OPAQUE)
-        elif declared == "nonlocal":
-            self.pending_nonlocal.append((scope, name))
-        else:
-            scope.add(name, binding)
-
-    def bind_names(self, scope: _Scope, target: ast.AST) -> None:
-        """Bind every name in ``target`` to something not followed."""
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                self.bind(scope, node.id, _OPAQUE)
-
-    def bind_target(self, scope: _Scope, target: ast.expr, value: ast.expr | None) -> None:
-        if isinstance(target, ast.Name):
-            self.bind(scope, target.id, ("value", value, scope) if value is not None else _OPAQUE)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            elts = target.elts
-            if (
-                isinstance(value, (ast.Tuple, ast.List))
-                and len(value.elts) == len(elts)
-                and not any(isinstance(e, ast.Starred) for e in (*elts, *value.elts))
-            ):
-                for t, v in zip(elts, value.elts, strict=True):
-                    self.bind_target(scope, t, v)
-            elif value is not None and not any(isinstance(e, ast.Starred) for e in elts):
-                for t in elts:
-                    if isinstance(t, ast.Name):
-                        self.bind(scope, t.id, ("item", value, scope))
-                    else:
-                        self.bind_names(scope, t)
-            else:
-                self.bind_names(scope, target)
-        elif isinstance(target, ast.Starred):
-            self.bind_names(scope, target)
-        # Attributes and subscripts bind no name; their parts are visited as expressions.
-
-    def visit(self, node: ast.AST, scope: _Scope, flags: int = 0) -> None:
-        kind = type(node)
-        name = _VISITORS.get(kind)
-        if name is None:
-            name = _VISITORS[kind] = "visit_" + kind.__name__
-        method = getattr(self, name, None)
-        if method is not None:
-            method(node, scope, flags)
-            return
-        if isinstance(node, (ast.Call, ast.BinOp, ast.Compare, ast.Attribute)):
-            self.nodes.append((node, scope, flags))
-        for child in ast.iter_child_nodes(node):
-            self.visit(child, scope, flags)
-
-    def visit_many(self, nodes: Sequence[ast.AST | None], scope: _Scope, flags: int) -> None:
-        for n in nodes:
-            if n is not None:
-                self.visit(n, scope, flags)
-
-    def visit_Name(self, node: ast.Name, scope: _Scope, flags: int) -> None:
-        self.names.add(node.id)
-        if isinstance(node.ctx, ast.Load):
-            self.nodes.append((node, scope, flags))
-
-    def visit_JoinedStr(self, node: ast.JoinedStr, scope: _Scope, flags: int) -> None:
-        for child in node.values:
-            self.visit(child, scope, flags | self.IN_FSTRING)
-
-    def visit_Import(self, node: ast.Import, scope: _Scope, flags: int) -> None:
-        self.nodes.append((node, scope, flags))
-        for alias in node.names:
-            if alias.asname:
-                self.imported.add(alias.asname)
-                self.bind(scope, alias.asname, ("import", alias.name, None))
-            else:
-                top = alias.name.split(".", 1)[0]
-                self.imported.add(top)
-                self.bind(scope, top, ("import", top, None))
-
-    def visit_ImportFrom(self, node: ast.ImportFrom, scope: _Scope, flags: int) -> None:
-        self.nodes.append((node, scope, flags))
-        for alias in node.names:
-            if alias.name == "*":
-                continue
-            name = alias.asname or alias.name
-            if node.level or not node.module:  # relative: the user's own modules
-                self.bind(scope, name, _OPAQUE)
-            else:
-                self.imported.add(name)
-                self.bind(scope, name, ("import", f"{node.module}.{alias.name}", None))
-
-    def visit_If(self, node: ast.If, scope: _Scope, flags: int) -> None:
-        test = node.test
-        guarded = (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-            isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-        )
-        self.visit(test, scope, flags)
-        self.visit_many(node.body, scope, flags | (self.TYPE_CHECKING if guarded else 0))
-        self.visit_many(node.orelse, scope, flags)
-
-    def visit_Global(self, node: ast.Global, scope: _Scope, flags: int) -> None:
-        for name in node.names:
-            scope.declared[name] = "global"
-            self.module.add(name, _OPAQUE)
-
-    def visit_Nonlocal(self, node: ast.Nonlocal, scope: _Scope, flags: int) -> None:
-        for name in node.names:
-            scope.declared[name] = "nonlocal"
-            self.pending_nonlocal.append((scope, name))
-
-    def _function(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, scope: _Scope, flags: int
-    ) -> _Scope:
-        args = node.args
-        self.visit_many([*args.defaults, *args.kw_defaults], scope, flags)
-        inner = _new_scope(self, "lambda" if isinstance(node, ast.Lambda) else "function", scope)
-        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs):
-            if arg.annotation is not None:
-                self.visit(arg.annotation, scope, flags | self.IN_ANNOTATION)
-            annotation = None if isinstance(node, ast.Lambda) else arg.annotation
-            self.bind(inner, arg.arg, ("param", annotation, scope))
-        for star in (args.vararg, args.kwarg):
-            if star is not None:
-                if star.annotation is not None:
-                    self.visit(star.annotation, scope, flags | self.IN_ANNOTATION)
-                self.bind(inner, star.arg, _OPAQUE)
-        return inner
-
-    def visit_FunctionDef(
-        self, node: ast.FunctionDef | ast.AsyncFunctionDef, scope: _Scope, flags: int
-    ) -> None:
-        self.visit_many(node.decorator_list, scope, flags)
-        if node.returns is not None:
-            self.visit(node.returns, scope, flags | self.IN_ANNOTATION)
-        inner = self._function(node, scope, flags)
-        self.bind(scope, node.name, _OPAQUE)
-        self.visit_many(node.body, inner, flags)
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Lambda(self, node: ast.Lambda, scope: _Scope, flags: int) -> None:
-        inner = self._function(node, scope, flags)
-        self.visit(node.body, inner, flags)
-
-    def visit_ClassDef(self, node: ast.ClassDef, scope: _Scope, flags: int) -> None:
-        self.visit_many([*node.decorator_list, *node.bases, *node.keywords], scope, flags)
-        self.bind(scope, node.name, _OPAQUE)
-        inner = _new_scope(self, "class", scope)
-        self.visit_many(node.body, inner, flags)
-
-    def _comprehension(
-        self,
-        node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
-        scope: _Scope,
-        flags: int,
-        results: Sequence[ast.expr],
-    ) -> None:
-        inner = _new_scope(self, "comprehension", scope)
-        for i, gen in enumerate(node.generators):
-            self.visit(gen.iter, scope if i == 0 else inner, flags)
-            self.bind_names(inner, gen.target)
-            self.visit_many(gen.ifs, inner, flags)
-        self.visit_many(results, inner, flags)
-
-    def visit_ListComp(self, node: ast.ListComp, scope: _Scope, flags: int) -> None:
-        self._comprehension(node, scope, flags, [node.elt])
-
-    visit_SetComp = visit_ListComp
-    visit_GeneratorExp = visit_ListComp
-
-    def visit_DictComp(self, node: ast.DictComp, scope: _Scope, flags: int) -> None:
-        self._comprehension(node, scope, flags, [node.key, node.value])
-
-    def visit_Assign(self, node: ast.Assign, scope: _Scope, flags: int) -> None:
-        self.visit(node.value, scope, flags)
-        for target in node.targets:
-            self.bind_target(scope, target, node.value)
-            self._visit_target_parts(target, scope, flags)
-
-    def visit_AnnAssign(self, node: ast.AnnAssign, scope: _Scope, flags: int) -> None:
-        self.visit(node.annotation, scope, flags | self.IN_ANNOTATION)
-        if node.value is not None:
-            self.visit(node.value, scope, flags)
-        if isinstance(node.target, ast.Name):
-            if node.value is not None:
-                self.bind(scope, node.target.id, ("annotated", node, scope))
-        else:
-            self._visit_target_parts(node.target, scope, flags)
-
-    def visit_AugAssign(self, node: ast.AugAssign, scope: _Scope, flags: int) -> None:
-        self.visit(node.value, scope, flags)
-        self.nodes.append((node, scope, flags))
-        if isinstance(node.target, ast.Name):
-            self.names.add(node.target.id)
-            self.bind(scope, node.target.id, ("augment", node, scope))
-        else:
-            self._visit_target_parts(node.target, scope, flags)
-
-    def visit_NamedExpr(self, node: ast.NamedExpr, scope: _Scope, flags: int) -> None:
-        self.visit(node.value, scope, flags)
-        home = scope
-        while home.kind == "comprehension" and home.parent is not None:
-            home = home.parent
-        self.bind(home, node.target.id, ("value", node.value, scope))
-
-    def _visit_target_parts(self, target: ast.AST, scope: _Scope, flags: int) -> None:
-        # The expressions inside a target (x[i] = ..., a.b = ...) are evaluated, not bound.
-        if isinstance(target, (ast.Subscript, ast.Attribute)):
-            self.visit(target, scope, flags)
-        elif isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
-            for child in ast.iter_child_nodes(target):
-                self._visit_target_parts(child, scope, flags)
-
-    def _loop(self, node: ast.For | ast.AsyncFor, scope: _Scope, flags: int) -> None:
-        self.visit(node.iter, scope, flags)
-        self.bind_names(scope, node.target)
-        self._visit_target_parts(node.target, scope, flags)
-        self.visit_many([*node.body, *node.orelse], scope, flags)
-
-    visit_For = _loop
-    visit_AsyncFor = _loop
-
-    def visit_withitem(self, node: ast.withitem, scope: _Scope, flags: int) -> None:
-        self.visit(node.context_expr, scope, flags)
-        if node.optional_vars is not None:
-            self.bind_names(scope, node.optional_vars)
-            self._visit_target_parts(node.optional_vars, scope, flags)
-
-    def visit_ExceptHandler(self, node: ast.ExceptHandler, scope: _Scope, flags: int) -> None:
-        if node.type is not None:
-            self.visit(node.type, scope, flags)
-        if node.name:
-            self.bind(scope, node.name, _OPAQUE)
-        self.visit_many(node.body, scope, flags)
-
-    def visit_MatchAs(self, node: ast.MatchAs, scope: _Scope, flags: int) -> None:
-        if node.name:
-            self.bind(scope, node.name, _OPAQUE)
-        if node.pattern is not None:
-            self.visit(node.pattern, scope, flags)
-
-    def visit_MatchStar(self, node: ast.MatchStar, scope: _Scope, flags: int) -> None:
-        if node.name:
-            self.bind(scope, node.name, _OPAQUE)
-
-    def visit_MatchMapping(self, node: ast.MatchMapping, scope: _Scope, flags: int) -> None:
-        if node.rest:
-            self.bind(scope, node.rest, _OPAQUE)
-        self.visit_many([*node.keys, *node.patterns], scope, flags)
-
-    def finish(self) -> None:
-        for scope, name in self.pending_nonlocal:
-            s = scope.parent
-            while s is not None:
-                if s.kind in ("function", "lambda") and name in s.bindings:
-                    s.add(name, _OPAQUE)
-                    break
-                s = s.parent
-
-
 class _Checker:
     """Pass 2: the rules, over the collected nodes."""
 
     def __init__(
         self,
-        collector: _Collector,
+        collector: Collector,
         lines: Sequence[str],
         allowed: Sequence[str],
         array_types: Sequence[str],
@@ -570,7 +85,7 @@ class _Checker:
         self.c = collector
         self.lines = lines
         self.allowed = tuple(allowed)
-        self.array_types = _ARRAY_TYPES | frozenset(array_types)
+        self.array_types = ARRAY_TYPES | frozenset(array_types)
         self.bare_array_types = frozenset(t for t in array_types if "." not in t)
         self.reports: list[Report] = []
         self.type_checked: set[int] = set()  # nodes PRISM008 reported: not PRISM005 as well
@@ -613,7 +128,7 @@ class _Checker:
 
     # -- names -------------------------------------------------------------------------------
 
-    def lookup(self, scope: _Scope, name: str) -> _Scope | None:
+    def lookup(self, scope: Scope, name: str) -> Scope | None:
         """The scope whose binding of ``name`` a read in ``scope`` sees (None: a builtin or
         undefined name), by Python's rules: class bodies are skipped from nested scopes."""
         declared = scope.declared.get(name)
@@ -635,7 +150,7 @@ class _Checker:
             s = s.parent
         return None
 
-    def dotted(self, node: ast.AST, scope: _Scope) -> str | None:
+    def dotted(self, node: ast.AST, scope: Scope) -> str | None:
         """The dotted name an attribute chain stands for through the imports
         (``np.linalg.svd`` -> ``numpy.linalg.svd``), or None."""
         if isinstance(node, ast.Attribute):
@@ -663,21 +178,18 @@ class _Checker:
         self._dotted_names[key] = result
         return result
 
-    def allowed_module(self, dotted: str) -> bool:
-        return any(dotted == m or dotted.startswith(m + ".") for m in self.allowed)
-
     def foreign(self, dotted: str | None) -> str | None:
         """The framework of ``dotted`` when it is one the code may not use, else None."""
         if dotted is None:
             return None
-        framework = _framework(dotted)
-        if framework is None or self.allowed_module(dotted):
+        framework = framework_of(dotted)
+        if framework is None or under(dotted, self.allowed):
             return None
         return framework
 
     # -- arrays ------------------------------------------------------------------------------
 
-    def is_array_annotation(self, annotation: ast.AST | None, scope: _Scope) -> bool:
+    def is_array_annotation(self, annotation: ast.AST | None, scope: Scope) -> bool:
         if annotation is None:
             return False
         if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
@@ -700,7 +212,7 @@ class _Checker:
             return dotted in self.array_types
         return isinstance(annotation, ast.Name) and annotation.id in self.bare_array_types
 
-    def binding_is_array(self, binding: _Binding, name: str, scope: _Scope) -> bool:
+    def binding_is_array(self, binding: Binding, name: str, scope: Scope) -> bool:
         kind, payload, where = binding
         if where is None:
             return False
@@ -733,7 +245,7 @@ class _Checker:
         names grounded so far, starting from none; so ``x = prism.ones(3)`` grounds ``x``, and
         ``x = x * 2`` then keeps it, but a name bound only by ``__doc__ += text`` (its first
         binding implicit) or by ``a = b; b = a`` never is: nothing in it comes from Prism."""
-        candidates: dict[tuple[int, str], tuple[_Scope, str]] = {}
+        candidates: dict[tuple[int, str], tuple[Scope, str]] = {}
         for scope in self.c.scopes:
             for name, bindings in scope.bindings.items():
                 if all(kind not in ("import", "opaque") for kind, _, _ in bindings):
@@ -758,19 +270,19 @@ class _Checker:
                     changed = True
         self._solved = True
 
-    def name_is_array(self, name: str, scope: _Scope) -> bool:
+    def name_is_array(self, name: str, scope: Scope) -> bool:
         target = self.lookup(scope, name)
         if target is None:
             return False
         if target.kind == "module":
-            s: _Scope | None = scope
+            s: Scope | None = scope
             while s is not None and s is not target:
-                if s.kind in _FUNCTION_LIKE:
+                if s.kind in FUNCTION_LIKE:
                     return False  # a global read inside a function: anything may rebind it
                 s = s.parent
         return (id(target), name) in self._arrays
 
-    def is_array(self, node: ast.expr, scope: _Scope) -> bool:
+    def is_array(self, node: ast.expr, scope: Scope) -> bool:
         """Whether ``node`` is a Prism array by the inference (see the module docstring)."""
         if self._solved:
             key = id(node)
@@ -781,7 +293,7 @@ class _Checker:
             return result
         return self._is_array(node, scope)
 
-    def _is_array(self, node: ast.expr, scope: _Scope) -> bool:
+    def _is_array(self, node: ast.expr, scope: Scope) -> bool:
         if isinstance(node, ast.Call):
             return prism_op(self.dotted(node.func, scope)) in ARRAY_OPS
         if isinstance(node, ast.Name):
@@ -808,10 +320,10 @@ class _Checker:
         self.solve()
         fixable_dtypes = self.dtype_keywords()
         for node, scope, flags in self.c.nodes:
-            if flags & _Collector.IN_ANNOTATION:
+            if flags & Collector.IN_ANNOTATION:
                 continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
-                if not flags & _Collector.TYPE_CHECKING:
+                if not flags & Collector.TYPE_CHECKING:
                     self.check_import(node)
             elif isinstance(node, ast.Call):
                 self.check_call(node, scope)
@@ -820,7 +332,7 @@ class _Checker:
             elif isinstance(node, ast.AugAssign):
                 self.check_augmented(node, scope)
             elif isinstance(node, (ast.Attribute, ast.Name)):
-                in_fstring = bool(flags & _Collector.IN_FSTRING)
+                in_fstring = bool(flags & Collector.IN_FSTRING)
                 self.check_dtype(node, scope, {} if in_fstring else fixable_dtypes)
             elif isinstance(node, ast.Compare):
                 self.check_type_compare(node, scope)
@@ -832,14 +344,14 @@ class _Checker:
             if node.level or not node.module:
                 return
             names = [a.name for a in node.names if self.foreign(f"{node.module}.{a.name}")]
-            framework = _framework(node.module)
+            framework = framework_of(node.module)
             if framework is None or not names:
                 return
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             self.report(
                 node,
                 "PRISM001",
-                f"`from {node.module} import {shown}` ties this code to {_DISPLAY[framework]}: "
+                f"`from {node.module} import {shown}` ties this code to {DISPLAY[framework]}: "
                 "use Prism's ops (import prism_core as prism)",
             )
             return
@@ -849,11 +361,11 @@ class _Checker:
                 self.report(
                     alias,
                     "PRISM001",
-                    f"`import {alias.name}` ties this code to {_DISPLAY[framework]}: use "
+                    f"`import {alias.name}` ties this code to {DISPLAY[framework]}: use "
                     "Prism's ops (import prism_core as prism)",
                 )
 
-    def check_call(self, node: ast.Call, scope: _Scope) -> None:
+    def check_call(self, node: ast.Call, scope: Scope) -> None:
         func = node.func
         dotted = self.dotted(func, scope)
         if dotted is None:
@@ -866,11 +378,11 @@ class _Checker:
         if framework is None:
             return
         written = _written(func)
-        if _under(dotted, _RANDOM_MODULES) or (
-            dotted.startswith("torch.") and dotted[len("torch.") :] in _TORCH_RANDOM
+        if under(dotted, RANDOM_MODULES) or (
+            dotted.startswith("torch.") and dotted[len("torch.") :] in TORCH_RANDOM
         ):
             last = dotted.rsplit(".", 1)[-1]
-            if last in _NORMAL:
+            if last in NORMAL_SAMPLERS:
                 hint = "use prism.random.normal(shape, mean, std, seed=...)"
             else:
                 ops = ", ".join(f"prism.{n}" for n in CATALOGUE if n.startswith("random."))
@@ -878,21 +390,21 @@ class _Checker:
             self.report(
                 node,
                 "PRISM007",
-                f"{written}() is {_DISPLAY[framework]}'s random generator: {hint}",
+                f"{written}() is {DISPLAY[framework]}'s random generator: {hint}",
             )
             return
-        if _under(dotted, _DEVICE_CALLS):
+        if under(dotted, DEVICE_CALLS):
             self.report(
                 node,
                 "PRISM006",
-                f"{written}() is {_DISPLAY[framework]}'s device API: choose devices with "
+                f"{written}() is {DISPLAY[framework]}'s device API: choose devices with "
                 "`with prism.device(...)` and move arrays with prism.to_device(x, device)",
             )
             return
         is_dtype, _ = framework_dtype(dotted)
         if not is_dtype:
             op = framework_op(dotted)
-            note = _OP_NOTES.get(op or "", "")
+            note = OP_NOTES.get(op or "", "")
             if op == "asarray" and framework != "numpy":
                 note = ""
             if op is not None:
@@ -910,13 +422,13 @@ class _Checker:
                     "with `with prism.device(...)` scopes",
                 )
 
-    def check_method(self, node: ast.Call, func: ast.Attribute, scope: _Scope) -> None:
+    def check_method(self, node: ast.Call, func: ast.Attribute, scope: Scope) -> None:
         attr = func.attr
-        if attr in _CONVERSION_METHODS and not node.args:
+        if attr in CONVERSION_METHODS and not node.args:
             self.report(
                 node,
                 "PRISM003",
-                f".{attr}() {_CONVERSION_METHODS[attr]}: keep values in the backend as arrays "
+                f".{attr}() {CONVERSION_METHODS[attr]}: keep values in the backend as arrays "
                 "(prism.to_numpy(x) once, where the result leaves Prism)",
             )
         elif attr == "tolist" and not node.args and self.is_array(func.value, scope):
@@ -940,21 +452,21 @@ class _Checker:
                 "a `with prism.device(...)` scope",
             )
 
-    def is_device_move(self, node: ast.Call, scope: _Scope) -> bool:
+    def is_device_move(self, node: ast.Call, scope: Scope) -> bool:
         if any(kw.arg == "device" for kw in node.keywords):
             return True
         if not node.args:
             return False
         arg = node.args[0]
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-            return arg.value.split(":", 1)[0].lower() in _DEVICE_STRINGS
+            return arg.value.split(":", 1)[0].lower() in DEVICE_STRINGS
         if isinstance(arg, ast.Call):
             return self.dotted(arg.func, scope) == "torch.device"
         name = arg.id if isinstance(arg, ast.Name) else getattr(arg, "attr", "")
         return name.lower().endswith("device")
 
-    def check_builtin(self, node: ast.Call, name: str, scope: _Scope) -> None:
-        if name in _BUILTIN_CONVERSIONS:
+    def check_builtin(self, node: ast.Call, name: str, scope: Scope) -> None:
+        if name in BUILTIN_CONVERSIONS:
             if len(node.args) == 1 and not node.keywords and self.is_array(node.args[0], scope):
                 self.report(
                     node,
@@ -979,7 +491,7 @@ class _Checker:
                 )
         elif name == "hasattr" and len(node.args) == 2:
             probe = node.args[1]
-            if isinstance(probe, ast.Constant) and probe.value in _PROBES:
+            if isinstance(probe, ast.Constant) and probe.value in PROBES:
                 self.report(
                     node,
                     "PRISM008",
@@ -987,16 +499,16 @@ class _Checker:
                     "prism.asarray(x) instead",
                 )
 
-    def framework_type(self, node: ast.AST, scope: _Scope) -> str | None:
+    def framework_type(self, node: ast.AST, scope: Scope) -> str | None:
         """The dotted name of ``node`` when it is a framework's type (``numpy.ndarray``), else
         None.  The frameworks' typing modules (``torch.types._Number``, ``numpy.typing``) name
         Python types, not the framework's."""
         dotted = self.dotted(node, scope)
-        if dotted is None or not self.foreign(dotted) or _under(dotted, _TYPING_MODULES):
+        if dotted is None or not self.foreign(dotted) or under(dotted, TYPING_MODULES):
             return None
         return dotted
 
-    def check_type_compare(self, node: ast.Compare, scope: _Scope) -> None:
+    def check_type_compare(self, node: ast.Compare, scope: Scope) -> None:
         sides = [node.left, *node.comparators]
         if not any(
             isinstance(s, ast.Call)
@@ -1017,14 +529,14 @@ class _Checker:
                     "prism.asarray(x) instead",
                 )
 
-    def check_operator(self, node: ast.BinOp, scope: _Scope, flags: int) -> None:
+    def check_operator(self, node: ast.BinOp, scope: Scope, flags: int) -> None:
         known = OPERATORS.get(type(node.op))
         if known is None or not self.is_array(node, scope):
             return
         symbol, op = known
         # Not rewritten inside f-strings (Python 3.11 places their parts only roughly) or with
         # a comment between the operands (the rewrite would drop it).
-        fixable = not flags & _Collector.IN_FSTRING and not self.comment_between(
+        fixable = not flags & Collector.IN_FSTRING and not self.comment_between(
             node.left, node.right
         )
         self.report(
@@ -1035,7 +547,7 @@ class _Checker:
             ("operator", op) if fixable else None,
         )
 
-    def check_augmented(self, node: ast.AugAssign, scope: _Scope) -> None:
+    def check_augmented(self, node: ast.AugAssign, scope: Scope) -> None:
         known = OPERATORS.get(type(node.op))
         if known is None or not isinstance(node.target, ast.Name):
             return
@@ -1068,10 +580,10 @@ class _Checker:
         return out
 
     def check_dtype(
-        self, node: ast.Attribute | ast.Name, scope: _Scope, fixable: Mapping[int, str]
+        self, node: ast.Attribute | ast.Name, scope: Scope, fixable: Mapping[int, str]
     ) -> None:
         if isinstance(node, ast.Attribute):
-            if node.attr not in _DTYPE_NAMES:
+            if node.attr not in DTYPE_NAMES:
                 return
         elif node.id not in self.c.imported:
             return
@@ -1089,7 +601,7 @@ class _Checker:
         written = _written(node)
         if written.rsplit(".", 1)[-1] != dotted.rsplit(".", 1)[-1]:
             written = f"{written} ({dotted})"
-        owner = _DISPLAY[framework]
+        owner = DISPLAY[framework]
         if prism_name == "dtype":
             message = f"{written} makes {owner}'s data types: use prism.dtype(...) or prism.float32"
         elif prism_name is None:
@@ -1144,7 +656,7 @@ def check(
     array_types: Sequence[str] = (),
 ) -> Analysis:
     """Check the module ``tree`` (parsed from ``lines``)."""
-    collector = _Collector()
+    collector = Collector()
     collector.visit_many(tree.body, collector.module, 0)
     collector.finish()
     checker = _Checker(collector, lines, allowed_modules, array_types)
@@ -1153,7 +665,7 @@ def check(
     return Analysis(reports, frozenset(collector.names), _prism_aliases(collector))
 
 
-def _prism_aliases(collector: _Collector) -> frozenset[str]:
+def _prism_aliases(collector: Collector) -> frozenset[str]:
     inner = [s for s in collector.scopes if s is not collector.module]
     return frozenset(
         name

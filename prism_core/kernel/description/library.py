@@ -1,14 +1,13 @@
-"""The device library: finding device files on the search path, loading them, resolving `extends`.
+"""The device library: the device files of a search path, loaded, checked together and
+resolved.
 
-Search path, lowest precedence first:
-
-1. the library shipped with Prism (``hardware/``),
-2. directories contributed by plugins (in plugin order),
-3. the user's ``PRISM_HARDWARE_PATH`` entries, in order.
-
-A device type defined in a later entry replaces the one of an earlier entry (the replaced file
-is recorded in ``DeviceDescription.overrides``).  The same device type defined twice *within one
-entry* is an error that names both files.
+A device type defined in a later entry of the search path replaces the one of an earlier entry
+(the replaced file is recorded in ``DeviceDescription.overrides``).  The same device type
+defined twice *within one entry* is an error that names both files.  Each description inherits
+from the parents its file `extends`, by the rules of docs/device-files.md; what only the
+resolved descriptions can tell (a missing parent or predecessor, a cycle, partitions that do
+not fit their package) is reported at the key that says it.  Finding and reading the files:
+:mod:`prism_core.kernel.description.device_files`.
 """
 
 from __future__ import annotations
@@ -24,10 +23,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prism_core.kernel.config import cache_dir, cache_enabled, data_dir, user_hardware_path
-from prism_core.kernel.description import MAX_BYTES
-from prism_core.kernel.description.cache import ValidationCache, digest
+from prism_core.kernel.config import cache_dir, cache_enabled
+from prism_core.kernel.description.cache import ValidationCache
 from prism_core.kernel.description.device import DeviceDescription
+from prism_core.kernel.description.device_files import (
+    DeviceFile,
+    SearchEntry,
+    default_search_path,
+    files_of,
+    read_device_file,
+    real_path,
+    scan_directory,
+)
 from prism_core.kernel.errors import (
     DeviceFileError,
     PrismWarning,
@@ -41,11 +48,9 @@ from prism_core.kernel.events import DEVICES, announce
 from prism_core.kernel.public import home
 
 __all__ = [
-    "DeviceFile",
     "DeviceLibrary",
-    "SearchEntry",
+    "FileReport",
     "default_library",
-    "default_search_path",
     "devices",
     "forget_default_library",
     "get_device",
@@ -74,298 +79,6 @@ KEYED_LISTS = {"features": "name", "memory_hierarchy": "level", "numeric_formats
 ATOMIC = frozenset({"cloud_price", "host_link", "device_link"})
 #: Longest chain of `extends` accepted.
 MAX_INHERITANCE_DEPTH = 64
-SUFFIXES = (".yaml", ".yml")
-
-
-@home("prism_core.hardware")
-@dataclass(frozen=True)
-class SearchEntry:
-    """One entry of the search path: a directory (searched recursively) or a single file."""
-
-    path: Path
-    origin: str  # "builtin", "plugin:<name>", "user", "command line"
-    #: An explicit list of files, for an entry made of files named on a command line.
-    files: tuple[Path, ...] | None = None
-
-
-class DeviceFile:
-    """One device file, read and validated, before inheritance.
-
-    A plain class, not a dataclass: it is private, and making a dataclass costs about a
-    millisecond of every fresh process."""
-
-    __slots__ = ("data", "entry", "path")
-
-    def __init__(self, path: Path, data: dict[str, Any], entry: SearchEntry) -> None:
-        self.path = path
-        self.data = data
-        self.entry = entry
-
-    def __repr__(self) -> str:
-        return f"DeviceFile(path={self.path!r}, data={self.data!r}, entry={self.entry!r})"
-
-    @property
-    def device_type(self) -> str:
-        return str(self.data["device_type"])
-
-    @property
-    def parents(self) -> tuple[str, ...]:
-        ext = self.data.get("extends", ())
-        return (ext,) if isinstance(ext, str) else tuple(ext)
-
-    def locate(self, *path: str | int, key: bool = True) -> tuple[int, int]:
-        """Line and column of a key, re-reading the file (rare: only when reporting a problem)."""
-        from prism_core.kernel.description.yaml_loader import parse_yaml
-
-        raw, _ = read_file_bytes(self.path)
-        if raw is None:
-            return (0, 0)
-        parsed, _ = parse_yaml(raw, str(self.path))
-        return parsed.locate(tuple(path), key=key) if parsed else (0, 0)
-
-
-#: What the layers above add to the default search path, between the shipped library and
-#: ``PRISM_HARDWARE_PATH``: each returns ``(path, origin)`` pairs.  Plugin discovery adds the
-#: plugins' device directories (``prism_core.kernel.devices``); this layer never calls up.
-_providers: list[Callable[[], Iterable[tuple[Path, str]]]] = []
-
-
-def add_search_path_provider(provider: Callable[[], Iterable[tuple[Path, str]]]) -> None:
-    """Add ``provider`` to the default search path (its entries follow the shipped library)."""
-    if provider not in _providers:
-        _providers.append(provider)
-
-
-def default_search_path() -> list[SearchEntry]:
-    """The search path in effect: shipped library, plugin directories, ``PRISM_HARDWARE_PATH``."""
-    entries = [SearchEntry(data_dir("hardware"), "builtin")]
-    for provider in list(_providers):
-        entries.extend(SearchEntry(path, origin) for path, origin in provider())
-    entries.extend(SearchEntry(e.path, "user") for e in user_hardware_path())
-    return entries
-
-
-#: What ``stat`` calls each kind of file that is neither a regular file nor a directory.
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISDIR, "a directory"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
-
-
-def _is_loop(exc: OSError) -> bool:
-    # ELOOP on POSIX; ERROR_CANT_RESOLVE_FILENAME (1921) on Windows.
-    return exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == 1921
-
-
-def _unreachable(exc: OSError, path: Path, what: str) -> str:
-    """Why ``path`` (a file or a directory: ``what``) cannot be reached, and what to do."""
-    if _is_loop(exc):
-        return (
-            "symbolic link loop: following the link never reaches a file or directory; "
-            "remove the link or point it at a device file or directory"
-        )
-    if exc.errno == errno.ENOENT and os.path.islink(path):
-        try:
-            target = os.readlink(path)
-        except OSError:
-            target = "?"
-        return (
-            f"broken symbolic link to {target!r} (the target does not exist); remove the link "
-            "or point it at a device file or directory"
-        )
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return "no such file or directory"
-    return f"cannot read the {what}: {exc.strerror or exc}"
-
-
-def _located(path: Path, message: str) -> Problem:
-    return Problem(display_path(path), 0, 0, "$", message)
-
-
-def _real(path: Path) -> str:
-    """The path with links resolved, for telling files apart; never raises on a link loop."""
-    return os.path.realpath(path)
-
-
-def _scan_directory(root: Path, root_stat: os.stat_result) -> tuple[list[Path], list[Problem]]:
-    """Every device file under ``root`` (sorted), and a problem for whatever cannot be searched.
-
-    Symbolic links are followed.  A link to a directory that contains it (a loop) is reported
-    and not followed; a directory reached again through another link is searched once.  Broken
-    links, link loops, unreadable directories and device-named entries that are not regular
-    files (FIFOs, devices, sockets) are reported, never skipped in silence.  Iterative: no
-    directory tree can exhaust the stack.
-    """
-    files: list[Path] = []
-    problems: list[Problem] = []
-    root_id = (root_stat.st_dev, root_stat.st_ino)
-    seen = {root_id}
-    # Each directory to search, with its ancestors (identity -> path) for finding loops.
-    stack: list[tuple[Path, dict[tuple[int, int], Path]]] = [(root, {root_id: root})]
-    while stack:
-        directory, ancestors = stack.pop()
-        try:
-            with os.scandir(directory) as it:
-                children = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            problems.append(
-                _located(
-                    directory,
-                    f"cannot read the directory: {exc.strerror or exc}; make it readable "
-                    "or remove it from the search path",
-                )
-            )
-            continue
-        subdirectories: list[tuple[Path, dict[tuple[int, int], Path]]] = []
-        for child in children:
-            path = Path(child.path)
-            try:
-                if child.is_symlink():
-                    st = os.stat(path)  # follows the link
-                    mode = st.st_mode
-                elif child.is_file(follow_symlinks=False):
-                    st, mode = None, stat.S_IFREG
-                else:
-                    st = child.stat(follow_symlinks=False)
-                    mode = st.st_mode
-            except OSError as exc:
-                problems.append(_located(path, _unreachable(exc, path, "file")))
-                continue
-            if stat.S_ISDIR(mode):
-                assert st is not None
-                ident = (st.st_dev, st.st_ino)
-                if ident in ancestors:
-                    problems.append(
-                        _located(
-                            path,
-                            f"symbolic link loop: leads back to {display_path(ancestors[ident])!r}"
-                            ", which contains it, so it is not searched again; remove the link",
-                        )
-                    )
-                elif ident not in seen:  # else: reached through another link, searched once
-                    seen.add(ident)
-                    subdirectories.append((path, {**ancestors, ident: path}))
-            elif path.suffix in SUFFIXES:
-                if stat.S_ISREG(mode):
-                    files.append(path)
-                else:
-                    problems.append(
-                        _located(
-                            path,
-                            f"not a regular file ({_kind(mode)}); device files are regular files",
-                        )
-                    )
-        stack.extend(reversed(subdirectories))
-    return sorted(files), problems
-
-
-def _files_of(entry: SearchEntry) -> tuple[list[Path], list[Problem]]:
-    if entry.files is not None:
-        return list(entry.files), []
-    path = entry.path
-    where = "PRISM_HARDWARE_PATH entry" if entry.origin == "user" else f"{entry.origin} path"
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return [], [_located(path, f"{where} {str(path)!r}: {_unreachable(exc, path, 'file')}")]
-    if stat.S_ISDIR(st.st_mode):
-        return _scan_directory(path, st)
-    if stat.S_ISREG(st.st_mode):
-        return [path], []
-    return [], [
-        _located(
-            path,
-            f"{where} {str(path)!r}: not a regular file or directory ({_kind(st.st_mode)}); "
-            "an entry is a directory of device files or one device file",
-        )
-    ]
-
-
-def read_file_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
-    """The bytes of a device file, or the located reason why they cannot be had.
-
-    Refuses, before reading anything, what is not a regular file (opening a FIFO or a device
-    could block or never end) and what is larger than the limit; then reads at most the limit
-    and one byte more, so a file that grows while it is read cannot cost more memory either.
-    """
-    def refuse(message: str) -> tuple[None, Problem]:
-        return None, _located(path, message)
-
-    def too_big(size: int, more: str = "") -> tuple[None, Problem]:
-        message = f"the file is {more}{size:,} bytes; device files may be at most {MAX_BYTES:,}"
-        return None, Problem(display_path(path), 1, 1, "$", message)  # as the YAML reader says
-
-    try:
-        st = os.stat(path)
-    except OSError as exc:
-        return refuse(_unreachable(exc, path, "file"))
-    if not stat.S_ISREG(st.st_mode):
-        return refuse(f"not a regular file ({_kind(st.st_mode)}); device files are regular files")
-    if st.st_size > MAX_BYTES:
-        return too_big(st.st_size)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        return refuse(_unreachable(exc, path, "file"))
-    try:
-        st = os.fstat(fd)  # what was opened, which may have been replaced since the stat
-        if not stat.S_ISREG(st.st_mode):
-            return refuse(
-                f"not a regular file ({_kind(st.st_mode)}); device files are regular files"
-            )
-        if st.st_size > MAX_BYTES:
-            return too_big(st.st_size)
-        chunks: list[bytes] = []
-        left = MAX_BYTES + 1
-        while left > 0:
-            chunk = os.read(fd, left)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        return refuse(f"cannot read the file: {exc.strerror or exc}")
-    finally:
-        os.close(fd)
-    if left <= 0:
-        return too_big(MAX_BYTES, "more than ")
-    return b"".join(chunks), None
-
-
-def read_device_file(
-    path: Path, entry: SearchEntry, cache: ValidationCache | None
-) -> tuple[DeviceFile | None, list[Problem]]:
-    """Read, parse and validate one file (or take it from the cache)."""
-    raw, problem = read_file_bytes(path)
-    if raw is None:
-        assert problem is not None
-        return None, [problem]
-    key = digest(raw)
-    if cache is not None:
-        cached = cache.get(key, raw)  # checked to be this file's, and valid; else None
-        if cached is not None:
-            return DeviceFile(path, cached, entry), []
-    from prism_core.kernel.description.schema import validate_parsed
-    from prism_core.kernel.description.yaml_loader import parse_yaml
-
-    label = display_path(path)
-    parsed, problems = parse_yaml(raw, label)
-    if parsed is None or problems:
-        return None, problems
-    problems = validate_parsed(parsed, label)
-    if problems:
-        return None, problems
-    if cache is not None:
-        cache.put(key, raw, parsed.value)
-    return DeviceFile(path, parsed.value, entry), []
 
 
 def _merge(
@@ -479,19 +192,17 @@ class DeviceLibrary:
             before = len(self.problems)
             self._load_entry(entry)
             if len(self.problems) > before:
-                self.problems_by_origin.setdefault(entry.origin, []).extend(
-                    self.problems[before:]
-                )
+                self.problems_by_origin.setdefault(entry.origin, []).extend(self.problems[before:])
         if self.cache is not None:
             self.cache.save()
         self._resolve_all()
 
     def _load_entry(self, entry: SearchEntry) -> None:
-        paths, problems = _files_of(entry)
+        paths, problems = files_of(entry)
         self.problems.extend(problems)
         in_entry: dict[str, Path] = {}
         for path in paths:
-            if entry.files is None and self._exclude and _real(path) in self._exclude:
+            if entry.files is None and self._exclude and real_path(path) in self._exclude:
                 continue  # named again in a later entry of explicit files
             dev, problems = read_device_file(path, entry, self.cache)
             self.problems.extend(problems)
@@ -568,8 +279,9 @@ class DeviceLibrary:
                 continue
             if dtype not in bad:
                 parent = next(p for p in desc.parents if broken[0] in self._resolved[p].lineage)
-                self._problem_at_extends(
+                self._problem_at(
                     self.files[dtype],
+                    ("extends",),
                     f"parent device type {parent!r} could not be loaded (see its problems)",
                 )
         for dtype in [t for t, d in self._resolved.items() if bad.keys() & set(d.lineage)]:
@@ -737,10 +449,6 @@ class DeviceLibrary:
             "the root"
         )
 
-    def _problem_at_extends(self, dev: DeviceFile, message: str) -> None:
-        line, col = dev.locate("extends")
-        self.problems.append(Problem(display_path(dev.path), line, col, "$.extends", message))
-
     def _resolve(
         self, dtype: str, chain: tuple[str, ...], failed: set[str]
     ) -> DeviceDescription | None:
@@ -754,22 +462,25 @@ class DeviceLibrary:
             members = chain[chain.index(dtype) :]
             for i, member in enumerate(members):
                 cycle = " -> ".join((*members[i:], *members[:i], member))
-                self._problem_at_extends(
-                    self.files[member], f"inheritance cycle: {cycle}; remove one of these `extends`"
+                self._problem_at(
+                    self.files[member],
+                    ("extends",),
+                    f"inheritance cycle: {cycle}; remove one of these `extends`",
                 )
             failed.update(members)
             return None
         too_deep = self._too_deep(dtype, chain)
         if too_deep is not None:
-            self._problem_at_extends(dev, too_deep)
+            self._problem_at(dev, ("extends",), too_deep)
             failed.add(dtype)
             return None
         parents: list[DeviceDescription] = []
         for parent in dev.parents:
             if parent not in self.files:
                 hint = did_you_mean(parent, self.files)
-                self._problem_at_extends(
+                self._problem_at(
                     dev,
+                    ("extends",),
                     f"parent device type {parent!r} is not defined on the search path{hint}",
                 )
                 failed.add(dtype)
@@ -777,8 +488,10 @@ class DeviceLibrary:
             resolved = self._resolve(parent, (*chain, dtype), failed)
             if resolved is None:
                 if dtype not in failed:
-                    self._problem_at_extends(
-                        dev, f"parent device type {parent!r} could not be loaded (see its problems)"
+                    self._problem_at(
+                        dev,
+                        ("extends",),
+                        f"parent device type {parent!r} could not be loaded (see its problems)",
                     )
                 failed.add(dtype)
                 return None
@@ -955,7 +668,7 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
                 files.append(p)
             continue
         if stat.S_ISDIR(st.st_mode):
-            found, trouble = _scan_directory(p, st)
+            found, trouble = scan_directory(p, st)
             files.extend(found)
             problems.extend(trouble)
         else:  # a FIFO or a device is refused when read, as that file's problem
@@ -965,7 +678,7 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
     # The same file named twice (a.yaml ./a.yaml, or inside a named directory) is checked once.
     unique: dict[str, Path] = {}
     for f in files:
-        unique.setdefault(_real(f), f)
+        unique.setdefault(real_path(f), f)
     return list(unique.values()), problems
 
 
@@ -977,7 +690,7 @@ def _check_files(
     lib = DeviceLibrary(
         [*default_search_path(), given],
         use_cache=use_cache,
-        exclude={_real(f) for f in files},
+        exclude={real_path(f) for f in files},
     )
     reports = {display_path(f): FileReport(f) for f in files}
     for problem in lib.problems:

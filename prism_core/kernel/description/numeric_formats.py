@@ -23,7 +23,6 @@ __all__ = [
     "PROPERTIES",
     "NumericFormat",
     "computed_types",
-    "described",
     "effective_format",
     "format_problems",
     "formats_of_width",
@@ -257,14 +256,6 @@ def computed_types(data: Mapping[str, Any]) -> frozenset[str]:
     for entry in data.get("sparsity", ()):
         found.update(entry.get("data_types", ()))
     return frozenset(found & FLOATING)
-
-
-def described(data: Mapping[str, Any]) -> tuple[NumericFormat, ...]:
-    """The ``numeric_formats`` entries of a resolved description, each as its effective format
-    (the table's properties, then the entry's), in the file's order."""
-    return tuple(
-        effective_format(entry["name"], entry) for entry in data.get("numeric_formats", ())
-    )
 
 
 def format_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:

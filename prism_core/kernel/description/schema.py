@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prism_core.kernel.config import data_dir
 from prism_core.kernel.errors import Problem, did_you_mean
@@ -149,10 +149,7 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     expected_value: Any = error.validator_value
 
     def at(p: PathT, message: str, *, key: bool = False) -> Problem:
-        from prism_core.kernel.description.yaml_loader import json_path
-
-        line, col = parsed.locate(p, key=key)
-        return Problem(filename, line, col, json_path(p), message)
+        return _at(parsed, filename, p, message, key=key)
 
     if "propertyNames" in error.absolute_schema_path:
         # jsonschema checks each *name* as an instance of its own, at the mapping's path.
@@ -270,31 +267,6 @@ def _enum_of(schema: Any) -> list[str]:
     return []
 
 
-class _Document(Protocol):
-    """A document and where its parts were written: :class:`ParsedYAML`, or :func:`unlocated`."""
-
-    @property
-    def value(self) -> Any: ...
-
-    def locate(self, path: PathT, *, key: bool = False) -> tuple[int, int]: ...
-
-
-class _Unlocated:
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def locate(self, path: PathT, *, key: bool = False) -> tuple[int, int]:
-        return (1, 1)  # where a ParsedYAML without positions puts everything
-
-
-def unlocated(document: Any) -> _Document:
-    """A document without positions (a cached one), for :func:`_semantic_problems`: checking it
-    needs no YAML reader (a warm start imports none)."""
-    return _Unlocated(document)
-
-
 #: What format 2 of the device-file format added, as paths into a document (``"*"``: every
 #: item of a list): a file that uses one says ``format_version: 2``.
 FORMAT_2_KEYS: tuple[tuple[str, ...], ...] = (
@@ -324,10 +296,9 @@ def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[P
 
 
 def _at(
-    parsed: _Document, filename: str, path: PathT, message: str, *, key: bool = False
+    parsed: ParsedYAML, filename: str, path: PathT, message: str, *, key: bool = False
 ) -> Problem:
     """The problem ``message`` at ``path`` of ``parsed`` (at its key where ``key``)."""
-    # Only where there is a problem: checking a cached file imports no YAML reader.
     from prism_core.kernel.description.yaml_loader import json_path
 
     line, col = parsed.locate(path, key=key)
@@ -350,7 +321,7 @@ def _repeats(keys: Sequence[K | None]) -> Iterator[tuple[int, int, K]]:
             seen[key] = i
 
 
-def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
+def _version_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
     """A key of format 2 in a file that does not say ``format_version: 2``."""
     doc = parsed.value
     if doc.get("format_version") == 2:
@@ -363,13 +334,13 @@ def _version_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
                 filename,
                 found,
                 f"{found[-1]} is a key of format 2 of the device-file format, and this file "
-                f"{said}: add `format_version: 2` at its top (docs/device-files.md, \"Format "
+                f'{said}: add `format_version: 2` at its top (docs/device-files.md, "Format '
                 'versions")',
                 key=True,
             )
 
 
-def _semantic_problems(parsed: _Document, filename: str) -> Iterator[Problem]:
+def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
     """What JSON Schema cannot say: unique names in keyed lists, regexes that compile,
     ``dropped_features`` only beside ``succeeds``, format 2's keys only in format 2."""
     doc = parsed.value

@@ -21,7 +21,6 @@ from prism_core.kernel.public import home
 
 __all__ = [
     "KINDS",
-    "PEERS",
     "Link",
     "TransferPath",
     "device_link_total",
@@ -35,8 +34,6 @@ __all__ = [
 
 #: What a link reaches: the host CPU and its memory, or another device.
 KINDS = ("host", "peer")
-#: Where the other end of a peer link is: a sibling die of the same package, or another package.
-PEERS = ("in_package", "external")
 #: How far a format-1 total may differ from the total of ``links`` (rounding in datasheets).
 _TOLERANCE = 0.005
 

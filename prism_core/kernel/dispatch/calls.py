@@ -1,4 +1,5 @@
-"""Running a call: the slow side of an op's function (``ops.py`` holds the fast side).  A
+"""Running a call: the fast path, written once (:func:`fast_path`: the template the
+function users call for an op is made from, ``ops._make_function``), and the slow side.  A
 plan is built and cached on a miss, made runnable (``finish``: the fast path, the checked fast
 path or the general way), and on a backend failure in automatic mode the variant that raised
 is blamed, recorded and replaced by the op's reference, then the next candidates (``derive``)::
@@ -12,6 +13,9 @@ is blamed, recorded and replaced by the op's reference, then the next candidates
 
 from __future__ import annotations
 
+import itertools
+import linecache
+import textwrap
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +30,8 @@ from prism_core.kernel.dispatch.fallback import (
     record,
 )
 from prism_core.kernel.dispatch.interception import LENIENT, PLANNING
-from prism_core.kernel.dispatch.location import Router, is_located, located_key, locator
-from prism_core.kernel.dispatch.moves import NO_MOVES, convert
+from prism_core.kernel.dispatch.location import Router, is_located, locator
+from prism_core.kernel.dispatch.moves import NO_MOVES
 from prism_core.kernel.dispatch.plans import Plan, build, executor, resolved
 from prism_core.kernel.dispatch.ranking import ensure_current, first_use
 from prism_core.kernel.dispatch.registry import ensure_ready, generation, store_plan, swap_plan
@@ -40,7 +44,16 @@ if TYPE_CHECKING:
     from prism_core.kernel.dispatch.registry import Op, PlanKey
     from prism_core.kernel.dispatch.scope import Scope
 
-__all__ = ["build_plan", "call_slow", "declined", "failed", "plan_for", "run_checked"]
+__all__ = [
+    "build_plan",
+    "cached",
+    "call_slow",
+    "declined",
+    "failed",
+    "fast_path",
+    "plan_for",
+    "run_checked",
+]
 
 
 def finish(op: Op, key: PlanKey | None, plan: Plan) -> None:
@@ -125,6 +138,15 @@ def derive(op: Op, key: PlanKey | None, plan: Plan, failed: frozenset[str]) -> P
     return new
 
 
+def cached(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan | None]:
+    """The key of the call and its cached plan, if any (a router's: the located plan's)."""
+    plan = op._plans.get(key)
+    if isinstance(plan, Router):
+        key = plan.located_key(args)
+        plan = op._plans.get(key)
+    return key, plan
+
+
 def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
     """The key of the call and its cached plan, or a new one (stored only if nothing it was
     built from changed meanwhile).
@@ -134,10 +156,7 @@ def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
     several places (``location.py``), the key returned is the located plan's: the type key
     holds a :class:`~prism_core.kernel.dispatch.location.Router` to it.
     """
-    plan: Any = op._plans.get(key)
-    if isinstance(plan, Router):
-        key = located_key(plan, plan.locate(tuple(args)))
-        plan = op._plans.get(key)
+    key, plan = cached(op, key, args)
     if plan is None:
         keying = op._keying[0]
         ensure_ready()  # plugins' variants join their ops (may bump)
@@ -148,63 +167,84 @@ def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
         if not is_located(key):
             locate = locator(op, args)
             if locate is not None:
-                router = Router(key, locate, built_at)
-                router.call = route(op, router)
+                router = Router(key, locate)
+                # Its call is the fast path of the located plan (the hot path of data on a device).
+                router.call = fast_path(op, "key = (router, locate(args))", router, locate)
                 store_plan(op, key, router, built_at)
-                key = located_key(router, locate(tuple(args)))
+                key = router.located_key(args)
         plan = build_plan(op, key, current_scope(), args, built_at)
         store_plan(op, key, plan, built_at)
     return key, plan
 
 
-def route(op: Op, router: Router) -> Callable[..., Any]:
-    """A :class:`Router`'s call: the plan of the places this call's arrays live in, run (its
-    fast path written out, as the op's function writes it: this is the hot path of data on a
-    device)."""
-    get = op._plans.get
-    locate = router.locate
-    pools = POOLS
+#: The fast path, written once: the function users call for an op (``ops._make_function``)
+#: and a router's call (``plan_for``) are made from it, each with its own lines making the
+#: call's ``key``.  A cached call runs in this one frame: the key, the lookup, then the plan's
+#: function (``plan.fn``), or its ``can_run`` and function (``plan.check``, ``plan.checked``);
+#: every other call leaves it for a function of this module (``plan.call`` among them).
+_FAST_PATH = """\
+def make(op, router, locate, on_device, here):
+    get = op._plans.get  # the dict is only ever cleared, never replaced
+    token = SCOPE.get
+    pools = POOLS  # the thread-pool coordinator: one comparison while the backend is the same
+    caller_errors = CALLER_ERRORS
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        at = (router, locate(args))
-        plan = get(at)
+    def call(*args, **kwargs):
+{key}
+        plan = get(key)
         if plan is None:
-            return call_slow(op, at, args, kwargs)
+            return call_slow(op, key, args, kwargs)
         fn = plan.fn
-        if fn is not None:
+        if fn is None:
+            fn = plan.checked
+            if fn is None:  # moves, a split, a router: the general way
+                return plan.call(*args, **kwargs)
             if plan.backend != pools.last:
                 pools.switch(plan.backend)
-            try:
+            verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
+            if verdict is not True:
+                return declined(op, key, plan, verdict, args, kwargs)
+        elif plan.backend != pools.last:
+            pools.switch(plan.backend)
+        try:
+            if kwargs:
                 return fn(*args, **kwargs)
-            except CALLER_ERRORS:
-                raise
-            except Exception as exc:
-                return failed(op, at, plan, exc, args, kwargs)
-        return _unfast(op, at, plan, args, kwargs)
+            return fn(*args)
+        except caller_errors:
+            raise
+        except Exception as exc:
+            return failed(op, key, plan, exc, args, kwargs)
 
     return call
+"""
+
+#: The fast paths compiled so far, by the lines making their key; the numbers of their sources.
+_made: dict[str, Callable[..., Callable[..., Any]]] = {}
+_sources = itertools.count(1)
 
 
-def _unfast(
-    op: Op, key: PlanKey, plan: Plan, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
-    """The call of a cached plan without a fast path (``plan.fn`` is ``None``): the checked
-    fast path, or the general way, as the op's function runs them (``ops._make_function``)."""
-    fn = plan.checked
-    if fn is not None:  # the first candidate has a can_run: check, then call
-        if plan.backend != POOLS.last:
-            POOLS.switch(plan.backend)
-        assert plan.check is not None  # set together with checked
-        verdict = plan.check(*args, **kwargs)
-        if verdict is True:
-            try:
-                return fn(*args, **kwargs)
-            except CALLER_ERRORS:
-                raise
-            except Exception as exc:
-                return failed(op, key, plan, exc, args, kwargs)
-        return declined(op, key, plan, verdict, args, kwargs)
-    return plan.call(*args, **kwargs)
+def fast_path(
+    op: Op,
+    key: str,
+    router: Router | None = None,
+    locate: Callable[..., Any] | None = None,
+    *,
+    on_device: Callable[..., Any] | None = None,
+    here: object = None,
+) -> Callable[..., Any]:
+    """A call of ``op`` running the fast path, whose ``key`` lines (Python source, indented
+    as the body of a function) make the call's key from ``args`` and ``kwargs``; they may use
+    ``op``, ``token`` (the scope's), ``plan_key``, and the ``router``, ``locate``,
+    ``on_device`` and ``here`` given.  Compiled once per ``key``; tracebacks show the source."""
+    make = _made.get(key)
+    if make is None:
+        source = _FAST_PATH.format(key=textwrap.indent(key, " " * 8))
+        filename = f"<prism_core fast path {next(_sources)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        made: dict[str, Any] = {}
+        exec(compile(source, filename, "exec"), globals(), made)  # the template above
+        make = _made[key] = made["make"]
+    return make(op, router, locate, on_device, here)
 
 
 def call_slow(op: Op, key: PlanKey, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -279,73 +319,52 @@ def run_checked(
     and a lenient stage is in force (``LENIENT``), the stage decides what runs it.
     """
     try:
-        return _run_checked(op, key, plan, args, kwargs, tried, reasons, error)
+        done = set(tried)
+        declined = list(reasons or ())
+        while True:
+            for variant, _dev, _backend in plan.ranked:
+                name = variant.name
+                if name in done or name in plan.failed:
+                    continue
+                done.add(name)
+                # A candidate after the first that can run was not asked whether its backend is
+                # available (``verified``): ask now, before falling back to it.
+                why_not = None if plan.simulated else unavailable(_backend)
+                if why_not is not None:
+                    declined.append(f"{name}: {why_not}")
+                    continue
+                if variant.can_run is not None:
+                    verdict = variant.can_run(*args, **kwargs)
+                    if verdict is not True:
+                        declined.append(f"{name}: {verdict or 'can_run said no'}")
+                        continue
+                try:
+                    runner = executor(plan, variant)
+                    fn = runner.resolve()
+                    entering(runner.backend)
+                    return plan.moves.get(name, NO_MOVES).run(fn, args, kwargs)
+                except CALLER_ERRORS:
+                    raise
+                except Exception as exc:
+                    plan = record_failure(op, key, plan, variant, exc)
+                    error = exc
+                    break
+            else:
+                break
+        if error is not None:
+            raise DispatchError(
+                f"{op.name}: every eligible variant failed; the last: {type(error).__name__}: "
+                f"{error}" + "".join(f"\n  {r}" for r in declined)
+            ) from error
+        if plan.simulated and plan.reference is not None:
+            entering(plan.reference.backend)
+            return plan.moves.get("", NO_MOVES).run(plan.reference.resolve(), args, kwargs)
+        raise nothing_eligible(op, plan, declined)
     except (BackendError, DispatchError) as exc:
         lenient = LENIENT.get()
         if lenient is None:
             raise
         return lenient(op, args, kwargs, exc)
-
-
-def _run_checked(
-    op: Op,
-    key: PlanKey | None,
-    plan: Plan,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    tried: Sequence[str],
-    reasons: list[str] | None,
-    error: Exception | None,
-) -> Any:
-    done = set(tried)
-    declined = list(reasons or ())
-    while True:
-        for variant, _dev, _backend in plan.ranked:
-            name = variant.name
-            if name in done or name in plan.failed:
-                continue
-            done.add(name)
-            # A candidate after the first that can run was not asked whether its backend is
-            # available (``verified``): ask now, before falling back to it.
-            why_not = None if plan.simulated else unavailable(_backend)
-            if why_not is not None:
-                declined.append(f"{name}: {why_not}")
-                continue
-            if variant.can_run is not None:
-                verdict = variant.can_run(*args, **kwargs)
-                if verdict is not True:
-                    declined.append(f"{name}: {verdict or 'can_run said no'}")
-                    continue
-            try:
-                runner = executor(plan, variant)
-                fn = runner.resolve()
-                entering(runner.backend)
-                moves = plan.moves.get(name, NO_MOVES)
-                if not moves.converters:
-                    return fn(*args, **kwargs)
-                out = fn(*convert(args, moves.converters), **kwargs)
-                return out if moves.result is None else moves.result(out)
-            except CALLER_ERRORS:
-                raise
-            except Exception as exc:
-                plan = record_failure(op, key, plan, variant, exc)
-                error = exc
-                break
-        else:
-            break
-    if error is not None:
-        raise DispatchError(
-            f"{op.name}: every eligible variant failed; the last: {type(error).__name__}: "
-            f"{error}" + "".join(f"\n  {r}" for r in declined)
-        ) from error
-    if plan.simulated and plan.reference is not None:
-        moves = plan.moves.get("", NO_MOVES)
-        entering(plan.reference.backend)
-        if not moves.converters:
-            return plan.reference.resolve()(*args, **kwargs)
-        out = plan.reference.resolve()(*convert(args, moves.converters), **kwargs)
-        return out if moves.result is None else moves.result(out)
-    raise nothing_eligible(op, plan, declined)
 
 
 def record_failure(

@@ -130,4 +130,3 @@ def _runner(
         return out
 
     return run
-

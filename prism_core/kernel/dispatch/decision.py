@@ -3,11 +3,15 @@ what ordered them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prism_core.kernel.public import home
 from prism_core.kernel.quantities import seconds_text
+
+if TYPE_CHECKING:
+    from prism_core.kernel.contract.variant import Variant
 
 __all__ = ["HOW_DECIDED", "Basis", "Candidate", "Decision"]
 
@@ -59,6 +63,11 @@ class Candidate:
     priority: int = 0
 
     __module__ = "prism_core"
+
+    @classmethod
+    def rejected(cls, variant: Variant, reasons: Sequence[str]) -> Candidate:
+        """``variant`` cannot run the call, for these reasons."""
+        return cls(variant.name, variant.backend, False, None, tuple(reasons), (), variant.priority)
 
     def as_dict(self) -> dict[str, Any]:
         return {

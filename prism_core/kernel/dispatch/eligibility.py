@@ -130,23 +130,13 @@ def judge(
 
     way_out = op.name == WAY_OUT and variant.reference  # NumPy's, whichever backend is named
     if scope.backend is not None and variant.backend != scope.backend and not way_out:
-        return (
-            None,
-            None,
-            [f"backend {variant.backend!r} is not the one in scope ({scope.backend!r})"],
-        )
+        wrong = f"backend {variant.backend!r} is not the one in scope ({scope.backend!r})"
+        return None, None, [wrong]
     ps = plugins()
-    installed = ps.backends
-    backend = installed.get(variant.backend)
+    backend = ps.backends.get(variant.backend)
     if backend is None:
-        return (
-            None,
-            None,
-            [
-                f"backend {variant.backend!r} is not installed"
-                f"{did_you_mean(variant.backend, installed)}"
-            ],
-        )
+        hint = did_you_mean(variant.backend, ps.backends)
+        return None, None, [f"backend {variant.backend!r} is not installed{hint}"]
     # Availability is asked later, in rank order, and only until a candidate that can run is
     # found (``verified``): asking imports the framework (torch takes 1-3 s), which a call
     # that runs on NumPy must not pay.  Already known, it rejects here.
@@ -222,11 +212,7 @@ def missing(variant: Variant) -> str | None:
     return None if ask is None else ask()
 
 
-def verified(
-    ranked: Ranking,
-) -> tuple[
-    Ranking, tuple[Candidate, ...]
-]:
+def verified(ranked: Ranking) -> tuple[Ranking, tuple[Candidate, ...]]:
     """The candidates without those whose backend is not available or whose function cannot
     be made (:func:`missing`), asking each in rank order until one can run; the candidates
     after it are asked only if a call falls back to them (a backend that cannot import then
@@ -238,8 +224,5 @@ def verified(
         if why is None:
             kept.extend(ranked[i:])
             break
-        rejected.append(
-            Candidate(variant.name, variant.backend, False, None, (why,), (), variant.priority)
-        )
+        rejected.append(Candidate.rejected(variant, [why]))
     return tuple(kept), tuple(rejected)
-

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
 
 from prism_core.kernel.dispatch.arguments import plan_key, signature_text
-from prism_core.kernel.dispatch.calls import plan_for
+from prism_core.kernel.dispatch.calls import cached, plan_for
 from prism_core.kernel.dispatch.decision import Candidate, Decision
 from prism_core.kernel.dispatch.eligibility import (
     Eligible,
@@ -16,7 +16,6 @@ from prism_core.kernel.dispatch.eligibility import (
     rank_key,
     unavailable,
 )
-from prism_core.kernel.dispatch.location import Router, located_key
 from prism_core.kernel.dispatch.moves import NO_MOVES, moves_for
 from prism_core.kernel.dispatch.registry import as_op
 from prism_core.kernel.dispatch.scope import SCOPE, current_scope
@@ -31,34 +30,31 @@ def positional_parameters(op: Op) -> tuple[tuple[str, bool], ...] | None:
     """``op``'s positional parameters as ``(name, required)``: from the signature its
     documentation opens with (the catalogue's ``clip(x, /, min=None, max=None): ...``), else
     from its reference function (an op declared with ``@operation``); ``None`` if neither says."""
-    import ast
     import inspect
     import re
+
+    from prism_core.kernel.dispatch.catalogue import parse_signature
 
     doc = op.__doc__ or ""
     opening = re.match(rf"(?:[\w.]+\.)?{re.escape(op.__name__)}\(", doc)
     end = doc.find(")") if opening else -1
-    while opening and end >= 0:  # the first ")" that closes a valid parameter list
+    signature = None
+    while opening and end >= 0 and signature is None:  # the first ")" closing a valid list
         try:
-            tree = ast.parse(f"def _{doc[opening.end() - 1 : end + 1]}: pass")
+            signature = parse_signature(doc[opening.end() - 1 : end + 1])
         except SyntaxError:
             end = doc.find(")", end + 1)
-            continue
-        function = tree.body[0]
-        assert isinstance(function, ast.FunctionDef)
-        names = [a.arg for a in function.args.posonlyargs + function.args.args]
-        optional = len(function.args.defaults)
-        return tuple((n, i < len(names) - optional) for i, n in enumerate(names))
-    reference = next((v.fn for v in op.variants if v.reference and callable(v.fn)), None)
-    if reference is None:
-        return None
-    try:
-        parameters = inspect.signature(reference).parameters.values()
-    except (TypeError, ValueError):  # a function without a signature (a NumPy ufunc)
-        return None
+    if signature is None:
+        reference = next((v.fn for v in op.variants if v.reference and callable(v.fn)), None)
+        if reference is None:
+            return None
+        try:
+            signature = inspect.signature(reference)
+        except (TypeError, ValueError):  # a function without a signature (a NumPy ufunc)
+            return None
     return tuple(
         (p.name, p.default is p.empty)
-        for p in parameters
+        for p in signature.parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     )
 
@@ -128,10 +124,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
         for backend in list(plugins().backends.values()):
             available(backend)
     key = plan_key(the_op, SCOPE.get(), args)
-    cached = the_op._plans.get(key)
-    if isinstance(cached, Router):  # the plan of the places the arrays are in
-        cached = the_op._plans.get(located_key(cached, cached.locate(tuple(args))))
-    from_cache = cached is not None
+    from_cache = cached(the_op, key, args)[1] is not None
     key, plan = plan_for(the_op, key, args)
     scope = current_scope()
     candidates: list[Candidate] = []
@@ -178,9 +171,9 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     elif chosen is not None:
         # The plan's sentences describe the arguments of the call that built it: say what these
         # arguments cost (same types, so the same moves), and how the result goes back.
-        cached = plan.moves.get(chosen[0].name, NO_MOVES).sentences
+        built = plan.moves.get(chosen[0].name, NO_MOVES).sentences
         movement = moves_for(the_op, chosen[2], chosen[1], args, None).sentences + tuple(
-            line for line in cached if line.startswith("result: ")
+            line for line in built if line.startswith("result: ")
         )
     elif plan.simulated:
         movement = plan.moves.get("", NO_MOVES).sentences

@@ -41,23 +41,14 @@ class Rescuer(Protocol):
     ) -> Any: ...
 
 
-#: Hooks that the pipeline layer (``prism_core._pipeline``) puts in force in a context; dispatch
-#: never imports it, and reads them only off the hot path (a cache miss, a failure):
-#:
-#: ``PLANNING``: while a pipeline is planned (``explain``), called as ``hook(op, args, kwargs)``
-#: by a call that has no cached plan, instead of running it; returns what stands for the result
-#: (``ArraySpec``).  Planning puts in force scopes no plan is keyed by, so every call misses.
-#:
-#: ``LENIENT``: while a stage with a preferred placement runs in automatic mode, called as
-#: ``hook(op, args, kwargs, error)`` when the placement in scope cannot run a call (no variant
-#: there: ``DispatchError``; its variant failed: ``BackendError``) or a placed function (its
-#: placement failed); returns the result of the call run elsewhere, or raises ``error``.
+#: While a pipeline is planned (``explain``): called by a call that has no cached plan, instead
+#: of running it.  Planning puts in force scopes no plan is keyed by, so every call misses.
 PLANNING: contextvars.ContextVar[Planner | None] = contextvars.ContextVar(
     "prism_planning", default=None
 )
-
-
+#: While a stage with a preferred placement runs in automatic mode: called when the placement in
+#: scope cannot run a call (no variant there: ``DispatchError``; its variant failed:
+#: ``BackendError``) or a placed function (its placement failed).
 LENIENT: contextvars.ContextVar[Rescuer | None] = contextvars.ContextVar(
     "prism_lenient", default=None
 )
-

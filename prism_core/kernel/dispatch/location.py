@@ -26,7 +26,7 @@ from prism_core.kernel.dispatch.arguments import array_args, array_positions, is
 if TYPE_CHECKING:
     from prism_core.kernel.dispatch.registry import Op, PlanKey
 
-__all__ = ["Router", "is_located", "located_key", "locator"]
+__all__ = ["Router", "is_located", "locator"]
 
 #: Where the located arrays of one call live, in argument order (``("cuda", "cuda")``).
 Places = tuple[str, ...]
@@ -36,19 +36,27 @@ Locate = Callable[[tuple[Any, ...]], Places]
 class Router:
     """The plan cached under a type key whose arrays may live in several places: the hot path
     finds no function in it (``fn`` and ``checked`` are ``None``) and calls :attr:`call`,
-    which runs the plan of the places the call's arrays are in."""
+    which runs the plan of the places the call's arrays are in.
 
-    __slots__ = ("call", "generation", "key", "locate")
+    A located plan's key is the router itself (hashed by identity, so that the hot path does
+    not hash the type key again), then the places.  A router is replaced only when every plan
+    is dropped (``registry.bump``), its located plans with it.
+    """
+
+    __slots__ = ("call", "key", "locate")
 
     fn = checked = None
     backend = ""
 
-    def __init__(self, key: PlanKey, locate: Locate, generation: int) -> None:
+    def __init__(self, key: PlanKey, locate: Locate) -> None:
         self.key = key
         self.locate = locate
-        #: Set by dispatch (``calls.route``): runs the located plan.
+        #: Set by dispatch (``calls.plan_for``): runs the located plan.
         self.call: Callable[..., Any] = _unset
-        self.generation = generation
+
+    def located_key(self, args: Sequence[Any]) -> PlanKey:
+        """The key of the plan for this call, whose located arrays are where they are."""
+        return (self, self.locate(tuple(args)))
 
     def __repr__(self) -> str:
         return f"<Router for {self.key!r}>"
@@ -56,14 +64,6 @@ class Router:
 
 def _unset(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("a router was used before dispatch gave it its call")
-
-
-def located_key(router: Router, places: Places) -> PlanKey:
-    """The key of the plan for calls of the router's key whose located arrays are at
-    ``places``: the router itself (hashed by identity, so that the hot path does not hash the
-    type key again), then the places.  A router is replaced only when every plan is dropped
-    (``registry.bump``), its located plans with it."""
-    return (router, places)
 
 
 def locator(op: Op, args: Sequence[Any]) -> Locate | None:
@@ -112,7 +112,7 @@ def locator(op: Op, args: Sequence[Any]) -> Locate | None:
 
 
 def is_located(key: PlanKey) -> bool:
-    """Whether ``key`` is a located plan's (:func:`located_key`), not a type key (whose first
+    """Whether ``key`` is a located plan's (:meth:`Router.located_key`), not a type key (whose first
     item is the scope)."""
     return type(key[0]) is Router
 

@@ -156,31 +156,22 @@ def mover(
     position: int = 0,
 ) -> Callable[[Any], Any]:
     """A function moving one argument (argument ``position`` of ``op``, for the record) to
-    ``backend`` on ``device`` (native values pass)."""
-    if backend is reference:
-
-        def to_host(value: Any) -> Any:
-            if backend.is_native(value):
-                return value
-            source = owner(value)
-            if source is not None and source is not backend:
-                out = source.to_numpy(value)
-            else:
-                out = backend.to_device(value, device)
-            sink = _RECORDING.get()
-            if sink is not None:
-                sink.append(_record(op, position, value, out, source, backend, None, None))
-            return out
-
-        return to_host
+    ``backend`` on ``device`` (native values pass).  To the reference backend, an array goes
+    through its owner's ``to_numpy``."""
+    to_host = backend is reference
 
     def move(value: Any) -> Any:
         if backend.is_native(value):
             return value
-        out = backend.to_device(value, device)
+        source = owner(value)
+        if to_host and source is not None and source is not backend:
+            out = source.to_numpy(value)
+        else:
+            out = backend.to_device(value, device)
         sink = _RECORDING.get()
         if sink is not None:
-            sink.append(_record(op, position, value, out, owner(value), backend, device, device))
+            on = None if to_host else device
+            sink.append(_record(op, position, value, out, source, backend, on, on))
         return out
 
     return move

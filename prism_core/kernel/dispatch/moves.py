@@ -28,6 +28,13 @@ class Moves:
     sentences: tuple[str, ...] = ()
     result: Callable[[Any], Any] | None = None
 
+    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``fn`` called with the arguments moved, and its result brought back if they were."""
+        if not self.converters:
+            return fn(*args, **kwargs)
+        out = fn(*convert(args, self.converters), **kwargs)
+        return out if self.result is None else self.result(out)
+
 
 NO_MOVES = Moves()
 
@@ -109,4 +116,3 @@ def convert(
     for i, convert in converters:
         out[i] = convert(out[i])
     return tuple(out)
-

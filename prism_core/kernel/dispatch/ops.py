@@ -13,6 +13,7 @@ user code.
 from __future__ import annotations
 
 import inspect
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any, overload
@@ -20,28 +21,23 @@ from typing import TYPE_CHECKING, Any, overload
 from prism_core.kernel.contract.variant import CanRun, Variant
 from prism_core.kernel.description.device import DeviceDescription
 from prism_core.kernel.dispatch import registry
-from prism_core.kernel.dispatch.arguments import plan_key
-from prism_core.kernel.dispatch.calls import call_slow, declined, failed
+from prism_core.kernel.dispatch.calls import fast_path
 from prism_core.kernel.dispatch.explain import explain
-from prism_core.kernel.dispatch.fallback import CALLER_ERRORS
 from prism_core.kernel.dispatch.registry import (
     Op,
     OperationError,
     OpFunction,
-    PlanKey,
     add_variant,
     as_op,
     register_op,
     remove_variants,
 )
-from prism_core.kernel.dispatch.scope import SCOPE, current_scope
+from prism_core.kernel.dispatch.scope import current_scope
 from prism_core.kernel.dispatch.scope import device as device_scope
-from prism_core.kernel.threads import POOLS
 
 if TYPE_CHECKING:
     from prism_core.kernel.dispatch.examples import Examples
 
-_scope_token = SCOPE.get
 
 __all__ = [
     "Op",
@@ -71,169 +67,68 @@ def all_ops() -> dict[str, Op]:
     return dict(sorted(registry.table().items()))
 
 
-def _make_function(op: Op) -> OpFunction:
-    """The function users call for ``op``: the hot path of dispatch.
+#: How the fast path (``calls.fast_path``) makes the key of a call, inline, for each keying of
+#: the op (``Op._keying``): 0 the scope and the type of each array argument, 1 their dtypes too
+#: (a variant depends on them), 2 the size bucket too (the op's tuned choice depends on the
+#: size; the bucket is ``tuning_records.bucket_of``).  What the inline key does not take (no
+#: ``.size``: a torch tensor) is ``plan_key``'s.  One and two leading array arguments:
+_ARRAYS = """\
+try:
+{items}    key = {key}
+except (IndexError, AttributeError, TypeError):
+    key = plan_key(op, token(), args)
+"""
+_ONE_KEY = (
+    "(token(), type(x))",
+    "(token(), type(x), x.dtype)",
+    "(token(), type(x), x.dtype, x.size.bit_length())",
+)
+_TWO_KEY = (
+    "(token(), type(x), type(y))",
+    "(token(), type(x), x.dtype, type(y), y.dtype)",
+    "(token(), type(x), x.dtype, type(y), y.dtype, (x.size + y.size).bit_length())",
+)
+#: A sequence of arrays (stack, concat) is keyed by its items' types, as ``plan_key`` keys it:
+#: keyed by ``list``, a list of tensors would reuse a list of NumPy arrays' plan.
+_SEQUENCE = """\
+if args and isinstance(args[0], (list, tuple)):
+    key = {key}
+else:
+{one}"""
+_SEQUENCE_KEY = ("(token(), *map(type, args[0]))", *["plan_key(op, token(), args)"] * 2)
+#: The ops that create (no array argument; asarray from lists): a ``device=`` naming an
+#: accelerator runs the call in its scope (``_on_device``).
+_ON_DEVICE = """\
+if kwargs and kwargs.get("device") is not None:
+    moved = on_device(call, args, kwargs)
+    if moved is not here:
+        return moved
+"""
 
-    A context read, a key tuple, a dict lookup and the call; everything else (plans, per-call
-    checks, conversions, fallback) is in _dispatch.  The key is the scope and the type of each
-    array argument, plus its dtype when a variant of the op depends on dtypes (``dtype_support``),
-    plus the size bucket when the op's tuned choice depends on the size (``op._keying``; the
-    bucket is ``prism_core._tuning.tuning_records.bucket_of``, inlined).  Specialised for one and
-    two leading array arguments, whose keys are built inline; benchmarks/bench_dispatch.py
-    measures what each of these choices saves.
-    """
 
-    get = op._plans.get  # the dict is only ever cleared, never replaced
-    token = _scope_token
-    caller_errors = CALLER_ERRORS
-    keying = op._keying  # a one-item list, updated when variants or tuning records change
-    pools = POOLS  # the thread-pool coordinator: one comparison while the backend is the same
-
+def _key_lines(op: Op, keying: int) -> str:
+    """The lines making the key of a call of ``op`` keyed as ``keying`` says."""
     if op.array_args == (0, 1) and not op.sequences:
-
-        def function(*args: Any, **kwargs: Any) -> Any:
-            try:
-                x = args[0]
-                y = args[1]
-                k = keying[0]
-                if k == 0:
-                    key: PlanKey = (token(), type(x), type(y))
-                elif k == 1:
-                    key = (token(), type(x), x.dtype, type(y), y.dtype)
-                else:
-                    bucket = (x.size + y.size).bit_length()
-                    key = (token(), type(x), x.dtype, type(y), y.dtype, bucket)
-            except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
-                key = plan_key(op, token(), args)
-            plan = get(key)
-            if plan is not None:
-                fn = plan.fn
-                if fn is not None:
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    try:
-                        if kwargs:
-                            return fn(*args, **kwargs)
-                        return fn(*args)
-                    except caller_errors:
-                        raise
-                    except Exception as exc:
-                        return failed(op, key, plan, exc, args, kwargs)
-                fn = plan.checked
-                if fn is not None:  # the first candidate has a can_run: check, then call
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
-                    if verdict is True:
-                        try:
-                            if kwargs:
-                                return fn(*args, **kwargs)
-                            return fn(*args)
-                        except caller_errors:
-                            raise
-                        except Exception as exc:
-                            return failed(op, key, plan, exc, args, kwargs)
-                    return declined(op, key, plan, verdict, args, kwargs)
-                return plan.call(*args, **kwargs)
-            return call_slow(op, key, args, kwargs)
-
+        two = "    x = args[0]\n    y = args[1]\n"
+        lines = _ARRAYS.format(items=two, key=_TWO_KEY[keying])
     elif op.array_args == (0,):
-        # A sequence of arrays (stack, concat) is keyed by its items' types, as ``plan_key`` keys
-        # it: keyed by ``list``, a list of tensors would reuse a list of NumPy arrays' plan.
-        sequence = 0 in op.sequences
-
-        def function(*args: Any, **kwargs: Any) -> Any:
-            try:
-                x = args[0]
-                k = keying[0]
-                key: PlanKey
-                if sequence and isinstance(x, (list, tuple)):
-                    key = (token(), *map(type, x)) if k == 0 else plan_key(op, token(), args)
-                elif k == 0:
-                    key = (token(), type(x))
-                elif k == 1:
-                    key = (token(), type(x), x.dtype)
-                else:
-                    key = (token(), type(x), x.dtype, x.size.bit_length())
-            except (IndexError, AttributeError, TypeError):  # no .size: a torch tensor
-                key = plan_key(op, token(), args)
-            plan = get(key)
-            if plan is not None:
-                fn = plan.fn
-                if fn is not None:
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    try:
-                        if kwargs:
-                            return fn(*args, **kwargs)
-                        return fn(*args)
-                    except caller_errors:
-                        raise
-                    except Exception as exc:
-                        return failed(op, key, plan, exc, args, kwargs)
-                fn = plan.checked
-                if fn is not None:  # the first candidate has a can_run: check, then call
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    verdict = plan.check(*args, **kwargs) if kwargs else plan.check(*args)
-                    if verdict is True:
-                        try:
-                            if kwargs:
-                                return fn(*args, **kwargs)
-                            return fn(*args)
-                        except caller_errors:
-                            raise
-                        except Exception as exc:
-                            return failed(op, key, plan, exc, args, kwargs)
-                    return declined(op, key, plan, verdict, args, kwargs)
-                return plan.call(*args, **kwargs)
-            return call_slow(op, key, args, kwargs)
-
+        lines = _ARRAYS.format(items="    x = args[0]\n", key=_ONE_KEY[keying])
+        if op.sequences:
+            one = textwrap.indent(lines, "    ")
+            lines = _SEQUENCE.format(key=_SEQUENCE_KEY[keying], one=one)
+    elif op.array_args == ():  # the scope, and the size bucket 0 where sizes matter
+        lines = "key = (token(), 0)\n" if keying == 2 else "key = (token(),)\n"
     else:
-        # The ops that create (no array argument; asarray from lists): a ``device=`` naming an
-        # accelerator runs the call in its scope (``_on_device``).
-        creating = op.array_args == () or op.name == "asarray"
-        # No array argument: the key is the scope (and the size bucket 0 where sizes matter),
-        # what ``plan_key`` would make, without calling it.
-        no_arrays = op.array_args == ()
+        lines = "key = plan_key(op, token(), args)\n"
+    return _ON_DEVICE + lines if op.array_args == () or op.name == "asarray" else lines
 
-        def function(*args: Any, **kwargs: Any) -> Any:
-            if creating and kwargs and kwargs.get("device") is not None:
-                moved = _on_device(function, args, kwargs)
-                if moved is not _HERE:
-                    return moved
-            if no_arrays:
-                key: PlanKey = (token(),) if keying[0] != 2 else (token(), 0)
-            else:
-                key = plan_key(op, token(), args)
-            plan = get(key)
-            if plan is not None:
-                fn = plan.fn
-                if fn is not None:
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    try:
-                        return fn(*args, **kwargs)
-                    except caller_errors:
-                        raise
-                    except Exception as exc:
-                        return failed(op, key, plan, exc, args, kwargs)
-                fn = plan.checked
-                if fn is not None:  # the first candidate has a can_run: check, then call
-                    if plan.backend != pools.last:
-                        pools.switch(plan.backend)
-                    verdict = plan.check(*args, **kwargs)
-                    if verdict is True:
-                        try:
-                            return fn(*args, **kwargs)
-                        except caller_errors:
-                            raise
-                        except Exception as exc:
-                            return failed(op, key, plan, exc, args, kwargs)
-                    return declined(op, key, plan, verdict, args, kwargs)
-                return plan.call(*args, **kwargs)
-            return call_slow(op, key, args, kwargs)
 
+def _make_function(op: Op) -> OpFunction:
+    """The function users call for ``op``: the fast path (``calls.fast_path``), a context
+    read, a key tuple made inline for the op's array arguments, a dict lookup and the call;
+    everything else (plans, per-call checks, conversions, fallback) is in ``calls.py``.
+    benchmarks/bench_dispatch.py measures what it costs beside a plain dispatcher's."""
+    function = fast_path(op, _key_lines(op, op._keying[0]), on_device=_on_device, here=_HERE)
     leaf = op.name.rpartition(".")[2]
     function.__name__ = function.__qualname__ = leaf
     function.__doc__ = op.__doc__
@@ -252,11 +147,26 @@ def _make_function(op: Op) -> OpFunction:
     return function  # type: ignore[return-value]
 
 
-# The slots of ``inspect.Signature`` that :class:`OpSignature` fills when first read.
-_PARAMETERS: Any = inspect.Signature.__dict__["_parameters"]
-_RETURN_ANNOTATION: Any = inspect.Signature.__dict__["_return_annotation"]
 #: What a function that takes anything shows: an op declared with no signature in its doc.
 _ANYTHING = "(*args, **kwargs)"
+# The slots of ``inspect.Signature`` that an :class:`OpSignature` fills when first read.
+_PARAMETERS: Any = inspect.Signature.__dict__["_parameters"]
+_RETURN_ANNOTATION: Any = inspect.Signature.__dict__["_return_annotation"]
+
+
+def _lazy(slot: Any) -> Any:
+    """``slot`` of an :class:`OpSignature`, filled from its source when first read."""
+
+    def get(self: OpSignature) -> Any:
+        try:
+            return slot.__get__(self)
+        except AttributeError:  # not read yet
+            made = inspect.Signature() if self._source is None else self._source()
+            _PARAMETERS.__set__(self, made.parameters)
+            _RETURN_ANNOTATION.__set__(self, made.return_annotation)
+            return slot.__get__(self)
+
+    return property(get, slot.__set__)
 
 
 class OpSignature(inspect.Signature):
@@ -285,35 +195,8 @@ class OpSignature(inspect.Signature):
         if source is None:  # made from parameters, as ``replace`` makes one
             super().__init__(parameters, return_annotation=return_annotation, **options)
 
-    def _made(self) -> None:
-        source = self._source
-        made = inspect.Signature() if source is None else source()
-        _PARAMETERS.__set__(self, made.parameters)
-        _RETURN_ANNOTATION.__set__(self, made.return_annotation)
-
-    @property
-    def _parameters(self) -> Any:
-        try:
-            return _PARAMETERS.__get__(self)
-        except AttributeError:  # not read yet
-            self._made()
-            return _PARAMETERS.__get__(self)
-
-    @_parameters.setter
-    def _parameters(self, value: Any) -> None:
-        _PARAMETERS.__set__(self, value)
-
-    @property
-    def _return_annotation(self) -> Any:
-        try:
-            return _RETURN_ANNOTATION.__get__(self)
-        except AttributeError:
-            self._made()
-            return _RETURN_ANNOTATION.__get__(self)
-
-    @_return_annotation.setter
-    def _return_annotation(self, value: Any) -> None:
-        _RETURN_ANNOTATION.__set__(self, value)
+    _parameters = _lazy(_PARAMETERS)
+    _return_annotation = _lazy(_RETURN_ANNOTATION)
 
 
 def _declared_signature(op: Op) -> inspect.Signature:
@@ -347,12 +230,11 @@ def _on_device(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
     """A creation op's call whose ``device=`` is Prism's description of a device other than a
     CPU (a :class:`~prism_core.hardware.DeviceInstance` or
     :class:`~prism_core.hardware.DeviceDescription`): run as it would be under
-    ``prism_core.device(...)`` of that device, so that a backend driving it creates the array there.
-     Every other call (``"cpu"``, Prism's CPU, a backend's own device object) is left where it is
-     (:data:`_HERE`): the variant chosen honours ``device`` or names
-    what it accepts.  A simulated device's call is planned there and computed, as every
-    simulated call is, by the reference backend in host memory (without the ``device`` it
-    cannot honour)."""
+    ``prism_core.device(...)`` of that device, so that a backend driving it creates the array
+    there.  Every other call (``"cpu"``, Prism's CPU, a backend's own device object) is left
+    where it is (:data:`_HERE`): the variant chosen honours ``device`` or names what it accepts.
+    A simulated device's call is planned there and computed, as every simulated call is, by the
+    reference backend in host memory (without the ``device`` it cannot honour)."""
     where = kwargs["device"]
     if isinstance(where, str):
         return _HERE
@@ -471,24 +353,24 @@ def kernel(
     """Register the decorated function as a variant of ``op`` (the original design's
     ``@kernel(requires={"tensor_cores": 2})``).  ``fallback=True`` marks a variant that runs
     anywhere its backend does, ranked after every variant with requirements."""
-    target = as_op(op)
-
-    def register(f: Callable[..., Any]) -> Callable[..., Any]:
-        add_variant(
-            Variant(
-                target.name,
-                f,
-                backend=backend,
-                requires=requires,
-                priority=priority - 1000 if fallback else priority,
-                can_run=can_run,
-                dtype_support=dtype_support,
-                name=name,
-            )
-        )
-        return f
-
+    register: Callable[[Callable[..., Any]], Callable[..., Any]] = as_op(op).variant(
+        backend=backend,
+        requires=requires,
+        priority=priority - 1000 if fallback else priority,
+        can_run=can_run,
+        dtype_support=dtype_support,
+        name=name,
+    )
     return register
 
 
-registry._function_factory[:] = [_make_function]
+def _rekeyed(op: Op) -> None:
+    """``op``'s keying changed: its function, the one users hold, makes keys the new way (the
+    code of the fast path for that keying, specialised so that no call reads the keying)."""
+    made = fast_path(op, _key_lines(op, op._keying[0]), on_device=_on_device, here=_HERE)
+    function: Any = op.function
+    assert made.__code__.co_freevars == function.__code__.co_freevars  # the same closure
+    function.__code__ = made.__code__
+
+
+registry._function_factory[:] = [_make_function, _rekeyed]

@@ -74,19 +74,16 @@ class Plan:
     untuned: bool = False
 
 
-def build(
-    op: Op, scope: Scope, args: Sequence[Any], built_at: int, measured: bool = True
-) -> Plan:
+def build(op: Op, scope: Scope, args: Sequence[Any], built_at: int, measured: bool = True) -> Plan:
     """The decision for ``op(*args)`` in ``scope``: every candidate judged, the eligible
     ranked (by measurements too, when ``measured``), their moves.  Not yet runnable: see
     ``calls.build_plan``."""
+    from prism_core.kernel.dispatch import movement
     from prism_core.kernel.plugins import plugins
 
     dtypes = array_dtypes(op, args)
     accepted: list[tuple[tuple[Any, ...], Variant, DeviceDescription | None, Backend | None]] = []
     rejected: list[Candidate] = []
-    from prism_core.kernel.dispatch import movement
-
     arrays = array_args(op, args)
     for i, a in enumerate(arrays):
         if type(a).__name__ == "matrix" and type(a).__module__.startswith("numpy"):
@@ -112,23 +109,17 @@ def build(
             if verdict is not True:
                 reasons = [str(verdict or "its placement said no")]
         if reasons:
-            rejected.append(
-                Candidate(
-                    variant.name, variant.backend, False, None, tuple(reasons), (), variant.priority
-                )
-            )
+            rejected.append(Candidate.rejected(variant, reasons))
         else:
             accepted.append((rank_key(scope, variant), variant, dev, backend))
     reference = next((v for v in op.variants if v.reference), None)
-    backends = plugins().backends
+    ps = plugins()
+    backends = ps.backends
     origin = home(op, args, reference)
     # Where data lives, it stays (docs/backends.md): a variant whose backend takes every array
     # as it is ranks before one that must move them.  Without arrays (creation ops; Python
     # scalars only: `log(0.5)`), automatic mode makes the reference backend's arrays.
-    ps = plugins()
-    has_arrays = any(
-        isinstance(a, ArraySpec) or ps.owner(a) is not None for a in array_args(op, args)
-    )
+    has_arrays = any(isinstance(a, ArraySpec) or ps.owner(a) is not None for a in arrays)
     order = []
     for key, variant, dev, backend in accepted:
         own = moves_for(op, backend, dev, args, None)
@@ -195,4 +186,3 @@ def resolved(variant: Variant) -> Callable[..., Any] | None:
         return variant.resolve()
     except VariantImportError:
         return None
-

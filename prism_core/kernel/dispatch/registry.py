@@ -51,8 +51,9 @@ class OpFunction(Protocol):
 #: the size bucket, as the op's keying asks: ``arguments.plan_key``).
 PlanKey = tuple[object, ...]
 
-#: Makes the function users call for an op; installed by ``ops.py``.
-_function_factory: list[Callable[[Op], OpFunction]] = []
+#: Makes the function users call for an op, and gives it the code for the op's keying when that
+#: changes (users hold the function: it stays the same object); installed by ``ops.py``.
+_function_factory: list[Callable[[Op], Any]] = []
 
 
 class Op:
@@ -95,13 +96,20 @@ class Op:
         # its ``get``.
         self._plans: dict[Any, Any] = {}
         #: What dispatch keys hold beyond the scope and the argument types (a one-item list,
-        #: updated by ``bump``): 0 nothing, 1 the dtypes (a variant depends on them,
+        #: set by :meth:`_key_by`): 0 nothing, 1 the dtypes (a variant depends on them,
         #: ``dtype_support``), 2 the dtypes and the size bucket (the ranked order of this op
         #: depends on the size: ``Ranker.sizes_matter``).
         self._keying: list[int] = [0]
         #: What users call (``prism_core.matmul``): a plain function specialised for this op,
         #: because calling a function costs less than calling an object (benchmarks/).
         self.function: OpFunction = _function_factory[0](self)
+
+    def _key_by(self, keying: int) -> None:
+        """Key this op's plans as ``keying`` says (:attr:`_keying`; the caller holds the lock
+        and drops the plans), and its function's keys with them."""
+        if self._keying[0] != keying:
+            self._keying[0] = keying
+            _function_factory[1](self)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
@@ -216,12 +224,10 @@ def bump() -> None:
         sizes_matter = _state.sizes_matter
         for op in _ops.values():
             if _state.every_size or (sizes_matter is not None and sizes_matter(op.name)):
-                op._keying[0] = 2
+                op._key_by(2)
             else:
                 by_dtype = _state.by_dtype
-                op._keying[0] = (
-                    1 if any(v.dtype_support or v.backend in by_dtype for v in op.variants) else 0
-                )
+                op._key_by(int(any(v.dtype_support or v.backend in by_dtype for v in op.variants)))
             op._plans.clear()
 
 
@@ -231,7 +237,7 @@ def size_keyed(op: Op) -> None:
     if op._keying[0] == 2:
         return
     with lock:
-        op._keying[0] = 2
+        op._key_by(2)
         op._plans.clear()
 
 
@@ -259,12 +265,8 @@ def swap_plan(op: Op, key: PlanKey | None, expected: Any, new: Any) -> bool:
         return True
 
 
-def _on_change(what: str) -> None:
-    bump()
-
-
 # Plugins or devices loaded again: every plan is stale (the layer below announces it).
-subscribe(_on_change)
+subscribe(lambda what: bump())
 
 
 # -- the table --------------------------------------------------------------------------------

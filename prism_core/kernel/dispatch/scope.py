@@ -111,60 +111,23 @@ class Scope:
         raise TypeError("scopes are made with prism_core.device(), use_backend() and choosing()")
 
     @classmethod
-    def _make(
-        cls,
-        device: DeviceDescription | None,
-        simulated: bool,
-        backend: str | None,
-        prefer: str,
-        strict: bool,
-        execution: Policy | None = None,
-        split: Split | None = None,
-        device_asked: str | None = None,
-        check_errors: str = "raise",
-    ) -> Scope:
-        key = (
-            _fingerprint(device),
-            simulated,
-            backend,
-            prefer,
-            strict,
-            execution,
-            split,
-            device_asked,
-            check_errors,
-        )
+    def _make(cls, **fields: Any) -> Scope:
+        """The one scope of ``fields`` (every one of :data:`_FIELDS`)."""
+        key = tuple(_fingerprint(fields[n]) if n == "device" else fields[n] for n in _FIELDS)
         with _lock:
             scope = _interned.get(key)
             if scope is None:
                 scope = object.__new__(cls)
-                scope.device = device
-                scope.device_asked = device_asked
-                scope.simulated = simulated
-                scope.backend = backend
-                scope.prefer = prefer
-                scope.strict = strict
-                scope.execution = execution
-                scope.split = split
-                scope.check_errors = check_errors
+                for name in _FIELDS:
+                    setattr(scope, name, fields[name])
                 _interned[key] = scope
         return scope
 
     def replace(self, **changes: Any) -> Scope:
-        fields: dict[str, Any] = {
-            "device": self.device,
-            "simulated": self.simulated,
-            "backend": self.backend,
-            "prefer": self.prefer,
-            "strict": self.strict,
-            "execution": self.execution,
-            "split": self.split,
-            "check_errors": self.check_errors,
-            # Another device is not the spelling this one was asked by.
-            "device_asked": self.device_asked if "device" not in changes else None,
-        }
-        fields.update(changes)
-        return Scope._make(**fields)
+        fields = {name: getattr(self, name) for name in _FIELDS}
+        if "device" in changes:
+            fields["device_asked"] = None  # another device is not the spelling this was asked by
+        return Scope._make(**{**fields, **changes})
 
     @property
     def automatic(self) -> bool:
@@ -208,6 +171,8 @@ class Scope:
         return f"<Scope {' '.join(parts) or 'automatic'}>"
 
 
+#: What makes a scope (its interning key holds them, the device by its content).
+_FIELDS = tuple(name for name in Scope.__slots__ if name != "__weakref__")
 _lock = threading.Lock()
 #: Interned scopes, held only while something uses them (a ``with`` block in force, a cached
 #: plan's key): descriptions loaded again (``reload_devices``, ``load_device_file``) must not
@@ -245,7 +210,8 @@ _default: list[Scope] = []
 
 def _process_default() -> Scope:
     if not _default:
-        _default.append(Scope._make(None, False, None, "performance", False))
+        plain = {"simulated": False, "prefer": "performance", "strict": False}
+        _default.append(Scope._make(**{**dict.fromkeys(_FIELDS), **plain, "check_errors": "raise"}))
     return _default[0]
 
 
@@ -326,12 +292,6 @@ class ScopeBlock:
         _BLOCK.set(frame.below)
 
 
-def _invalidate() -> None:
-    from prism_core.kernel.dispatch.registry import bump
-
-    bump()
-
-
 def checked_backend(name: str) -> str:
     """The name of the backend ``name`` names (an alias gives the backend's own name), after
     checking that it is installed and available here."""
@@ -369,10 +329,6 @@ def device(name: Any, *, simulate: bool = False) -> ScopeBlock:
     if not simulate and asked is None:
         desc = present_device(desc)
     return ScopeBlock({"device": desc, "simulated": simulate, "device_asked": asked})
-
-
-def _kind_word(kind: str) -> str:
-    return kind.upper() if len(kind) <= 3 else kind  # CPU, GPU, NPU, TPU; accelerator
 
 
 def resolved_device(device: Any, caller: str) -> tuple[DeviceDescription, str | None]:
@@ -413,7 +369,7 @@ def resolved_device(device: Any, caller: str) -> tuple[DeviceDescription, str | 
     kind, index = spelled
     present = present_devices().devices
     same = [d for d in present if d.description.kind == kind]
-    word = _kind_word(kind)
+    word = kind.upper() if len(kind) <= 3 else kind  # CPU, GPU, NPU, TPU; accelerator
     if len(same) <= (index or 0):
         here = ", ".join(d.device_type for d in present) or "none"
         if not same:
@@ -518,7 +474,7 @@ def set_backend(name: str | None) -> None:
         )
     if name is not None:
         name = checked_backend(name)
-    current = _process_default()
-    new = current.replace(backend=name)
-    _default[:] = [new]
-    _invalidate()
+    from prism_core.kernel.dispatch.registry import bump
+
+    _default[:] = [_process_default().replace(backend=name)]
+    bump()

@@ -9,7 +9,7 @@ the facts it reports about its runtime (:meth:`Backend.capabilities`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from prism_core.kernel.contract.backend import Backend
@@ -42,18 +42,9 @@ class BackendInfo:
     backend: Backend = field(repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "aliases": list(self.aliases),
-            "plugin": self.plugin,
-            "available": self.available,
-            "reason": self.reason,
-            "version": self.version,
-            "priority": self.priority,
-            "description": self.description,
-            "drives": list(self.drives),
-            "capabilities": self.capabilities,
-        }
+        # Every field but the backend object, tuples as lists.
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "backend"}
+        return out | {"aliases": list(self.aliases), "drives": list(self.drives)}
 
 
 def get_backend(name: str) -> Backend:
