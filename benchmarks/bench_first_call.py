@@ -218,12 +218,15 @@ a = np.ones((4, 4))
 cpu = next(d.device_type for d in present_devices().devices if d.description.kind == "cpu")
 try:  # the exact key the tuner records for the timed call, where dispatch can say it
     try:
-        from prism_core.kernel.dispatch.candidates import candidates
+        from prism_core._tuning.candidates import candidates
     except ImportError:
-        try:  # a tree before the kernel package
-            from prism_core._dispatch.candidates import candidates
-        except ImportError:  # a tree before dispatch was split
-            from prism_core._dispatch.dispatcher import candidates
+        try:  # a tree before the tuner took it over
+            from prism_core.kernel.dispatch.candidates import candidates
+        except ImportError:
+            try:  # a tree before the kernel package
+                from prism_core._dispatch.candidates import candidates
+            except ImportError:  # a tree before dispatch was split
+                from prism_core._dispatch.dispatcher import candidates
 
     found = candidates(p.matmul, (a, a))
     first = (found.devices, tuple(found.variants), found.dtype or "fp64", found.bucket)

@@ -84,8 +84,8 @@ def main() -> int:
 
     import prism_core as prism
     from prism_core._bench import run_bench
+    from prism_core._tuning.candidates import Runner
     from prism_core._tuning.tuner import measure
-    from prism_core.kernel.dispatch.candidates import Runner
 
     record: dict[str, Any] = {
         "host": {

@@ -155,8 +155,8 @@ def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
     from prism_genomics import BLOSUM62, PROTEIN, Scoring, encode
 
     import prism_core as prism
+    from prism_core._tuning.candidates import Runner
     from prism_core._tuning.tuner import measure
-    from prism_core.kernel.dispatch.candidates import Runner
 
     if case.scoring == "dna":
         scoring, alphabet = Scoring.match_mismatch(), None

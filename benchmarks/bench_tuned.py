@@ -61,8 +61,8 @@ def main() -> int:
 
     import prism_core as prism
     from prism_core._bench import run_bench
+    from prism_core._tuning.candidates import Runner
     from prism_core._tuning.tuner import example_arguments, measure
-    from prism_core.kernel.dispatch.candidates import Runner
 
     began = time.perf_counter()
     report = run_bench(quick=args.quick, ops=OPS, budget_s=args.budget)

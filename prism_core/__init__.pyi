@@ -35,11 +35,11 @@ from prism_core.kernel.description.dtypes import uint16 as uint16
 from prism_core.kernel.description.dtypes import uint32 as uint32
 from prism_core.kernel.description.dtypes import uint64 as uint64
 from prism_core._broadcasting import broadcast_shapes as broadcast_shapes
-from prism_core.kernel.description.promotion import can_cast as can_cast
+from prism_core._promotion import can_cast as can_cast
 from prism_core._dtype_info import finfo as finfo
 from prism_core._dtype_info import iinfo as iinfo
-from prism_core.kernel.description.promotion import isdtype as isdtype
-from prism_core.kernel.description.promotion import result_type as result_type
+from prism_core._promotion import isdtype as isdtype
+from prism_core._promotion import result_type as result_type
 from prism_core.kernel.dispatch.ops import Op as Op
 from prism_core.kernel.dispatch.ops import all_ops as all_ops
 from prism_core.kernel.dispatch.ops import get_op as get_op
@@ -56,7 +56,7 @@ from prism_core.kernel.dispatch.scope import current_scope as current_scope
 from prism_core.kernel.dispatch.scope import device as device
 from prism_core._tuning.ranking import execution_policy as execution_policy
 from prism_core._tuning.execution_policy import ExecutionPolicy as ExecutionPolicy
-from prism_core.kernel.dispatch.generators import scoped as scoped
+from prism_core._generators import scoped as scoped
 from prism_core.kernel.dispatch.scope import set_backend as set_backend
 from prism_core.kernel.dispatch.scope import use_backend as use_backend
 from prism_core.kernel.dispatch.scope import use_numpy_backend as use_numpy_backend

@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from prism_core._tuning.candidates import Runner, candidates
 from prism_core._tuning.load import MachineLoad
 from prism_core._tuning.measurements import Measurement, median_interval
 from prism_core._tuning.tune_report import Keeper, TuneCase, stored_case
 from prism_core._tuning.tuner import declared_examples, example_arguments, measure, share, tune_case
-from prism_core.kernel.dispatch.candidates import Runner, candidates
 from prism_core.kernel.dispatch.ops import get_op
 from prism_core.kernel.errors import PrismError
 from prism_core.kernel.quantities import seconds_text

@@ -31,7 +31,7 @@ _LAZY = {
     "SearchEntry": "kernel.devices",
     "Sparsity": "kernel.description.sparsity",
     "Throughput": "kernel.description.throughput",
-    "TransferPath": "kernel.description.topology",
+    "TransferPath": "_transfer_paths",
     "UnknownDeviceError": "kernel.errors",
     "default_search_path": "kernel.devices",
     "detect_cpu": "kernel.host_cpu",

@@ -21,7 +21,7 @@ from prism_core.kernel.description.requirements import RequirementMatch as Requi
 from prism_core.kernel.devices import SearchEntry as SearchEntry
 from prism_core.kernel.description.sparsity import Sparsity as Sparsity
 from prism_core.kernel.description.throughput import Throughput as Throughput
-from prism_core.kernel.description.topology import TransferPath as TransferPath
+from prism_core._transfer_paths import TransferPath as TransferPath
 from prism_core.kernel.errors import UnknownDeviceError as UnknownDeviceError
 from prism_core.kernel.devices import default_search_path as default_search_path
 from prism_core.kernel.host_cpu import detect_cpu as detect_cpu

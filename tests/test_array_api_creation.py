@@ -33,8 +33,8 @@ from hypothesis.extra import numpy as hnp  # noqa: E402
 
 import prism_core  # noqa: E402
 from prism_core import _dtype_info as dtype_info  # noqa: E402
+from prism_core import _promotion as promotion  # noqa: E402
 from prism_core import array_api as xp  # noqa: E402
-from prism_core.kernel.description import promotion  # noqa: E402
 from prism_core.kernel.records.creation import ROWS  # noqa: E402
 
 from .array_api_dtypes import COMPLEX, NOT_ON_TORCH, REAL_FLOATING, SIGNED, UNSIGNED  # noqa: E402

@@ -75,7 +75,7 @@ RUN = """
 import numpy as np
 import prism_core
 import prism_core.kernel.dispatch.ops  # installs the op functions
-from prism_core.kernel.dispatch.candidates import candidates
+from prism_core._tuning.candidates import candidates
 
 a = np.ones(3)
 runners = {r.variant: r for r in candidates("add", (a, a)).runners}

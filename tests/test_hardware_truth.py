@@ -212,7 +212,7 @@ def test_trainium2_fp32_disagreement_is_stated(path: str) -> None:
 def test_max_1550_declares_its_xe_links_without_inventing_a_bandwidth(lib: DeviceLibrary) -> None:
     """16 Xe Links a card, 8 a stack, and the stacks' link in the package; Intel publishes no
     Xe Link bandwidth, so none is given and no copy is costed over them."""
-    from prism_core.kernel.description.topology import transfer_path
+    from prism_core._transfer_paths import transfer_path
 
     card, stack = lib.get("intel.max-1550"), lib.get("intel.max-1550-stack")
     xe = [link for link in card.links if link.interface == "xe-link"]

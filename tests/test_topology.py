@@ -17,13 +17,10 @@ import numpy as np
 import pytest
 
 import prism_core as prism
+from prism_core._transfer_paths import transfer_path
 from prism_core.hardware import Link, TransferPath
 from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
-from prism_core.kernel.description.topology import (
-    device_link_total,
-    host_link_total,
-    transfer_path,
-)
+from prism_core.kernel.description.topology import device_link_total, host_link_total
 from prism_core.tuning import PerformanceModel
 
 from .conftest import problems_of, run_prism, shipped_library

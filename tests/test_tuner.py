@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import prism_core as prism
+from prism_core._tuning import candidates as dispatch_candidates
 from prism_core._tuning import tuner
 from prism_core._tuning import tuning_records as tuning
+from prism_core._tuning.candidates import Runner
 from prism_core._tuning.measurements import decide
 from prism_core._tuning.tuner import TuningError, measure
-from prism_core.kernel.dispatch import candidates as dispatch_candidates
-from prism_core.kernel.dispatch.candidates import Runner
 from prism_core.kernel.dispatch.registry import remove_variants, table
 
 from .virtual_clock import VirtualClock

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from prism_core.kernel.dispatch.candidates import Candidates, Runner
+from prism_core._tuning.candidates import Candidates, Runner
 
 __all__ = ["FunctionTuning", "PreparedRunner", "Tunable"]
 

@@ -14,7 +14,7 @@ from prism_core.kernel.public import home
 from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
-    from prism_core.kernel.dispatch.candidates import Candidates
+    from prism_core._tuning.candidates import Candidates
 
 __all__ = ["Keeper", "TuneCase", "TuneReport", "choice_text", "stored_case"]
 

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from prism_core._tuning.candidates import Candidates, Runner, candidates
 from prism_core._tuning.function_tuning import FunctionTuning, Tunable
 from prism_core._tuning.measurements import Measurement, decide
 from prism_core._tuning.tune_report import Keeper, TuneCase, TuneReport
-from prism_core.kernel.dispatch.candidates import Candidates, Runner, candidates
 from prism_core.kernel.dispatch.ops import (  # ops.py installs the op functions
     OperationError,
     all_ops,

@@ -39,9 +39,9 @@ _OPS: dict[str, str] = {name: op for name, op in STANDARD_OPS.items() if "." not
 #: This namespace's functions that are not ops (they take dtypes or shapes, not arrays):
 #: name -> ``"module:attribute"``.
 _PLAIN: dict[str, str] = {
-    "can_cast": "prism_core.kernel.description.promotion:can_cast",
-    "result_type": "prism_core.kernel.description.promotion:result_type",
-    "isdtype": "prism_core.kernel.description.promotion:isdtype",
+    "can_cast": "prism_core._promotion:can_cast",
+    "result_type": "prism_core._promotion:result_type",
+    "isdtype": "prism_core._promotion:isdtype",
     "finfo": "prism_core._dtype_info:finfo",
     "iinfo": "prism_core._dtype_info:iinfo",
     "broadcast_shapes": "prism_core._broadcasting:broadcast_shapes",

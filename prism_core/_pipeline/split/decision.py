@@ -26,12 +26,12 @@ from prism_core.kernel.quantities import seconds_text
 if TYPE_CHECKING:
     from prism_core._pipeline.split.layout import _Layout
     from prism_core._pipeline.split.targets import SplitTarget
+    from prism_core._transfer_paths import TransferPath
     from prism_core._tuning.figures import Figures
     from prism_core._tuning.model import PerformanceModel
     from prism_core._tuning.tuning_entries import TuningRecords
     from prism_core.kernel.contract.backend import Backend
     from prism_core.kernel.description.device import DeviceDescription
-    from prism_core.kernel.description.topology import TransferPath
 
 #: How much faster than the better single target a split must be predicted to be kept: 20 %.
 #: The calibrated model predicts sizes it was not fitted on within 12 to 30 % at the median
@@ -416,8 +416,8 @@ def _modelled(
 ) -> _Costs | str:
     """Costs from the model: each target's time at the whole length and at half of it, as a
     fixed cost plus a cost per item (shares that finish every part together), or why not."""
+    from prism_core._transfer_paths import transfer_path
     from prism_core._tuning.model import ModelError
-    from prism_core.kernel.description.topology import transfer_path
     from prism_core.kernel.devices import default_library
 
     length = max(layout.length, 1)

@@ -30,9 +30,9 @@ from prism_core.kernel.dispatch.scope import SCOPE, Scope
 from prism_core.kernel.errors import PrismError, describe_exception
 
 if TYPE_CHECKING:
+    from prism_core._transfer_paths import TransferPath
     from prism_core.kernel.contract.backend import Backend
     from prism_core.kernel.description.device import DeviceDescription
-    from prism_core.kernel.description.topology import TransferPath
 
 
 @dataclass
@@ -312,7 +312,7 @@ def _path_to(source: DeviceDescription | None, target: SplitTarget) -> TransferP
     """The path of a part's data from ``source`` to ``target``'s device; ``None`` when the
     target names no device (a backend, on the device it chooses) or a link on the path is not
     described."""
-    from prism_core.kernel.description.topology import transfer_path
+    from prism_core._transfer_paths import transfer_path
 
     if target.description is None:
         return None

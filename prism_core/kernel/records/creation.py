@@ -8,7 +8,7 @@ library.
 
 The data-type functions that take dtypes rather than arrays (``result_type``, ``can_cast``,
 ``isdtype``, ``finfo``, ``iinfo``) are no ops: they are plain functions of
-``prism_core.kernel.description.promotion`` and ``prism_core._dtype_info``.
+``prism_core._promotion`` and ``prism_core._dtype_info``.
 """
 
 from __future__ import annotations

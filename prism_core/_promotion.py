@@ -127,7 +127,7 @@ def result_type(*arrays_and_dtypes: Any) -> DType:
     """The dtype of the result of an operation on ``arrays_and_dtypes``: arrays (anything with a
     ``dtype``), dtypes (Prism's, NumPy's, torch's, names) and Python scalars (``bool``, ``int``,
     ``float``, ``complex``; weak), by the standard's promotion table; pairs the table leaves
-    undefined as NumPy 2 promotes them (``prism_core.kernel.description.promotion``'s docstring).
+    undefined as NumPy 2 promotes them (``prism_core._promotion``'s docstring).
 
     At least one array or dtype is required (``ValueError`` otherwise); something that is
     neither a scalar nor a dtype nor an array is a ``TypeError`` naming its position.
