@@ -13,6 +13,7 @@ from prism_core._lazy import attach
 
 #: Public name -> the private module that defines it.
 _LAZY = {
+    "Array": "kernel.contract.array",
     "Availability": "kernel.contract.backend",
     "Backend": "kernel.contract.backend",
     "BackendInfo": "_backend_registry",
