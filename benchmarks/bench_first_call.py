@@ -179,12 +179,17 @@ t = time.perf_counter()
 from prism_core import _doctor as d
 try:  # the modules' names before the kernel package, in a baseline tree
     from prism_core.kernel.devices import DeviceLibrary
-    from prism_core.kernel.host import describe_host
     from prism_core.kernel.plugins import plugins
 except ImportError:
     from prism_core._knowledge.devices import DeviceLibrary
-    from prism_core._knowledge.host import describe_host
     from prism_core._knowledge.plugins import plugins
+try:  # where the host's report lives: beside doctor, in the kernel, before the kernel package
+    from prism_core._host_report import describe_host
+except ImportError:
+    try:
+        from prism_core.kernel.host import describe_host
+    except ImportError:
+        from prism_core._knowledge.host import describe_host
 
 out["import prism_core._doctor"] = (time.perf_counter() - t) * 1e3
 library = step("device library (plugin discovery)", DeviceLibrary)

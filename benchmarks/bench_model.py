@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from prism_core._blas import blas_info
 from prism_core._tuning.model import PerformanceModel
-from prism_core.kernel.host import blas_info
 from prism_core.kernel.host_cpu import detect_cpu
 
 SIZES = {

@@ -22,14 +22,21 @@ from prism_core._tuning.candidates import Runner, candidates
 from prism_core._tuning.load import MachineLoad
 from prism_core._tuning.measurements import Measurement, median_interval
 from prism_core._tuning.tune_report import Keeper, TuneCase, stored_case
-from prism_core._tuning.tuner import declared_examples, example_arguments, measure, share, tune_case
+from prism_core._tuning.tuner import (
+    BUILTIN_EXAMPLES,
+    declared_examples,
+    example_arguments,
+    measure,
+    share,
+    tune_case,
+)
 from prism_core.kernel.dispatch.ops import get_op
 from prism_core.kernel.errors import PrismError
 from prism_core.kernel.quantities import seconds_text
 
 if TYPE_CHECKING:
     from prism_core._tuning.calibration import CalibrationReport
-    from prism_core.kernel.dispatch.examples import Examples
+    from prism_core.kernel.op_examples import Examples
 
 __all__ = [
     "FULL",
@@ -40,21 +47,17 @@ __all__ = [
     "run_calibration",
 ]
 
-#: Sizes ``n`` per op (example_arguments: n x n matrices, vectors of n).
-QUICK: dict[str, list[int]] = {
-    "matmul": [16, 128, 512],
-    "fft.fft": [256, 16384, 1 << 20],
-    "linalg.svd": [16, 128, 384],
-    "linalg.solve": [16, 256, 1024],
-    "add": [1024, 1 << 20],
-}
-FULL: dict[str, list[int]] = {
-    "matmul": [4, 16, 64, 256, 1024, 2048],
-    "fft.fft": [2**4, 2**8, 2**12, 2**16, 2**20],
-    "linalg.svd": [8, 32, 128, 512, 1024],
-    "linalg.solve": [8, 64, 256, 1024],
-    "add": [2**10, 2**14, 2**18, 2**22],
-}
+#: The order ``prism bench`` shows the builtin ops in (a presentation choice; any other op
+#: whose record has examples follows, in the records' order).
+_SHOWN = ("matmul", "fft.fft", "linalg.svd", "linalg.solve", "add")
+_BUILTIN = sorted(
+    BUILTIN_EXAMPLES.items(),
+    key=lambda item: _SHOWN.index(item[0]) if item[0] in _SHOWN else len(_SHOWN),
+)
+#: Sizes ``n`` per builtin op, from the examples of its record (``OpRecord.examples``:
+#: ``quick`` and ``full``; n x n matrices, vectors of n).
+QUICK: dict[str, list[int]] = {name: [n for n, _ in e.sizes(True)] for name, e in _BUILTIN}
+FULL: dict[str, list[int]] = {name: [n for n, _ in e.sizes(False)] for name, e in _BUILTIN}
 DTYPES = ("float32", "float64")
 #: The name of Prism's own call among a row's measurements.
 PRISM = "prism"

@@ -31,15 +31,6 @@ if TYPE_CHECKING:
 
 __all__ = ["figure", "plot", "target"]
 
-#: The x axis of each builtin op: what the size ``n`` of a row counts (an op that carries its
-#: examples names its own: ``Examples.axis``).
-_X_LABELS = {
-    "matmul": "matrix side n (n x n matrices)",
-    "linalg.svd": "matrix side n (n x n matrix)",
-    "linalg.solve": "matrix side n (n x n system)",
-    "fft.fft": "number of elements n",
-    "add": "number of elements n",
-}
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">")
 _STYLES = ("-", "--", ":", "-.")
 #: The band's upper edge: this percentile of a variant's per-round times.
@@ -283,7 +274,11 @@ def _axes(ax: Axes, op: str, rows: Sequence[BenchRow], times: Sequence[float]) -
     examples = rows[0].examples if rows else None
     ax.set_xscale("log", base=10 if by_cells else 2)
     ax.set_yscale("log")
-    label = examples.axis if examples is not None else _X_LABELS.get(op, "size n")
+    if examples is None:  # a builtin op's row: its record's examples
+        from prism_core._tuning.tuner import BUILTIN_EXAMPLES
+
+        examples = BUILTIN_EXAMPLES.get(op)
+    label = examples.axis if examples is not None else "size n"
     ax.set_xlabel(label, fontsize=9)
     sizes = sorted({_x(r) for r in rows})
     if by_cells:

@@ -166,7 +166,7 @@ def collect() -> dict[str, Any]:
         report["library"] = library
         report["plugins"] = _section(_plugins)
         return report
-    from prism_core.kernel.host import describe_host
+    from prism_core._host_report import describe_host
 
     report["host"] = _section(lambda: describe_host(library).as_dict())
     every = library.list(include_abstract=True)

@@ -6,11 +6,17 @@ from prism_core.kernel.contract.backend import Backend as Backend
 from prism_core._backend_registry import BackendInfo as BackendInfo
 from prism_core.kernel.contract.backend import DetectedDevice as DetectedDevice
 from prism_core.kernel.contract.backend import Detection as Detection
+from prism_core.kernel.contract.extension_points import FirstUse as FirstUse
+from prism_core.kernel.contract.extension_points import Planner as Planner
 from prism_core.kernel.plugins import PluginError as PluginError
 from prism_core.kernel.plugins import PluginRecord as PluginRecord
 from prism_core.kernel.plugins import PluginSet as PluginSet
 from prism_core.kernel.config import PluginSettings as PluginSettings
 from prism_core.kernel.plugins import PluginWarning as PluginWarning
+from prism_core.kernel.contract.extension_points import RankRequest as RankRequest
+from prism_core.kernel.contract.extension_points import Ranked as Ranked
+from prism_core.kernel.contract.extension_points import Ranker as Ranker
+from prism_core.kernel.contract.extension_points import Rescuer as Rescuer
 from prism_core.kernel.contract.variant import Variant as Variant
 from prism_core.kernel.contract.variant import VariantImportError as VariantImportError
 from prism_core._tuning.op_work import Work as Work

@@ -1,4 +1,4 @@
-"""``prism_core.backend_kit.Examples`` (prism_core/kernel/dispatch/examples.py) and what
+"""``prism_core.backend_kit.Examples`` (prism_core/kernel/op_examples.py) and what
 ``operation()`` gained for plugins: ``reference=False`` (an op declared alone, its variants all
 from plugins) and ``examples=`` (how ``prism bench`` and ``prism.tuning.tune`` make its
 arguments)."""

@@ -18,17 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from prism_core._blas import blas_info, blas_threads
+from prism_core._host_report import HostReport, describe_host
 from prism_core.kernel import host_cpu
 from prism_core.kernel.description.library import DeviceLibrary, SearchEntry
 from prism_core.kernel.errors import PrismError
-from prism_core.kernel.host import (
-    DeviceInstance,
-    HostReport,
-    blas_info,
-    blas_threads,
-    describe_host,
-    host_cpu_instance,
-)
+from prism_core.kernel.host import DeviceInstance, host_cpu_instance
 from prism_core.kernel.host_cpu import (
     CpuInfo,
     CpuMatch,

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import prism_core
+from prism_core._host_report import HostReport
 from prism_core.kernel.config import PathEntry
 from prism_core.kernel.description.requirements import Clause
-from prism_core.kernel.host import HostReport
 from prism_core.kernel.host_cpu import CpuMatch
 from prism_core.nvidia_smi import SmiGpu
 

@@ -41,7 +41,7 @@ class NumpyBackend(Backend):
     def capabilities(self) -> dict[str, Any]:
         import numpy as np
 
-        from prism_core.kernel.host import blas_info
+        from prism_core._blas import blas_info
 
         return {"numpy": np.__version__, "blas": blas_info()}
 
@@ -79,7 +79,7 @@ class NumpyBackend(Backend):
     @contextmanager
     def threads(self, limit: int) -> Iterator[None]:
         """Limit the BLAS threads NumPy uses inside the ``with`` block (via threadpoolctl)."""
-        from prism_core.kernel.host import blas_threads
+        from prism_core._blas import blas_threads
 
         with blas_threads(limit):
             yield

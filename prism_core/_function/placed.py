@@ -731,7 +731,7 @@ class PlacedFunction:
 
 @dataclass(frozen=True)
 class _Rescue:
-    """A placed function's call as a lenient stage runs it elsewhere (``Rescued``)."""
+    """A placed function's call as a lenient stage runs it elsewhere (an ``OpLike``)."""
 
     name: str
     function: Callable[..., Any]

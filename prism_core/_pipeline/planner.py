@@ -350,6 +350,7 @@ def _predict(
     device (with the transfer of arguments that must move there), else why neither."""
     from prism_core._tuning.model import ModelError
     from prism_core._tuning.ranking import model_for, tuned_records
+    from prism_core.kernel.contract.array import Array
     from prism_core.kernel.dispatch.arguments import array_args
 
     if decision.chosen is None:
@@ -359,7 +360,7 @@ def _predict(
         return times[decision.chosen], None, "measured: timed on this host"
     if decision.chosen_device is None:
         return None, None, "not predicted: the chosen variant runs on no described device"
-    arrays = [a for a in array_args(op, args) if isinstance(a, ArraySpec) or hasattr(a, "shape")]
+    arrays = [a for a in array_args(op, args) if isinstance(a, Array)]
     from prism_core.kernel.description.dtypes import dtype as to_dtype
     from prism_core.kernel.devices import get_device
 
@@ -369,13 +370,15 @@ def _predict(
         dtypes = set()
     if len(dtypes) != 1:
         return None, None, "not predicted: the arrays have mixed or no dtypes"
+    if any(None in a.shape for a in arrays):
+        return None, None, "not predicted: the size of an array is not known yet (a lazy array)"
     try:
         (dt,) = dtypes
         device = get_device(decision.chosen_device)
         tuned = tuned_records()
         prediction = model_for(tuned).predict(
             op.name,
-            [tuple(int(s) for s in a.shape) for a in arrays],
+            [tuple(int(s or 0) for s in a.shape) for a in arrays],  # no None: above
             dt,
             device,
             on_device=not decision.data_movement,

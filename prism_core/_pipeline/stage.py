@@ -34,12 +34,13 @@ from prism_core._pipeline.split import recording as split_recording
 from prism_core.kernel.dispatch import movement
 from prism_core.kernel.dispatch import scope as _scope_module
 from prism_core.kernel.dispatch.fallback import BackendError, FallbackWarning, fallback_recording
-from prism_core.kernel.dispatch.interception import LENIENT, Rescued
+from prism_core.kernel.dispatch.interception import LENIENT
 from prism_core.kernel.dispatch.scope import SCOPE, ScopeBlock
 from prism_core.kernel.errors import describe_exception, did_you_mean, user_stacklevel
 from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
+    from prism_core.kernel.contract.extension_points import OpLike
     from prism_core.kernel.description.device import DeviceDescription
     from prism_core.kernel.dispatch.scope import Scope
 
@@ -224,7 +225,7 @@ class StageRun:
 
     # The handler dispatch calls (``LENIENT``) when the placement cannot run a call.
     def _lenient(
-        self, op: Rescued, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
+        self, op: OpLike, args: tuple[Any, ...], kwargs: dict[str, Any], error: Exception
     ) -> Any:
         if not self.innermost():
             raise error  # a block the user entered inside the stage: its own rules hold

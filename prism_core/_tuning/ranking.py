@@ -2,18 +2,17 @@
 candidates ordered by tuned times (the tuner's records), by the performance model's predictions
 across devices, or by an execution policy's limits and priorities, and ``execution_policy()``,
 which puts a policy in force.  docs/performance.md says when each applies; the extension point
-it fills is ``prism_core.kernel.dispatch.ranking``.
+it fills is ``prism_core.kernel.dispatch.ranking`` (a :class:`prism_core.extending.Ranker`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from prism_core.kernel.dispatch.arguments import array_args, elements, tuning_dtype
+from prism_core.kernel.contract.extension_points import Ranked, Ranker, RankRequest
+from prism_core.kernel.dispatch.arguments import elements, tuning_dtype
 from prism_core.kernel.dispatch.decision import Basis
-from prism_core.kernel.dispatch.moves import NO_MOVES, Moves
-from prism_core.kernel.dispatch.ranking import Ranked, RankRequest, first_use
+from prism_core.kernel.dispatch.ranking import first_use
 from prism_core.kernel.dispatch.scope import ScopeBlock
 from prism_core.kernel.quantities import seconds_text
 
@@ -22,9 +21,7 @@ if TYPE_CHECKING:
     from prism_core._tuning.model import PerformanceModel
     from prism_core._tuning.predictions import PerformanceRow, Prediction
     from prism_core._tuning.tuning_entries import TuningEntry, TuningRecords
-    from prism_core.kernel.dispatch.eligibility import Ranking
-    from prism_core.kernel.dispatch.registry import Op
-    from prism_core.kernel.dispatch.scope import Scope
+    from prism_core.kernel.contract.extension_points import Ranking
 
 __all__ = [
     "NOT_TUNED",
@@ -38,19 +35,12 @@ __all__ = [
 NOT_TUNED = "not tuned"
 
 
-class MeasuredRanking:
+class MeasuredRanking(Ranker):
     """The ranker Prism installs (``prism_ranker``): tuned times, then the model, under the
     execution policy in force."""
 
     def rank(self, request: RankRequest) -> Ranked:
-        order, basis = by_measurement(
-            request.op,
-            request.scope,
-            request.ranked,
-            request.args,
-            list(request.dtypes),
-            dict(request.moves),
-        )
+        order, basis = by_measurement(request)
         return Ranked(
             order,
             basis,
@@ -83,7 +73,7 @@ def tuned_records() -> TuningRecords:
     return records()
 
 
-def execution_policy(policy: Any) -> ScopeBlock:
+def execution_policy(policy: object) -> ScopeBlock:
     """Choose by ``policy`` (a :class:`prism_core.ExecutionPolicy`) in what follows; ``None``
     goes back to the default (speed).
 
@@ -109,15 +99,8 @@ def size_text(bucket: int) -> str:
     return "no elements" if bucket <= 0 else f"{1 << (bucket - 1)} to {(1 << bucket) - 1} elements"
 
 
-def by_measurement(
-    op: Op,
-    scope: Scope,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtypes: list[str],
-    moves: dict[str, Moves],
-) -> tuple[Ranking, Basis]:
-    """The candidates in the order measurements give, and what decided it.
+def by_measurement(request: RankRequest) -> tuple[Ranking, Basis]:
+    """The candidates of ``request`` in the order measurements give, and what decided it.
 
     Tuned times apply when the tuner measured this op on this host for the same device set,
     variant set, dtype and size bucket (``prism_core._tuning.tuning_records``), and only when it
@@ -129,6 +112,7 @@ def by_measurement(
     A named backend or device still chooses among its own variants this way; ``prefer=
     "reference"`` never reorders.
     """
+    scope, ranked, dtypes, name = request.scope, request.ranked, request.dtypes, request.op.name
     policy = scope.execution
     assert policy is None or isinstance(policy, _policy_type())
     if scope.prefer == "reference" or scope.simulated or not ranked:
@@ -147,15 +131,15 @@ def by_measurement(
     device_types = {d.device_type for _, d, _ in ranked if d is not None}
     devices = "+".join(sorted(device_types))
     names = tuple(sorted(v.name for v, _, _ in ranked))
-    bucket = sum(elements(a) for a in array_args(op, args)).bit_length()
-    entry = tuned.lookup(op.name, devices, dtype, bucket, names)
+    bucket = sum(elements(a) for a in request.arrays).bit_length()
+    entry = tuned.lookup(name, devices, dtype, bucket, names)
     where = f"{devices}, {dtype}, {size_text(bucket)}"
     if entry is None and first_use() is None:
         # The nearest tuned size of the same op, devices, dtype and variants stands in (the
         # plan key has no size bucket where the tuned choice is the same at every size).
         same = [
             e
-            for e in tuned.for_op(op.name)
+            for e in tuned.for_op(name)
             if e.device == devices and e.dtype == dtype and tuple(e.variants) == names
         ]
         if same:
@@ -163,10 +147,10 @@ def by_measurement(
             where = f"{devices}, {dtype}, {size_text(entry.bucket)} (the nearest tuned size)"
     position = {v.name: i for i, (v, _, _) in enumerate(ranked)}
     if policy is not None:
-        return by_policy(op, policy, ranked, args, dtype, moves, entry, where, tuned)
+        return by_policy(request, policy, dtype, entry, where, tuned)
     if entry is None:
         if len(device_types) > 1 and not mixed:
-            modelled = by_model(op, ranked, args, dtype, moves, tuned)
+            modelled = by_model(request, dtype, tuned)
             if modelled is not None:
                 return modelled
         return ranked, Basis(note=f"{NOT_TUNED} for {where}")
@@ -243,26 +227,22 @@ _models: dict[int, tuple[TuningRecords, PerformanceModel]] = {}
 
 
 def predictions(
-    op: Op,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtype: str,
-    moves: dict[str, Moves],
-    tuned: TuningRecords,
+    request: RankRequest, dtype: str, tuned: TuningRecords
 ) -> list[PerformanceRow] | str:
     """Each candidate's model row (its arguments on the host when they must move), or why
     the model cannot predict them."""
     from prism_core._tuning.model import ModelError
 
     model = model_for(tuned)
-    shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in array_args(op, args)]
+    shapes = [tuple(int(d) for d in getattr(a, "shape", ())) for a in request.arrays]
     rows = []
-    for variant, dev, _backend in ranked:
+    for variant, dev, _backend in request.ranked:
         if dev is None:
             return f"{variant.name} runs on no described device"
-        there = not moves.get(variant.name, NO_MOVES).converters
+        moves = request.moves.get(variant.name)
+        there = moves is None or not moves.converters
         try:
-            prediction = model.predict(op.name, shapes, dtype, dev, on_device=there)
+            prediction = model.predict(request.op.name, shapes, dtype, dev, on_device=there)
         except (ModelError, ValueError, TypeError) as exc:
             return str(exc)
         rows.append(model.row(prediction, name=variant.name))
@@ -270,14 +250,10 @@ def predictions(
 
 
 def by_model(
-    op: Op,
-    ranked: Ranking,
-    args: Sequence[Any],
-    dtype: str,
-    moves: dict[str, Moves],
-    tuned: TuningRecords,
+    request: RankRequest, dtype: str, tuned: TuningRecords
 ) -> tuple[Ranking, Basis] | None:
-    rows = predictions(op, ranked, args, dtype, moves, tuned)
+    ranked = request.ranked
+    rows = predictions(request, dtype, tuned)
     if isinstance(rows, str):
         return None
     order = sorted(range(len(ranked)), key=lambda i: (rows[i].seconds, i))
@@ -329,19 +305,17 @@ def calibrated_text(prediction: Prediction) -> str:
 
 
 def by_policy(
-    op: Op,
+    request: RankRequest,
     policy: ExecutionPolicy,
-    ranked: Ranking,
-    args: Sequence[Any],
     dtype: str,
-    moves: dict[str, Moves],
     entry: TuningEntry | None,
     where: str,
     tuned: TuningRecords,
 ) -> tuple[Ranking, Basis]:
     """The candidates ranked by an execution policy: those meeting its limits first, each
     group by the policy's priority over tuned times (where measured) or predicted ones."""
-    predicted = predictions(op, ranked, args, dtype, moves, tuned)
+    ranked = request.ranked
+    predicted = predictions(request, dtype, tuned)
     measured = dict(entry.times) if entry is not None else {}
     if entry is not None and entry.decided != "measured":
         # No significant gap: the times within 5 % of the declared first's count as equal.

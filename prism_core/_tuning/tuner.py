@@ -28,6 +28,7 @@ from prism_core._tuning.candidates import Candidates, Runner, candidates
 from prism_core._tuning.function_tuning import FunctionTuning, Tunable
 from prism_core._tuning.measurements import Measurement, decide
 from prism_core._tuning.tune_report import Keeper, TuneCase, TuneReport
+from prism_core.kernel.dispatch.catalogue import SPECS
 from prism_core.kernel.dispatch.ops import (  # ops.py installs the op functions
     OperationError,
     all_ops,
@@ -38,9 +39,10 @@ from prism_core.kernel.public import home
 from prism_core.kernel.quantities import bytes_text
 
 if TYPE_CHECKING:
-    from prism_core.kernel.dispatch.examples import Examples
+    from prism_core.kernel.op_examples import Examples
 
 __all__ = [
+    "BUILTIN_EXAMPLES",
     "EXAMPLES",
     "TuningError",
     "autotune_settings",
@@ -59,16 +61,12 @@ __all__ = [
 ]
 
 
-#: Builtin ops whose example arguments :func:`example_arguments` makes from a size ``n``.  An
-#: op a plugin declares carries its own (``operation(..., examples=Examples(...))``:
-#: :func:`declared_examples`).
-EXAMPLES: dict[str, str] = {
-    "matmul": "(n, n) @ (n, n)",
-    "fft.fft": "a vector of n",
-    "linalg.svd": "an (n, n) matrix",
-    "linalg.solve": "(n, n) and a vector of n, well conditioned",
-    "add": "two vectors of n",
-}
+#: The builtin ops whose records carry example arguments (``OpRecord.examples``), by name.
+BUILTIN_EXAMPLES: dict[str, Examples] = {r.name: r.examples for r in SPECS if r.examples}
+#: Builtin ops whose example arguments :func:`example_arguments` makes from a size ``n``, and
+#: what ``n`` means.  An op a plugin declares carries its own
+#: (``operation(..., examples=Examples(...))``: :func:`declared_examples`).
+EXAMPLES: dict[str, str] = {name: e.size for name, e in BUILTIN_EXAMPLES.items()}
 
 
 @home("prism_core.tuning")
@@ -214,14 +212,18 @@ def _merged(first: Measurement, more: Measurement) -> Measurement:
 def declared_examples() -> dict[str, Examples]:
     """The ops that carry their example arguments (declared by plugins with
     ``operation(..., examples=...)``), by name."""
-    return {name: op.examples for name, op in all_ops().items() if op.examples is not None}
+    return {
+        name: op.examples
+        for name, op in all_ops().items()
+        if op.examples is not None and name not in BUILTIN_EXAMPLES
+    }
 
 
-def _examples_of(op: str) -> Examples | None:
-    """The examples ``op`` carries, ``None`` for a builtin op of :data:`EXAMPLES`; a
+def _examples_of(op: str) -> Examples:
+    """The examples of ``op``: its record's (:data:`EXAMPLES`), or those it carries; a
     :class:`TuningError` for an op with none."""
-    if op in EXAMPLES:
-        return None
+    if op in BUILTIN_EXAMPLES:
+        return BUILTIN_EXAMPLES[op]
     try:
         examples = as_op(op).examples
     except OperationError:
@@ -246,26 +248,11 @@ def example_arguments(
     ``Examples.batch`` by default).  A size whose arrays (:func:`example_bytes`) need more
     memory than this process has available is refused before anything is allocated.
     """
-    import numpy as np
-
     examples = _examples_of(op)
-    kind = _example_kind(op, n, dtype, batch, examples)
+    _example_kind(op, n, dtype, batch, examples)
     _check_fits(op, n, dtype, batch, examples)
     try:
-        if examples is not None:
-            return tuple(examples.make(n, dtype, _batch(examples, batch)))
-        rng = np.random.default_rng(n)
-        if op in ("fft.fft",):
-            return (rng.standard_normal(n).astype(kind),)
-        if op == "add":
-            return (rng.standard_normal(n).astype(kind), rng.standard_normal(n).astype(kind))
-        a = rng.standard_normal((n, n)).astype(kind)
-        if op == "linalg.solve":
-            a = a + n * np.eye(n, dtype=kind)  # well conditioned
-            return (a, rng.standard_normal(n).astype(kind))
-        if op == "linalg.svd":
-            return (a,)
-        return (a, rng.standard_normal((n, n)).astype(kind))
+        return tuple(examples.make(n, dtype, _batch(examples, batch)))
     except MemoryError:
         raise TuningError(
             f"sizes: {_size_label(op, n, dtype, examples)} needs "
@@ -309,22 +296,9 @@ def example_bytes(op: str, n: int, dtype: str = "float64", *, batch: int | None 
     that carries them (``Examples.size``; they count the bytes too).  The call's own
     temporaries (a LAPACK workspace) are not counted: this is the least the call needs.
     """
-    import numpy as np
-
     examples = _examples_of(op)
-    kind = _example_kind(op, n, dtype, batch, examples)
-    if examples is not None:
-        return int(examples.nbytes(n, dtype, _batch(examples, batch)))
-    item = int(kind.itemsize)
-    if op == "add":
-        return 3 * n * item
-    if op == "fft.fft":
-        return n * item + n * int(np.result_type(kind, np.complex64).itemsize)
-    if op == "linalg.svd":
-        return (3 * n * n + n) * item  # a; u, s, vh
-    if op == "linalg.solve":
-        return (n * n + 2 * n) * item  # a, b; x
-    return 3 * n * n * item  # matmul: a, b; a @ b
+    _example_kind(op, n, dtype, batch, examples)
+    return int(examples.nbytes(n, dtype, _batch(examples, batch)))
 
 
 def check_size(op: Any, n: Any, dtype: str) -> None:
@@ -341,10 +315,10 @@ def _size_label(op: str, n: int, dtype: str, examples: Examples | None) -> str:
     return f"{op} n={n}" if fixed else f"{op} n={n} {dtype}"
 
 
-def _check_fits(op: str, n: int, dtype: str, batch: int | None, examples: Examples | None) -> None:
+def _check_fits(op: str, n: int, dtype: str, batch: int | None, examples: Examples) -> None:
     """Refuse a size whose arrays need more memory than this process has available: it would
     fail to allocate, or take the machine's memory until the system kills the process."""
-    from prism_core.kernel.host import available_memory_bytes
+    from prism_core._host_report import available_memory_bytes
 
     needs = example_bytes(op, n, dtype, batch=batch)
     available = available_memory_bytes()
@@ -357,7 +331,7 @@ def _check_fits(op: str, n: int, dtype: str, batch: int | None, examples: Exampl
             fits = mid
         else:
             too_big = mid
-    what = EXAMPLES[op] if examples is None else examples.size
+    what = examples.size
     raise TuningError(
         f"sizes: {_size_label(op, n, dtype, examples)} needs {bytes_text(needs)} for {what} "
         f"and the result, more than the {bytes_text(available)} of memory available; give a "

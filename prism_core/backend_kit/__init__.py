@@ -69,8 +69,8 @@ from prism_core.kernel.contract.results import (
     UniqueInverseResult,
 )
 from prism_core.kernel.description.dtypes import dtype_name
-from prism_core.kernel.dispatch.examples import Examples
 from prism_core.kernel.errors import did_you_mean, display_path
+from prism_core.kernel.op_examples import Examples
 
 __all__ = [
     "Decline",

@@ -1,40 +1,38 @@
-"""NumPy's semantics, which a namespace backend (``namespace.py``) gives a library: which ops
-promote their operands, compute integers in a wider type, take a sequence, create arrays or
-take ``dtype=``; NumPy's default dtypes and its promotion; and the reference's verdict on an
-error a library raised."""
+"""NumPy's semantics, which a namespace backend (``namespace.py``) gives a library: how each op
+promotes, widens, creates and returns (its record's fields, ``OpRecord.promoted`` and after);
+NumPy's default dtypes and its promotion; and the reference's verdict on an error a library
+raised."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from prism_core.backend_kit._common import first_line
-from prism_core.kernel.contract.results import EighResult, QRResult, SlogdetResult, SVDResult
+from prism_core.kernel.contract import results
 from prism_core.kernel.description.dtypes import dtype as prism_dtype
 from prism_core.kernel.description.dtypes import dtype_name
-from prism_core.kernel.records import elementwise
+from prism_core.kernel.dispatch.catalogue import parse_signature
+from prism_core.kernel.oprecord import OpRecord
+from prism_core.kernel.records import families
 from prism_core.kernel.records.standard import STANDARD_OPS
 
 __all__ = [
-    "CONTAINERS",
-    "CREATION",
-    "DTYPE_KEYWORD",
     "ELEMENTWISE",
-    "INDEX_RESULTS",
     "NUMPY_DEFAULTS",
-    "NUMPY_POSITIONAL",
     "PRISM_OR_NUMPY",
-    "PROMOTED",
+    "RECORDS",
     "SCALARS",
-    "SEQUENCES",
     "STANDARD",
     "STANDARD_NAMES",
-    "WIDENED",
     "caller_error",
+    "container_type",
     "default_kind",
     "dtype_kind",
     "promoted_dtype",
+    "record_of",
+    "value_parameters",
 ]
 
 #: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
@@ -43,95 +41,79 @@ SCALARS = frozenset({bool, int, float, complex})
 _KEEPS = {bool: "biufc", int: "iufc", float: "fc", complex: "c"}
 #: The modules whose dtypes (and names, and Python types) Prism reads itself.
 PRISM_OR_NUMPY = frozenset({"builtins", "numpy", "prism_core"})
+#: Every builtin op's record by name: what it promotes, widens, creates, takes and returns
+#: (``OpRecord.promoted`` and the fields after it).
+RECORDS: dict[str, OpRecord] = {r.name: r for r in families.RECORDS}
 #: The standard's function for each Prism op whose name differs.
 STANDARD_NAMES = {op: name for name, op in STANDARD_OPS.items() if name != op}
-#: The ops whose operands at these positions are promoted together as NumPy promotes them.
-PROMOTED: dict[str, tuple[int, ...]] = {
-    **{r.name: (0, 1) for r in elementwise.RECORDS if r.arity == 2},
-    **dict.fromkeys(
-        ("matmul", "vecdot", "tensordot", "linalg.cross", "linalg.outer", "linalg.solve", "dot"),
-        (0, 1),
-    ),
-    "where": (1, 2),
-}  # fmt: skip
-#: The ops whose integer arguments NumPy computes in a wider type (``NamespaceBackend._widen``).
-WIDENED: dict[str, str] = {
-    **dict.fromkeys(("sum", "prod", "cumulative_sum", "cumulative_prod"), "accumulate"),
-    **dict.fromkeys(("divide", "mean", "std", "var"), "float64"),
-    **dict.fromkeys(
-        [
-            r.name
-            for r in elementwise.RECORDS
-            if r.kinds in ("floating", "real_floating")
-            and not r.boolean_result
-            and r.name not in ("imag", "reciprocal", "divide")
-        ],
-        "float",
-    ),
-}
-#: The ops whose first argument is a sequence of arrays, promoted together.
-SEQUENCES = frozenset({"concat", "stack"})
-#: The elementwise ops, which the reference computes on Python scalars alone (``log(0.5)``)
-#: where the standard's functions take arrays.
-ELEMENTWISE = frozenset(r.name for r in elementwise.RECORDS if r.name != "clip")
-#: NumPy's positional spellings of what the standard takes by keyword only (``zeros((n, n),
-#: int32)``, ``triu(x, 1)``): op -> (position, keyword); the namespace gets the keyword.
-NUMPY_POSITIONAL: dict[str, tuple[int, str]] = {
-    **dict.fromkeys(("zeros", "ones", "empty"), (1, "dtype")),
-    "full": (2, "dtype"),
-    **dict.fromkeys(("tril", "triu"), (1, "k")),
-}
-#: The creation ops, whose ``device=`` names where the result goes.
-CREATION = frozenset(
-    {"asarray", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_dlpack"}
-    | {"zeros_like", "ones_like", "full_like", "empty_like", "fft.fftfreq", "fft.rfftfreq"}
+#: The elementwise functions of one or two operands (``clip`` and ``where`` take more), which
+#: the reference computes on Python scalars alone (``log(0.5)``) where the standard's take
+#: arrays.
+ELEMENTWISE = frozenset(
+    name for name, r in RECORDS.items() if r.work == "elementwise" and r.arity <= 2
 )
-
 #: Every op of the standard, by Prism's name.
 STANDARD = frozenset(STANDARD_OPS.values())
-#: The ops whose result is a sequence of arrays, and its type in the reference (a library may
-#: give the other: the standard said lists, and says tuples since 2024.12).
-CONTAINERS: dict[str, type] = {
-    "broadcast_arrays": tuple,
-    "meshgrid": list,
-    # The decompositions: the reference's named tuples (a library's have other types, names).
-    "linalg.svd": SVDResult,
-    "linalg.eigh": EighResult,
-    "linalg.qr": QRResult,
-    "linalg.slogdet": SlogdetResult,
-}
-#: The ops beyond creation that take a ``dtype=`` keyword.
-DTYPE_KEYWORD = frozenset(
-    {"astype", "sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "linalg.trace"}
-)
 #: NumPy's default dtypes, by the kinds a ``default_dtypes`` names.
 NUMPY_DEFAULTS = {"float": "float64", "int": "int64", "index": "int64"}
-#: The ops whose results are indices or counts, in NumPy's index type.
-INDEX_RESULTS = frozenset(
-    {"argmax", "argmin", "argsort", "nonzero", "searchsorted", "count_nonzero"}
-    | {"unique_all", "unique_counts", "unique_inverse"}
-)
-#: The creation ops whose result is floating where no dtype is given.
-_FLOAT_CREATION = frozenset(
-    {"zeros", "ones", "empty", "eye", "linspace", "fft.fftfreq", "fft.rfftfreq"}
-)
+#: The types a record's ``container`` names beyond the named tuples of ``results``.
+_SEQUENCE_TYPES: dict[str, type] = {"tuple": tuple, "list": list}
 
 
-def default_kind(op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+def record_of(op: str) -> OpRecord:
+    """``op``'s record; for an op Prism does not declare (one a backend adds), a record with
+    none of NumPy's semantics to give."""
+    found = RECORDS.get(op)
+    if found is None:
+        return OpRecord(op, "(*args, **kwargs)", "", None, "unknown", "other", "builtins:None")
+    return found
+
+
+def container_type(record: OpRecord) -> type | None:
+    """The type of ``record``'s result of several arrays in the reference (``OpRecord.container``:
+    a library may give the other sequence, or named tuples of other types and names); ``None``
+    for an op with none."""
+    name = record.container
+    if name is None:
+        return None
+    return _SEQUENCE_TYPES.get(name) or getattr(results, name)
+
+
+def value_parameters(record: OpRecord) -> tuple[int, tuple[str, ...]]:
+    """Where the Python values that give a creation op its default dtype (``OpRecord.creation``
+    ``"values"``) are: the position of the first positional parameter beyond ``shape`` (every
+    positional argument from there on), and the keywords beyond ``shape``, ``dtype`` and
+    ``device`` (``full``'s ``fill_value``; ``arange``'s bounds)."""
+    first: int | None = None
+    keywords: list[str] = []
+    for i, p in enumerate(parse_signature(record.signature).parameters.values()):
+        if p.name in ("shape", "dtype", "device"):
+            continue
+        if first is None and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            first = i
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            keywords.append(p.name)
+    return (0 if first is None else first), tuple(keywords)
+
+
+def default_kind(
+    record: OpRecord,
+    values: tuple[int, tuple[str, ...]],
+    args: tuple[object, ...],
+    kwargs: Mapping[str, object],
+) -> str | None:
     """The kind of NumPy's default dtype for a creation call without ``dtype=`` (``"float"``,
-    ``"int"``), or ``None`` where the result's dtype comes from an array or a bool."""
-    if op in _FLOAT_CREATION:
+    ``"int"``), or ``None`` where the result's dtype comes from an array or a bool; ``values``
+    are the record's :func:`value_parameters`."""
+    if record.creation == "float":
         return "float"
-    if op == "full":
-        fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
-        return {int: "int", float: "float"}.get(type(fill))
-    if op == "arange":
-        given = [*args, *(kwargs.get(k) for k in ("stop", "step"))]
-        values = [v for v in given if v is not None]
-        if any(type(v) is float for v in values):
-            return "float"
-        return "int" if values and all(type(v) is int for v in values) else None
-    return None
+    if record.creation != "values":
+        return None
+    first, keywords = values
+    found = [v for v in (*args[first:], *map(kwargs.get, keywords)) if v is not None]
+    if any(type(v) is float for v in found):
+        return "float"
+    return "int" if found and all(type(v) is int for v in found) else None
 
 
 def _in_bounds(dt: Any, scalars: list[Any]) -> None:

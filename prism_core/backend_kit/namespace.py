@@ -21,24 +21,19 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from prism_core.backend_kit import adapters
 from prism_core.backend_kit._common import array_arguments, import_framework, probe_library, too_old
 from prism_core.backend_kit._numpy_rules import (
-    CONTAINERS,
-    CREATION,
-    DTYPE_KEYWORD,
     ELEMENTWISE,
-    INDEX_RESULTS,
     NUMPY_DEFAULTS,
-    NUMPY_POSITIONAL,
     PRISM_OR_NUMPY,
-    PROMOTED,
     SCALARS,
-    SEQUENCES,
     STANDARD,
     STANDARD_NAMES,
-    WIDENED,
     caller_error,
+    container_type,
     default_kind,
     dtype_kind,
     promoted_dtype,
+    record_of,
+    value_parameters,
 )
 from prism_core.backend_kit.declines import Decline
 from prism_core.kernel.contract.backend import Availability, Backend
@@ -572,15 +567,17 @@ class NamespaceBackend(Backend):
         base = self._base(op)
         device = self.device_for(target)
         stream, device = (device, None) if self.streams else (None, device)
-        promoted = PROMOTED.get(op)
-        widened = WIDENED.get(op)
-        sequence = op in SEQUENCES
+        record = record_of(op)  # what NumPy does that the library may not
+        sequence = bool(record.promoted) and set(record.promoted) <= set(record.sequences)
+        promoted = None if sequence or not record.promoted else record.promoted
+        widened = record.widened
         elementwise = op in ELEMENTWISE
-        creation = op in CREATION
-        has_dtype = creation or op in DTYPE_KEYWORD
+        creation = record.creation is not None
+        values = value_parameters(record) if record.creation == "values" else (0, ())
+        has_dtype = creation or record.dtype_keyword
         cast = op == "astype"  # its dtype is positional
-        positional = NUMPY_POSITIONAL.get(op)
-        container = CONTAINERS.get(op)
+        positional = record.numpy_positional
+        container = container_type(record)
         lazy = self.lazy and op != "to_numpy"  # its result is NumPy's
         # NumPy's defaults where the library's differ (used where the backend holds them:
         # asked per call, as what a backend holds may change with its settings, JAX's x64).
@@ -589,7 +586,7 @@ class NamespaceBackend(Backend):
             for kind, numpy in NUMPY_DEFAULTS.items()
             if self.default_dtypes.get(kind, numpy) != numpy
         }
-        index = defaults.pop("index", None) if op in INDEX_RESULTS else None
+        index = defaults.pop("index", None) if record.index_result else None
         defaults.pop("index", None)
         backend = self
 
@@ -615,7 +612,7 @@ class NamespaceBackend(Backend):
                     if where is not None:
                         kwargs["device"] = where
                     if defaults and kwargs.get("dtype") is None:
-                        wanted = defaults.get(default_kind(op, args, kwargs) or "")
+                        wanted = defaults.get(default_kind(record, values, args, kwargs) or "")
                         if wanted is not None and backend._holds(wanted):
                             kwargs["dtype"] = backend.native_dtype(wanted)
                 else:

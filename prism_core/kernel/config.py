@@ -10,10 +10,13 @@ the cache directory.  The variables, each with a sentence in :data:`ENVIRONMENT_
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from prism_core.kernel.public import home
 
@@ -27,34 +30,35 @@ __all__ = [
 ]
 
 #: The environment variables Prism reads, with a sentence each (``prism doctor`` shows them).
-ENVIRONMENT_VARIABLES: dict[str, str] = {
-    "PRISM_HARDWARE_PATH": "extra device-file directories, searched after the shipped library",
-    "PRISM_CACHE_DIR": "directory of the validation and tuning caches and the CPU's identification",
-    "PRISM_NO_CACHE": "1 disables the validation and tuning caches and the CPU's identification",
-    "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
-    "PRISM_STRICT_PLUGINS": "1 makes a failing plugin an error",
-    "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1 loads no entry-point plugin unless named in PRISM_PLUGINS",
-    "PRISM_PLUGINS": "comma-separated plugins to load (asked for by name: failures are errors)",
-    "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
-    "PRISM_THREADS": "off stops releasing other backends' thread pools on a change of backend",
-    "PRISM_SIMULATE_DEVICES": "comma-separated device types a Dask worker advertises as simulated",
-    "PRISM_HOST_PRICE": "US dollars per hour that a device of this host costs under an execution "
-    "policy (unset: its cloud_price, else 0)",
-}
+ENVIRONMENT_VARIABLES: Mapping[str, str] = MappingProxyType(
+    {
+        "PRISM_HARDWARE_PATH": "extra device-file directories, searched after the shipped library",
+        "PRISM_CACHE_DIR": "directory of the validation and tuning caches and the CPU's "
+        "identification",
+        "PRISM_NO_CACHE": "1 disables the validation and tuning caches and the CPU's "
+        "identification",
+        "PRISM_DEBUG": "1 shows tracebacks of internal CLI errors",
+        "PRISM_STRICT_PLUGINS": "1 makes a failing plugin an error",
+        "PRISM_DISABLE_PLUGIN_AUTOLOAD": "1 loads no entry-point plugin unless named in "
+        "PRISM_PLUGINS",
+        "PRISM_PLUGINS": "comma-separated plugins to load (asked for by name: failures are errors)",
+        "PRISM_BLOCK_PLUGINS": "comma-separated plugins never to load",
+        "PRISM_THREADS": "off stops releasing other backends' thread pools on a change of backend",
+        "PRISM_SIMULATE_DEVICES": "comma-separated device types a Dask worker advertises as "
+        "simulated",
+        "PRISM_HOST_PRICE": "US dollars per hour that a device of this host costs under an "
+        "execution policy (unset: its cloud_price, else 0)",
+    }
+)
 
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # prism_core/
 
 
 def data_dir(name: str) -> Path:
-    """The shipped ``hardware`` or ``schemas`` directory.
-
-    A built wheel carries them inside the package (``prism_core/_data/``, see pyproject.toml);
-    a source checkout or an editable install has them at the top of the repository.
-    """
+    """The shipped ``hardware`` or ``schemas`` directory: inside the package in a built wheel
+    (``prism_core/_data/``, see pyproject.toml), else at the top of the repository."""
     packaged = _PACKAGE_DIR / "_data" / name
-    if packaged.is_dir():
-        return packaged
-    return _PACKAGE_DIR.parent / name
+    return packaged if packaged.is_dir() else _PACKAGE_DIR.parent / name
 
 
 def _flag(name: str) -> bool:
@@ -89,12 +93,9 @@ def cache_dir() -> Path:
 
 
 def threads_enabled() -> bool:
-    """Whether dispatch releases the other backends' thread pools (``PRISM_THREADS``).
-
-    ``off``, ``0``, ``false`` and ``no`` turn it off; unset, empty, ``on``, ``1``, ``true`` and
-    ``yes`` leave it on.  Any other value raises ``ValueError`` naming the accepted ones (the
-    caller, prism_core/kernel/threads.py, warns and keeps the default).
-    """
+    """Whether dispatch releases the other backends' thread pools (``PRISM_THREADS``): ``off``,
+    ``0``, ``false``, ``no`` turn it off; unset, empty, ``on``, ``1``, ``true``, ``yes`` leave
+    it on; anything else raises ``ValueError`` naming the accepted values."""
     raw = os.environ.get("PRISM_THREADS", "").strip().lower()
     if raw in {"", "1", "true", "yes", "on"}:
         return True
@@ -171,10 +172,6 @@ def usable_cpus() -> int:
     """The CPUs this process may run on: its affinity (``os.sched_getaffinity``, which respects
     a container's cpuset), else ``os.cpu_count()``; at least 1.  Logical CPUs: SMT siblings
     count."""
-    affinity = getattr(os, "sched_getaffinity", None)
-    if affinity is not None:
-        try:
-            return max(1, len(affinity(0)))
-        except OSError:
-            pass
+    with contextlib.suppress(AttributeError, OSError):  # AttributeError: no affinity (macOS)
+        return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)

@@ -1,11 +1,9 @@
 """The device library of this process: the shipped descriptions, the plugins' device
 directories and ``PRISM_HARDWARE_PATH``.
 
-The library itself is layer 1 (``prism_core.kernel.description.library``); which directories the
-default search path holds depends on the plugins, which are this layer's: plugin discovery
-(``plugins.py``) adds their directories to it when imported.  The public functions here also
-check each plugin's device files: a plugin whose files are invalid shows the problems on its
-record, and fails in strict mode.
+The library is a layer below (``prism_core.kernel.description.library``); plugin discovery adds
+the plugins' directories to its search path.  The functions here also check each plugin's
+device files: invalid ones show on its record, and fail it in strict mode.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The installed distributions: their entry points and versions, as importlib.metadata gives them.
 
-Plugin discovery (the ``prism.plugins`` group), the CLI's commands (``prism.commands``), the host
-CPU's cache key (archspec's version) and the tuning records (library versions) ask here.  Where
-the environment is plain, the ``.dist-info`` directories are read here rather than through
-importlib.metadata, whose import (the ``email`` package, ``zipfile``, ``csv``) and scan of every
-distribution add about 19 ms to a fresh process's first call
-(benchmarks/results/reimplementations-2026-11-27.md); anything unusual is left to it.
+Where the environment is plain, the ``.dist-info`` directories are read here rather than through
+importlib.metadata, whose import and scan of every distribution add about 19 ms to a fresh
+process's first call (benchmarks/results/reimplementations-2026-11-27.md); anything unusual is
+left to it.
 """
 
 from __future__ import annotations
@@ -14,21 +12,23 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Union
 
-__all__ = ["distribution_version", "entry_points"]
+if TYPE_CHECKING:
+    from importlib import metadata
+
+__all__ = ["EntryPoint", "distribution_version", "entry_points"]
+
+#: An entry point as importlib.metadata gives it, or as read here (the same attributes).
+EntryPoint = Union["metadata.EntryPoint", "_EntryPoint"]
 
 
-def entry_points(group: str) -> list[Any]:
+def entry_points(group: str) -> list[EntryPoint]:
     """The entry points of ``group`` (``prism.plugins``, ``prism.commands``) of the installed
-    distributions, sorted by name.
-
-    What ``importlib.metadata.entry_points(group=...)`` returns, read without importing
-    ``importlib.metadata`` where the environment is plain (:func:`_installed`).  Read afresh at
-    every call: a plugin installed or removed is seen by the next discovery.
-    """
+    distributions, sorted by name, as ``importlib.metadata.entry_points(group=...)`` gives them;
+    read afresh at every call, so that the next discovery sees a plugin installed or removed."""
     found = _installed(fresh=True)
-    eps: list[Any] = []
+    eps: list[EntryPoint] = []
     try:
         if found is None:
             raise _Unusual("not a plain environment")
@@ -43,8 +43,7 @@ def entry_points(group: str) -> list[Any]:
 
 def distribution_version(name: str) -> str | None:
     """The version of the installed distribution ``name`` as ``importlib.metadata.version``
-    gives it (its ``Version`` field), or ``None`` when it is not installed; read without
-    importing ``importlib.metadata`` where the environment is plain (:func:`_installed`)."""
+    gives it, or ``None`` when it is not installed."""
     found = _installed()
     if found is not None:
         dist = found.get(_normalize(name))
@@ -59,14 +58,11 @@ def distribution_version(name: str) -> str | None:
 
 # -- reading installed distributions without importlib.metadata --------------------
 #
-# importlib.metadata finds distributions through every finder on ``sys.meta_path`` that has
-# ``find_distributions``; the standard one (``PathFinder``) lists each ``sys.path`` directory
-# for ``*.dist-info`` and ``*.egg-info`` entries, and the first distribution of each
-# normalized name wins.  Only that case is read here, the same way; anything else (another
-# finder with distributions, a zip file or an ``.egg`` on ``sys.path``, an unusual metadata
-# file) is left to importlib.metadata, so that the answer is always the one it gives.
-
-
+# importlib.metadata asks every finder on ``sys.meta_path`` with ``find_distributions``; the
+# standard one (``PathFinder``) lists each ``sys.path`` directory for ``*.dist-info`` and
+# ``*.egg-info``, the first of each normalized name winning.  Only that case is read here, the
+# same way; anything else (another such finder, a zip file or ``.egg`` on ``sys.path``, an
+# unusual metadata file) is left to importlib.metadata, so that the answer is always its own.
 class _Unusual(Exception):
     """Something only importlib.metadata reads as it should: let it."""
 
@@ -82,8 +78,8 @@ class _Distribution:
 
     def read_text(self, filename: str) -> str | None:
         """As ``importlib.metadata.PathDistribution.read_text``."""
-        path = os.path.join(self.path, filename) if filename else self.path  # "": an old
-        try:  # .egg-info file, which is the metadata itself
+        path = os.path.join(self.path, filename) if filename else self.path
+        try:
             with open(path, encoding="utf-8") as fh:
                 return fh.read()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError):
@@ -94,12 +90,8 @@ class _Distribution:
     def _field(self, key: str) -> str | None:
         if self._fields is None:
             try:
-                text = (
-                    self.read_text("METADATA")
-                    or self.read_text("PKG-INFO")
-                    or self.read_text("")
-                    or ""
-                )
+                names = ("METADATA", "PKG-INFO", "")  # "": an .egg-info file that is the metadata
+                text = next((t for t in map(self.read_text, names) if t), "")
                 self._fields = _header_fields(text, ("name", "version"))
             except _Unusual:
                 from importlib.metadata import Distribution
@@ -177,13 +169,12 @@ class _EntryPoint:
         self.group = group
         self.dist = dist
 
-    def load(self) -> Any:
+    def load(self) -> object:
         """Import the module and get the attribute the value names (``module:attr.attr``)."""
         import re
 
         match = re.match(
-            r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$",
-            self.value,
+            r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$", self.value
         )
         if match is None:
             raise ValueError(
@@ -203,7 +194,7 @@ class _EntryPoint:
 def _normalize(name: str) -> str:
     import re
 
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    return re.sub(r"[-_.]+", "_", name).lower()
 
 
 #: sys.path entry -> (its mtime, the paths of the distributions in it by normalized name), as
@@ -213,12 +204,9 @@ _listings: dict[str, tuple[int, dict[str, str]]] = {}
 
 def _installed(*, fresh: bool = False) -> dict[str, _Distribution] | None:
     """Every distribution importlib.metadata finds, by normalized name, in its order; ``None``
-    where only importlib.metadata can say (see above).
-
-    Each ``sys.path`` directory's listing is kept until its modification time changes, except
-    with ``fresh`` (discovery), which lists every directory again: a plugin installed within
-    the timestamp resolution of the directory is seen too.
-    """
+    where only importlib.metadata can say (see above).  A directory's listing is kept until its
+    modification time changes, except with ``fresh`` (discovery), which lists every directory
+    again: a plugin installed within the directory's timestamp resolution is seen too."""
     from importlib.machinery import PathFinder
 
     for finder in sys.meta_path:

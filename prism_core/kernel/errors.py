@@ -6,7 +6,7 @@ import functools
 import os
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from prism_core.kernel.public import home
@@ -26,17 +26,15 @@ __all__ = [
 @home("prism_core.hardware")
 @dataclass(frozen=True, order=True)
 class Problem:
-    """One thing wrong with one input, located as precisely as it can be.
-
-    ``line`` and ``column`` are 1-based.  ``json_path`` is the path of the key at fault in the
-    document (``$.features[0].version``), ``"$"`` for the document itself.
-    """
+    """One thing wrong with one input, located as precisely as it can be: ``line`` and
+    ``column`` are 1-based, ``json_path`` is the path of the key at fault in the document
+    (``$.features[0].version``), ``"$"`` for the document itself."""
 
     file: str
     line: int = 0
     column: int = 0
     json_path: str = "$"
-    message: str = field(default="", compare=True)
+    message: str = ""
 
     def __str__(self) -> str:
         where = self.file or "<input>"
@@ -47,13 +45,7 @@ class Problem:
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict[str, object]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "json_path": self.json_path,
-            "message": self.message,
-        }
+        return asdict(self)
 
 
 class PrismError(Exception):
@@ -102,21 +94,18 @@ class RequirementError(PrismError, ValueError):
 
 
 def debug(message: str, *args: object) -> None:
-    """Log ``message % args`` at DEBUG on the ``prism_core`` logger, as
-    ``logging.getLogger("prism_core").debug`` does, without importing :mod:`logging` (about
-    2 ms of the first call) where nothing has imported it: then no handler can have
-    been configured, and the record would go nowhere."""
+    """``logging.getLogger("prism_core").debug(message, *args)``, without importing
+    :mod:`logging` (2 ms of the first call) where nothing has: then no handler is configured,
+    and the record would go nowhere."""
     logging = sys.modules.get("logging")
     if logging is not None:
         logging.getLogger("prism_core").debug(message, *args)
 
 
 def user_stacklevel() -> int:
-    """The ``stacklevel`` that makes a warning point at the first frame outside Prism: the
-    user's line, however deep inside Prism (dispatch, discovery, a plugin's import) it is
-    raised.  Frames of the import system, of pluggy and of ``contextlib`` (Prism's context
-    managers entered by the user's ``with``) are skipped too.  For
-    ``warnings.warn(..., stacklevel=user_stacklevel())`` called directly."""
+    """The ``stacklevel`` for ``warnings.warn(..., stacklevel=user_stacklevel())`` that points
+    at the user's line: the first frame outside Prism, the import system, pluggy and
+    ``contextlib`` (Prism's context managers entered by the user's ``with``)."""
     frame = sys._getframe(1)  # the caller of this function: the frame calling warnings.warn
     level = 1
     while frame is not None:

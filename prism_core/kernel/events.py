@@ -1,10 +1,9 @@
 """Announcements from a lower layer to the layers above it, without importing them.
 
-A layer never calls upward (docs/architecture.md, "Layers").  When the device library or the
-plugin set is loaded again, the lower layer *announces* it here; dispatch subscribed when it was
-imported and drops what it derived from the old state.  Every announcement also advances one
-process-wide generation, so that a layer can tell whether a result it computed is still current
-(dispatch stores a plan only if no announcement happened while it was being built).
+A layer never calls upward (docs/architecture.md, "Layers"): when the device library or the
+plugin set is loaded again, the lower layer *announces* it here, and subscribers (dispatch) drop
+what they derived from the old state.  Every announcement advances one process-wide generation,
+so that a layer can tell whether a result it computed is still current.
 """
 
 from __future__ import annotations

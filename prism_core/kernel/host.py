@@ -1,29 +1,29 @@
-"""Host detection: the devices present on this host, each an instance of its description, the
-host's memory and BLAS, and the report ``prism doctor`` shows.
-
-The host CPU and the description it matches come from :mod:`prism_core.kernel.host_cpu`;
-accelerators from the plugins' ``prism_detect_devices`` hooks, matched here by their own
-detection hints and split into the devices software sees of a package
-(:mod:`prism_core.kernel.partition_match`).  BLAS thread pools go through threadpoolctl; it and
-NumPy are imported inside the functions.  docs/architecture.md, "Host detection".
+"""Host detection: the devices present on this host, each an instance of its description, and
+the host's memory (its BLAS pools: ``prism_core._blas``; the report ``prism doctor`` shows:
+``prism_core._host_report``).  The host CPU comes from
+:mod:`prism_core.kernel.host_cpu`, accelerators from the plugins' ``prism_detect_devices`` hooks
+(packages split by :mod:`prism_core.kernel.partition_match`).  docs/architecture.md, "Host
+detection".
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib
 import os
-import platform
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.description.device import DeviceDescription
 from prism_core.kernel.errors import PrismError
-from prism_core.kernel.host_cpu import CpuInfo, CpuMatch, detect_cpu, match_cpu, name_fits
+from prism_core.kernel.host_cpu import (
+    CpuInfo,
+    detect_cpu,
+    library_or_default,
+    match_cpu,
+    name_fits,
+)
 from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
@@ -32,12 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DeviceInstance",
-    "HostReport",
     "PresentDevices",
-    "available_memory_bytes",
-    "blas_info",
-    "blas_threads",
-    "describe_host",
     "host_cpu_instance",
     "match_detected_device",
     "physical_memory_bytes",
@@ -45,51 +40,21 @@ __all__ = [
     "software_devices",
 ]
 
-#: The threadpoolctl keys :func:`blas_info` reports, when present.
-_BLAS_KEYS = (
-    "user_api",
-    "internal_api",
-    "version",
-    "num_threads",
-    "prefix",
-    "filepath",
-    "threading_layer",
-    "architecture",
-)
-
-
-def _default_library(library: DeviceLibrary | None) -> DeviceLibrary:
-    if library is not None:
-        return library
-    from prism_core.kernel.devices import default_library
-
-    return default_library()
-
-
-# -- device instances -------------------------------------------------------------------------
-
 
 @home("prism_core.hardware")
 @dataclass(frozen=True)
 class DeviceInstance:
     """One device present on this host (or simulated), with the description it matches.
 
-    ``index`` numbers the devices of one source (``0`` for the host CPU; the ordinal a plugin's
-    driver uses for accelerators).  ``source`` is ``"archspec"`` for the host CPU, otherwise the
-    name of the plugin that found the device.  ``memory_bytes`` is what the device really has
-    (the host's physical memory for the CPU), which a description may not state.
-
-    A device that is one partition of a detected package (a GCD of an MI250X, a logical
-    NeuronCore of a Trainium2) names the package's device type in ``package``.  Where the
-    package was reported and Prism split it, ``partition`` is the device's ordinal within the
-    package, its ``index`` is ``package index * count + partition``, its ``uuid`` the package's
-    and its ``memory_bytes`` the package's share by the partitions' sizes (equal shares where
-    the descriptions do not give them).  Where the driver showed the partition itself (an
-    MI300X XCD in CPX mode, a MIG instance: :func:`match_partition`), ``index``, ``uuid`` and
-    ``memory_bytes`` are what the driver reported and ``partition`` is ``None``.
-    ``host_link`` is false for a partition without a link of its own to the host (an n300's R
-    chip).  ``driver`` is the version of the driver the detection reported (``None`` for the
-    host CPU and where the plugin does not say).
+    ``index`` numbers the devices of one source (``0`` for the host CPU, else the driver's
+    ordinal); ``source`` is ``"archspec"`` for the host CPU, else the plugin that found it;
+    ``memory_bytes`` is what the device really has.  A partition of a detected package names the
+    package's device type in ``package``; where Prism split the package, ``partition`` is the
+    ordinal within it, ``index`` is ``package index * count + partition``, ``uuid`` the
+    package's and ``memory_bytes`` its share (by the partitions' sizes, else equal); where the
+    driver shows the partition itself, they are as reported and ``partition`` is ``None``.
+    ``host_link`` is false for a partition without its own link to the host (an n300's R chip);
+    ``driver`` is the driver version the detection reported.
     """
 
     description: DeviceDescription
@@ -108,7 +73,7 @@ class DeviceInstance:
     def device_type(self) -> str:
         return self.description.device_type
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         # Every field, the description by its device type.
         return {"device_type": self.device_type} | {
             f.name: getattr(self, f.name) for f in fields(self) if f.name != "description"
@@ -116,72 +81,20 @@ class DeviceInstance:
 
 
 def physical_memory_bytes() -> int | None:
-    """Total physical memory of the host (``os.sysconf``), or ``None`` where it is unknown.
-
-    This is the machine's memory, not a container's memory limit.
-    """
-    sysconf = getattr(os, "sysconf", None)
-    if sysconf is None:  # Windows
-        return None
+    """The machine's physical memory (``os.sysconf``; not a container's limit), or ``None``."""
     try:
-        pages = int(sysconf("SC_PHYS_PAGES"))
-        page_size = int(sysconf("SC_PAGE_SIZE"))
-    except (ValueError, OSError):
+        pages, page_size = int(os.sysconf("SC_PHYS_PAGES")), int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # AttributeError: no os.sysconf (Windows)
         return None
-    if pages <= 0 or page_size <= 0:
-        return None
-    return pages * page_size
-
-
-def _read_int(path: str, field: str | None = None) -> int | None:
-    """The integer in the file at ``path`` (or on its line ``field:``, in kB as in
-    ``/proc/meminfo``), or ``None`` where there is none."""
-    try:
-        with open(path, encoding="ascii") as f:
-            text = f.read()
-    except (OSError, ValueError):
-        return None
-    if field is not None:
-        found = re.search(rf"^{field}:\s*(\d+) kB$", text, re.MULTILINE)
-        return int(found.group(1)) * 1024 if found else None
-    return int(text) if text.strip().isdigit() else None
-
-
-def available_memory_bytes() -> int | None:
-    """Memory this process can still allocate, or ``None`` where it is unknown.
-
-    The host's available memory (Linux's ``MemAvailable``: free memory and what the kernel can
-    reclaim; elsewhere the free pages), capped by the process's own limits: its container's
-    memory limit (cgroup v2 ``memory.max`` or v1 ``memory.limit_in_bytes``) and its address
-    space limit (``ulimit -v``) less what it already maps.
-    """
-    found = [_read_int("/proc/meminfo", "MemAvailable")]
-    if found[0] is None and hasattr(os, "sysconf"):
-        with contextlib.suppress(ValueError, OSError):
-            found[0] = int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    found.append(_read_int("/sys/fs/cgroup/memory.max"))  # "max": no limit
-    found.append(_read_int("/sys/fs/cgroup/memory/memory.limit_in_bytes"))
-    try:
-        import resource
-    except ImportError:  # Windows
-        pass
-    else:
-        limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-        if limit != resource.RLIM_INFINITY:
-            mapped = _read_int("/proc/self/status", "VmSize") or 0
-            found.append(max(0, limit - mapped))
-    known = [n for n in found if n is not None]
-    return min(known) if known else None
+    return pages * page_size if pages > 0 and page_size > 0 else None
 
 
 def host_cpu_instance(
     library: DeviceLibrary | None = None, *, cpu: CpuInfo | None = None
 ) -> DeviceInstance:
-    """The host CPU as a :class:`DeviceInstance` (index 0), matched with :func:`match_cpu`.
-
-    ``cpu`` defaults to :func:`detect_cpu`.  Raises :class:`PrismError` when the library has no
-    description for the host's family at all (``CpuMatch.description`` is ``None``).
-    """
+    """The host CPU (``cpu``, default :func:`detect_cpu`) as a :class:`DeviceInstance` (index
+    0), matched with :func:`match_cpu`; :class:`PrismError` when the library has no description
+    for the host's family at all."""
     info = detect_cpu() if cpu is None else cpu
     match = match_cpu(info, library)
     if match.description is None:
@@ -196,41 +109,24 @@ def host_cpu_instance(
     )
 
 
-# -- accelerators: detection hints, and what software sees of a package ---------------------------
-
-
-def _own_hints(description: DeviceDescription) -> tuple[list[Any], list[str]]:
-    """The PCI entries and product-name patterns written in ``description``'s own file.
-
-    Inherited hints describe a family (every NVIDIA GPU has vendor id 0x10de) and identify no
-    particular device, so only a file's own hints can claim a detected device for it.
-    """
+def _hint_score(
+    desc: DeviceDescription, vendor_id: str | None, device_id: str | None, product_name: str | None
+) -> int:
+    """How many kinds of the hints written in ``desc``'s own file (PCI entries, product names)
+    the detected device matches (0: none, or one contradicts it).  Inherited hints describe a
+    family (NVIDIA's vendor id 0x10de) and can claim no particular device."""
     from prism_core.kernel.partition_match import own_product_names
 
-    pci = None
-    if description.provenance.get("detection.pci") == description.device_type:
-        pci = (description.data.get("detection") or {}).get("pci")
-    return list(pci or ()), list(own_product_names(description))
-
-
-def _hint_score(
-    description: DeviceDescription,
-    vendor_id: str | None,
-    device_id: str | None,
-    product_name: str | None,
-) -> int:
-    """How many kinds of ``description``'s own hints the detected device matches (0: none, or
-    one of them contradicts it)."""
-    pci, names = _own_hints(description)
-    if pci and vendor_id is not None and all(e["vendor_id"] != vendor_id.lower() for e in pci):
+    pci: list[tuple[str, tuple[str, ...]]] = []
+    if desc.provenance.get("detection.pci") == desc.device_type:
+        found = (desc.data.get("detection") or {}).get("pci") or ()
+        pci = [(e["vendor_id"], tuple(e.get("device_ids", ()))) for e in found]
+    names = own_product_names(desc)
+    vendor = None if vendor_id is None else vendor_id.lower()
+    if pci and vendor is not None and all(v != vendor for v, _ in pci):
         return 0  # another vendor's device, whatever its name says
     score = 0
-    ids = {
-        d
-        for entry in pci
-        if vendor_id is not None and entry["vendor_id"] == vendor_id.lower()
-        for d in entry.get("device_ids", ())
-    }
+    ids = {d for v, device_ids in pci if vendor is not None and v == vendor for d in device_ids}
     if ids:
         if device_id is None or device_id.lower() not in ids:
             return 0
@@ -257,20 +153,14 @@ def match_detected_device(
     """The description of a device a driver reports: one PCI function (``vendor_id``,
     ``device_id`` as ``"0x10de"``-style strings) and the product name the driver gives it.
 
-    A non-abstract description is a candidate when its own ``detection`` hints (those written
-    in its file, not inherited) identify the device: its PCI entry for ``vendor_id`` lists
-    ``device_id``, and one of its ``product_names`` matches the whole name, ignoring case.
-    Every kind of hint the description gives must match, so a description with product names
-    is never claimed by its PCI id alone.  The candidate matching the most kinds wins, then the
-    longest lineage, then the device type.  ``None`` when nothing matches.
-
-    The result may be a package (``partitions``): :func:`software_devices` gives the devices
-    software sees of it.  Where the driver shows a partition under the package's PCI function
-    and name (an MI300X in CPX mode: eight devices named ``AMD Instinct MI300X``), the
-    ``compute_units`` and ``memory_bytes`` it reports of the device tell which
-    (:func:`match_partition`), and the result is that partition's description.
+    A non-abstract description is a candidate when every kind of ``detection`` hint written in
+    its own file matches: its PCI entry for ``vendor_id`` lists ``device_id``, one of its
+    ``product_names`` matches the whole name ignoring case.  The most kinds matched wins, then
+    the longest lineage, then the device type; ``None`` when nothing matches.  For a package
+    (``partitions``), the ``compute_units`` and ``memory_bytes`` reported may show the device to
+    be one partition (an MI300X in CPX mode: :func:`match_partition`), which is then the result.
     """
-    lib = _default_library(library)
+    lib = library_or_default(library)
     scored = [
         (score, desc)
         for desc in lib.list()
@@ -292,20 +182,12 @@ def match_detected_device(
 
 
 def software_devices(
-    description: DeviceDescription,
-    library: DeviceLibrary | None = None,
-    *,
-    mode: str | None = None,
+    description: DeviceDescription, library: DeviceLibrary | None = None, *, mode: str | None = None
 ) -> tuple[DeviceDescription, ...]:
-    """The devices software sees of one detected ``description``, in partition ``mode``
-    (default: the driver's default, the first of its ``partitions``).
-
-    A description without ``partitions`` is one device: ``(description,)``.  A package gives
-    the descriptions of the devices of its mode, part by part in the file's order (two
-    ``amd.mi250x-gcd`` for an ``amd.mi250x``; one 3g.40gb, one 2g.20gb and two 1g.10gb MIG
-    instances for an ``nvidia.h100-sxm`` in ``all-balanced``).  Raises :class:`LookupError` for
-    a mode the description does not have.
-    """
+    """The devices software sees of one detected ``description`` in partition ``mode`` (default:
+    the first of its ``partitions``, the driver's default): ``(description,)`` without
+    partitions, else the mode's parts in the file's order (two ``amd.mi250x-gcd`` for an
+    ``amd.mi250x``).  :class:`LookupError` for a mode the description does not have."""
     part = description.partition(mode)
     if part is None:
         if mode is not None:
@@ -319,7 +201,7 @@ def software_devices(
         if piece.device_type == description.device_type:
             seen.extend([description] * piece.count)
         else:
-            seen.extend([_default_library(library).get(piece.device_type)] * piece.count)
+            seen.extend([library_or_default(library).get(piece.device_type)] * piece.count)
     return tuple(seen)
 
 
@@ -335,20 +217,17 @@ class PresentDevices:
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
     """Every device present on this host, each an instance of its description.
 
-    The host CPU comes from :func:`host_cpu_instance`; accelerators from the plugins'
-    ``prism_detect_devices`` hooks (called once per process).  A detected device of a package
-    (a description with ``partitions``) that its name, compute units or memory show to be one
-    partition (an MI300X XCD in CPX mode, a MIG instance: :func:`match_partition`) is an
-    instance of that partition's description.  Otherwise a detected package becomes the devices
-    software sees of it (:func:`software_devices`), in the detection's ``partition_mode`` or
-    the driver's default.  A detected device whose ``device_type`` has no description, or whose
-    partition mode the description does not have, is left out with a note, as is a CPU family
-    the library does not describe.  A device whose ``uuid`` an earlier plugin reported already
-    is the same device, and is listed once.  Never raises for "nothing here".
+    The host CPU comes from :func:`host_cpu_instance`, accelerators from the plugins'
+    ``prism_detect_devices`` hooks (called once per process).  A detected device that shows
+    itself to be one partition of a package (:func:`match_partition`) is an instance of that
+    partition; any other package becomes the devices software sees of it
+    (:func:`software_devices`) in the detection's ``partition_mode``.  A device type or mode
+    without a description, and a CPU family the library does not describe, are left out with a
+    note; a ``uuid`` an earlier plugin reported is listed once.  Never raises for "nothing here".
     """
     from prism_core.kernel.plugins import plugins
 
-    lib = _default_library(library)
+    lib = library_or_default(library)
     found: list[DeviceInstance] = []
     notes: dict[str, str] = {}
     try:
@@ -438,101 +317,3 @@ def _memory_shares(total: int | None, seen: tuple[DeviceDescription, ...]) -> li
     if all(sizes):
         return [min(size, total * size // sum(sizes)) for size in sizes]
     return [total // len(seen)] * len(seen)
-
-
-# -- BLAS -------------------------------------------------------------------------------------
-
-
-def _load_numpy() -> None:
-    # threadpoolctl only sees libraries already loaded: NumPy brings in its BLAS.
-    with contextlib.suppress(ImportError):
-        importlib.import_module("numpy")
-
-
-def blas_info() -> list[dict[str, Any]]:
-    """The BLAS and OpenMP thread pools loaded in this process, as threadpoolctl reports them.
-
-    Each entry has ``user_api`` (``blas`` or ``openmp``), ``internal_api`` (``openblas``,
-    ``mkl``, ``blis``, ...), ``version``, ``num_threads``, ``prefix``, ``filepath`` and, where
-    threadpoolctl reports them, ``threading_layer`` and ``architecture``.  Imports NumPy first so
-    that its BLAS is loaded.  An empty list when threadpoolctl is missing or fails.
-    """
-    from prism_core.kernel.threads import controllers
-
-    _load_numpy()
-    try:
-        pools = [controller.info() for controller in controllers()]
-    except Exception:
-        return []
-    return [
-        {key: pool[key] for key in _BLAS_KEYS if key in pool}
-        for pool in pools
-        if pool.get("user_api") in ("blas", "openmp")
-    ]
-
-
-def blas_threads(limit: int) -> contextlib.AbstractContextManager[Any]:
-    """Limit the BLAS thread pools to ``limit`` threads inside a ``with`` block.
-
-    A thin wrapper of ``threadpoolctl.threadpool_limits(limits=limit, user_api="blas")``: the
-    ``with`` block gets the threadpoolctl limiter, and the original counts come back when it
-    ends.  The limit is applied on entering the block, not when this is called.  Environment
-    variables (``OMP_NUM_THREADS``, ...) are not touched: they are read only when a library
-    loads.  Raises ``ValueError`` for a limit below 1, ``ImportError`` without threadpoolctl.
-    """
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"a BLAS thread limit is a positive integer, not {limit!r}")
-    import threadpoolctl  # type: ignore[import-untyped, unused-ignore]
-
-    @contextlib.contextmanager
-    def limited() -> Iterator[Any]:
-        _load_numpy()
-        with threadpoolctl.threadpool_limits(limits=limit, user_api="blas") as limiter:
-            yield limiter
-
-    return limited()
-
-
-# -- the report -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class HostReport:
-    """Everything :func:`describe_host` found: for ``prism doctor`` and bug reports."""
-
-    cpu: CpuInfo
-    match: CpuMatch
-    blas: tuple[Mapping[str, Any], ...] = ()
-    memory_bytes: int | None = None
-    system: str = ""
-    python: str = ""
-
-    @property
-    def description(self) -> DeviceDescription | None:
-        return self.match.description
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data that :func:`json.dumps` accepts."""
-        return {
-            "system": self.system,
-            "python": self.python,
-            "memory_bytes": self.memory_bytes,
-            "cpu": self.cpu.as_dict(),
-            "match": self.match.as_dict(),
-            "blas": [dict(pool) for pool in self.blas],
-        }
-
-
-def describe_host(
-    library: DeviceLibrary | None = None, *, cpu: CpuInfo | None = None
-) -> HostReport:
-    """Detect the host CPU (unless ``cpu`` is given), match it, and list the BLAS pools."""
-    info = detect_cpu() if cpu is None else cpu
-    return HostReport(
-        cpu=info,
-        match=match_cpu(info, library),
-        blas=tuple(blas_info()),
-        memory_bytes=physical_memory_bytes(),
-        system=platform.platform(),
-        python=f"{platform.python_implementation()} {platform.python_version()}",
-    )

@@ -1,11 +1,10 @@
 """The host CPU: what archspec detects, kept across processes, and the description it matches.
 
-The CPU is read with archspec and matched against the library's CPU descriptions by the flags
-the operating system reports, never by the microarchitecture name alone.  archspec is imported
-inside the functions, and a warm start does not import it at all: the CPU's identification is
-kept in the cache directory (``host-cpu.json``, :func:`detect_cpu`).  docs/architecture.md,
-"Host detection"; the cache and its key: docs/performance.md, "2026-11-25: the CPU from the
-cache directory, value types, fewer imports".
+The CPU is matched against the library's CPU descriptions by the flags the operating system
+reports, never by the microarchitecture name alone.  archspec is imported inside the functions,
+and not at all on a warm start: the identification is kept in the cache directory
+(:func:`detect_cpu`).  docs/architecture.md, "Host detection"; the cache and its key:
+docs/performance.md, "2026-11-25: the CPU from the cache directory, value types, fewer imports".
 """
 
 from __future__ import annotations
@@ -19,10 +18,10 @@ import re
 import sys
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.config import cache_dir, cache_enabled
 from prism_core.kernel.description.device import DeviceDescription
@@ -46,21 +45,26 @@ __all__ = [
 ]
 
 #: ``platform.machine()`` spellings of the families archspec and the device files use.
-_FAMILY_ALIASES = {
-    "amd64": "x86_64",
-    "x64": "x86_64",
-    "x86-64": "x86_64",
-    "em64t": "x86_64",
-    "intel64": "x86_64",
-    "arm64": "aarch64",
-    "aarch64_be": "aarch64",
-    "powerpc64le": "ppc64le",
-    "ppc64el": "ppc64le",
-}
+_FAMILY_ALIASES = MappingProxyType(
+    {
+        **dict.fromkeys(("amd64", "x64", "x86-64", "em64t", "intel64"), "x86_64"),
+        **dict.fromkeys(("arm64", "aarch64_be"), "aarch64"),
+        **dict.fromkeys(("powerpc64le", "ppc64el"), "ppc64le"),
+    }
+)
 
 #: The description a host of a family falls back to when no other one matches: the baseline
 #: that every CPU of the family implements.
-FALLBACK = {"x86_64": "generic.x86-64", "aarch64": "generic.aarch64"}
+FALLBACK = MappingProxyType({"x86_64": "generic.x86-64", "aarch64": "generic.aarch64"})
+
+
+def library_or_default(library: DeviceLibrary | None) -> DeviceLibrary:
+    """``library``, else the default library (loaded with the plugins' device directories)."""
+    if library is not None:
+        return library
+    from prism_core.kernel.devices import default_library
+
+    return default_library()
 
 
 def normalize_family(machine: str) -> str:
@@ -70,21 +74,16 @@ def normalize_family(machine: str) -> str:
     return _FAMILY_ALIASES.get(name, name)
 
 
-# -- the CPU --------------------------------------------------------------------------------
-
-
 @home("prism_core.hardware")
 @dataclass(frozen=True)
 class CpuInfo:
     """What is known about the host CPU.
 
-    ``name`` is archspec's microarchitecture name (``icelake``, ``zen4``, ``neoverse_v1``), or the
-    family when archspec is unavailable.  ``features`` is the full set of flags the operating
-    system reports (``/proc/cpuinfo`` spelling), which may be fewer than the microarchitecture
-    has: virtual machines hide flags.  ``brand`` is the model name (``/proc/cpuinfo``'s
-    ``model name`` on Linux), whitespace collapsed, or ``""``.  ``note`` says why information is
-    missing (archspec absent or failing), ``""`` when nothing is.  ``source`` is ``"archspec"``
-    or ``"platform"`` (the fallback).
+    ``name`` is archspec's microarchitecture name (``icelake``, ``zen4``), or the family without
+    archspec.  ``features`` are the flags the operating system reports (``/proc/cpuinfo``
+    spelling; virtual machines hide some).  ``brand`` is the model name, whitespace collapsed,
+    or ``""``.  ``note`` says why information is missing (archspec absent or failing), ``""``
+    when nothing is; ``source`` is ``"archspec"`` or ``"platform"`` (the fallback).
     """
 
     name: str
@@ -100,7 +99,7 @@ class CpuInfo:
         """Whether the host reports every one of ``flags``."""
         return all(f in self.features for f in flags)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "vendor": self.vendor,
@@ -116,7 +115,7 @@ class CpuInfo:
 def _read_model_name() -> str:
     """``model name`` of the first processor in ``/proc/cpuinfo``, or ``""``."""
     try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+        with open(_CPUINFO, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 key, sep, value = line.partition(":")
                 if sep and key.strip() == "model name":
@@ -126,16 +125,16 @@ def _read_model_name() -> str:
     return ""
 
 
-def _brand(archspec_cpu: Any = None) -> str:
-    """The CPU's model name, whitespace collapsed (``"Intel(R) Xeon(R) Platinum 8480+"``)."""
-    brand = ""
+def _brand(brand_string: Callable[[], object] | None = None) -> str:
+    """The CPU's model name, whitespace collapsed (``"Intel(R) Xeon(R) Platinum 8480+"``);
+    off Linux from archspec's ``brand_string`` where given (CPUID on x86, sysctl on macOS)."""
+    brand: object = ""
     if sys.platform.startswith("linux"):
         brand = _read_model_name()
     else:
-        if archspec_cpu is not None:
-            # CPUID on x86, sysctl on macOS; absent from archspec before 0.2.2.
+        if brand_string is not None:
             with contextlib.suppress(Exception):
-                brand = archspec_cpu.brand_string() or ""
+                brand = brand_string() or ""
         if not brand:
             brand = platform.processor()
     return " ".join(str(brand).split())
@@ -155,19 +154,14 @@ def _platform_cpu(note: str, brand: str) -> CpuInfo:
     )
 
 
-#: The host CPU, detected once per process (the CPU does not change under a process; archspec
-#: reads /proc/cpuinfo and matches every microarchitecture it knows: about 10 ms).
+#: The host CPU, detected once per process (archspec takes about 10 ms).
 _detected: list[CpuInfo] = []
 
 
 def detect_cpu() -> CpuInfo:
-    """Detect the host CPU with archspec; never raises.  Detected once per process.
-
-    Without archspec, or when it fails, the result comes from :func:`platform.machine` with no
-    features, and ``note`` says why.  archspec's answer is kept in the cache directory
-    (``host-cpu.json``), and a later process whose CPU, archspec and Prism are the same takes
-    it from there without importing archspec (:func:`_identify_cpu`).
-    """
+    """Detect the host CPU with archspec, once per process; never raises.  Without archspec, or
+    when it fails, the result comes from :func:`platform.machine` with no features, and ``note``
+    says why.  archspec's answer is kept in the cache directory for later processes."""
     if not _detected:
         _detected.append(_identify_cpu())
     return _detected[0]
@@ -205,7 +199,7 @@ def _detect_cpu() -> CpuInfo:
                 vendor=str(host.vendor),
                 family=normalize_family(str(host.family.name)),
                 features=frozenset(str(f) for f in features),
-                brand=_brand(archspec.cpu),
+                brand=_brand(getattr(archspec.cpu, "brand_string", None)),  # from 0.2.2
                 logical_cpus=os.cpu_count(),
                 note="; ".join(notes),
             )
@@ -219,31 +213,25 @@ def _detect_cpu() -> CpuInfo:
 
 # -- the CPU's identification, kept across processes --------------------------------
 #
-# archspec reads the first processor's block of /proc/cpuinfo and matches it against every
-# microarchitecture of its database; its answer changes only with those bytes, the system and
-# machine (``platform.system``, ``platform.machine``), the database (archspec's version, or
-# ARCHSPEC_CPU_DIR and ARCHSPEC_EXTENSION_CPU_DIR), and what this module keeps of it (Prism's
-# version).  The key is a digest of them all.  The brand is read afresh (cheap), and so is the
-# number of logical CPUs (CPUs go online and offline).  Anything wrong with the file (missing,
-# damaged, of another key, an unwritable directory) means archspec is asked, as without the
-# cache; nothing of it is ever an error.
+# archspec's answer changes only with the first processor's block of /proc/cpuinfo, the system
+# and machine, its database (its version, ARCHSPEC_CPU_DIR, ARCHSPEC_EXTENSION_CPU_DIR) and
+# Prism's version: the key is a digest of them.  The brand and the number of logical CPUs are
+# read afresh.  Anything wrong with the file (missing, damaged, another key, an unwritable
+# directory) means archspec is asked, as without the cache; nothing of it is ever an error.
 
 #: The file in the cache directory (``PRISM_CACHE_DIR``) that keeps the identification.
 CPU_CACHE_FILE = "host-cpu.json"
-#: The layout of that file; another layout is a miss.
-_CPU_CACHE_FORMAT = 1
-#: The /proc file archspec reads on Linux.
+_CPU_CACHE_FORMAT = 1  # the layout of that file; another layout is a miss
 _CPUINFO = "/proc/cpuinfo"
-#: archspec's variables that replace or extend its database: with one set, its answer depends
-#: on files the key does not cover, so the cache is neither read nor written.
+#: archspec's variables that replace or extend its database: with one set, the cache is neither
+#: read nor written (the answer depends on files the key does not cover).
 _ARCHSPEC_VARIABLES = ("ARCHSPEC_CPU_DIR", "ARCHSPEC_EXTENSION_CPU_DIR")
 
 
 def _first_processor(path: str = _CPUINFO) -> bytes | None:
     """The lines of ``path``'s first processor block, as archspec reads them (up to the first
-    line without a colon), without the ``cpu MHz`` lines, which change from one read to the
-    next on hosts that scale their clock and which archspec does not use; ``None`` where the
-    file cannot be read (not Linux)."""
+    line without a colon), less the ``cpu MHz`` lines (they change as the clock scales, and
+    archspec does not use them); ``None`` where the file cannot be read (not Linux)."""
     data = b""
     try:
         with open(path, "rb") as fh:
@@ -269,8 +257,8 @@ def _first_processor(path: str = _CPUINFO) -> bytes | None:
 
 def _cpu_cache_key(block: bytes) -> str | None:
     """The digest the identification of a CPU whose /proc/cpuinfo starts with ``block`` is kept
-    under, or ``None`` where it must not be kept (archspec's database replaced, archspec not
-    installed as a distribution whose version can be read)."""
+    under, or ``None`` where it must not be kept (archspec's database replaced, or no archspec
+    distribution whose version can be read)."""
     if any(os.environ.get(name) for name in _ARCHSPEC_VARIABLES):
         return None
     from prism_core.kernel.distributions import distribution_version
@@ -288,20 +276,13 @@ def _cpu_cache_key(block: bytes) -> str | None:
 def _cpu_cache() -> tuple[str, str] | None:
     """(path of the cache file, key of this host's entry), or ``None`` where no cache is used:
     ``PRISM_NO_CACHE``, no /proc/cpuinfo, no key (:func:`_cpu_cache_key`), no cache directory."""
-    if not cache_enabled():
-        return None
-    block = _first_processor()
-    if block is None:
-        return None
-    key = _cpu_cache_key(block)
-    if key is None:
-        return None
-    return os.path.join(cache_dir(), CPU_CACHE_FILE), key
+    block = _first_processor() if cache_enabled() else None
+    key = None if block is None else _cpu_cache_key(block)
+    return None if key is None else (os.path.join(cache_dir(), CPU_CACHE_FILE), key)
 
 
 def _read_cpu_cache(path: str, key: str) -> CpuInfo | None:
-    """The identification kept in ``path`` under ``key``, or ``None`` (no file, another key, a
-    damaged or foreign file)."""
+    """The identification kept in ``path`` under ``key``, or ``None``."""
     try:
         with open(path, "rb") as fh:
             document = json.loads(fh.read(1 << 20))
@@ -315,19 +296,12 @@ def _read_cpu_cache(path: str, key: str) -> CpuInfo | None:
             return None
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return CpuInfo(
-        name=name,
-        vendor=vendor,
-        family=family,
-        features=frozenset(features),
-        brand=_brand(),
-        logical_cpus=os.cpu_count(),
-    )
+    return CpuInfo(name, vendor, family, frozenset(features), _brand(), os.cpu_count())
 
 
 def _write_cpu_cache(path: str, key: str, cpu: CpuInfo) -> None:
-    """Keep ``cpu`` in ``path`` under ``key``: written beside it and moved into place, so that a
-    reader sees a whole file or none; silently not where the directory cannot be written."""
+    """Keep ``cpu`` in ``path`` under ``key`` (written beside it and moved into place: a reader
+    sees a whole file or none); silently not where the directory cannot be written."""
     document = {
         "format": _CPU_CACHE_FORMAT,
         "key": key,
@@ -371,25 +345,17 @@ def _identify_cpu() -> CpuInfo:
     return info
 
 
-# -- matching against the library -----------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CpuMatch:
     """The CPU description a host matches, and why the other CPU descriptions did not.
 
     ``description`` is the most specific non-abstract ``kind: cpu`` description whose
     ``detection`` the host satisfies (most required flags, then longest lineage, then device
-    type), or the family baseline (``generic.x86-64``, ``generic.aarch64``; ``fallback`` is then
-    true) when none does.  It is ``None`` for a family with no baseline in the library (riscv64,
-    ppc64le, an unknown machine); ``reasons`` then says so.
-
-    ``candidates`` lists every description the host satisfies, best first.  ``reasons`` has one
-    sentence per rejected description (``"generic.x86-64-v4: host lacks avx512bw, avx512vl"``),
-    plus a last sentence when the choice is a fallback or there is none.  ``missing_features``
-    maps each rejected description to the detection flags the host lacks (none when it was
-    rejected only for its vendor or product name, or for another family: those are not compared
-    flag by flag).
+    type), else the family baseline (``generic.x86-64``; ``fallback`` is then true), else
+    ``None`` (riscv64, an unknown machine).  ``candidates`` lists every description the host
+    satisfies, best first.  ``reasons`` has one sentence per rejected description
+    (``"generic.x86-64-v4: host lacks avx512bw"``), plus a last one for a fallback or none.
+    ``missing_features`` maps each rejected description to the detection flags the host lacks.
     """
 
     description: DeviceDescription | None
@@ -404,7 +370,7 @@ class CpuMatch:
     def device_type(self) -> str | None:
         return None if self.description is None else self.description.device_type
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "device_type": self.device_type,
             "name": None if self.description is None else self.description.name,
@@ -433,16 +399,6 @@ def name_fits(patterns: Sequence[str], name: str) -> bool:
     return False
 
 
-def _brand_problem(patterns: list[str], brand: str) -> str | None:
-    """``None`` when ``brand`` fullmatches one of ``patterns`` (case-insensitively), else why."""
-    if brand and name_fits(patterns, brand):
-        return None
-    wanted = " or ".join(repr(p) for p in patterns)
-    if not brand:
-        return f"needs a product name matching {wanted}; the host's is unknown"
-    return f"product name {brand!r} does not match {wanted}"
-
-
 def _rejections(description: DeviceDescription, cpu: CpuInfo) -> tuple[list[str], frozenset[str]]:
     """Why ``cpu`` does not satisfy ``description``'s detection (no clauses: it does)."""
     detection = description.data.get("detection") or {}
@@ -462,10 +418,12 @@ def _rejections(description: DeviceDescription, cpu: CpuInfo) -> tuple[list[str]
     if missing:
         why.append("host lacks " + ", ".join(sorted(missing)))
     names = detection.get("product_names")
-    if names:
-        problem = _brand_problem(list(names), cpu.brand)
-        if problem:
-            why.append(problem)
+    if names and not (cpu.brand and name_fits(names, cpu.brand)):
+        wanted = " or ".join(repr(p) for p in names)
+        if not cpu.brand:
+            why.append(f"needs a product name matching {wanted}; the host's is unknown")
+        else:
+            why.append(f"product name {cpu.brand!r} does not match {wanted}")
     return why, missing
 
 
@@ -482,17 +440,12 @@ def match_cpu(cpu: CpuInfo, library: DeviceLibrary | None = None) -> CpuMatch:
     """The CPU description of ``library`` (default: the default library) that ``cpu`` matches.
 
     A non-abstract ``kind: cpu`` description is a candidate when the host satisfies all of its
-    resolved ``detection``: ``cpu.family`` and ``cpu.vendor`` equal the host's (when given),
-    every flag of ``cpu.features`` is among the host's flags, and one of ``product_names``
-    matches the whole brand string, ignoring case (when given).  ``microarchitectures`` is not
-    used: the archspec name is a summary that the flags must back.  Never raises; see
-    :class:`CpuMatch` for the result, including the fallbacks.
+    resolved ``detection``: ``cpu.family`` and ``cpu.vendor`` (when given) equal the host's,
+    every flag of ``cpu.features`` is among the host's, and one of ``product_names`` (when
+    given) matches the whole brand, ignoring case; never ``microarchitectures``, a summary the
+    flags must back.  Never raises; :class:`CpuMatch` says what the result holds.
     """
-    lib = library
-    if lib is None:
-        from prism_core.kernel.devices import default_library
-
-        lib = default_library()
+    lib = library_or_default(library)
     accepted: list[DeviceDescription] = []
     reasons: list[str] = []
     missing_features: dict[str, frozenset[str]] = {}

@@ -1,16 +1,18 @@
 """One record per op: everything Prism knows about a builtin op, declared once as data.
 
 Each family lists its ops in a module of its own (``elementwise.py``, ``creation.py``, ...),
-one :class:`OpRecord` per op, gathered by ``families.py``.  The op catalogue (name, signature,
-documentation, array arguments, aliases), the NumPy references, the performance model's work,
-the conformance suite (dtypes, and the family whose cases it runs) and the lint (what a call
-returns) all read the records; none keeps a list of ops of its own.  A pure module: it imports
-nothing of Prism and no array library.  docs/architecture.md, "One record per op".
+one :class:`OpRecord` per op, gathered by ``families.py``.  The catalogue, dispatch, the NumPy
+references and namespace backends, the performance model, the tuner and ``prism bench``,
+splitting, the conformance suite and the lint read the records; none keeps a table of ops of
+its own.  A pure module: it imports nothing of Prism but the examples' type, and no array
+library.  docs/architecture.md, "One record per op", says who reads each field.
 """
 
 from __future__ import annotations
 
 from typing import Literal, NamedTuple
+
+from prism_core.kernel.op_examples import Examples
 
 __all__ = [
     "ALL",
@@ -123,6 +125,34 @@ class OpRecord(NamedTuple):
     kinds: Kinds | None = None
     #: ``True`` where the result is bool whatever the inputs (comparisons, ``isnan``, ...).
     boolean_result: bool = False
+    #: ``True`` where the result holds indices or counts, in NumPy's index dtype (``argmax``).
+    index_result: bool = False
+    #: The positions of the operands NumPy promotes together (one in ``sequences``: its arrays),
+    #: as a namespace backend does too; the conformance suite checks them in mixed dtypes.
+    promoted: tuple[int, ...] = ()
+    #: How NumPy computes integer arguments: in the widest integer (``"accumulate"``: ``sum``),
+    #: in ``"float64"`` (``mean``), or each in a float of its own (``"float"``: ``sin``).
+    widened: Literal["accumulate", "float64", "float"] | None = None
+    #: A creation op's dtype without ``dtype=``: NumPy's ``"float"`` (``zeros``), the Python
+    #: ``"values"``' (``full``, ``arange``) or its ``"argument"``'s (``asarray``, ``ones_like``).
+    creation: Literal["float", "values", "argument"] | None = None
+    #: Whether an op that creates nothing takes a ``dtype`` (``sum``, ``astype``).
+    dtype_keyword: bool = False
+    #: NumPy's ``(position, keyword)`` of a keyword-only parameter: ``zeros((n, n), int32)``.
+    numpy_positional: tuple[int, str] | None = None
+    #: The type of a result of several arrays in the reference: ``"tuple"``, ``"list"``, or a
+    #: named tuple of ``kernel/contract/results.py`` (``"SVDResult"``).
+    container: str | None = None
+    #: What to check when moving a NumPy call to the op (the lint's note: ``ddof=``).
+    numpy_note: str = ""
+    #: The conformance suite's calls beyond its cases: the mistakes ``"shapes"``, ``"rank"`` (a
+    #: vector), ``"square"`` (64 x 65), and a ``"singular"`` (and ``"hermitian"``) matrix.
+    probes: tuple[Literal["shapes", "rank", "square", "singular", "hermitian"], ...] = ()
+    #: How ``prism bench`` and ``prism.tune(op, sizes=...)`` make its arguments at a size.
+    examples: Examples | None = None
+    #: How its calls split along an axis (docs/split.md, "How each op splits"): the kind of rule,
+    #: and for a reduction how its parts combine (``"reduction add"``; none: ``std``).
+    split: str | None = None
 
     @property
     def arity(self) -> int:

@@ -1,17 +1,11 @@
 """Which partition of a package one device that a driver shows is.
 
-A package (a description with ``partitions``) shows itself to software whole or split, as the
-driver is set: an MI300X in CPX mode is eight devices of one XCD each, an H100 with MIG enabled
-is its MIG instances.  A driver lists the devices it shows, each with what it knows of it: the
-name (ROCm names each partition after the package, ``nvidia-smi`` names a MIG instance ``NVIDIA
-H100 80GB HBM3 MIG 1g.10gb``), the number of compute units, the memory.  :func:`match_partition`
-compares these with the package's modes, so that a partition is described as itself, never as
-the whole package (eight whole MI300Xs where there is one).
-
-A MIG GPU instance may be split further into *compute instances*: ``1c.3g.40gb`` is one of the
-three compute slices of a ``3g.40gb`` GPU instance, sharing its memory with the others.  Such a
-device is the GPU instance's part, described by :func:`compute_instance`: its share of the
-GPU instance's compute units and compute rates, all of its memory.  docs/device-files.md,
+A package (a description with ``partitions``) shows itself whole or split, as the driver is set:
+an MI300X in CPX mode is eight devices of one XCD each, an H100 with MIG its MIG instances.
+:func:`match_partition` compares what the driver reports of a device (its name, compute units,
+memory) with the package's modes, so that a partition is described as itself, never as the
+whole package.  A MIG *compute instance* (``1c.3g.40gb``: one of the three compute slices of a
+``3g.40gb`` GPU instance) is described by :func:`compute_instance`.  docs/device-files.md,
 "Packages and what software sees: partitions".
 """
 
@@ -24,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from prism_core.kernel.description.device import DeviceDescription, PartitionPart
-from prism_core.kernel.host_cpu import name_fits
+from prism_core.kernel.host_cpu import library_or_default, name_fits
 from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
@@ -39,10 +33,8 @@ __all__ = [
 ]
 
 #: The range of (memory a driver reports) / (memory a description gives) that counts as the
-#: same device: a driver reports a little less than the size (what it reserves for itself: an
-#: H100's 80 GiB shows as 79.6 GiB in nvidia-smi), never much more.  The partitions of one
-#: package differ by a factor of two or more in memory (an MI300X's 192, 96, 48 and 24 GiB),
-#: so the range tells them apart.
+#: same device: a driver reports a little less (an H100's 80 GiB shows as 79.6 GiB), never much
+#: more; the partitions of one package differ by a factor of two or more, so it tells them apart.
 MEMORY_REPORTED = (0.8, 1.05)
 
 
@@ -52,13 +44,11 @@ class PartitionMatch:
     """A device a driver shows, identified as part of a package.
 
     ``description`` describes the device: one partition (``amd.mi300x-xcd``), or the package
-    itself where a mode shows it whole (``whole``).  ``part`` is the entry of the package's
-    modes it is, ``modes`` every mode of the package that has such a part, in the package's
-    order (``("cpx-nps1", "cpx-nps4")``: what the driver reports of one device does not tell
-    the memory mode).  ``evidence`` names what the driver reported that identified it, among
-    ``"name"``, ``"compute_units"`` and ``"memory"``.  ``slices`` is ``(n, m)`` for a MIG
-    compute instance, ``n`` of its GPU instance's ``m`` compute slices (``description`` is then
-    :func:`compute_instance`'s), ``None`` for a device that is the whole part.
+    where a mode shows it whole (``whole``).  ``part`` is the entry of the package's modes it
+    is, ``modes`` every mode with such a part, in the package's order (``("cpx-nps1",
+    "cpx-nps4")``).  ``evidence`` names what identified it: ``"name"``, ``"compute_units"``,
+    ``"memory"``.  ``slices`` is ``(n, m)`` for a MIG compute instance, ``n`` of its GPU
+    instance's ``m`` compute slices (``description`` is then :func:`compute_instance`'s).
     """
 
     package: DeviceDescription
@@ -81,13 +71,10 @@ _COMPUTE_INSTANCE = re.compile(r"(.* MIG )(\d+)c\.((\d+)g\..+)", re.IGNORECASE)
 
 def compute_instance(gpu_instance: DeviceDescription, n: int, m: int) -> DeviceDescription:
     """The description of a MIG compute instance: ``n`` of the ``m`` compute slices of
-    ``gpu_instance`` (a GPU instance's description, whose device type it keeps).
-
-    Its compute units, ``peak_tflops`` and ``throughput`` are ``n/m`` of the GPU instance's
-    (a compute slice is a fixed share of its SMs at the same clocks); its memory, caches and
-    links are the GPU instance's, which its compute instances share.  ``mig_profile`` names
-    the compute instance (``1c.3g.40gb``), ``mig_gpu_instance`` its GPU instance.
-    """
+    ``gpu_instance`` (a GPU instance's description, whose device type it keeps), with ``n/m`` of
+    its compute units, ``peak_tflops`` and ``throughput`` and all of its memory, caches and
+    links (shared).  ``mig_profile`` names it (``1c.3g.40gb``), ``mig_gpu_instance`` its GPU
+    instance."""
     share = n / m
     data = gpu_instance.to_dict()
     if isinstance(data.get("compute_units"), int):
@@ -178,27 +165,20 @@ def match_partition(
     mode: str | None = None,
     **dimensions: str,
 ) -> PartitionMatch | None:
-    """Which of ``package``'s partitions a device a driver shows is, from what it reports: its
-    ``name``, its number of ``compute_units``, its ``memory_bytes``.
+    """Which of ``package``'s partitions a device a driver shows is, from its reported ``name``,
+    ``compute_units`` and ``memory_bytes``.
 
     Every part of every mode (only ``mode``, or the modes with these ``dimensions``, where
-    given) is a candidate, the package itself for a mode that shows it whole.  A candidate is
-    ruled out by a reported fact that contradicts its description: a name that none of its
-    names match (the part's ``product_names``, else its description's own
-    ``detection.product_names``; a candidate without names is not judged by name), another
-    number of compute units, a memory outside :data:`MEMORY_REPORTED` of its size.  Of the
-    others, the one that the most facts confirm wins, then the one whose memory is nearest (of
-    parts of one description that nothing tells apart, the first).  ``None`` when the package
-    has no partitions, nothing is reported, nothing is confirmed, or two different devices fit
-    equally (the caller then treats the report as the package).
+    given) is a candidate, the package itself for a mode that shows it whole.  A reported fact
+    that contradicts a candidate rules it out: a name none of its names match (the part's
+    ``product_names``, else its description's own; without names, not judged by name), another
+    number of compute units, a memory outside :data:`MEMORY_REPORTED` of its size.  The most
+    facts confirmed wins, then the nearest memory, then the first.  ``None`` without partitions
+    or reports, when nothing is confirmed, or when two different devices fit equally.
     """
     if not package.partitions or (name is None and compute_units is None and not memory_bytes):
         return None
-    lib = library
-    if lib is None:
-        from prism_core.kernel.devices import default_library
-
-        lib = default_library()
+    lib = library_or_default(library)
     found: dict[tuple[object, ...], tuple[PartitionMatch, float]] = {}
     for entry in package.partitions:
         if (mode is not None and entry.mode != mode) or not entry.matches(**dimensions):
@@ -209,11 +189,7 @@ def match_partition(
                 continue
             description = package if same else lib.get(part.device_type)
             judged = _evidence(
-                description,
-                part,
-                name=name,
-                compute_units=compute_units,
-                memory_bytes=memory_bytes,
+                description, part, name=name, compute_units=compute_units, memory_bytes=memory_bytes
             )
             if judged is None or not judged[0]:
                 continue
@@ -221,10 +197,8 @@ def match_partition(
             if key in found:
                 earlier, distance = found[key]
                 modes = (*earlier.modes, entry.mode)
-                found[key] = (
-                    PartitionMatch(package, description, earlier.part, modes, earlier.evidence),
-                    distance,
-                )
+                match = PartitionMatch(package, description, earlier.part, modes, earlier.evidence)
+                found[key] = (match, distance)
             else:
                 match = PartitionMatch(package, description, part, (entry.mode,), judged[0])
                 found[key] = (match, judged[1])

@@ -4,9 +4,7 @@ Each plugin is loaded and its hooks are called on their own, so that one broken 
 import, raises in a hook, returns the wrong thing, implements a hook with a wrong signature or a
 misspelled name) is recorded and skipped while everything else keeps working.  In strict mode,
 or for a plugin the user asked for by name (``PRISM_PLUGINS``), the same failure is an error.
-
-Discovery happens once, on first use (``import prism_core`` imports no plugin); the entry
-points come from :func:`prism_core.kernel.distributions.entry_points`.
+Discovery happens once, on first use (``import prism_core`` imports no plugin).
 """
 
 from __future__ import annotations
@@ -23,12 +21,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from os import PathLike
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, TypeVar
 
 from prism_core.kernel.config import PluginSettings
 from prism_core.kernel.contract.backend import Backend, Detection
 from prism_core.kernel.description.device_files import add_search_path_provider
-from prism_core.kernel.distributions import entry_points
+from prism_core.kernel.distributions import EntryPoint, entry_points
 from prism_core.kernel.errors import PrismError, PrismWarning, debug, did_you_mean, user_stacklevel
 from prism_core.kernel.events import PLUGINS, announce
 from prism_core.kernel.public import home
@@ -37,6 +36,7 @@ from prism_core.kernel.version import __version__
 if TYPE_CHECKING:
     import pluggy
 
+    from prism_core.kernel.contract.variant import Variant
     from prism_core.kernel.description.device import DeviceDescription
     from prism_core.kernel.description.library import DeviceLibrary
     from prism_core.kernel.description.requirements import RequirementMatch
@@ -57,11 +57,12 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "prism.plugins"
 #: Builtin plugins, registered by name through the same hooks; they cannot be disabled.
-BUILTIN_PLUGINS: Mapping[str, str] = {
-    "numpy": "prism_core._builtin.numpy_backend",
-}
+BUILTIN_PLUGINS: Mapping[str, str] = MappingProxyType(
+    {"numpy": "prism_core._builtin.numpy_backend"}
+)
 #: The hooks called at discovery time, in this order.
 _DISCOVERY_HOOKS = ("prism_plugin_info", "prism_hardware_dirs", "prism_backends", "prism_variants")
+_T = TypeVar("_T")
 
 
 @home("prism_core.extending")
@@ -91,10 +92,10 @@ class PluginRecord:
     status: str = "pending"  # loaded, failed, blocked, not loaded
     reason: str = ""
     requested: bool = False
-    info: dict[str, Any] = field(default_factory=dict)
+    info: dict[str, object] = field(default_factory=dict)
     hardware_dirs: list[Path] = field(default_factory=list)
     backends: list[str] = field(default_factory=list)
-    variants: list[Any] = field(default_factory=list)
+    variants: list[Variant] = field(default_factory=list)
     hooks: list[str] = field(default_factory=list)
     #: What is wrong with a loaded plugin without failing it: variants whose import string
     #: names no module, variants for a backend nobody provides, invalid device files.
@@ -105,7 +106,7 @@ class PluginRecord:
         dist = f" ({self.distribution} {self.version})" if self.distribution else ""
         return f"{self.name}{dist}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "name": self.name,
             "origin": self.origin,
@@ -128,13 +129,13 @@ class _HookFailure(Exception):
     """A plugin's hook raised or returned something wrong; the message says which and why."""
 
 
-def _check_info(value: Any) -> dict[str, Any]:
+def _check_info(value: object) -> dict[str, object]:
     if not isinstance(value, Mapping):
         raise _HookFailure(f"returned {type(value).__name__}, expected a mapping")
     return {str(k): v for k, v in value.items()}
 
 
-def _check_dirs(value: Any) -> list[Path]:
+def _check_dirs(value: object) -> list[Path]:
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of paths")
     out = []
@@ -148,7 +149,7 @@ def _check_dirs(value: Any) -> list[Path]:
     return out
 
 
-def _check_backends(value: Any) -> list[Backend]:
+def _check_backends(value: object) -> list[Backend]:
     if not isinstance(value, Sequence):
         raise _HookFailure(f"returned {type(value).__name__}, expected a list of Backend")
     for item in value:
@@ -161,7 +162,7 @@ def _check_backends(value: Any) -> list[Backend]:
     return list(value)
 
 
-def _check_variants(value: Any) -> list[Any]:
+def _check_variants(value: object) -> list[Variant]:
     from prism_core.kernel.contract.variant import Variant
 
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
@@ -174,18 +175,15 @@ def _check_variants(value: Any) -> list[Any]:
     return list(value)
 
 
-_CHECKS: Mapping[str, Callable[[Any], Any]] = {
-    "prism_plugin_info": _check_info,
-    "prism_hardware_dirs": _check_dirs,
-    "prism_backends": _check_backends,
-    "prism_variants": _check_variants,
-}
+def _check_detection(value: object) -> Detection:
+    if not isinstance(value, Detection):
+        raise _HookFailure(
+            f"returned {type(value).__name__}, expected prism_core.extending.Detection"
+        )
+    return value
 
 
-_UNKNOWN: Any = object()
-
-
-def _owns(backend: Backend, value: Any) -> bool:
+def _owns(backend: Backend, value: object) -> bool:
     """``backend.owns(value)``, where a broken ``owns`` counts as no."""
     try:
         return bool(backend.owns(value))
@@ -210,12 +208,14 @@ class Unable:
 
 
 #: What each capability method must return instead of raising (said when one raises).
-_CAPABILITIES = {
-    "can_drive": "a RequirementMatch (prism_core.hardware.RequirementMatch(False, (why,)) "
-    "for a device it does not drive)",
-    "dtypes": "a frozenset of Prism's dtype names, or None for every dtype",
-    "settings": "a mapping of setting names to text",
-}
+_CAPABILITIES = MappingProxyType(
+    {
+        "can_drive": "a RequirementMatch (prism_core.hardware.RequirementMatch(False, (why,)) "
+        "for a device it does not drive)",
+        "dtypes": "a frozenset of Prism's dtype names, or None for every dtype",
+        "settings": "a mapping of setting names to text",
+    }
+)
 
 
 def _describe_exception(exc: BaseException) -> str:
@@ -259,10 +259,12 @@ class PluginSet:
             if ep.name in found or ep.name in BUILTIN_PLUGINS:
                 clash = "a builtin plugin" if ep.name in BUILTIN_PLUGINS else "another plugin"
                 record = _record_of(ep)
-                record.status = "failed"
-                record.reason = f"the name {ep.name!r} is taken by {clash}; rename the entry point"
                 # Keyed apart from the plugin that owns the name, so neither record is lost.
-                self._fail(record, key=f"{ep.name} [{record.distribution or record.target}]")
+                self._fail(
+                    record,
+                    f"the name {ep.name!r} is taken by {clash}; rename the entry point",
+                    key=f"{ep.name} [{record.distribution or record.target}]",
+                )
                 continue
             found[ep.name] = ep
 
@@ -292,15 +294,14 @@ class PluginSet:
                 continue
             self._load(record, ep.load)
 
-    def _load(self, record: PluginRecord, load: Callable[[], Any]) -> None:
+    def _load(self, record: PluginRecord, load: Callable[[], object]) -> None:
         self.records[record.name] = record
-        collected: list[Any] = []
+        collected: list[Variant] = []
         try:
             with _loading(record, collected):
                 plugin = load()
         except Exception as exc:
-            record.status, record.reason = "failed", f"import failed: {_describe_exception(exc)}"
-            self._fail(record)
+            self._fail(record, f"import failed: {_describe_exception(exc)}")
             return
         # Variants registered (``kernel(...)``) while the module was imported belong to this
         # plugin; a module is imported once per process, so they are kept for later discoveries.
@@ -311,9 +312,7 @@ class PluginSet:
         try:
             self.manager.register(plugin, name=record.name)
         except Exception as exc:  # pluggy.PluginValidationError: a signature not in the spec
-            record.status = "failed"
-            record.reason = f"invalid hook implementation: {' '.join(str(exc).split())}"
-            self._fail(record)
+            self._fail(record, f"invalid hook implementation: {' '.join(str(exc).split())}")
             return
         unknown = [
             hc.name for hc in self.manager.get_hookcallers(plugin) or () if not hc.has_spec()
@@ -322,16 +321,16 @@ class PluginSet:
             self.manager.unregister(plugin)
             known = [*_DISCOVERY_HOOKS, "prism_detect_devices"]
             parts = [f"{hook!r}{did_you_mean(hook, known, n=1)}" for hook in unknown]
-            record.status = "failed"
-            record.reason = f"implements unknown hook {', '.join(parts)}"
-            self._fail(record)
+            self._fail(record, f"implements unknown hook {', '.join(parts)}")
             return
         record.hooks = sorted(hc.name for hc in self.manager.get_hookcallers(plugin) or ())
-        during_hooks: list[Any] = []
+        during_hooks: list[Variant] = []
         try:
-            with _loading(record, during_hooks):
-                results = {hook: self._call(plugin, hook, {}) for hook in _DISCOVERY_HOOKS}
-            backends: list[Backend] = results["prism_backends"] or []
+            with _loading(record, during_hooks):  # the hooks in _DISCOVERY_HOOKS's order
+                info = self._call(plugin, "prism_plugin_info", _check_info)
+                dirs = self._call(plugin, "prism_hardware_dirs", _check_dirs)
+                backends = self._call(plugin, "prism_backends", _check_backends) or []
+                listed = self._call(plugin, "prism_variants", _check_variants)
             for backend in backends:
                 for name in (backend.name, *backend.aliases):
                     taken = self.backend_name(name)
@@ -345,22 +344,18 @@ class PluginSet:
                         )
         except _HookFailure as exc:
             self.manager.unregister(plugin)
-            record.status, record.reason = "failed", str(exc)
-            self._fail(record)
+            self._fail(record, str(exc))
             return
-        variants = [*collected, *during_hooks, *(results["prism_variants"] or [])]
-        names = [v.name for v in variants]
-        twice = sorted(n for n, count in Counter(names).items() if count > 1)
+        variants = [*collected, *during_hooks, *(listed or [])]
+        twice = sorted(n for n, count in Counter(v.name for v in variants).items() if count > 1)
         if twice:
             self.manager.unregister(plugin)
-            record.status = "failed"
-            record.reason = f"prism_variants: more than one variant named {', '.join(twice)}"
-            self._fail(record)
+            self._fail(record, f"prism_variants: more than one variant named {', '.join(twice)}")
             return
         for variant in variants:
             variant.source = f"plugin:{record.name}"
-        record.info = results["prism_plugin_info"] or {}
-        record.hardware_dirs = results["prism_hardware_dirs"] or []
+        record.info = info or {}
+        record.hardware_dirs = dirs or []
         record.variants = variants
         for backend in backends:
             self.backends[backend.name] = backend
@@ -368,21 +363,20 @@ class PluginSet:
         record.status = "loaded"
         debug("loaded plugin %s: %s", record.label, ", ".join(record.hooks))
 
-    def _call(self, plugin: Any, hook: str, kwargs: dict[str, Any]) -> Any:
-        """Call one plugin's implementation of ``hook`` (``None`` if it has none)."""
+    def _call(
+        self, plugin: object, hook: str, check: Callable[[object], _T], **kwargs: object
+    ) -> _T | None:
+        """One plugin's implementation of ``hook`` called and its result ``check``-ed (``None``
+        if it has none)."""
         caller = getattr(self.manager.hook, hook)
         impls = [i for i in caller.get_hookimpls() if i.plugin is plugin]
         if not impls:
             return None
-        impl = impls[0]
-        args = {k: kwargs[k] for k in impl.argnames if k in kwargs}
+        args = {k: kwargs[k] for k in impls[0].argnames if k in kwargs}
         try:
-            value = impl.function(**args)
+            value = impls[0].function(**args)
         except Exception as exc:
             raise _HookFailure(f"{hook} raised {_describe_exception(exc)}") from exc
-        check = _CHECKS.get(hook)
-        if check is None:
-            return value
         try:
             return check(value)
         except _HookFailure as exc:
@@ -396,7 +390,8 @@ class PluginSet:
             return "it was asked for by name (PRISM_PLUGINS)"
         return "builtin plugins must load" if record.origin == "builtin" else None
 
-    def _fail(self, record: PluginRecord, key: str | None = None) -> None:
+    def _fail(self, record: PluginRecord, reason: str, key: str | None = None) -> None:
+        record.status, record.reason = "failed", reason
         self.records[key or record.name] = record
         debug("plugin %s failed: %s", record.label, record.reason)
         why = self._strict(record)
@@ -407,26 +402,26 @@ class PluginSet:
     # -- a backend's capability methods, which are plugin code --------------------------------
     def drives(self, backend: Backend, device: DeviceDescription) -> RequirementMatch | Unable:
         """``backend.can_drive(device)``, isolated (:meth:`_ask`)."""
-        return self._ask(backend, "can_drive", device)  # type: ignore[no-any-return]
+        return self._ask(backend, "can_drive", lambda: backend.can_drive(device))
 
     def held_dtypes(
         self, backend: Backend, device: DeviceDescription | None = None
     ) -> frozenset[str] | Unable | None:
         """``backend.dtypes(device)``, isolated (:meth:`_ask`)."""
-        return self._ask(backend, "dtypes", device)  # type: ignore[no-any-return]
+        return self._ask(backend, "dtypes", lambda: backend.dtypes(device))
 
     def backend_settings(self, backend: Backend) -> Mapping[str, str] | Unable:
         """``backend.settings()``, isolated (:meth:`_ask`)."""
-        return self._ask(backend, "settings")  # type: ignore[no-any-return]
+        return self._ask(backend, "settings", backend.settings)
 
-    def _ask(self, backend: Backend, method: str, *args: Any) -> Any:
-        """``backend.<method>(*args)``, or :class:`Unable` when it raises: the one place the
-        kernel calls a backend's capability methods, since they are plugin code.  The first
-        failure of each backend and method goes on its plugin's record (``problems``: ``prism
-        plugins``, ``prism doctor``) and is warned once; where plugin failures are errors
+    def _ask(self, backend: Backend, method: str, call: Callable[[], _T]) -> _T | Unable:
+        """``call()``, a call of ``backend.<method>``, or :class:`Unable` when it raises: the one
+        place the kernel calls a backend's capability methods, since they are plugin code.  The
+        first failure of each backend and method goes on its plugin's record (``problems``:
+        ``prism plugins``, ``prism doctor``) and is warned once; where plugin failures are errors
         (strict mode, a plugin asked for by name, a builtin) it raises :class:`PluginError`."""
         try:
-            return getattr(backend, method)(*args)
+            return call()
         except Exception as exc:
             problem = f"backend {backend.name!r}: {method}() raised {_describe_exception(exc)}"
             record = next((r for r in self.records.values() if backend.name in r.backends), None)
@@ -469,8 +464,7 @@ class PluginSet:
             self.backends.pop(name, None)
         record.backends = []
         self._owners.clear()
-        record.status, record.reason = "failed", reason
-        self._fail(record)
+        self._fail(record, reason)
 
     def check_device_files(self, library: DeviceLibrary) -> None:
         """Show each loaded plugin's invalid device files on its record (``problems``); a
@@ -482,13 +476,9 @@ class PluginSet:
                 if text not in record.problems:
                     record.problems.append(text)
             if found and (self.settings.strict or record.requested):
-                n = len(found)
-                self.fail_loaded(
-                    record,
-                    f"{n} invalid device file{'s' if n != 1 else ''}: "
-                    + "; ".join(str(p) for p in found[:3])
-                    + (" ..." if n > 3 else ""),
-                )
+                n, files = len(found), "files" if len(found) != 1 else "file"
+                listed = "; ".join(str(p) for p in found[:3]) + (" ..." if n > 3 else "")
+                self.fail_loaded(record, f"{n} invalid device {files}: {listed}")
 
     def _check_contributions(self) -> None:
         """Problems of loaded plugins that discovery can see without importing frameworks:
@@ -514,9 +504,7 @@ class PluginSet:
             for problem in record.problems:
                 debug("plugin %s: %s", record.label, problem)
             if record.problems and (self.settings.strict or record.requested):
-                record.status = "failed"
-                record.reason = "; ".join(record.problems)
-                self._fail(record)
+                self._fail(record, "; ".join(record.problems))
             elif record.problems:
                 _warn_once(f"plugin {record.label}: " + "; ".join(record.problems))
 
@@ -546,12 +534,13 @@ class PluginSet:
             f"; available backends: {', '.join(sorted(self.backends))}"
         ) from None
 
-    def owner(self, value: Any) -> Backend | None:
+    def owner(self, value: object) -> Backend | None:
         """The backend whose own array ``value`` is (:meth:`Backend.owns`), or ``None`` (a
         scalar, a list, an array no loaded backend owns).  Decided once per type."""
         kind = type(value)
-        found = self._owners.get(kind, _UNKNOWN)
-        if found is _UNKNOWN:
+        try:
+            found = self._owners[kind]
+        except KeyError:
             found = next((b.name for b in self.backends.values() if _owns(b, value)), None)
             self._owners[kind] = found
         return None if found is None else self.backends.get(found)
@@ -565,38 +554,34 @@ class PluginSet:
             plugin = self.manager.get_plugin(record.name)
             if plugin is None or "prism_detect_devices" not in record.hooks:
                 continue
+            hook = "prism_detect_devices"
             try:
-                value = self._call(plugin, "prism_detect_devices", {"library": library})
-                if not isinstance(value, Detection):
-                    raise _HookFailure(
-                        f"prism_detect_devices returned {type(value).__name__}, expected "
-                        "prism_core.extending.Detection"
-                    )
+                value = self._call(plugin, hook, _check_detection, library=library)
             except _HookFailure as exc:
                 if self.settings.strict or record.requested:
                     raise PluginError(f"plugin {record.label} failed: {exc}", record) from None
-                out[record.name] = Detection((), f"detection failed: {exc}")
-                continue
-            out[record.name] = value
+                value = Detection((), f"detection failed: {exc}")
+            if value is not None:
+                out[record.name] = value
         self._detections = out
         return out
 
 
 class _Loading(threading.local):
     record: PluginRecord | None = None
-    collected: list[Any] | None = None
+    collected: list[Variant] | None = None
 
 
 #: The plugin this thread is loading (importing it, or calling its discovery hooks).
 _tls = _Loading()
 #: Variants a plugin module registered while it was imported, by plugin target: the module is
 #: not imported again by a later discovery (``reload_plugins``), so they are remembered.
-_import_time_variants: dict[str, list[Any]] = {}
+_import_time_variants: dict[str, list[Variant]] = {}
 _warned: set[str] = set()
 
 
 @contextmanager
-def _loading(record: PluginRecord, collected: list[Any]) -> Iterator[None]:
+def _loading(record: PluginRecord, collected: list[Variant]) -> Iterator[None]:
     previous = (_tls.record, _tls.collected)
     _tls.record, _tls.collected = record, collected
     try:
@@ -605,7 +590,7 @@ def _loading(record: PluginRecord, collected: list[Any]) -> Iterator[None]:
         _tls.record, _tls.collected = previous
 
 
-def collect_variant(variant: Any) -> bool:
+def collect_variant(variant: Variant) -> bool:
     """Take ``variant`` for the plugin this thread is loading (``kernel(...)`` called by a
     plugin at import or in a hook); ``False`` when no plugin is loading."""
     collected = _tls.collected
@@ -624,15 +609,10 @@ def _warn_once(message: str) -> None:
     warnings.warn(message, PluginWarning, stacklevel=user_stacklevel())
 
 
-def _record_of(ep: Any) -> PluginRecord:
+def _record_of(ep: EntryPoint) -> PluginRecord:
     dist = getattr(ep, "dist", None)
-    return PluginRecord(
-        ep.name,
-        "entry point",
-        ep.value,
-        getattr(dist, "name", None),
-        getattr(dist, "version", None),
-    )
+    name, version = getattr(dist, "name", None), getattr(dist, "version", None)
+    return PluginRecord(ep.name, "entry point", ep.value, name, version)
 
 
 _current: PluginSet | None = None
@@ -653,8 +633,8 @@ def plugins() -> PluginSet:
     """The plugins of this process, discovered on first call.
 
     :raises PluginError: called by a plugin while it is being loaded (at import, or from a
-        discovery hook) for something that needs the plugin set, which does not exist yet;
-        the loading plugin is then recorded as failed with this reason, never left hanging.
+        discovery hook), when the plugin set does not exist yet; the loading plugin is then
+        recorded as failed with this reason, never left hanging.
     """
     global _current
     current = _current
@@ -678,9 +658,7 @@ def _shutdown() -> None:
     """``Backend.shutdown`` of each backend of the plugins in use, at interpreter exit; what one
     raises is said on standard error and the others still run."""
     found = _current
-    if found is None:
-        return
-    for backend in list(found.backends.values()):
+    for backend in [] if found is None else list(found.backends.values()):
         try:
             backend.shutdown()
         except Exception as exc:  # a plugin's fault must not stop the exit or the others
@@ -698,10 +676,8 @@ def discovering() -> bool:
 
 
 def reload_plugins(settings: PluginSettings | None = None) -> PluginSet:
-    """Discover plugins again (after installing one, or to apply other settings).
-
-    The device library is loaded again on next use, since plugin directories may differ.
-    """
+    """Discover plugins again (after installing one, or to apply other settings); the device
+    library is loaded again on next use, since plugin directories may differ."""
     global _current
     from prism_core.kernel.description.library import forget_default_library
 

@@ -20,14 +20,8 @@ def seconds_text(seconds: float | None) -> str:
 
 def bytes_text(n: int) -> str:
     """``3 << 30`` -> ``"3 GiB"``, four significant digits in binary units."""
-    units = (
-        ("PiB", 1 << 50),
-        ("TiB", 1 << 40),
-        ("GiB", 1 << 30),
-        ("MiB", 1 << 20),
-        ("KiB", 1 << 10),
-    )
-    for unit, size in units:
+    for unit, shift in (("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        size = 1 << shift
         if n >= size:
             return f"{n / size:.4g} {unit}"
     return f"{n} B"

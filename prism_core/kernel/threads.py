@@ -2,25 +2,25 @@
 
 Every CPU framework's pool busy-waits after a parallel call, and while one spins, the next
 library's threads wait for a core at every barrier.  When dispatch enters a backend other than
-the one it entered last (:func:`entering`; one comparison when it is the same),
-:class:`ThreadPools` releases the pools of the other backends' libraries with each runtime's own
-call; it never changes thread counts nor imports a framework.  ``PRISM_THREADS=off`` turns it
-off.  Which runtimes, when OpenBLAS is safe to release, which library is whose, and the
-measurements: docs/backends.md, "Several backends in one process".
+the one it entered last (:func:`entering`), :class:`ThreadPools` releases the pools of the other
+backends' libraries with each runtime's own call; it never changes thread counts nor imports a
+framework.  ``PRISM_THREADS=off`` turns it off.  Details and measurements: docs/backends.md,
+"Several backends in one process".
 """
 
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import sys
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from types import MappingProxyType
-from typing import Any
+from typing import Protocol
 
 from prism_core.kernel.config import threads_enabled
 from prism_core.kernel.errors import PrismWarning, describe_exception
@@ -49,11 +49,10 @@ _OMP_PAUSE_SOFT = 1
 class PoolRecord:
     """One native thread pool loaded in this process and what the coordinator did with it.
 
-    ``module`` is the top-level module the library belongs to (``None``: none claims it, and it
-    is never released); ``release`` names the call that releases it, or is empty with ``why``
-    saying why it is left alone.  ``released`` counts the releases made, ``skipped`` those
-    refused by the safety check (``why`` then holds the last reason), ``seconds`` the time spent
-    in release calls.
+    ``module`` is the top-level module the library belongs to (``None``: never released);
+    ``release`` names the call that releases it, or is empty with ``why`` saying why not.
+    ``released`` counts the releases, ``skipped`` those refused (``why`` then holds the last
+    reason), ``seconds`` the time spent in release calls.
     """
 
     filepath: str
@@ -66,7 +65,7 @@ class PoolRecord:
     skipped: int = 0
     seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {**asdict(self), "seconds": round(self.seconds, 6)}
 
 
@@ -78,13 +77,20 @@ class Pool:
     record: PoolRecord
     call: Callable[[], int] | None = None
     exclusive: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
-# -- what a library is and how it is released ---------------------------------------------
+class _Controller(Protocol):
+    """What is read of a threadpoolctl library controller (the others by ``getattr``)."""
+
+    filepath: str
+    version: str | None
+
+    def info(self) -> dict[str, object]: ...
 
 
-def _release_call(dynlib: Any, name: str, prototype: Any, *args: int) -> Callable[[], int] | None:
+def _release_call(
+    dynlib: object, name: str, prototype: Callable[[int], Callable[..., int]], *args: int
+) -> Callable[[], int] | None:
     """The library's function ``name`` of type ``prototype``, as a call of ``args`` giving its
     status; ``None`` where the library has no such function."""
     try:
@@ -124,15 +130,10 @@ def owner_of(filepath: str, roots: Sequence[tuple[str, str]]) -> str | None:
 
 
 def _version(text: object) -> tuple[int, ...]:
-    numbers = []
-    for part in str(text or "").split(".")[:3]:
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
+    return tuple(map(int, itertools.takewhile(str.isdigit, str(text or "").split(".")[:3])))
 
 
-def describe(controller: Any, module: str | None) -> Pool:
+def describe(controller: _Controller, module: str | None) -> Pool:
     """A :class:`Pool` for one threadpoolctl library controller."""
     internal = str(getattr(controller, "internal_api", ""))
     user = str(getattr(controller, "user_api", ""))
@@ -169,7 +170,7 @@ def describe(controller: Any, module: str | None) -> Pool:
     return Pool(replace(record, why=f"no release call known for {internal or user}"))
 
 
-def controllers() -> list[Any]:
+def controllers() -> list[_Controller]:
     """threadpoolctl's controllers of the native thread pools loaded now; empty without
     threadpoolctl, or where it fails."""
     try:
@@ -188,9 +189,6 @@ def scan(modules: Iterable[str]) -> list[Pool]:
     return [describe(c, owner_of(str(c.filepath), roots)) for c in controllers()]
 
 
-# -- is this the only Python thread that can be inside a library? -------------------------
-
-
 def _state(native_id: int) -> str:
     try:
         with open(f"/proc/self/task/{native_id}/stat", "rb") as f:
@@ -202,14 +200,11 @@ def _state(native_id: int) -> str:
 
 
 def others_busy() -> str:
-    """Why another Python thread may be inside a native library now; ``""`` when none can.
-
-    Safe: no other Python thread exists, or (Linux) every other one is blocked in the kernel
-    (its state in ``/proc`` is not ``R``).  A thread inside a BLAS call is running (the calling
-    thread spins while its workers compute); a thread waiting for the GIL, a lock, a socket or a
-    sleep is blocked, and cannot run Python (nor start a BLAS call) while the caller holds the
-    GIL.
-    """
+    """Why another Python thread may be inside a native library now; ``""`` when none can: no
+    other Python thread exists, or (Linux) every other one is blocked in the kernel (not ``R``
+    in ``/proc``).  A thread inside a BLAS call is running (it spins while its workers compute);
+    one waiting for the GIL, a lock or I/O cannot start a BLAS call while the caller holds the
+    GIL."""
     me = threading.get_ident()
     others = [t for t in threading.enumerate() if t.ident != me]
     if not others:
@@ -224,9 +219,6 @@ def others_busy() -> str:
         if state not in ("S", "D", "T", "t", "I"):
             return f"thread {t.name!r} is running (state {state!r}): it may be inside the library"
     return ""
-
-
-# -- the coordinator ------------------------------------------------------------------------
 
 
 def _setting() -> bool:
@@ -315,13 +307,6 @@ class ThreadPools:
         """The pools seen at the last switch, with what was done to each."""
         with self._lock:
             return tuple(p.record for p in self._pools)
-
-    def forget(self) -> None:
-        """Forget the backend entered last and the pools seen (tests; after a reload)."""
-        with self._lock:
-            self.last = None
-            self._pools = []
-            self._scanned = None
 
     # -- under the lock -----------------------------------------------------------------------
     def _present(self) -> tuple[str, ...]:

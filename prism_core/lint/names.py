@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE
+from prism_core.kernel.dispatch.catalogue import ALIASES, CATALOGUE, SPECS
 from prism_core.lint.codes import FRAMEWORKS
 
 __all__ = [
@@ -73,13 +73,9 @@ _TORCH_RENAMES = {
     "amax": "max",
     "amin": "min",
 }
-#: What to check when moving to the Prism op (Prism follows the Array API).
-OP_NOTES = {
-    "std": " (NumPy's ddof= is correction=)",
-    "cumulative_sum": " (give axis= for arrays of more than one dimension)",
-    "asarray": " (or prism.to_numpy(x) at the boundary where NumPy itself is needed)",
-    "transpose": " (axes= is a full permutation)",
-}
+#: What to check when moving to the Prism op (Prism follows the Array API): the op's record's
+#: ``numpy_note``, as the message puts it.
+OP_NOTES = {s.name: f" ({s.numpy_note})" for s in SPECS if s.numpy_note}
 #: Random number modules of the frameworks (every call under them is PRISM007).
 RANDOM_MODULES = ("numpy.random", "cupy.random", "jax.random", "mlx.core.random", "torch.random")
 TORCH_RANDOM = frozenset(

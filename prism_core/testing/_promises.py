@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prism_core.kernel.errors import describe_exception
-from prism_core.kernel.records.elementwise import ELEMENTWISE
+from prism_core.kernel.records import elementwise
+from prism_core.kernel.records.families import RECORDS
 from prism_core.testing._inputs import N1, N2, Case, Maker
 from prism_core.testing._judging import (
     Check,
@@ -55,69 +56,17 @@ __all__ = [
 ]
 
 #: The binary elementwise ops: two operands that broadcast, and promote, together.
-BINARY = frozenset(
-    {"add", "subtract", "multiply", "divide", "power", "maximum", "minimum"}
-    | {e.name for e in ELEMENTWISE if e.arity == 2}
-)
+BINARY = frozenset(e.name for e in elementwise.RECORDS if e.arity == 2)
 #: The binary ops of the standard that take booleans (their scalars are checked with bool too).
 _BOOLEAN = frozenset(
     e.name
-    for e in ELEMENTWISE
+    for e in elementwise.RECORDS
     if e.arity == 2 and e.kinds in ("boolean", "integer_or_boolean", "all")
 )
-#: Ops whose operands must agree in shape (the mistake ``shapes``: the last one shortened).
-_OPERANDS = BINARY | {
-    "where",
-    "matmul",
-    "dot",
-    "vecdot",
-    "tensordot",
-    "einsum",
-    "stack",
-    "linalg.solve",
-    "linalg.cross",
-}
-#: Ops of square matrices (the mistakes ``rank``: a vector, and ``square``: a 64 x 65 matrix).
-_SQUARE = frozenset(
-    {
-        "linalg.inv",
-        "linalg.det",
-        "linalg.slogdet",
-        "linalg.cholesky",
-        "linalg.eig",
-        "linalg.eigh",
-        "linalg.eigvalsh",
-        "linalg.matrix_power",
-        "linalg.solve",
-    }
-)
-#: Ops of matrices (the mistake ``rank``).
-_MATRIX = _SQUARE | {
-    "linalg.svd",
-    "linalg.svdvals",
-    "linalg.qr",
-    "linalg.pinv",
-    "linalg.matrix_rank",
-    "linalg.matrix_norm",
-    "linalg.diagonal",
-    "linalg.trace",
-    "matrix_transpose",
-}
-#: Ops checked on a singular matrix; those of Hermitian matrices get a Hermitian one.
-SINGULAR = (
-    "linalg.inv",
-    "linalg.solve",
-    "linalg.det",
-    "linalg.slogdet",
-    "linalg.matrix_power",
-    "linalg.pinv",
-    "linalg.matrix_rank",
-    "linalg.svdvals",
-    "linalg.cholesky",
-    "linalg.eigh",
-    "linalg.eigvalsh",
-)
-_HERMITIAN = frozenset({"linalg.cholesky", "linalg.eigh", "linalg.eigvalsh"})
+#: Every builtin op's record, by name.
+_RECORDS = {r.name: r for r in RECORDS}
+#: Ops checked on a singular matrix, in the records' order.
+SINGULAR = tuple(r.name for r in RECORDS if "singular" in r.probes)
 #: The pairs of dtypes of the promotion checks (``bool`` with ``int32``: where the op takes
 #: integers).
 PAIRS = (
@@ -127,9 +76,10 @@ PAIRS = (
     ("complex64", "float64"),
     ("bool", "int32"),
 )
-#: The ops checked in mixed dtypes: the binary elementwise ops, the products, ``where`` and
-#: the joins of arrays.
-_PROMOTED = BINARY | {"where", "matmul", "dot", "concat", "stack"}
+#: The ops checked in mixed dtypes, by name: those whose records say which operands promote
+#: together (``OpRecord.promoted``: the binary elementwise ops, the products, ``where``, the
+#: joins of arrays).
+_PROMOTED = {r.name: r for r in RECORDS if r.promoted}
 
 
 # -- inputs -----------------------------------------------------------------------------------
@@ -167,11 +117,12 @@ def mistake_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     args, kwargs = standard
     m = Maker(dtype)
     found: dict[str, Case] = {}
-    if op in _OPERANDS:
+    probes = _probes(op)
+    if "shapes" in probes:
         found["shapes"] = (_shortened(op, args), kwargs)
-    if op in _MATRIX:
+    if "rank" in probes:
         found["rank"] = ((m(N2), *args[1:]), kwargs)
-    if op in _SQUARE:
+    if "square" in probes:
         found["square"] = ((m(N2, N2 + 1), *args[1:]), kwargs)
     keywords = keyword_cases(op, dtype)
     if "axis" in keywords:
@@ -187,10 +138,18 @@ def mistake_cases(op: str, dtype: str | None = None) -> dict[str, Case]:
     return found
 
 
+def _probes(op: str) -> tuple[str, ...]:
+    """The calls the suite makes with ``op`` beyond its cases (``OpRecord.probes``: the
+    mistakes ``shapes``, ``rank`` and ``square``, a ``singular`` matrix, a ``hermitian`` one);
+    none for an op Prism does not declare."""
+    record = _RECORDS.get(op)
+    return () if record is None else record.probes
+
+
 def _shortened(op: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``args`` with the last array one element shorter along its first axis (for ``stack``,
-    the second array of its list)."""
-    if op == "stack":
+    """``args`` with the last array one element shorter along its first axis (for an op of a
+    sequence of arrays, ``stack``, the second array of its list)."""
+    if _RECORDS[op].sequences:
         arrays = list(args[0])
         arrays[1] = arrays[1][:-1]
         return (type(args[0])(arrays), *args[1:])
@@ -209,7 +168,7 @@ def singular_case(op: str, dtype: str) -> Case | None:
     if op not in SINGULAR or dtype not in DTYPES.get(op, ()):
         return None
     m = Maker(dtype)
-    if op in _HERMITIAN:
+    if "hermitian" in _probes(op):
         matrix = m.hermitian(m.well_conditioned(N2))
         matrix[-1, :] = 0
     else:
@@ -273,20 +232,23 @@ def promotion_dtypes(op: str) -> tuple[tuple[str, str], ...]:
 @_fresh
 def promotion_case(op: str, first: str, second: str) -> Case | None:
     """NumPy arguments of ``op`` whose first operand is of dtype ``first`` and whose other is
-    of ``second`` (for ``where``, ``x1`` and ``x2``; for ``stack`` and ``concat``, the second
-    array of the list); ``None`` for a pair ``op`` is not checked in."""
+    of ``second`` (the operands its record promotes: for ``where``, ``x1`` and ``x2``; for
+    ``stack`` and ``concat``, the second array of the list); ``None`` for a pair ``op`` is not
+    checked in."""
     if (first, second) not in promotion_dtypes(op):
         return None
     a, b = _standard(op, first), _standard(op, second)
     if a is None or b is None:
         return None
     (a_args, kwargs), (b_args, _) = a, b
-    if op == "where":
-        return (a_args[0], a_args[1], b_args[2]), kwargs
-    if op in ("stack", "concat"):
-        xs, ys = a_args[0], b_args[0]
-        return ([xs[0], ys[1], xs[2]], *a_args[1:]), kwargs
-    return (a_args[0], b_args[1], *a_args[2:]), kwargs
+    at, *others = _PROMOTED[op].promoted
+    args = list(a_args)
+    if at in _PROMOTED[op].sequences:  # the second array of the sequence
+        xs, ys = a_args[at], b_args[at]
+        args[at] = [xs[0], ys[1], *xs[2:]]
+    for i in others:
+        args[i] = b_args[i]
+    return tuple(args), kwargs
 
 
 @functools.lru_cache(maxsize=16)
@@ -305,7 +267,9 @@ def _standard(op: str, dtype: str) -> Case | None:
             return [as_bool(x) for x in a]
         return a.astype(bool) if hasattr(a, "astype") else a
 
-    first = 1 if op == "where" else 0  # where's condition is bool already
+    # The arguments before the first promoted operand keep theirs (where's condition is bool).
+    record = _RECORDS.get(op)
+    first = min(record.promoted, default=0) if record is not None else 0
     return (*args[:first], *(as_bool(a) for a in args[first:])), kwargs
 
 

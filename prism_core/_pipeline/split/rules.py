@@ -1,7 +1,8 @@
 """How each op is cut: its :class:`SplitRule`, one of five kinds, declared as data.
 
-The built-in rules cover the core ops that split; :func:`declare_split_rule` adds one for an
-op of your own.  The kinds and how each joins its parts: docs/split.md ("How each op splits").
+The built-in rules are those of the ops whose records say how they split (``OpRecord.split``);
+:func:`declare_split_rule` adds one for an op of your own.  The kinds and how each joins its
+parts: docs/split.md ("How each op splits").
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from prism_core.kernel.dispatch.catalogue import SPECS, parse_signature
 from prism_core.kernel.dispatch.ops import (  # (ops, not registry: it installs the op functions)
     Op,
     as_op,
@@ -98,32 +100,30 @@ class SplitRule:
 
 
 def _builtin_rules() -> dict[str, SplitRule]:
-    rules: list[SplitRule] = []
-    for name in ("square", "sqrt", "exp", "log", "abs", "real", "conj"):
-        rules.append(SplitRule(name, "elementwise", (0,)))
-    for name in ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum"):
-        rules.append(SplitRule(name, "elementwise", (0, 1)))
-    rules.append(SplitRule("clip", "elementwise", (0, 1, 2), keywords=("min", "max")))
-    rules.append(SplitRule("where", "elementwise", (0, 1, 2)))
-    rules.append(SplitRule("matmul", "matmul", (0, 1)))
-    for name in (
-        "linalg.inv",
-        "linalg.svd",
-        "linalg.eig",
-        "linalg.eigh",
-        "linalg.qr",
-        "linalg.cholesky",
-        "linalg.matrix_norm",
-    ):
-        rules.append(SplitRule(name, "batched", (0,)))
-    rules.append(SplitRule("linalg.solve", "batched", (0, 1)))
-    for name in ("fft.fft", "fft.ifft", "fft.rfft", "sort"):
-        rules.append(SplitRule(name, "along", (0,)))
-    for name, combine in (("sum", "add"), ("mean", "mean"), ("max", "maximum"), ("min", "minimum")):
-        rules.append(SplitRule(name, "reduction", (0,), along_default=None, combine=combine))
-    for name in ("std", "argmax", "argmin"):
-        rules.append(SplitRule(name, "reduction", (0,), along_default=None))
-    return {r.op: r for r in rules}
+    """The rules of the builtin ops whose records say how they split (``OpRecord.split``): the
+    kind (a reduction's combine after it), over the record's array arguments; an elementwise
+    op's array arguments that may be given by keyword broadcast as keywords too (``clip``'s
+    ``min`` and ``max``)."""
+    rules: dict[str, SplitRule] = {}
+    for record in SPECS:
+        if record.split is None:
+            continue
+        kind, _, combine = record.split.partition(" ")
+        arrays = record.array_args or (0,)
+        keywords: tuple[str, ...] = ()
+        if kind == "elementwise":
+            parameters = list(parse_signature(record.signature).parameters.values())
+            named = [parameters[i] for i in arrays]
+            keywords = tuple(p.name for p in named if p.kind is not p.POSITIONAL_ONLY)
+        rules[record.name] = SplitRule(
+            record.name,
+            kind,
+            arrays,
+            keywords=keywords,
+            along_default=None if kind == "reduction" else -1,
+            combine=combine or None,
+        )
+    return rules
 
 
 _RULES: dict[str, SplitRule] = _builtin_rules()

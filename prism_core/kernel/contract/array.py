@@ -1,15 +1,12 @@
-"""The array at the contract's boundary: what Prism reads of any backend's array.
-
-Prism never computes on an array itself; it reads its shape and dtype to key, judge and route
-a call, and hands it to a backend.  :class:`Array` is that much, as a structural type: NumPy's
-``ndarray``, ``torch.Tensor``, CuPy's and JAX's arrays, MLX's and any Array API standard
-array are ``Array`` s without naming it.  What a backend does with one beyond that is its own
-(``Backend.to_numpy``, ``Backend.where``).
-"""
+"""The array at the contract's boundary: what Prism reads of any backend's array.  Prism never
+computes on an array itself; it reads its shape and dtype to key, judge and route a call, and
+hands it to a backend.  :class:`Array` is that much, as a structural type: NumPy's ``ndarray``,
+``torch.Tensor``, CuPy's, JAX's, MLX's and any Array API standard array are ``Array`` s without
+naming it.  What a backend does with one beyond that is its own (``Backend.to_numpy``)."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from prism_core.kernel.public import home
 
@@ -17,8 +14,10 @@ __all__ = ["Array"]
 
 
 @home("prism_core.extending")
+@runtime_checkable
 class Array(Protocol):
-    """An array of some backend, as Prism reads it: its shape, dimensions and dtype."""
+    """An array of some backend, as Prism reads it: its shape, dimensions and dtype
+    (``isinstance(x, Array)`` asks whether ``x`` has them)."""
 
     @property
     def shape(self) -> tuple[int | None, ...]:
@@ -26,9 +25,7 @@ class Array(Protocol):
         ...
 
     @property
-    def ndim(self) -> int:
-        """The number of dimensions."""
-        ...
+    def ndim(self) -> int: ...
 
     @property
     def dtype(self) -> object:

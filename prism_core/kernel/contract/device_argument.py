@@ -1,12 +1,11 @@
-"""What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks of a
-backend, and the check of the backends that create in host memory only (NumPy, SciPy);
-``prism_core.backend_kit`` exports both to plugins.  :func:`spelled_device` reads the spellings
-users type for a device (``"cpu"``, ``"cuda:1"``, ``torch.device``, a jax device), for these and
-for ``prism_core.to_device`` and ``prism_core.device``."""
+"""What a creation function's ``device=`` asks of a backend, and the check of the backends that
+create in host memory only (NumPy, SciPy), which ``prism_core.backend_kit`` exports; and
+:func:`spelled_device`, the spellings users type for a device (``"cuda:1"``, a torch.device)."""
 
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 
 __all__ = ["DEVICE_SPELLINGS", "host_only", "requested_device", "spelled_device"]
@@ -18,7 +17,7 @@ DEVICE_SPELLINGS = (
     "(a torch.device, a jax device, a cupy.cuda.Device, array_api_strict's CPU_DEVICE)"
 )
 _SPELLING = re.compile(r"([a-z]+)(?::(\d+))?")
-_WORDS = {"cpu": "cpu", "cuda": "gpu", "gpu": "gpu"}
+_WORDS = MappingProxyType({"cpu": "cpu", "cuda": "gpu", "gpu": "gpu"})
 
 #: The devices a host-memory backend (NumPy, SciPy) creates on, for its error messages.
 _HOST_DEVICES = (
@@ -27,41 +26,36 @@ _HOST_DEVICES = (
 )
 
 
-def _library_spelling(device: Any) -> str | None:
+def _library_spelling(device: object) -> str | None:
     """A library's device object as the library writes it (``"cuda:1"``, ``"gpu:0"``), read
     without importing the library."""
     module = type(device).__module__.split(".")[0]
     if module == "torch" and type(device).__name__ == "device":
         return str(device)
-    if module in ("jax", "jaxlib") and isinstance(getattr(device, "platform", None), str):
-        return f"{device.platform}:{device.id}"
-    if module == "cupy" and isinstance(getattr(device, "id", None), int):
-        return f"cuda:{device.id}"
+    if module in ("jax", "jaxlib") and isinstance(kind := getattr(device, "platform", None), str):
+        return f"{kind}:{getattr(device, 'id', None)}"
+    if module == "cupy" and isinstance(ordinal := getattr(device, "id", None), int):
+        return f"cuda:{ordinal}"
     if module == "array_api_strict" and getattr(device, "_device", None) == "CPU_DEVICE":
         return "cpu"  # its other devices pretend to be elsewhere, for testing
     return None
 
 
-def spelled_device(device: Any) -> tuple[str, int | None] | None:
+def spelled_device(device: object) -> tuple[str, int | None] | None:
     """The kind of device (a description's ``kind``) and the ordinal among the present devices
     of that kind that a user's spelling means: ``("cpu", None)`` for ``"cpu"``, ``("gpu", 1)``
     for ``"cuda:1"``, ``"gpu:1"`` and ``torch.device("cuda", 1)``, ``("tpu", 0)`` for a jax TPU;
     ``None`` where ``device`` is no such spelling (a device type such as ``"nvidia.h100-sxm"``,
     anything else).  :data:`DEVICE_SPELLINGS` lists them."""
-    if isinstance(device, str):
-        found = _SPELLING.fullmatch(device.strip().lower())
-        if found is None or found.group(1) not in _WORDS:
-            return None
-    else:
-        text = _library_spelling(device)
-        found = None if text is None else _SPELLING.fullmatch(text.lower())
-        if found is None:
-            return None
+    text = device.strip() if isinstance(device, str) else _library_spelling(device)
+    found = None if text is None else _SPELLING.fullmatch(text.lower())
+    if found is None or (isinstance(device, str) and found.group(1) not in _WORDS):
+        return None
     kind = _WORDS.get(found.group(1), found.group(1))
     return kind, None if found.group(2) is None else int(found.group(2))
 
 
-def requested_device(device: Any) -> tuple[str, Any]:
+def requested_device(device: object) -> tuple[str, Any]:
     """What the ``device=`` argument of a creation function (``zeros``, ``arange``, ...) asks
     of a backend: ``("default", None)`` for ``None`` (the backend's own default);
     ``("cpu", None)`` for ``"cpu"`` (``"cpu:0"``) and for Prism's description of a CPU (a
@@ -69,10 +63,8 @@ def requested_device(device: Any) -> tuple[str, Any]:
     of kind ``cpu``); ``("gpu", instance)`` for Prism's description of any other device (the
     instance's ``index`` says which; a description alone means the first); and
     ``("native", device)`` for anything else: a backend's own device object or name
-    (``torch.device("cuda:1")``, ``"cuda"``), which the backend reads itself.
-
-    Dispatch has already chosen the backend by then (a ``device=`` naming an accelerator runs the
-    call as ``prism_core.device(...)`` would); the variant only has to honour it."""
+    (``torch.device("cuda:1")``, ``"cuda"``), which the backend reads itself.  Dispatch has
+    chosen the backend by then (as ``prism_core.device(...)`` would): the variant honours it."""
     if device is None:
         return "default", None
     if isinstance(device, str) and spelled_device(device) in (("cpu", None), ("cpu", 0)):
@@ -84,7 +76,7 @@ def requested_device(device: Any) -> tuple[str, Any]:
     return "native", device
 
 
-def host_only(op: str, device: Any) -> None:
+def host_only(op: str, device: object) -> None:
     """Raise ``ValueError`` unless ``device`` (a creation function's ``device=``) names host
     memory, where NumPy and SciPy create arrays; the message names the op, the device and what
     is accepted."""

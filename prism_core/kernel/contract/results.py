@@ -4,7 +4,9 @@ whichever backend ran the call (``prism_core.backend_kit`` exports them to plugi
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from prism_core.kernel.contract.array import Array
 
 __all__ = [
     "EigResult",
@@ -21,58 +23,58 @@ __all__ = [
 class SVDResult(NamedTuple):
     """``linalg.svd``'s result, named as NumPy's: ``(U, S, Vh)``."""
 
-    U: Any
-    S: Any
-    Vh: Any
+    U: Array
+    S: Array
+    Vh: Array
 
 
 class EighResult(NamedTuple):
     """``linalg.eigh``'s result, named as NumPy's."""
 
-    eigenvalues: Any
-    eigenvectors: Any
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EigResult(NamedTuple):
     """``linalg.eig``'s result, named as NumPy's."""
 
-    eigenvalues: Any
-    eigenvectors: Any
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class QRResult(NamedTuple):
     """``linalg.qr``'s result, named as NumPy's: ``(Q, R)``."""
 
-    Q: Any
-    R: Any
+    Q: Array
+    R: Array
 
 
 class SlogdetResult(NamedTuple):
     """``linalg.slogdet``'s result, named as NumPy's: ``(sign, logabsdet)``."""
 
-    sign: Any
-    logabsdet: Any
+    sign: Array
+    logabsdet: Array
 
 
 class UniqueAllResult(NamedTuple):
     """``unique_all``'s result, named as the Array API's (and NumPy 2's):
     ``(values, indices, inverse_indices, counts)``."""
 
-    values: Any
-    indices: Any
-    inverse_indices: Any
-    counts: Any
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
 
 
 class UniqueCountsResult(NamedTuple):
     """``unique_counts``'s result, named as the Array API's: ``(values, counts)``."""
 
-    values: Any
-    counts: Any
+    values: Array
+    counts: Array
 
 
 class UniqueInverseResult(NamedTuple):
     """``unique_inverse``'s result, named as the Array API's: ``(values, inverse_indices)``."""
 
-    values: Any
-    inverse_indices: Any
+    values: Array
+    inverse_indices: Array

@@ -1,13 +1,9 @@
-"""Variants: one implementation of an op on one backend, as plugins and users declare them.
-
-A variant is data that plugin discovery collects and dispatch (the layer above) ranks: it lives
-here, in the layer that discovers plugins, so that discovery never imports dispatch.
-"""
+"""Variants: implementations of an op on a backend, as plugins and users declare them (data that
+plugin discovery collects and dispatch, a layer above, ranks)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from prism_core.kernel.description.requirements import Requirement
 from prism_core.kernel.errors import PrismError, describe_exception
@@ -17,14 +13,14 @@ __all__ = ["CanRun", "Variant", "VariantImportError"]
 
 #: Requirements parsed for variants, by their mappings' items: plugins give hundreds of
 #: variants the same few mappings (``{"kind": "cpu"}``), and a parsed requirement never changes.
-_PARSED: dict[tuple[Any, ...], Requirement] = {}
+_PARSED: dict[tuple[object, ...], Requirement] = {}
 
 
-def _parsed(requires: Mapping[str, Any] | None) -> Requirement:
+def _parsed(requires: Mapping[str, object] | None) -> Requirement:
     """``Requirement(requires)``, one instance per distinct mapping of strings, integers and
     booleans (others are parsed each time)."""
     if requires is None:
-        key: tuple[Any, ...] = ()
+        key: tuple[object, ...] = ()
     elif type(requires) is dict and all(type(v) in (str, int, bool) for v in requires.values()):
         key = tuple((k, type(v), v) for k, v in requires.items())
     else:
@@ -44,10 +40,9 @@ class Variant:
     """One implementation of an op: a backend, requirements on the device, a priority.
 
     :param op: the op's name (``"matmul"``).
-    :param fn: the implementation; receives the call's arguments (converted to the backend's
-        arrays) and returns the result.  It may be given as ``"module:attribute"`` (for
-        example ``"numpy:matmul"``): it is then imported when dispatch first chooses it, so that
-        registering variants never imports a framework, and the hot path calls it directly.
+    :param fn: the implementation, called with the call's arguments (converted to the backend's
+        arrays).  Given as ``"module:attribute"`` (``"numpy:matmul"``), it is imported when
+        dispatch first chooses it: registering variants imports no framework.
     :param backend: name of the backend it runs on (``"numpy"``, ``"cuda"``).
     :param requires: requirement mapping on the device (``{"vendor": "nvidia",
         "tensor_cores": ">=3"}``); see docs/device-files.md, "Requirements".
@@ -55,14 +50,12 @@ class Variant:
     :param can_run: optional per-call check ``can_run(*args, **kwargs) -> True | "reason"``;
         it sees the arguments' ``shape``/``dtype`` (for ``prism.explain`` they are
         :class:`ArraySpec`), and must not compute anything expensive.
-    :param placement: optional check of where the call's data lives,
-        ``placement(*args, **kwargs) -> True | "reason"`` (``torch.<op>`` takes tensors in host
-        memory, ``torch.cuda.<op>`` those on the GPU).  Its verdict may depend only on the
-        arrays' types, on where they live (:meth:`Backend.where
-        <prism_core.extending.Backend.where>`) and on the scope, which is what a plan is cached
-        by: dispatch asks it once, when it builds the plan (a variant it declines is not a
-        candidate there, and explain says why), never per call.  :meth:`accepts` asks it and
-        ``can_run``.
+    :param placement: optional check of where the call's data lives, ``placement(*args,
+        **kwargs) -> True | "reason"`` (``torch.<op>`` takes host tensors, ``torch.cuda.<op>``
+        GPU ones), asked once per plan, never per call: its verdict may depend only on what a
+        plan is keyed by, the arrays' types, where they live (:meth:`Backend.where
+        <prism_core.extending.Backend.where>`) and the scope.  A variant it declines is no
+        candidate there (explain says why).  :meth:`accepts` asks it and ``can_run``.
     :param dtype_support: when true, the device must have a feature that accelerates this op in
         the data type of the call's arrays (``supports`` with the argument's dtype).
     :param reference: marks the op's reference implementation (run for simulated devices).
@@ -86,10 +79,10 @@ class Variant:
     def __init__(
         self,
         op: str,
-        fn: Callable[..., Any] | str,
+        fn: Callable[..., object] | str,
         *,
         backend: str = "numpy",
-        requires: Mapping[str, Any] | None = None,
+        requires: Mapping[str, object] | None = None,
         priority: int = 0,
         can_run: CanRun | None = None,
         dtype_support: bool = False,
@@ -121,31 +114,32 @@ class Variant:
         self.name = name or f"{backend}.{default}"
         self.source = source
 
-    def resolve(self) -> Callable[..., Any]:
-        """The implementation, importing it first when it was given as ``"module:attribute"``.
+    def resolve(self) -> Callable[..., object]:
+        """The implementation, imported first when it was given as ``"module:attribute"``.
 
-        :raises VariantImportError: the import string names no importable object; the message
-            names the variant, the plugin that contributed it and the import string.
-        """
+        :raises VariantImportError: the import string names no importable object (the message
+            names the variant, the plugin that contributed it and the import string)."""
         fn = self.fn
         if isinstance(fn, str):
             import importlib
 
             module, _, attribute = fn.partition(":")
+            *path, name = attribute.split(".")
             try:
-                obj: Any = importlib.import_module(module)
-                for part in attribute.split("."):
-                    obj = getattr(obj, part)
+                owner: object = importlib.import_module(module)
+                for part in path:
+                    owner = getattr(owner, part)
+                found: Callable[..., object] = getattr(owner, name)
             except Exception as exc:  # ImportError, AttributeError, or the module's own error
                 raise VariantImportError(
                     f"variant {self.name} of {self.op!r} ({self.origin}) cannot be imported "
                     f"from {fn!r}: {describe_exception(exc)}",
                     self,
                 ) from exc
-            self.fn = fn = obj
+            self.fn = fn = found
         return fn
 
-    def accepts(self, *args: Any, **kwargs: Any) -> bool | str | None:
+    def accepts(self, *args: object, **kwargs: object) -> bool | str | None:
         """Whether this variant takes the call ``(*args, **kwargs)``: ``True``, or why not
         (its :attr:`placement`'s verdict, then its ``can_run``'s)."""
         for check in (self.placement, self.can_run):
@@ -158,18 +152,15 @@ class Variant:
     @property
     def origin(self) -> str:
         """Who registered it: ``"plugin 'x'"`` or ``"user code"``."""
-        if self.source.startswith("plugin:"):
-            return f"plugin {self.source.partition(':')[2]!r}"
-        return "user code"
+        name = self.source.partition(":")[2]
+        return f"plugin {name!r}" if self.source.startswith("plugin:") else "user code"
 
     def import_problem(self) -> str | None:
-        """Why ``resolve()`` would fail, found without importing anything new; else ``None``.
-
-        Checks the module of a ``"module:attribute"`` string with ``importlib.util.find_spec``:
-        the top-level package always, a submodule only when its parent is already imported
-        (finding a submodule imports its parents, and listing plugins must not import
-        frameworks).  A missing attribute shows only when the variant first runs.
-        """
+        """Why ``resolve()`` would fail, found without importing anything new; else ``None``:
+        ``importlib.util.find_spec`` of the top-level package of a ``"module:attribute"``, of the
+        module itself only when its parent is imported (finding a submodule imports its parents,
+        and listing plugins must not import frameworks).  A missing attribute shows only when
+        the variant first runs."""
         fn = self.fn
         if not isinstance(fn, str):
             return None

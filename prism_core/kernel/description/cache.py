@@ -1,17 +1,14 @@
-"""The validation cache: device files already validated, keyed by the SHA-256 of their bytes.
+"""The validation cache: device files already validated, keyed by the SHA-256 of their bytes
+(a second start reads and hashes each file, but neither parses nor validates it).
 
-A second start reads and hashes each file, but neither parses nor validates it: the document
-stored for the file's digest is used as it is.  What it is trusted on:
+* The key of the whole cache covers what decides a valid file's document: Prism's version, the
+  Python, the schema and the source of the validation code (:func:`validation_code_digest`);
+  under another key the cache starts afresh.
+* The entries are signed with the cache directory's own key (``device-files.key``, made by the
+  first writer): a cache file damaged, cut short, copied from elsewhere or rewritten by anything
+  but Prism does not check out, and none of its entries is used (counted in
+  :attr:`ValidationCache.dropped`); such a file is validated again.
 
-* the key of the whole cache covers everything that decides what a valid file's document is:
-  Prism's version, the Python that runs it, the schema and the source of the validation code
-  (:func:`validation_code_digest`); under another key the cache starts afresh;
-* the entries are signed with a key of the cache directory's own (``device-files.key``, made by
-  the first writer, replaced only if damaged): a cache file that is damaged, cut short, copied from
-  another directory or rewritten by anything but Prism does not check out, and none of its
-  entries is used (they are counted in :attr:`ValidationCache.dropped`).
-
-A refused entry costs speed, never correctness: its file is validated again.  The rules:
 docs/device-files.md, section 8 ("Validation cache").
 """
 
@@ -22,20 +19,20 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.errors import debug
 from prism_core.kernel.version import __version__
 
+if TYPE_CHECKING:
+    from prism_core.kernel.description.yaml_loader import JSON
+
 __all__ = [
-    "MAX_STALE_ENTRIES",
-    "VALIDATION_SOURCES",
-    "ValidationCache",
-    "digest",
+    "MAX_STALE_ENTRIES", "VALIDATION_SOURCES", "ValidationCache", "digest",
     "validation_code_digest",
-]
+]  # fmt: skip
 
 _FILE = "device-files-v2.json"
 _SECRET_FILE = "device-files.key"
@@ -95,12 +92,11 @@ class ValidationCache:
         self.directory = directory
         python = sys.implementation.cache_tag  # the `re` of another Python may refuse a pattern
         self.key = f"{__version__}:{python}:{digest(schema_bytes)[:16]}:{code}"
-        self._entries: dict[str, Any] | None = None
+        self._entries: dict[str, dict[str, JSON]] | None = None
         self._refused: set[str] = set()  # the entries of a cache file that did not check out
         self._used: dict[str, None] = {}  # keys used in this run, in order of use
         self._dirty = False
-        self.hits = 0
-        self.misses = 0
+        self.hits = self.misses = 0
         #: Files whose entry was found but refused (then validated again, as misses).
         self.dropped = 0
 
@@ -108,7 +104,7 @@ class ValidationCache:
     def path(self) -> Path | None:
         return None if self.directory is None else self.directory / _FILE
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> dict[str, dict[str, JSON]]:
         if self._entries is None:
             self._entries = {}
             try:
@@ -119,7 +115,7 @@ class ValidationCache:
                 debug("ignoring the validation cache %s: %s", self.path, exc)
         return self._entries
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> dict[str, dict[str, JSON]]:
         if self.directory is None:
             return {}
         secret = _read_secret(self.directory)
@@ -137,24 +133,24 @@ class ValidationCache:
             raise ValueError("not signed with this directory's key")
         return entries
 
-    def get(self, key: str, data: bytes) -> dict[str, Any] | None:
+    def get(self, key: str, data: bytes) -> dict[str, JSON] | None:
         """The validated document of the file whose bytes are ``data`` (``key`` is their
         digest), or ``None``: not cached, or in a cache file that was refused."""
         entry = self._load().get(key)
-        if entry is not None and entry["size"] == len(data):
+        document = entry["document"] if entry is not None and entry["size"] == len(data) else None
+        if isinstance(document, dict):
             self.hits += 1
             self._used[key] = None
-            document: dict[str, Any] = entry["document"]
             return document
         if key in self._refused:
             self.dropped += 1
         self.misses += 1
         return None
 
-    def put(self, key: str, data: bytes, document: Mapping[str, Any]) -> None:
+    def put(self, key: str, data: bytes, document: dict[str, JSON]) -> None:
         """Record ``document`` as the validated content of ``data`` (whose digest is ``key``)."""
         entries = self._load()
-        entry = {"sha256": key, "size": len(data), "document": document}
+        entry: dict[str, JSON] = {"sha256": key, "size": len(data), "document": document}
         if entries.get(key) != entry:
             entries[key] = entry
             self._dirty = True

@@ -113,15 +113,10 @@ class Partition:
     @classmethod
     def from_entry(cls, entry: Mapping[str, Any]) -> Partition:
         """The partition of one entry of a resolved description's ``partitions``."""
+        mode, text = entry["mode"], entry.get("description", "")
         dimensions = dict(entry.get("dimensions") or {})
         if "parts" not in entry:
-            return cls(
-                entry["mode"],
-                entry["device_type"],
-                entry["count"],
-                entry.get("description", ""),
-                dimensions,
-            )
+            return cls(mode, entry["device_type"], entry["count"], text, dimensions)
         parts = tuple(
             PartitionPart(
                 p["device_type"],
@@ -133,14 +128,8 @@ class Partition:
             for p in entry["parts"]
         )
         kinds = {p.device_type for p in parts}
-        return cls(
-            entry["mode"],
-            next(iter(kinds)) if len(kinds) == 1 else None,
-            sum(p.count for p in parts),
-            entry.get("description", ""),
-            dimensions,
-            parts,
-        )
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        return cls(mode, kind, sum(p.count for p in parts), text, dimensions, parts)
 
     @property
     def device_types(self) -> tuple[str, ...]:
@@ -178,7 +167,6 @@ class DeviceDescription:
     provenance: Mapping[str, str] = field(default_factory=dict, repr=False)
     overrides: tuple[Path, ...] = ()
 
-    # -- identity -------------------------------------------------------------------------
     @property
     def name(self) -> str:
         return str(self.data.get("name", self.device_type))
@@ -211,7 +199,6 @@ class DeviceDescription:
         """True when this is ``device_type`` or derives from it (``h100.is_a("nvidia.hopper")``)."""
         return device_type in self.lineage
 
-    # -- generations and partitions ---------------------------------------------------------
     @property
     def succeeds(self) -> str | None:
         """The device type of the previous generation of this line (``succeeds`` in the file)."""
@@ -283,7 +270,6 @@ class DeviceDescription:
             f"{', '.join(p.mode for p in found)}; give the other dimensions too"
         )
 
-    # -- numbers --------------------------------------------------------------------------
     @property
     def compute_units(self) -> int | None:
         return self.data.get("compute_units")
@@ -298,10 +284,7 @@ class DeviceDescription:
         return tuple(MemoryLevel(**m) for m in self.data.get("memory_hierarchy", ()))
 
     def memory_level(self, level: str) -> MemoryLevel | None:
-        for m in self.memory:
-            if m.level == level:
-                return m
-        return None
+        return next((m for m in self.memory if m.level == level), None)
 
     @property
     def memory_bytes(self) -> int | None:
@@ -309,7 +292,6 @@ class DeviceDescription:
         glob = self.memory_level("global")
         return glob.size_bytes if glob else None
 
-    # -- topology and usable memory (format 2: kernel/description/topology.py) -------------------
     @property
     def usable_memory_bytes(self) -> int | None:
         """What software can allocate of the main memory (``usable_bytes`` of the ``global``
@@ -332,9 +314,7 @@ class DeviceDescription:
 
         return host_per_direction(self.links)
 
-    def peer_link(
-        self, other: DeviceDescription, *, in_package: bool | None = None
-    ) -> Link | None:
+    def peer_link(self, other: DeviceDescription, *, in_package: bool | None = None) -> Link | None:
         """The fastest peer link whose other end can be ``other`` (``in_package``: only links to
         siblings in the package, or only the others), ``None`` when none is described."""
         from prism_core.kernel.description.topology import peer_link
@@ -350,7 +330,6 @@ class DeviceDescription:
         value = self.data.get("peak_tflops", {}).get(dtype)
         return None if value is None else float(value)
 
-    # -- throughput per execution unit (format 2) -------------------------------------------
     @functools.cached_property
     def throughput(self) -> tuple[Throughput, ...]:
         """The rates per execution unit and data type (``throughput``), in the file's order;
@@ -361,11 +340,9 @@ class DeviceDescription:
 
     def peak_for(self, dtype: str, unit: str) -> float | None:
         """Peak dense rate of ``unit`` (``"matrix"`` or ``"vector"``) in ``dtype``, TFLOP/s
-        (TOPS for integers), or ``None``: the ``throughput`` entry for the pair; without one,
-        the headline ``peak(dtype)`` (the fastest unit's: a vector rate the description does
-        not give is its matrix rate, as in format 1); without that either, for ``"matrix"``,
-        the vector rate (a matrix product also runs on the vector units).  The rule:
-        ``prism_core.kernel.description.throughput.rate_for``."""
+        (TOPS for integers), or ``None``: the ``throughput`` entry for the pair, else the
+        headline ``peak(dtype)``, else for ``"matrix"`` the vector rate (the rule of
+        ``prism_core.kernel.description.throughput.rate_for``)."""
         from prism_core.kernel.description.throughput import by_unit, rate_for
 
         peaks = self.data.get("peak_tflops", {})
@@ -377,13 +354,12 @@ class DeviceDescription:
         return self.data.get("tdp_watts")
 
     @property
-    def attributes(self) -> Mapping[str, Any]:
+    def attributes(self) -> Mapping[str, object]:
         return dict(self.data.get("attributes", {}))
 
-    def attribute(self, name: str, default: Any = None) -> Any:
+    def attribute(self, name: str, default: object = None) -> object:
         return self.data.get("attributes", {}).get(name, default)
 
-    # -- sparsity and numeric formats (format 2: kernel/description/sparsity.py, numeric_formats.py)
     @functools.cached_property
     def sparsity(self) -> tuple[Sparsity, ...]:
         """The structured-sparsity patterns (``sparsity``), in the file's order; empty when
@@ -412,7 +388,6 @@ class DeviceDescription:
 
         return self.numeric_formats.get(vocabulary_name(name))
 
-    # -- features -------------------------------------------------------------------------
     @functools.cached_property
     def features(self) -> Mapping[str, Feature]:
         # Built once: requirement matching asks for features many times per device.
@@ -472,18 +447,15 @@ class DeviceDescription:
         """Every (feature, op, dtype) triple the description declares."""
         for f in self.features.values():
             for op, dtypes in f.operations.items():
-                for dt in sorted(dtypes):
-                    yield f.name, op, dt
+                yield from ((f.name, op, dt) for dt in sorted(dtypes))
 
-    # -- requirements ---------------------------------------------------------------------
-    def satisfies(self, requirements: Mapping[str, Any]) -> RequirementMatch:
+    def satisfies(self, requirements: Mapping[str, object]) -> RequirementMatch:
         """Match a requirement mapping against this device; never raises for unmet clauses."""
         from prism_core.kernel.description.requirements import Requirement
 
         req = requirements if isinstance(requirements, Requirement) else Requirement(requirements)
         return req.match(self)
 
-    # -- export ---------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         """The resolved description as plain data (a deep copy)."""
         return copy.deepcopy(dict(self.data))

@@ -1,14 +1,10 @@
 """Device files on the search path: the path itself, finding the files, reading one.
 
-Search path, lowest precedence first:
-
-1. the library shipped with Prism (``hardware/``),
-2. directories contributed by plugins (in plugin order),
-3. the user's ``PRISM_HARDWARE_PATH`` entries, in order.
-
-Each entry is a directory, searched recursively (links followed, loops and unreadable entries
-reported), or one file.  A file is read safely (a regular file, at most ``MAX_BYTES``), then
-taken from the validation cache or parsed and validated.
+The search path, lowest precedence first: the library shipped with Prism (``hardware/``), the
+directories of plugins (in plugin order), the ``PRISM_HARDWARE_PATH`` entries.  Each entry is a
+directory, searched recursively (links followed, loops and unreadable entries reported), or one
+file.  A file is read safely (a regular file, at most ``MAX_BYTES``), then taken from the
+validation cache or parsed and validated.
 """
 
 from __future__ import annotations
@@ -28,16 +24,9 @@ from prism_core.kernel.errors import Problem, display_path
 from prism_core.kernel.public import home
 
 __all__ = [
-    "DeviceFile",
-    "SearchEntry",
-    "add_search_path_provider",
-    "default_search_path",
-    "files_of",
-    "read_device_file",
-    "read_file_bytes",
-    "real_path",
-    "scan_directory",
-]
+    "DeviceFile", "SearchEntry", "add_search_path_provider", "default_search_path", "files_of",
+    "read_device_file", "read_file_bytes", "scan_directory",
+]  # fmt: skip
 
 SUFFIXES = (".yaml", ".yml")
 
@@ -54,10 +43,8 @@ class SearchEntry:
 
 
 class DeviceFile:
-    """One device file, read and validated, before inheritance.
-
-    A plain class, not a dataclass: it is private, and making a dataclass costs about a
-    millisecond of every fresh process."""
+    """One device file, read and validated, before inheritance.  (Not a dataclass: making one
+    costs about a millisecond of every fresh process.)"""
 
     __slots__ = ("data", "entry", "path")
 
@@ -124,6 +111,10 @@ def _kind(mode: int) -> str:
     return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
+def _not_regular(mode: int) -> str:
+    return f"not a regular file ({_kind(mode)}); device files are regular files"
+
+
 def _is_loop(exc: OSError) -> bool:
     # ELOOP on POSIX; ERROR_CANT_RESOLVE_FILENAME (1921) on Windows.
     return exc.errno == errno.ELOOP or getattr(exc, "winerror", None) == 1921
@@ -154,11 +145,6 @@ def _located(path: Path, message: str) -> Problem:
     return Problem(display_path(path), 0, 0, "$", message)
 
 
-def real_path(path: Path) -> str:
-    """The path with links resolved, for telling files apart; never raises on a link loop."""
-    return os.path.realpath(path)
-
-
 def scan_directory(root: Path, root_stat: os.stat_result) -> tuple[list[Path], list[Problem]]:
     """Every device file under ``root`` (sorted), and a problem for whatever cannot be searched.
 
@@ -180,13 +166,8 @@ def scan_directory(root: Path, root_stat: os.stat_result) -> tuple[list[Path], l
             with os.scandir(directory) as it:
                 children = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            problems.append(
-                _located(
-                    directory,
-                    f"cannot read the directory: {exc.strerror or exc}; make it readable "
-                    "or remove it from the search path",
-                )
-            )
+            why = f"cannot read the directory: {exc.strerror or exc}; make it readable or remove "
+            problems.append(_located(directory, why + "it from the search path"))
             continue
         subdirectories: list[tuple[Path, dict[tuple[int, int], Path]]] = []
         for child in children:
@@ -221,12 +202,7 @@ def scan_directory(root: Path, root_stat: os.stat_result) -> tuple[list[Path], l
                 if stat.S_ISREG(mode):
                     files.append(path)
                 else:
-                    problems.append(
-                        _located(
-                            path,
-                            f"not a regular file ({_kind(mode)}); device files are regular files",
-                        )
-                    )
+                    problems.append(_located(path, _not_regular(mode)))
         stack.extend(reversed(subdirectories))
     return sorted(files), problems
 
@@ -273,7 +249,7 @@ def read_file_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
     except OSError as exc:
         return refuse(_unreachable(exc, path, "file"))
     if not stat.S_ISREG(st.st_mode):
-        return refuse(f"not a regular file ({_kind(st.st_mode)}); device files are regular files")
+        return refuse(_not_regular(st.st_mode))
     if st.st_size > MAX_BYTES:
         return too_big(st.st_size)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
@@ -284,9 +260,7 @@ def read_file_bytes(path: Path) -> tuple[bytes | None, Problem | None]:
     try:
         st = os.fstat(fd)  # what was opened, which may have been replaced since the stat
         if not stat.S_ISREG(st.st_mode):
-            return refuse(
-                f"not a regular file ({_kind(st.st_mode)}); device files are regular files"
-            )
+            return refuse(_not_regular(st.st_mode))
         if st.st_size > MAX_BYTES:
             return too_big(st.st_size)
         chunks: list[bytes] = []

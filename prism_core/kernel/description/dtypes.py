@@ -4,57 +4,18 @@ vocabulary (``fp32``, ``bf16``, ...) that features declare."""
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
-    "DType",
-    "bfloat16",
-    "bool_",
-    "complex64",
-    "complex128",
-    "dtype",
-    "dtype_name",
-    "float8_e3m4",
-    "float8_e4m3",
-    "float8_e4m3fn",
-    "float8_e4m3fnuz",
-    "float8_e5m2",
-    "float8_e5m2fnuz",
-    "float16",
-    "float32",
-    "float64",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-]
-
-
-_UNSET: Any = object()
-#: Prism's names of the types NumPy has, and NumPy's name for each.
-_NUMPY_NAMES = {
-    "bool_": "bool",
-    "int8": "int8",
-    "int16": "int16",
-    "int32": "int32",
-    "int64": "int64",
-    "uint8": "uint8",
-    "uint16": "uint16",
-    "uint32": "uint32",
-    "uint64": "uint64",
-    "float16": "float16",
-    "float32": "float32",
-    "float64": "float64",
-    "complex64": "complex64",
-    "complex128": "complex128",
-}
+    "DType", "bfloat16", "bool_", "complex64", "complex128", "dtype", "dtype_name", "float8_e3m4",
+    "float8_e4m3", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float16",
+    "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+]  # fmt: skip
 
 
 class DType:
@@ -76,26 +37,24 @@ class DType:
         self.kind = kind  # b, i, u, f, c (NumPy's kind letters)
         self.itemsize = itemsize
         self._hash: int | None = None
-        self._numpy: Any = _UNSET
+        self._numpy: np.dtype[np.generic] | bool | None = False  # False: not looked up yet
 
     @property
-    def numpy(self) -> np.dtype[Any] | None:
+    def numpy(self) -> np.dtype[np.generic] | None:
         """The NumPy dtype of this type (``numpy.dtype("float32")``), or ``None`` where NumPy has
-        none (bfloat16).  NumPy is imported the first time it is asked for."""
+        none (bfloat16, the FP8 types).  NumPy is imported the first time it is asked for."""
         found = self._numpy
-        if found is _UNSET:
-            numpy_name = _NUMPY_NAMES.get(self.name)
-            if numpy_name is None:
-                found = None
-            else:
+        if isinstance(found, bool):
+            found = None
+            if self.name != "bfloat16" and not self.name.startswith("float8"):
                 import numpy as np
 
-                found = np.dtype(numpy_name)
+                found = np.dtype(self.name.rstrip("_"))
             self._numpy = found
-        return found  # type: ignore[no-any-return]
+        return found
 
     @property
-    def dtype(self) -> np.dtype[Any]:
+    def dtype(self) -> np.dtype[np.generic]:
         """NumPy's protocol for objects that stand for a dtype: the NumPy dtype, or
         ``AttributeError`` for the types NumPy lacks."""
         found = self.numpy
@@ -157,27 +116,9 @@ float8_e4m3 = DType("float8_e4m3", "fp8_e4m3_ieee", "f", 1)
 float8_e3m4 = DType("float8_e3m4", "fp8_e3m4", "f", 1)
 
 ALL: tuple[DType, ...] = (
-    bool_,
-    int8,
-    int16,
-    int32,
-    int64,
-    uint8,
-    uint16,
-    uint32,
-    uint64,
-    float16,
-    bfloat16,
-    float32,
-    float64,
-    complex64,
-    complex128,
-    float8_e4m3fn,
-    float8_e5m2,
-    float8_e4m3fnuz,
-    float8_e5m2fnuz,
-    float8_e4m3,
-    float8_e3m4,
+    *(bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16),
+    *(float32, float64, complex64, complex128, float8_e4m3fn, float8_e5m2, float8_e4m3fnuz),
+    *(float8_e5m2fnuz, float8_e4m3, float8_e3m4),
 )
 #: The device-file vocabulary of data types (the schema's ``data_type``, in its order): what
 #: ``data_types``, ``peak_tflops`` and the ``sparsity`` requirement clause name.
@@ -187,18 +128,16 @@ VOCABULARY: tuple[str, ...] = (
     *("mxfp8", "mxfp6", "mxfp4", "nvfp4", "int64", "int32", "int16", "int8", "int4", "uint8"),
     *("uint16", "uint32", "uint64", "uint4", "complex64", "complex128", "bool"),
 )
-_BY_NAME: dict[str, DType] = {}
-for _d in ALL:
-    _BY_NAME[_d.name] = _d
-    _BY_NAME[_d.vocab] = _d
-#: Foreign dtype objects already read (NumPy's, torch's), by their type and themselves.
-_SEEN: dict[Any, DType] = {}
-_BY_NAME.update(
-    {"bool": bool_, "half": float16, "float": float64, "double": float64, "complex": complex128}
+_BY_NAME: Mapping[str, DType] = MappingProxyType(
+    {key: d for d in ALL for key in (d.name, d.vocab)}
+    | {"bool": bool_, "half": float16, "float": float64, "double": float64, "complex": complex128}
 )
+_PYTHON_TYPES = MappingProxyType({bool: bool_, int: int64, float: float64, complex: complex128})
+#: Foreign dtype objects already read (NumPy's, torch's), by their type and themselves.
+_SEEN: dict[tuple[type, object], DType] = {}
 
 
-def dtype(value: Any) -> DType:
+def dtype(value: object) -> DType:
     """The Prism dtype of ``value``: a DType, a name (``"float32"``, ``"fp32"``), a NumPy dtype
     or scalar type, a Python type (``float``), or an array with a ``dtype``."""
     if isinstance(value, DType):
@@ -206,9 +145,9 @@ def dtype(value: Any) -> DType:
     if type(value).__hash__ is not None:
         try:
             # NumPy dtypes and scalar types, torch dtypes: read once, then looked up (can_run
-            # checks compare dtypes on every call).
-            # Keyed with the type: a library's dtype equal to NumPy's (array-api-strict's
-            # warns when compared with one) is never compared with another library's.
+            # checks compare dtypes on every call).  Keyed with the type: a library's dtype equal
+            # to NumPy's (array-api-strict's warns when compared with one) is never compared with
+            # another library's.
             seen = _SEEN.get((type(value), value))
         except TypeError:  # a tuple holding something unhashable
             seen = None
@@ -224,14 +163,8 @@ def dtype(value: Any) -> DType:
                 f"types are {', '.join(d.name for d in ALL)}"
             )
         return found
-    if value is bool:
-        return bool_
-    if value is int:
-        return int64
-    if value is float:
-        return float64
-    if value is complex:
-        return complex128
+    if isinstance(value, type) and value in _PYTHON_TYPES:
+        return _PYTHON_TYPES[value]
     inner = None if isinstance(value, type) else getattr(value, "dtype", None)
     if inner is not None:  # an array, an ArraySpec, a tensor
         return dtype(inner)
@@ -249,7 +182,7 @@ def dtype(value: Any) -> DType:
     raise TypeError(f"cannot interpret {value!r} as a data type")
 
 
-def dtype_name(dt: Any) -> str:
+def dtype_name(dt: object) -> str:
     """Prism's name of a dtype of any framework (``"float32"``), or its text when Prism does
     not know it."""
     try:

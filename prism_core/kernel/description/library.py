@@ -2,12 +2,11 @@
 resolved.
 
 A device type defined in a later entry of the search path replaces the one of an earlier entry
-(the replaced file is recorded in ``DeviceDescription.overrides``).  The same device type
-defined twice *within one entry* is an error that names both files.  Each description inherits
-from the parents its file `extends`, by the rules of docs/device-files.md; what only the
-resolved descriptions can tell (a missing parent or predecessor, a cycle, partitions that do
-not fit their package) is reported at the key that says it.  Finding and reading the files:
-:mod:`prism_core.kernel.description.device_files`.
+(recorded in ``DeviceDescription.overrides``); defined twice *within one entry*, it is an error
+naming both files.  Each description inherits from the parents its file `extends`, by the rules
+of docs/device-files.md; what only the resolved descriptions can tell (a missing parent or
+predecessor, a cycle, partitions that do not fit their package) is reported at the key that
+says it.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from prism_core.kernel.config import cache_dir, cache_enabled
@@ -32,7 +32,6 @@ from prism_core.kernel.description.device_files import (
     default_search_path,
     files_of,
     read_device_file,
-    real_path,
     scan_directory,
 )
 from prism_core.kernel.errors import (
@@ -48,37 +47,26 @@ from prism_core.kernel.events import DEVICES, announce
 from prism_core.kernel.public import home
 
 __all__ = [
-    "DeviceLibrary",
-    "FileReport",
-    "default_library",
-    "devices",
-    "forget_default_library",
-    "get_device",
-    "load_device_file",
-    "reload_devices",
-    "validate_paths",
-]
+    "DeviceLibrary", "FileReport", "default_library", "devices", "forget_default_library",
+    "get_device", "load_device_file", "reload_devices", "validate_paths",
+]  # fmt: skip
 
 
 #: Keys a description does not inherit from its parents.
 NOT_INHERITED = frozenset(
-    {
-        "format_version",
-        "device_type",
-        "name",
-        "description",
-        "abstract",
-        "extends",
-        "succeeds",
-        "dropped_features",
-    }
+    {"format_version", "device_type", "name", "description", "abstract", "extends"}
+    | {"succeeds", "dropped_features"}
 )
 #: Lists merged entry by entry, keyed by the given field; a child's entry replaces its parent's.
-KEYED_LISTS = {"features": "name", "memory_hierarchy": "level", "numeric_formats": "name"}
+KEYED_LISTS = MappingProxyType(
+    {"features": "name", "memory_hierarchy": "level", "numeric_formats": "name"}
+)
 #: Mappings replaced whole (their fields only make sense together).
 ATOMIC = frozenset({"cloud_price", "host_link", "device_link"})
 #: Longest chain of `extends` accepted.
 MAX_INHERITANCE_DEPTH = 64
+#: An amount of a description that partitions share (compute units, bytes, TFLOP/s).
+_Amount = Callable[[DeviceDescription], float | None]
 
 
 def _merge(
@@ -86,7 +74,7 @@ def _merge(
     provenance: dict[str, str],
     data: Mapping[str, Any],
     source: str,
-    source_provenance: Mapping[str, str] | None,
+    source_provenance: Mapping[str, str],
     *,
     skip: frozenset[str] = frozenset(),
     prefix: str = "",
@@ -96,7 +84,6 @@ def _merge(
     Values are shared, not copied: documents are never mutated once validated (descriptions
     expose copies), and copying dominated the warm start (benchmarks/bench_startup.py).
     """
-
     for key, value in data.items():
         if key in skip:
             continue
@@ -113,9 +100,7 @@ def _merge(
                     index[name] = len(merged)
                     merged.append(item)
                 at = f"{key}[{name}]"
-                provenance[at] = (
-                    source if source_provenance is None else source_provenance.get(at, source)
-                )
+                provenance[at] = source_provenance.get(at, source)
             target[key] = merged
         elif isinstance(value, dict) and not (not prefix and key in ATOMIC):
             sub = target.get(key)
@@ -125,20 +110,15 @@ def _merge(
         else:
             replaced = target.get(key)
             target[key] = value
-            provenance[where] = (
-                source if source_provenance is None else source_provenance.get(where, source)
-            )
+            provenance[where] = source_provenance.get(where, source)
             if isinstance(replaced, dict):
                 # A replaced mapping's finer provenance no longer applies.  (Only a mapping has
-                # any here: entries of keyed lists, ``features[NAME]``, are top-level keys,
-                # merged above, and the items of other lists have no provenance of their own;
-                # not scanning for a replaced list saves a scan of the whole table per list,
-                # a fifth of resolving the library.)
+                # any: the items of lists have none of their own, so no scan for a replaced list.)
                 for stale in [k for k in provenance if k.startswith((f"{where}.", f"{where}["))]:
                     del provenance[stale]
 
 
-def _canonical_order(data: dict[str, Any]) -> dict[str, Any]:
+def _canonical_order(data: Mapping[str, object]) -> dict[str, object]:
     """Keys in the order the schema lists them, so that output reads the same for every device."""
     from prism_core.kernel.description.schema import device_schema
 
@@ -171,11 +151,8 @@ class DeviceLibrary:
         self.files: dict[str, DeviceFile] = {}
         self._overridden: dict[str, list[Path]] = {}
         self._resolved: dict[str, DeviceDescription] = {}
-        self._depths: dict[str, tuple[int, str | None]] = {}
         self.cache: ValidationCache | None = None
-        if use_cache is None:
-            use_cache = cache_enabled()
-        if use_cache:
+        if use_cache or (use_cache is None and cache_enabled()):
             from prism_core.kernel.description.schema import device_schema_bytes
 
             try:
@@ -184,10 +161,6 @@ class DeviceLibrary:
                 debug("validation cache disabled: %s", exc)
                 directory = None
             self.cache = ValidationCache(directory, device_schema_bytes())
-        self._load()
-
-    # -- loading --------------------------------------------------------------------------
-    def _load(self) -> None:
         for entry in self.entries:
             before = len(self.problems)
             self._load_entry(entry)
@@ -195,14 +168,18 @@ class DeviceLibrary:
                 self.problems_by_origin.setdefault(entry.origin, []).extend(self.problems[before:])
         if self.cache is not None:
             self.cache.save()
-        self._resolve_all()
+        failed: set[str] = set()
+        self._depths = self._lineage_depths()
+        for dtype in sorted(self.files):
+            self._resolve(dtype, (), failed)
+        self._check_references()
 
     def _load_entry(self, entry: SearchEntry) -> None:
         paths, problems = files_of(entry)
         self.problems.extend(problems)
         in_entry: dict[str, Path] = {}
         for path in paths:
-            if entry.files is None and self._exclude and real_path(path) in self._exclude:
+            if entry.files is None and self._exclude and os.path.realpath(path) in self._exclude:
                 continue  # named again in a later entry of explicit files
             dev, problems = read_device_file(path, entry, self.cache)
             self.problems.extend(problems)
@@ -210,18 +187,12 @@ class DeviceLibrary:
                 continue
             dtype = dev.device_type
             if dtype in in_entry:
-                first = in_entry[dtype]
-                line, col = dev.locate("device_type")
-                self.problems.append(
-                    Problem(
-                        display_path(path),
-                        line,
-                        col,
-                        "$.device_type",
-                        f"device type {dtype!r} is already defined in {display_path(first)}; "
-                        "a device type may be defined once per search-path entry: rename "
-                        "one of them or remove the copy",
-                    )
+                self._problem_at(
+                    dev,
+                    ("device_type",),
+                    f"device type {dtype!r} is already defined in {display_path(in_entry[dtype])}"
+                    "; a device type may be defined once per search-path entry: rename one of "
+                    "them or remove the copy",
                 )
                 continue
             in_entry[dtype] = path
@@ -231,18 +202,10 @@ class DeviceLibrary:
                 self._overridden.setdefault(dtype, []).append(previous.path)
             self.files[dtype] = dev
 
-    def _resolve_all(self) -> None:
-        failed: set[str] = set()
-        self._depths = self._lineage_depths()
-        for dtype in sorted(self.files):
-            self._resolve(dtype, (), failed)
-        self._check_references()
-
     def _check_references(self) -> None:
-        """``succeeds`` and ``partitions`` name other device types: report each that cannot be
-        used, at the key that names it, and what the resolved description says that cannot be
-        (:meth:`_impossible`), and drop the description and its children, as for a missing
-        parent."""
+        """Report each device type ``succeeds`` and ``partitions`` name that cannot be used, and
+        what a resolved description says that cannot be (:meth:`_impossible`); drop those
+        descriptions and their children, as for a missing parent."""
         bad: dict[str, None] = {}
         for dtype in sorted(self._resolved):
             dev = self.files[dtype]
@@ -257,16 +220,16 @@ class DeviceLibrary:
                 bad[dtype] = None
             for i, entry in enumerate(dev.data.get("partitions", ())):
                 # A format-1 entry names one device_type; a format-2 one a list of parts.
-                parts = entry.get("parts") or [entry]
+                parts = [(p["device_type"], p["count"]) for p in entry.get("parts") or [entry]]
                 fine = True
-                for j, part in enumerate(parts):
-                    why = self._partition_problem(dtype, part, alone=len(parts) == 1)
+                for j, (target, count) in enumerate(parts):
+                    why = self._partition_problem(dtype, target, count, alone=len(parts) == 1)
                     if why is not None:
                         where = ("parts", j) if "parts" in entry else ()
                         self._problem_at(dev, ("partitions", i, *where, "device_type"), why)
                         bad[dtype] = None
                         fine = False
-                for why in self._partition_totals(dtype, entry) if fine else ():
+                for why in self._partition_totals(dtype, entry["mode"], parts) if fine else ():
                     at = "parts" if "parts" in entry else "count"
                     self._problem_at(dev, ("partitions", i, at), why, key=at == "parts")
                     bad[dtype] = None
@@ -275,9 +238,7 @@ class DeviceLibrary:
         for dtype in sorted(self._resolved):
             desc = self._resolved[dtype]
             broken = [t for t in desc.lineage if t in bad]
-            if not broken:
-                continue
-            if dtype not in bad:
+            if broken and dtype not in bad:
                 parent = next(p for p in desc.parents if broken[0] in self._resolved[p].lineage)
                 self._problem_at(
                     self.files[dtype],
@@ -287,10 +248,7 @@ class DeviceLibrary:
         for dtype in [t for t, d in self._resolved.items() if bad.keys() & set(d.lineage)]:
             del self._resolved[dtype]
 
-    def _partition_problem(
-        self, dtype: str, part: Mapping[str, Any], *, alone: bool = True
-    ) -> str | None:
-        target, count = part["device_type"], part["count"]
+    def _partition_problem(self, dtype: str, target: str, count: int, *, alone: bool) -> str | None:
         if target == dtype:
             if count == 1 and alone:
                 return None
@@ -316,26 +274,28 @@ class DeviceLibrary:
             )
         return None
 
-    def _partition_totals(self, dtype: str, entry: Mapping[str, Any]) -> Iterator[str]:
-        """Why the devices of a partition mode (whose device types resolve) cannot all be in
-        the package ``dtype``: more compute units, global memory (where each device has its
+    def _partition_totals(
+        self, dtype: str, mode: str, devices: Sequence[tuple[str, int]]
+    ) -> Iterator[str]:
+        """Why the devices of partition mode ``mode`` (whose device types resolve) cannot all be
+        in the package ``dtype``: more compute units, global memory (where each device has its
         own, scope device) or peak throughput in all than the package has."""
         from prism_core.kernel.quantities import bytes_text
 
         package = self._resolved[dtype]
-        parts = [
-            (self._resolved[p["device_type"]], p["count"]) for p in entry.get("parts", [entry])
-        ]
+        parts = [(self._resolved[t], count) for t, count in devices]
         if any(desc is package for desc, _ in parts):
             return
         number = "{:g}".format
         # What the devices share: its name, its amount on a description, how it is written.
-        shared: list[tuple[str, Callable[[DeviceDescription], Any], Callable[[Any], str]]] = [
+        shared: list[tuple[str, _Amount, Callable[[float], str]]] = [
             ("compute units", lambda d: d.compute_units, number)
         ]
         levels = [desc.memory_level("global") for desc, _ in parts]
         if all(level is not None and level.scope == "device" for level in levels):
-            shared.append(("of global memory", lambda d: d.memory_bytes, bytes_text))
+            shared.append(
+                ("of global memory", lambda d: d.memory_bytes, lambda n: bytes_text(int(n)))
+            )
         for name in package.peak_tflops:
             peak = functools.partial(DeviceDescription.peak, dtype=name)
             shared.append((f"{name} TFLOP/s", peak, number))
@@ -351,7 +311,7 @@ class DeviceLibrary:
                 fix = f"give a count of at most {int(have // each[0][0])}"
             share = "it" if what.startswith("of") else "them"
             yield (
-                f"mode {entry['mode']!r} shows {shown}: {text(total)} {what} in all, more than "
+                f"mode {mode!r} shows {shown}: {text(total)} {what} in all, more than "
                 f"the package's {text(have)} (the devices software sees share {share}); {fix}"
             )
 
@@ -500,20 +460,13 @@ class DeviceLibrary:
             return None
         data: dict[str, Any] = {}
         provenance: dict[str, str] = {}
-        for parent_desc in reversed(parents):  # the first parent wins, so it is merged last
-            _merge(
-                data,
-                provenance,
-                parent_desc.data,
-                parent_desc.device_type,
-                parent_desc.provenance,
-                skip=NOT_INHERITED,
-            )
-        _merge(data, provenance, dev.data, dtype, None)
+        for p in reversed(parents):  # the first parent wins, so it is merged last
+            _merge(data, provenance, p.data, p.device_type, p.provenance, skip=NOT_INHERITED)
+        _merge(data, provenance, dev.data, dtype, {})
         data = _canonical_order(data)
         lineage = [dtype]
-        for parent_desc in parents:
-            lineage.extend(t for t in parent_desc.lineage if t not in lineage)
+        for p in parents:
+            lineage.extend(t for t in p.lineage if t not in lineage)
         desc = DeviceDescription(
             device_type=dtype,
             data=data,
@@ -550,24 +503,16 @@ class DeviceLibrary:
         return len(self._resolved)
 
     def list(
-        self,
-        *,
-        include_abstract: bool = False,
-        kind: str | None = None,
-        vendor: str | None = None,
+        self, *, include_abstract: bool = False, kind: str | None = None, vendor: str | None = None
     ) -> list[DeviceDescription]:
         """Descriptions sorted by device type; families (``abstract``) only when asked for."""
-        out = []
-        for dtype in sorted(self._resolved):
-            d = self._resolved[dtype]
-            if d.abstract and not include_abstract:
-                continue
-            if kind is not None and d.kind != kind:
-                continue
-            if vendor is not None and d.vendor != vendor:
-                continue
-            out.append(d)
-        return out
+        return [
+            d
+            for _, d in sorted(self._resolved.items())
+            if (include_abstract or not d.abstract)
+            and kind in (None, d.kind)
+            and vendor in (None, d.vendor)
+        ]
 
     def raise_for_problems(self) -> None:
         if self.problems:
@@ -609,9 +554,7 @@ def forget_default_library() -> None:
 
 def reload_devices() -> DeviceLibrary:
     """Forget the loaded library (after changing ``PRISM_HARDWARE_PATH``) and load it again."""
-    global _default
-    with _lock:
-        _default = None
+    forget_default_library()
     announce(DEVICES)  # the layers above drop what they derived from the old library
     return default_library()
 
@@ -619,10 +562,8 @@ def reload_devices() -> DeviceLibrary:
 def devices(
     *, include_abstract: bool = False, kind: str | None = None, vendor: str | None = None
 ) -> list[DeviceDescription]:
-    """All device descriptions on the search path, sorted by device type.
-
-    Families such as ``nvidia.hopper`` are left out unless ``include_abstract`` is true.
-    """
+    """All device descriptions on the search path, sorted by device type; families such as
+    ``nvidia.hopper`` only where ``include_abstract`` is true."""
     return default_library().list(include_abstract=include_abstract, kind=kind, vendor=vendor)
 
 
@@ -644,7 +585,7 @@ class FileReport:
     def valid(self) -> bool:
         return not self.problems
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "file": display_path(self.path),
             "device_type": self.device_type,
@@ -678,7 +619,7 @@ def _expand(paths: Iterable[str | Path]) -> tuple[list[Path], list[Problem]]:
     # The same file named twice (a.yaml ./a.yaml, or inside a named directory) is checked once.
     unique: dict[str, Path] = {}
     for f in files:
-        unique.setdefault(real_path(f), f)
+        unique.setdefault(os.path.realpath(f), f)
     return list(unique.values()), problems
 
 
@@ -690,7 +631,7 @@ def _check_files(
     lib = DeviceLibrary(
         [*default_search_path(), given],
         use_cache=use_cache,
-        exclude={real_path(f) for f in files},
+        exclude={os.path.realpath(f) for f in files},
     )
     reports = {display_path(f): FileReport(f) for f in files}
     for problem in lib.problems:
@@ -719,10 +660,8 @@ def validate_paths(
 
 
 def load_device_file(path: str | Path) -> DeviceDescription:
-    """Load one device file strictly: raise :class:`DeviceFileError` listing all its problems.
-
-    Its ``extends`` are resolved against the default search path.
-    """
+    """Load one device file strictly, its ``extends`` resolved against the default search
+    path: raise :class:`DeviceFileError` listing all its problems."""
     lib, reports = _check_files([path], use_cache=None)
     if not reports:
         raise FileNotFoundError(f"no device file (*.yaml, *.yml) under {str(path)!r}")

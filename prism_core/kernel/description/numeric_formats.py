@@ -3,9 +3,6 @@ encoded (exponent and mantissa bits, bias, infinities, NaN, negative zero, subno
 block and scale of block and scaled formats), Prism's built-in table of the standard ones, and
 a device's own entries (``numeric_formats``, format 2), which override the table where the
 hardware differs (flushed subnormals) or where the vocabulary leaves a property open.
-
-A pure module: it imports nothing of Prism but :mod:`prism_core.kernel.public` and the dtypes, so
-the schema's checks and the requirements can both use it.
 """
 
 from __future__ import annotations
@@ -13,22 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
+from types import MappingProxyType
 from typing import Any
 
 from prism_core.kernel.public import home
 
 __all__ = [
-    "BUILTIN",
-    "FLOATING",
-    "PROPERTIES",
-    "NumericFormat",
-    "computed_types",
-    "effective_format",
-    "format_problems",
-    "formats_of_width",
-    "standard_format",
-    "vocabulary_name",
-]
+    "BUILTIN", "FLOATING", "PROPERTIES", "NumericFormat", "computed_types", "effective_format",
+    "format_problems", "formats_of_width", "standard_format", "vocabulary_name",
+]  # fmt: skip
 
 #: The values of the two enumerated properties.
 NAN_KINDS = ("ieee", "single", "none")
@@ -63,7 +53,7 @@ class NumericFormat:
     scale_type: str | None = None
     description: str = ""
 
-    def properties(self) -> dict[str, Any]:
+    def properties(self) -> dict[str, object]:
         """The known properties, by name (``None`` ones left out)."""
         return {name: getattr(self, name) for name in PROPERTIES if getattr(self, name) is not None}
 
@@ -76,11 +66,7 @@ PROPERTIES: tuple[str, ...] = tuple(
 #: values are laid out or read otherwise computes another data type, so a file cannot change
 #: them where the table gives them.
 STRUCTURAL = (
-    "exponent_bits",
-    "mantissa_bits",
-    "exponent_bias",
-    "block_size",
-    "shared_exponent_bits",
+    *("exponent_bits", "mantissa_bits", "exponent_bias", "block_size", "shared_exponent_bits"),
     "scale_type",
 )
 
@@ -100,18 +86,14 @@ _MX = "OCP Microscaling Formats (MX) v1.0"
 #: (ml_dtypes float8_e4m3, float8_e3m4), OCP FP4 E2M1 and the MX formats, NVIDIA's NVFP4 and
 #: Tenstorrent's BFP8/BFP4/BFP2 (tt-isa-documentation, WormholeB0 "Floating-point bit
 #: patterns").  Left out: ``fp8`` and ``fp6``, which name no single format.
-BUILTIN: Mapping[str, NumericFormat] = {
+BUILTIN: Mapping[str, NumericFormat] = MappingProxyType({
     f.name: f
     for f in (
         _ieee("fp64", 11, 52, "IEEE 754 binary64."),
         _ieee("fp32", 8, 23, "IEEE 754 binary32."),
         _ieee(
-            "tf32",
-            8,
-            10,
-            "NVIDIA TensorFloat-32: binary32's exponent, binary16's 10 mantissa bits, stored "
-            "in 32 bits; its subnormal handling is not published.",
-            denormals=None,
+            "tf32", 8, 10, "NVIDIA TensorFloat-32: binary32's exponent, binary16's 10 mantissa "
+            "bits, stored in 32 bits; its subnormal handling is not published.", denormals=None,
         ),
         _ieee("fp16", 5, 10, "IEEE 754 binary16."),
         _ieee("bf16", 8, 7, "bfloat16: binary32 with the mantissa cut to 7 bits."),
@@ -135,15 +117,11 @@ BUILTIN: Mapping[str, NumericFormat] = {
             "zero, its pattern 0x80 the one NaN; largest 57344.",
         ),
         _ieee(
-            "fp8_e4m3_ieee",
-            4,
-            3,
+            "fp8_e4m3_ieee", 4, 3,
             "IEEE 754-style E4M3 (ml_dtypes float8_e4m3, LLVM f8E4M3): infinities, largest 240.",
         ),
         _ieee(
-            "fp8_e3m4",
-            3,
-            4,
+            "fp8_e3m4", 3, 4,
             "IEEE 754-style E3M4 (ml_dtypes float8_e3m4, LLVM f8E3M4): largest 15.5.",
         ),
         NumericFormat(
@@ -187,7 +165,7 @@ BUILTIN: Mapping[str, NumericFormat] = {
             "16 values sharing an 8-bit exponent.",
         ),
     )
-}  # fmt: skip
+})  # fmt: skip
 #: The vocabulary's floating-point types: the names ``numeric_formats`` and the
 #: ``numeric_format:NAME`` requirement take.
 FLOATING: frozenset[str] = frozenset({*BUILTIN, "fp8", "fp6"})
@@ -199,7 +177,7 @@ def standard_format(name: str) -> NumericFormat | None:
     return BUILTIN.get(name)
 
 
-def vocabulary_name(name: Any) -> str:
+def vocabulary_name(name: object) -> str:
     """The vocabulary name of the format ``name`` names: a vocabulary name (``"bf16"``) or a
     Prism dtype or its name (``"bfloat16"``, ``prism_core.float8_e4m3fn``).  Anything else,
     integer types included, raises ``ValueError`` naming the formats."""
@@ -258,7 +236,7 @@ def computed_types(data: Mapping[str, Any]) -> frozenset[str]:
     return frozenset(found & FLOATING)
 
 
-def format_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def format_problems(doc: Mapping[str, object]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """What the schema cannot say of a document's ``numeric_formats``: each name a
     floating-point format and given once, and no entry changing the layout that Prism's table
     gives the name (values laid out otherwise are another data type).  Yields (path, message).
@@ -297,7 +275,7 @@ def format_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, .
                     f"{prop} {entry[prop]!r} are another data type{_layout_hint(entry)}",
                 )
         if not contradicted:
-            given: dict[str, Any] = {k: v for k, v in entry.items() if k in STRUCTURAL}
+            given = {k: v for k, v in entry.items() if k in STRUCTURAL}
             for prop, message in _impossible(replace(standard, **given)):
                 yield ("numeric_formats", i, prop if prop in entry else "name"), message
 
@@ -333,7 +311,7 @@ def _impossible(f: NumericFormat) -> Iterator[tuple[str, str]]:
         )
 
 
-def _layout_hint(entry: Mapping[str, Any]) -> str:
+def _layout_hint(entry: Mapping[str, object]) -> str:
     """``" (did you mean ...?)"``: the vocabulary's formats of the same width laid out as
     ``entry`` says."""
     given = {p: entry[p] for p in STRUCTURAL if p in entry}

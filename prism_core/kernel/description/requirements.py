@@ -12,15 +12,16 @@ Python API").
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from prism_core.kernel.errors import RequirementError, did_you_mean
 from prism_core.kernel.public import home
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
     from prism_core.kernel.description.numeric_formats import NumericFormat
     from prism_core.kernel.description.sparsity import Sparsity
@@ -35,14 +36,13 @@ class _Versioned(Protocol):
 
 
 class Judged(Protocol):
-    """What a requirement reads of a device: a
-    :class:`~prism_core.hardware.DeviceDescription` (whose module imports this one, to offer
-    ``satisfies``)."""
+    """What a requirement reads of a device: a :class:`~prism_core.hardware.DeviceDescription`
+    (whose module imports this one, to offer ``satisfies``)."""
 
     @property
     def device_type(self) -> str: ...
     @property
-    def data(self) -> Mapping[str, Any]: ...
+    def data(self) -> Mapping[str, object]: ...
     @property
     def lineage(self) -> tuple[str, ...]: ...
     @property
@@ -68,6 +68,12 @@ _PLAIN_SPECIFIER = re.compile(
     r"(?:,[ \t]*(?:==|!=|<=|>=|<|>)[ \t]*[0-9]+(?:\.[0-9]+)*[ \t]*)*"
 )
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+#: The value forms of a clause: present or absent, at least a number, a version specifier or a
+#: string to equal, one of a list of strings.
+Form: TypeAlias = "bool | int | float | str | Sequence[str]"
+#: What a ``sparsity`` clause requires: some pattern or none, or (pattern, data type or
+#: ``None``) pairs, each of which must hold.
+_SparsityWanted: TypeAlias = "bool | tuple[tuple[str, str | None], ...]"
 
 
 def _specifier(text: str, key: str) -> SpecifierSet:
@@ -82,7 +88,7 @@ def _specifier(text: str, key: str) -> SpecifierSet:
         ) from None
 
 
-def _as_version(value: Any) -> Any:
+def _as_version(value: object) -> Version | None:
     from packaging.version import InvalidVersion, Version
 
     if isinstance(value, bool):
@@ -93,17 +99,15 @@ def _as_version(value: Any) -> Any:
         return None
 
 
-def version_meets(value: Any, spec: Any) -> bool:
+def version_meets(value: object, spec: object) -> bool:
     """Whether a version-like ``value`` (``None``: absent) meets ``spec``, a value form of a
     requirement clause (``None`` also means present): exactly what a ``feature:NAME`` clause
     decides for a feature of that version.  A malformed ``spec`` raises
     :class:`RequirementError`."""
-    if spec is None:
-        spec = True
-    _check_value_form("version", spec)
+    form = _check_value_form("version", True if spec is None else spec)
     if value is None:
-        return spec is False
-    return _value_reason("version", value, spec) is None
+        return form is False
+    return _value_reason("version", value, form) is None
 
 
 @dataclass(frozen=True)
@@ -115,8 +119,11 @@ class Clause:
     # flag, auto
     namespace: str
     name: str
+    #: What the namespace's matcher reads: identity and ancestry strings, supports (operation,
+    #: data type) pairs, a sparsity clause's value, a numeric_format's True, False or
+    #: (property, Form) pairs, else a Form.
     value: Any
-    raw: Any = None
+    raw: object = None
 
     def describe(self) -> str:
         return f"{self.key}: {self.raw!r}"
@@ -140,16 +147,15 @@ class RequirementMatch:
         return "; ".join(self.reasons)
 
 
-def _check_value_form(key: str, value: Any) -> None:
-    if isinstance(value, bool) or value is None:
-        if value is None:
-            raise RequirementError(
-                f"requirement {key!r} has no value; use true (present), false (absent), a number "
-                "(at least), a specifier such as '>=3', or a string to equal"
-            )
-        return
-    if isinstance(value, (int, float)):
-        return
+def _check_value_form(key: str, value: object) -> Form:
+    """``value``, if it is a value form of a clause; else a :class:`RequirementError`."""
+    if value is None:
+        raise RequirementError(
+            f"requirement {key!r} has no value; use true (present), false (absent), a number "
+            "(at least), a specifier such as '>=3', or a string to equal"
+        )
+    if isinstance(value, (bool, int, float)):
+        return value
     if isinstance(value, str):
         if not value.strip():
             raise RequirementError(
@@ -159,7 +165,7 @@ def _check_value_form(key: str, value: Any) -> None:
             )
         if _SPEC_START.match(value) and not _PLAIN_SPECIFIER.fullmatch(value):
             _specifier(value, key)
-        return
+        return value
     if isinstance(value, Sequence) and value and all(isinstance(v, str) for v in value):
         for item in value:
             if not item.strip():
@@ -172,7 +178,7 @@ def _check_value_form(key: str, value: Any) -> None:
                     f"to one of its strings: give the specifier alone ({item!r}), joining "
                     "several with commas ('>=2,<4')"
                 )
-        return
+        return value
     raise RequirementError(
         f"requirement {key!r}: {value!r} is not accepted; use true, false, a number, a version "
         "specifier string such as '>=3', a string, or a list of strings"
@@ -185,7 +191,7 @@ _SPARSITY_FORMS = (
 )
 
 
-def _pattern(text: Any) -> str:
+def _pattern(text: object) -> str:
     # The modules of the format-2 clauses are imported by the requirements that use them: their
     # classes cost a fresh process about 1.5 ms that no other requirement needs.
     from prism_core.kernel.description.sparsity import pattern_problem
@@ -215,9 +221,8 @@ def _vocabulary_type(name: str, key: str = "sparsity") -> str:
     )
 
 
-def _sparsity_value(value: Any) -> Any:
-    """A ``sparsity`` clause's value: ``True``/``False``, or (pattern, data type or ``None``)
-    pairs, each of which must hold."""
+def _sparsity_value(value: object) -> _SparsityWanted:
+    """What a ``sparsity`` clause with ``value`` requires."""
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -226,11 +231,8 @@ def _sparsity_value(value: Any) -> Any:
         pairs: list[tuple[str, str | None]] = []
         for pattern, dtypes in value.items():
             dts = (dtypes,) if isinstance(dtypes, str) else dtypes
-            if (
-                isinstance(dts, str)
-                or not isinstance(dts, Sequence)
-                or not dts
-                or not all(isinstance(d, str) and d for d in dts)
+            if not (
+                isinstance(dts, Sequence) and dts and all(isinstance(d, str) and d for d in dts)
             ):
                 raise RequirementError(
                     f"requirement 'sparsity': {pattern!r}: {dtypes!r} is not accepted; give a "
@@ -248,7 +250,7 @@ def _sparsity_value(value: Any) -> Any:
 _BOOLEAN_PROPERTIES = ("infinities", "negative_zero")
 
 
-def _format_clause(key: str, name: str, value: Any) -> Clause:
+def _format_clause(key: str, name: str, value: object) -> Clause:
     """A ``numeric_format:NAME`` clause: the format is computed (``True``), is not
     (``False``), or has the properties of a mapping such as ``{"denormals": "kept"}``."""
     from prism_core.kernel.description import numeric_formats as _formats
@@ -267,7 +269,7 @@ def _format_clause(key: str, name: str, value: Any) -> Clause:
             f"{name}), false (it does not), or a mapping of properties such as "
             "{'denormals': 'kept', 'infinities': True}"
         )
-    pairs: list[tuple[str, Any]] = []
+    pairs: list[tuple[str, Form]] = []
     for prop, wanted in value.items():
         if prop not in _formats.PROPERTIES:
             raise RequirementError(
@@ -280,14 +282,14 @@ def _format_clause(key: str, name: str, value: Any) -> Clause:
             raise RequirementError(f"requirement {where}: use true or false, not {wanted!r}")
         kinds = {"nan": _formats.NAN_KINDS, "denormals": _formats.DENORMAL_KINDS}.get(prop)
         if kinds is not None:
-            for item in (wanted,) if isinstance(wanted, str) else wanted or ():
+            items = (wanted,) if isinstance(wanted, str) else wanted or ()
+            for item in items if isinstance(items, Iterable) else (items,):
                 if item not in kinds:
                     raise RequirementError(
                         f"requirement {where}: {item!r} is not one of "
                         f"{', '.join(kinds)}{did_you_mean(str(item), kinds)}"
                     )
-        _check_value_form(where, wanted)
-        pairs.append((prop, wanted))
+        pairs.append((prop, _check_value_form(where, wanted)))
     return Clause(key, "numeric_format", name, tuple(pairs), value)
 
 
@@ -299,35 +301,28 @@ class Requirement:
 
     __slots__ = ("clauses", "mapping")
 
-    def __init__(self, mapping: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, mapping: Mapping[str, object] | None = None) -> None:
         if mapping is not None and not isinstance(mapping, Mapping):
             raise RequirementError(
                 "a requirement is a mapping of clause to value, such as {'vendor': 'nvidia', "
                 f"'tensor_cores': '>=4'}}; got {mapping!r} ({type(mapping).__name__})"
             )
         mapping = dict(mapping or {})
-        clauses: list[Clause] = []
-        for key, value in mapping.items():
-            clauses.append(self._parse_clause(key, value))
-        self.mapping: Mapping[str, Any] = mapping
-        self.clauses: tuple[Clause, ...] = tuple(clauses)
+        self.mapping: Mapping[str, object] = mapping
+        self.clauses = tuple(self._parse_clause(key, value) for key, value in mapping.items())
 
     @staticmethod
-    def _parse_clause(key: Any, value: Any) -> Clause:
+    def _parse_clause(key: object, value: object) -> Clause:
         if not isinstance(key, str) or not key:
             raise RequirementError(f"requirement keys are strings, got {key!r}")
         if key in IDENTITY_KEYS or key == "ancestry":
-            ok = isinstance(value, str) or (
-                isinstance(value, Sequence)
-                and not isinstance(value, str)
-                and value
-                and all(isinstance(v, str) for v in value)
-            )
-            if not ok:
+            values = tuple(value) if isinstance(value, Sequence) else ()
+            if isinstance(value, str):
+                values = (value,)
+            if not values or not all(isinstance(v, str) for v in values):
                 raise RequirementError(
                     f"requirement {key!r}: expected a string or a list of strings, got {value!r}"
                 )
-            values = (value,) if isinstance(value, str) else tuple(value)
             ns = "ancestry" if key == "ancestry" else "identity"
             return Clause(key, ns, key, values, value)
         if key == "supports":
@@ -338,21 +333,20 @@ class Requirement:
                 )
             pairs: list[tuple[str, str]] = []
             for op, dts in value.items():
-                dts_t = (dts,) if isinstance(dts, str) else tuple(dts)
+                types = (dts,) if isinstance(dts, str) else tuple(dts)
                 if (
                     not isinstance(op, str)
-                    or not dts_t
-                    or not all(isinstance(d, str) for d in dts_t)
+                    or not types
+                    or not all(isinstance(d, str) for d in types)
                 ):
                     raise RequirementError(
                         f"requirement 'supports': {op!r}: {dts!r} is not accepted; give a data "
                         "type or a list of data types per operation"
                     )
-                pairs.extend((op, _vocabulary_type(d, "supports")) for d in dts_t)
+                pairs.extend((op, _vocabulary_type(d, "supports")) for d in types)
             return Clause(key, "supports", key, tuple(pairs), value)
         if key == "compute_units":
-            _check_value_form(key, value)
-            return Clause(key, "numeric", key, value, value)
+            return Clause(key, "numeric", key, _check_value_form(key, value), value)
         if key == "sparsity":
             return Clause(key, "sparsity", key, _sparsity_value(value), value)
         if key.startswith("sparsity:"):
@@ -376,13 +370,13 @@ class Requirement:
                 f"requirement {key!r}: {name!r} is not a feature or attribute name "
                 "(lowercase snake_case); identity keys are " + ", ".join(IDENTITY_KEYS)
             )
-        _check_value_form(key, value)
+        form = _check_value_form(key, value)
         if namespace == "flag" and not isinstance(value, bool):
             raise RequirementError(
                 f"requirement {key!r}: a CPU flag is present or absent; use true or false, "
                 f"not {value!r}"
             )
-        return Clause(key, namespace or "auto", name, value, value)
+        return Clause(key, namespace or "auto", name, form, value)
 
     @property
     def specificity(self) -> int:
@@ -390,15 +384,10 @@ class Requirement:
         return len(self.clauses)
 
     def match(self, device: Judged) -> RequirementMatch:
-        reasons: list[str] = []
-        met: list[str] = []
-        for clause in self.clauses:
-            reason = _unmet(clause, device)
-            if reason is None:
-                met.append(clause.describe())
-            else:
-                reasons.append(reason)
-        return RequirementMatch(not reasons, tuple(reasons), tuple(met))
+        unmet = [(clause, _unmet(clause, device)) for clause in self.clauses]
+        reasons = tuple(reason for _, reason in unmet if reason is not None)
+        met = tuple(clause.describe() for clause, reason in unmet if reason is None)
+        return RequirementMatch(not reasons, reasons, met)
 
     def __repr__(self) -> str:
         return f"Requirement({dict(self.mapping)!r})"
@@ -410,21 +399,17 @@ class Requirement:
         return hash(repr(sorted(self.mapping.items(), key=lambda kv: kv[0])))
 
 
-def _value_reason(what: str, actual: Any, wanted: Any) -> str | None:
+def _value_reason(what: str, actual: object, wanted: Form) -> str | None:
     """None when ``actual`` (not None) meets ``wanted``, else why not."""
-    if wanted is True:
-        return None
-    if wanted is False:
-        return f"{what} is present ({actual!r}) but required absent"
-    if isinstance(wanted, (int, float)) and not isinstance(wanted, bool):
+    if isinstance(wanted, bool):
+        return None if wanted else f"{what} is present ({actual!r}) but required absent"
+    if isinstance(wanted, (int, float)):
         if isinstance(actual, (int, float)) and not isinstance(actual, bool):
-            if actual >= wanted:
-                return None
-            return f"{what} is {actual!r}, required at least {wanted!r}"
-        version = _as_version(actual)
-        if version is not None and version >= _as_version(wanted):
-            return None
-        return f"{what} is {actual!r}, required at least {wanted!r}"
+            met = actual >= wanted
+        else:
+            version, floor = _as_version(actual), _as_version(wanted)
+            met = version is not None and floor is not None and version >= floor
+        return None if met else f"{what} is {actual!r}, required at least {wanted!r}"
     if isinstance(wanted, str) and _SPEC_START.match(wanted):
         version = _as_version(actual)
         if version is None:
@@ -440,7 +425,7 @@ def _value_reason(what: str, actual: Any, wanted: Any) -> str | None:
     return f"{what} is {actual!r}, required one of {', '.join(repr(o) for o in options)}"
 
 
-def _flag_reason(name: str, wanted: Any) -> str | None:
+def _flag_reason(name: str, wanted: object) -> str | None:
     """None when a listed CPU flag meets ``wanted``, else why not."""
     if wanted is True:
         return None
@@ -489,8 +474,8 @@ def _unmet(clause: Clause, device: Judged) -> str | None:
     feature = device.feature(clause.name) if ns in ("feature", "auto") else None
     if feature is not None:
         return _value_reason(f"feature {clause.name} version", feature.version, clause.value)
-    attrs = device.data.get("attributes", {})
-    if ns in ("attribute", "auto") and clause.name in attrs:
+    attrs = device.data.get("attributes")
+    if ns in ("attribute", "auto") and isinstance(attrs, Mapping) and clause.name in attrs:
         return _value_reason(f"attribute {clause.name}", attrs[clause.name], clause.value)
     flags = device.cpu_flags if ns in ("flag", "auto") else frozenset()
     if clause.name in flags:
@@ -519,14 +504,14 @@ def _unmet(clause: Clause, device: Judged) -> str | None:
     return f"{device.device_type} has no {what} {clause.name!r} (required {clause.value!r})"
 
 
-def _sparsity_reason(device: Judged, wanted: Any) -> str | None:
+def _sparsity_reason(device: Judged, wanted: _SparsityWanted) -> str | None:
     """None when the device's ``sparsity`` meets ``wanted`` (a parsed clause value), else
     why not, naming the patterns and data types it has."""
     from prism_core.kernel.description.sparsity import patterns_text
 
     entries = device.sparsity
     name = device.device_type
-    if wanted is True or wanted is False:
+    if isinstance(wanted, bool):
         if bool(entries) is wanted:
             return None
         if wanted:
@@ -549,7 +534,9 @@ def _sparsity_reason(device: Judged, wanted: Any) -> str | None:
     return "; ".join(dict.fromkeys(missing)) or None
 
 
-def _format_reason(device: Judged, name: str, wanted: Any) -> str | None:
+def _format_reason(
+    device: Judged, name: str, wanted: bool | tuple[tuple[str, Form], ...]
+) -> str | None:
     """None when the device's format ``name`` meets ``wanted`` (``True``, ``False`` or
     (property, value) pairs), else why not, naming the formats or properties it has."""
     from prism_core.kernel.description import numeric_formats as _formats

@@ -12,7 +12,9 @@ import functools
 import json
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from prism_core.kernel.config import data_dir
 from prism_core.kernel.errors import Problem, did_you_mean
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-    from prism_core.kernel.description.yaml_loader import ParsedYAML, PathT
+    from prism_core.kernel.description.yaml_loader import JSON, ParsedYAML, PathT
 
 __all__ = ["device_schema", "device_schema_bytes", "schema_path", "validate_parsed"]
 
@@ -30,14 +32,14 @@ _DEVICE_SCHEMA = "device.schema.json"
 MAX_PROBLEMS = 100
 
 
-def schema_path() -> Any:
+def schema_path() -> Path:
     """Path of the device schema shipped with this installation."""
     return data_dir("schemas") / _DEVICE_SCHEMA
 
 
 @functools.lru_cache(maxsize=1)
 def device_schema_bytes() -> bytes:
-    return bytes(schema_path().read_bytes())
+    return schema_path().read_bytes()
 
 
 @functools.lru_cache(maxsize=1)
@@ -67,7 +69,7 @@ def _validator() -> Validator:
     return Draft202012Validator(schema, registry=registry)
 
 
-def _describe_value(value: Any) -> str:
+def _describe_value(value: object) -> str:
     if isinstance(value, bool):
         return f"the boolean {str(value).lower()}"
     if value is None:
@@ -83,18 +85,20 @@ def _describe_value(value: Any) -> str:
     return f"the number {value}"
 
 
-_TYPE_WORDS = {
-    "object": "a mapping",
-    "array": "a list",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
+_TYPE_WORDS = MappingProxyType(
+    {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "null": "null",
+    }
+)
 
 
-def _expected(schema: Any, depth: int = 0, *, brief: bool = False) -> str:
+def _expected(schema: object, depth: int = 0, *, brief: bool = False) -> str:
     """A short phrase for what ``schema`` accepts."""
     if not isinstance(schema, dict) or depth > 3:
         return "a valid value"
@@ -132,8 +136,8 @@ def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[a-z0-9)])\. (?=[A-Z])", text)[0].rstrip(".")
 
 
-def _resolve_ref(ref: str) -> Any:
-    node: Any = device_schema()
+def _resolve_ref(ref: str) -> object:
+    node: object = device_schema()
     if not ref.startswith("#/"):
         return {}
     for part in ref[2:].split("/"):
@@ -145,8 +149,8 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     path: PathT = tuple(error.absolute_path)
     keyword = error.validator
     schema = error.schema if isinstance(error.schema, dict) else {}
-    instance: Any = error.instance
-    expected_value: Any = error.validator_value
+    instance = cast("JSON", error.instance)  # a part of the document
+    expected_value: Any = error.validator_value  # a part of the schema
 
     def at(p: PathT, message: str, *, key: bool = False) -> Problem:
         return _at(parsed, filename, p, message, key=key)
@@ -184,8 +188,7 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
             return  # the type's problem says it, and which value to write
         hint = did_you_mean(str(instance), [str(v) for v in expected_value])
         yield at(
-            path,
-            f"{_describe_value(instance)} is not accepted{hint}; expected {_expected(schema)}",
+            path, f"{_describe_value(instance)} is not accepted{hint}; expected {_expected(schema)}"
         )
         return
     if keyword == "type":
@@ -259,7 +262,7 @@ def _problems_of(error: ValidationError, parsed: ParsedYAML, filename: str) -> I
     yield at(path, error.message)
 
 
-def _enum_of(schema: Any) -> list[str]:
+def _enum_of(schema: object) -> list[str]:
     if isinstance(schema, dict) and "$ref" in schema:
         schema = _resolve_ref(schema["$ref"])
     if isinstance(schema, dict) and "enum" in schema:
@@ -281,7 +284,7 @@ FORMAT_2_KEYS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def _occurrences(node: Any, path: tuple[str, ...], at: PathT = ()) -> Iterator[PathT]:
+def _occurrences(node: JSON, path: tuple[str, ...], at: PathT = ()) -> Iterator[PathT]:
     """The paths in ``node`` that ``path`` names (``"*"`` stands for every item of a list)."""
     if not path:
         yield at
@@ -340,6 +343,18 @@ def _version_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
             )
 
 
+def _entries(node: JSON, key: str) -> list[dict[str, JSON]]:
+    """The items of the list ``node[key]``, ``{}`` for one that is not a mapping (so that the
+    indices stay); none where there is no such list."""
+    items = node.get(key) if isinstance(node, dict) else None
+    return [i if isinstance(i, dict) else {} for i in items] if isinstance(items, list) else []
+
+
+def _names(items: list[dict[str, JSON]], key: str) -> list[str | None]:
+    """The string ``key`` of each of ``items`` (``None`` where it has none)."""
+    return [v if isinstance(v, str) else None for v in (item.get(key) for item in items)]
+
+
 def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
     """What JSON Schema cannot say: unique names in keyed lists, regexes that compile,
     ``dropped_features`` only beside ``succeeds``, format 2's keys only in format 2."""
@@ -349,10 +364,8 @@ def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
     def at(p: PathT, message: str, *, key: bool = False) -> Problem:
         return _at(parsed, filename, p, message, key=key)
 
-    if "links" in doc or any(
-        isinstance(level, dict) and "usable_bytes" in level
-        for level in doc.get("memory_hierarchy") or ()
-    ):  # imported for the files that use them, as sparsity and numeric_formats below
+    if "links" in doc or any("usable_bytes" in m for m in _entries(doc, "memory_hierarchy")):
+        # imported for the files that use them, as sparsity and numeric_formats below
         from prism_core.kernel.description.topology import topology_problems
 
         for found, message, on_key in topology_problems(doc):
@@ -364,20 +377,22 @@ def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
             "generation no longer has",
             key=True,
         )
-    modes = doc.get("partitions")
-    modes = [m if isinstance(m, dict) else {} for m in modes] if isinstance(modes, list) else []
+    modes = _entries(doc, "partitions")
+    patterns: list[tuple[PathT, JSON]] = []  # regular expressions, where they are
     for i, entry in enumerate(modes):
-        parts = entry.get("parts")
-        for j, part in enumerate(parts if isinstance(parts, list) else ()):
-            names = part.get("product_names") if isinstance(part, dict) else None
+        for j, part in enumerate(_entries(entry, "parts")):
+            names = part.get("product_names")
             for k, pattern in enumerate(names if isinstance(names, list) else ()):
-                try:
-                    re.compile(pattern)
-                except (re.error, TypeError) as exc:
-                    yield at(
-                        ("partitions", i, "parts", j, "product_names", k),
-                        f"{pattern!r} is not a valid regular expression: {exc}",
-                    )
+                patterns.append((("partitions", i, "parts", j, "product_names", k), pattern))
+    detection = doc.get("detection")
+    names = detection.get("product_names") if isinstance(detection, dict) else None
+    for i, pattern in enumerate(names if isinstance(names, list) else ()):
+        patterns.append((("detection", "product_names", i), pattern))
+    for found, pattern in patterns:
+        try:
+            re.compile(str(pattern))  # a string, by the schema
+        except re.error as exc:
+            yield at(found, f"{pattern!r} is not a valid regular expression: {exc}")
     dims = [m.get("dimensions") for m in modes]
     keys = [json.dumps(d, sort_keys=True) if isinstance(d, dict) and d else None for d in dims]
     for i, first, _ in _repeats(keys):
@@ -387,8 +402,7 @@ def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
             f"partitions has two entries with dimensions {dims[i]} (the first at line {line}); "
             "the dimensions of a mode tell it from the others",
         )
-    names_of = [m.get("mode") if isinstance(m.get("mode"), str) else None for m in modes]
-    for i, first, mode in _repeats(names_of):
+    for i, first, mode in _repeats(_names(modes, "mode")):
         line = parsed.locate(("partitions", first, "mode"))[0]
         yield at(
             ("partitions", i, "mode"),
@@ -396,43 +410,31 @@ def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
             "give each mode one entry",
         )
     for list_key, name_key in (("features", "name"), ("memory_hierarchy", "level")):
-        items = doc.get(list_key)
-        if not isinstance(items, list):
-            continue
-        names = [item.get(name_key) if isinstance(item, dict) else None for item in items]
-        names = [name if isinstance(name, str) else None for name in names]
-        for i, first, name in _repeats(names):
+        items = _entries(doc, list_key)
+        names_of = _names(items, name_key)
+        for i, first, name in _repeats(names_of):
             line = parsed.locate((list_key, first, name_key))[0]
             yield at(
                 (list_key, i, name_key),
                 f"{list_key} has two entries with {name_key} {name!r} (the first at line "
                 f"{line}); merge them into one",
             )
-        for i, item in enumerate(items):
-            ops = item.get("operations") if list_key == "features" and names[i] else None
-            if not isinstance(ops, list):
-                continue
-            op_names = [op.get("name") if isinstance(op, dict) else None for op in ops]
-            op_names = [op if isinstance(op, str) else None for op in op_names]
-            for j, _, op_name in _repeats(op_names):
+        for i, item in enumerate(items if list_key == "features" else ()):
+            ops = _names(_entries(item, "operations"), "name") if names_of[i] else []
+            for j, _, op_name in _repeats(ops):
                 yield at(
                     (list_key, i, "operations", j, "name"),
-                    f"operation {op_name!r} is listed twice in feature {names[i]!r}; "
+                    f"operation {op_name!r} is listed twice in feature {names_of[i]!r}; "
                     "merge its data_types into one entry",
                 )
-    rates = doc.get("throughput")
-    if isinstance(rates, list):  # one entry per (unit, data_type)
-        pairs = [
-            (str(e.get("unit")), str(e.get("data_type"))) if isinstance(e, dict) else None
-            for e in rates
-        ]
-        for i, first, pair in _repeats(pairs):
-            line = parsed.locate(("throughput", first))[0]
-            yield at(
-                ("throughput", i),
-                f"throughput has two entries for unit {pair[0]!r} and data_type "
-                f"{pair[1]!r} (the first at line {line}); give each pair one entry",
-            )
+    pairs = [(str(e.get("unit")), str(e.get("data_type"))) for e in _entries(doc, "throughput")]
+    for i, first, pair in _repeats(pairs):  # one entry per (unit, data_type)
+        line = parsed.locate(("throughput", first))[0]
+        yield at(
+            ("throughput", i),
+            f"throughput has two entries for unit {pair[0]!r} and data_type "
+            f"{pair[1]!r} (the first at line {line}); give each pair one entry",
+        )
     if "throughput" in doc and "peak_tflops" in doc:
         from prism_core.kernel.description.throughput import rates_above_peak
 
@@ -448,19 +450,6 @@ def _semantic_problems(parsed: ParsedYAML, filename: str) -> Iterator[Problem]:
 
         for found, message in format_problems(doc):
             yield at(found, message)
-    detection = doc.get("detection")
-    patterns = detection.get("product_names") if isinstance(detection, dict) else None
-    if isinstance(patterns, list):
-        for i, pattern in enumerate(patterns):
-            if not isinstance(pattern, str):
-                continue
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                yield at(
-                    ("detection", "product_names", i),
-                    f"{pattern!r} is not a valid regular expression: {exc}",
-                )
 
 
 def validate_parsed(parsed: ParsedYAML, filename: str) -> list[Problem]:

@@ -2,9 +2,6 @@
 nonzero values in every M consecutive ones), the data types and operations each applies to
 and the speed-up over dense (a device file's ``sparsity``, format 2), with the checks the
 schema cannot make and the sentences requirements give about them.
-
-A pure module (no import of Prism beyond :mod:`prism_core.kernel.public`), so the schema's checks
-and the requirements can both use it.
 """
 
 from __future__ import annotations
@@ -17,14 +14,9 @@ from typing import Any
 from prism_core.kernel.public import home
 
 __all__ = [
-    "DEFAULT_OPERATIONS",
-    "PATTERN",
-    "Sparsity",
-    "parse_sparsity",
-    "pattern_problem",
-    "patterns_text",
-    "sparsity_problems",
-]
+    "DEFAULT_OPERATIONS", "PATTERN", "Sparsity", "parse_sparsity", "pattern_problem",
+    "patterns_text", "sparsity_problems",
+]  # fmt: skip
 
 #: ``N:M`` as the schema accepts it (the semantic check adds N < M).
 PATTERN = re.compile(r"^([1-9][0-9]{0,2}):([1-9][0-9]{0,2})$")
@@ -99,7 +91,7 @@ def pattern_problem(text: str) -> str | None:
     )
 
 
-def sparsity_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str]]:
+def sparsity_problems(doc: Mapping[str, object]) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """What the schema cannot say of a document's ``sparsity``: N less than M, a speed-up of
     at most M/N (the pattern keeps N of every M values: skipping the rest saves at most that
     share of the work), and each (pattern, operation, data type) given by one entry.  Yields

@@ -1,17 +1,15 @@
 """Throughput per execution unit and data type: the ``throughput`` key of a device file
 (format 2), parsed, and the one rule for the rate of a unit, :func:`rate_for`.
 
-A GPU computes a matrix product on its matrix units (Tensor Cores, Matrix Cores, XMX) and
-everything else on its vector units (CUDA cores, SIMD lanes): an H100 SXM does 67 fp64 TFLOP/s
-in the one and 34 in the other.  ``peak_tflops`` stays the headline figure of each data type
-(the fastest unit's); ``throughput`` says which unit reaches what.  docs/device-files.md,
-"throughput".
+An H100 SXM does 67 fp64 TFLOP/s on its matrix units and 34 on its vector units;
+``peak_tflops`` stays the headline figure of each data type (the fastest unit's).
+docs/device-files.md, "throughput".
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from prism_core.kernel.public import home
@@ -28,8 +26,7 @@ _TOLERANCE = 0.005
 @home("prism_core.hardware")
 @dataclass(frozen=True)
 class Throughput:
-    """The peak dense rate of one execution unit in one data type: an entry of a
-    description's ``throughput``.
+    """The peak dense rate of one execution unit in one data type (an entry of ``throughput``).
 
     ``unit`` is ``"matrix"`` or ``"vector"``; ``tflops`` is TFLOP/s (TOPS for integer types),
     at the boost clock unless ``clock_mhz`` names the clock the figure assumes; ``accumulate``
@@ -43,17 +40,8 @@ class Throughput:
     accumulate: str | None = None
     clock_mhz: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "unit": self.unit,
-            "data_type": self.data_type,
-            "tflops": self.tflops,
-        }
-        if self.accumulate is not None:
-            out["accumulate"] = self.accumulate
-        if self.clock_mhz is not None:
-            out["clock_mhz"] = self.clock_mhz
-        return out
+    def as_dict(self) -> dict[str, object]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
 
 
 def parse_throughput(entries: Iterable[Mapping[str, Any]]) -> tuple[Throughput, ...]:
@@ -84,18 +72,14 @@ def rate_for(
     dtype: str,
     unit: str,
 ) -> tuple[float, str | None] | None:
-    """The rate of work on ``unit`` in ``dtype`` and the unit whose rate it is: the one rule of
+    """The rate of work on ``unit`` in ``dtype`` and the unit whose rate it is, from ``rates``
+    (``{unit: {data_type: tflops}}``, :func:`by_unit`): the one rule of
     :meth:`DeviceDescription.peak_for` and the performance model.
 
-    1. ``rates[unit][dtype]``, the throughput entry for the pair (unit ``unit``);
-    2. else the headline ``peak_tflops[dtype]`` (unit ``None``): what a format-1 description
-       says, the rate of whichever unit is fastest, so a vector rate the description does not
-       give is its matrix rate, as before format 2;
-    3. else, for matrix work, the vector rate ``rates["vector"][dtype]`` (unit ``"vector"``):
-       a matrix product also runs on the vector units;
-    4. else ``None``.
-
-    ``rates`` is ``{unit: {data_type: tflops}}`` (:func:`by_unit`).
+    1. ``rates[unit][dtype]`` (unit ``unit``); 2. else the headline ``peak_tflops[dtype]`` (unit
+    ``None``), the fastest unit's, so a vector rate not given is the matrix rate, as in format 1;
+    3. else, for matrix work, the vector rate (unit ``"vector"``): a matrix product also runs on
+    the vector units; 4. else ``None``.
     """
     if unit not in UNITS:
         raise ValueError(
@@ -112,7 +96,7 @@ def rate_for(
     return None
 
 
-def rates_above_peak(data: Mapping[str, Any]) -> Iterator[tuple[int, str, str]]:
+def rates_above_peak(data: Mapping[str, object]) -> Iterator[tuple[int, str, str]]:
     """``(index, data type, why)`` for each ``throughput`` entry of ``data`` (a document, or a
     resolved description's data) whose rate is above ``peak_tflops`` of its data type.
 

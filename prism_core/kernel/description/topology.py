@@ -1,12 +1,7 @@
-"""A device's links (the ``links`` key of a device file, format 2) and the path a copy takes.
-
-A :class:`Link` is one kind of link a description lists: to the host CPU (``kind: host``) or to
-another device (``kind: peer``: a sibling die of the same package, ``in_package``, or another
-package, ``external``), how many such links there are and one link's bandwidth in one
-direction.  Where ``links`` lists no link of a kind, format 1's total of both directions
-(``host_link``, ``device_link``) stands for one link of that kind.  The path a copy
-takes over them is ``prism_core._transfer_paths``'s.  The
-format and the rules: docs/device-files.md, "links".
+"""A device's links (the ``links`` key of a device file, format 2), to the host CPU or to other
+devices; where ``links`` lists no link of a kind, format 1's total of both directions
+(``host_link``, ``device_link``) stands for one link of that kind.  The path a copy takes over
+them is ``prism_core._transfer_paths``'s.  The rules: docs/device-files.md, "links".
 """
 
 from __future__ import annotations
@@ -19,15 +14,9 @@ from typing import Any, Protocol
 from prism_core.kernel.public import home
 
 __all__ = [
-    "KINDS",
-    "Link",
-    "device_link_total",
-    "host_link_total",
-    "host_per_direction",
-    "parse_links",
-    "peer_link",
-    "topology_problems",
-]
+    "KINDS", "Link", "device_link_total", "host_link_total", "host_per_direction", "parse_links",
+    "peer_link", "topology_problems",
+]  # fmt: skip
 
 #: What a link reaches: the host CPU and its memory, or another device.
 KINDS = ("host", "peer")
@@ -51,18 +40,7 @@ class _Device(Protocol):
     """What this module reads of a description (``DeviceDescription``, which imports this
     module: named by its shape to keep the imports one way)."""
 
-    @property
-    def device_type(self) -> str: ...
-
-    @property
-    def kind(self) -> str | None: ...
-
-    @property
-    def links(self) -> tuple[Link, ...]: ...
-
     def is_a(self, device_type: str) -> bool: ...
-
-    def peer_link(self, other: Any, *, in_package: bool | None = None) -> Link | None: ...
 
 
 @home("prism_core.hardware")
@@ -70,15 +48,13 @@ class _Device(Protocol):
 class Link:
     """One kind of link of a device: an entry of its ``links``.
 
-    ``kind`` is ``"host"`` or ``"peer"``; ``count`` links of ``interface`` (``pcie5-x16``,
-    ``nvlink4``), each carrying ``per_direction_gbps`` GB/s (10^9 B/s) in one direction
-    (``None`` where the vendor publishes no figure: the link then says which devices connect,
-    and no copy is costed over it).
-    ``peer`` (peer links only) is ``"in_package"`` or ``"external"``, ``None`` where a format-1
-    ``device_link`` stands for the link and does not say; ``peer_device_type`` the device at the
-    other end when it is not one of this device's type.  ``derived_from`` names the format-1
-    key (``"host_link"``, ``"device_link"``) a link was made from, as one link carrying half
-    its total each way; ``None`` for an entry of ``links``.
+    ``kind`` is ``"host"`` or ``"peer"``; ``count`` links of ``interface`` (``pcie5-x16``),
+    each carrying ``per_direction_gbps`` GB/s (10^9 B/s) one way (``None`` where not published:
+    then no copy is costed over it).  ``peer`` (peer links only) is ``"in_package"`` or
+    ``"external"`` (``None`` where a format-1 ``device_link`` does not say); ``peer_device_type``
+    the device at the other end when not of this device's type.  ``derived_from`` names the
+    format-1 key (``"host_link"``, ``"device_link"``) a link stands for, carrying half its total
+    each way; ``None`` for an entry of ``links``.
     """
 
     kind: str
@@ -144,21 +120,22 @@ class Link:
             per += f" per link: {self.one_way_gbps:g} each way"
         return f"{head} ({per}, {self.total_gbps:g} both ways)"
 
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "kind": self.kind,
-            "interface": self.interface,
-            "count": self.count,
-        }
-        for key in ("per_direction_gbps", "peer", "peer_device_type", "derived_from"):
-            if getattr(self, key) is not None:
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"kind": self.kind, "interface": self.interface}
+        out["count"] = self.count
+        for key in (
+            "per_direction_gbps",
+            "peer",
+            "peer_device_type",
+            "derived_from",
+            "description",
+        ):
+            if getattr(self, key) not in (None, ""):
                 out[key] = getattr(self, key)
-        if self.description:
-            out["description"] = self.description
         return out
 
 
-def _from_total(key: str, kind: str, value: Any) -> Link | None:
+def _from_total(key: str, kind: str, value: object) -> Link | None:
     """The one link a format-1 ``host_link`` or ``device_link`` stands for."""
     if not isinstance(value, Mapping) or not value.get("bandwidth_gbps"):
         return None
@@ -216,11 +193,7 @@ def device_link_total(links: Sequence[Link]) -> float | None:
 
 
 def peer_link(
-    links: Sequence[Link],
-    own_type: str,
-    other: _Device,
-    *,
-    in_package: bool | None = None,
+    links: Sequence[Link], own_type: str, other: _Device, *, in_package: bool | None = None
 ) -> Link | None:
     """The fastest peer link (of a device of type ``own_type`` with ``links``) whose other end
     can be ``other``: one naming ``other``'s type or an ancestor of it in ``peer_device_type``,
@@ -241,7 +214,9 @@ def peer_link(
 # -- checks of a file -------------------------------------------------------------------------
 
 
-def topology_problems(doc: Mapping[str, Any]) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+def topology_problems(
+    doc: Mapping[str, object],
+) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
     """What the schema cannot say of ``links`` and the memory levels: a ``peer`` or
     ``peer_device_type`` on a host link, a peer link that does not say where its other end is,
     ``host_link`` or ``device_link`` beside ``links`` with another total, and ``usable_bytes``

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from prism_core.kernel.description import MAX_BYTES
 from prism_core.kernel.errors import Problem
@@ -21,7 +21,7 @@ from prism_core.kernel.errors import Problem
 if TYPE_CHECKING:
     import yaml
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "ParsedYAML", "json_path", "parse_yaml"]
+__all__ = ["JSON", "MAX_BYTES", "MAX_DEPTH", "MAX_NODES", "ParsedYAML", "json_path", "parse_yaml"]
 
 #: Deepest nesting of mappings and sequences accepted.  The format needs 5 levels.
 MAX_DEPTH = 32
@@ -45,13 +45,15 @@ _ALLOWED_TAGS = frozenset(
 _MAX_INT_DIGITS = 100
 
 PathT = tuple[str | int, ...]
+#: A value of a document, as JSON has them.
+JSON: TypeAlias = "bool | int | float | str | list[JSON] | dict[str, JSON] | None"
 
 
 @dataclass
 class ParsedYAML:
-    """The value of a document and where each part of it was written (1-based line, column)."""
+    """A document and where each part of it was written (1-based line, column)."""
 
-    value: Any
+    value: dict[str, JSON]
     positions: dict[PathT, tuple[int, int]] = field(default_factory=dict)
     key_positions: dict[PathT, tuple[int, int]] = field(default_factory=dict)
 
@@ -60,11 +62,10 @@ class ParsedYAML:
         table = self.key_positions if key else self.positions
         if path in table:
             return table[path]
-        p = tuple(path)
-        while p:
-            if p in self.positions:
-                return self.positions[p]
-            p = p[:-1]
+        while path:
+            if path in self.positions:
+                return self.positions[path]
+            path = path[:-1]
         return self.positions.get((), (1, 1))
 
 
@@ -88,7 +89,7 @@ class _Fatal(Exception):
 class _Frame:
     __slots__ = ("container", "key", "key_pos", "path", "seen")
 
-    def __init__(self, container: dict[str, Any] | list[Any], path: PathT) -> None:
+    def __init__(self, container: dict[str, JSON] | list[JSON], path: PathT) -> None:
         self.container = container
         self.path = path
         self.key: str | object | None = _NO_KEY
@@ -100,38 +101,34 @@ _NO_KEY = object()
 _BAD_KEY = object()
 
 
+def _position(mark: yaml.events._Mark | None) -> tuple[int, int]:
+    return (1, 1) if mark is None else (mark.line + 1, mark.column + 1)
+
+
 def _line_col_of_offset(text: str, offset: int) -> tuple[int, int]:
     line = text.count("\n", 0, offset) + 1
     col = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return line, col
 
 
-def _decode(data: bytes, filename: str) -> str:
+def _decode(data: bytes, filename: str) -> str | Problem:
+    """The text of ``data``, or the problem of bytes that are not UTF-8."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = data[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise _Located(
-            Problem(
-                filename,
-                line,
-                col,
-                "$",
-                f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
-                "cannot be decoded; save the file as UTF-8",
-            )
-        ) from None
+        line, col = _line_col_of_offset(data.decode("latin-1"), exc.start)  # a character a byte
+        return Problem(
+            filename,
+            line,
+            col,
+            "$",
+            f"the file is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} "
+            "cannot be decoded; save the file as UTF-8",
+        )
     return text[1:] if text.startswith("\ufeff") else text
 
 
-class _Located(Exception):
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-
-
-def _resolve_plain(value: str) -> Any:
+def _resolve_plain(value: str) -> JSON:
     """YAML 1.2 core schema for an untagged plain scalar."""
     if value in _NULL:
         return None
@@ -154,7 +151,7 @@ def _resolve_plain(value: str) -> Any:
     return value
 
 
-def _scalar(event: yaml.ScalarEvent) -> Any:
+def _scalar(event: yaml.ScalarEvent) -> JSON:
     tag = event.tag
     if tag is None:
         # implicit[0] is true for plain (unquoted) scalars, whose type the core schema resolves.
@@ -167,14 +164,14 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
     if tag == "!" or tag.endswith(":str"):
         return event.value
     value = _resolve_plain(event.value)
-    want = {":int": int, ":float": (int, float), ":bool": bool, ":null": type(None)}
-    for suffix, kind in want.items():
-        if tag.endswith(suffix):
-            if isinstance(value, bool) and kind is not bool:
-                break
-            if isinstance(value, kind):  # type: ignore[arg-type]
-                return float(value) if suffix == ":float" else value
-            break
+    if isinstance(value, bool) or value is None:
+        if tag.endswith(":bool" if value is not None else ":null"):
+            return value
+    elif isinstance(value, (int, float)):
+        if tag.endswith(":float"):
+            return float(value)
+        if tag.endswith(":int") and isinstance(value, int):
+            return value
     raise ValueError(f"{event.value!r} is not a valid value for the tag {tag!r}")
 
 
@@ -197,7 +194,7 @@ def _indentation_tab(text: str, line: int) -> tuple[int, int] | None:
     return None
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list):
@@ -227,28 +224,26 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
     if size > MAX_BYTES:
         add((1, 1), (), f"the file is {size:,} bytes; device files may be at most {MAX_BYTES:,}")
         return None, problems
-    try:
-        text = data if isinstance(data, str) else _decode(data, filename)
-    except _Located as exc:
-        return None, [exc.problem]
+    text = data if isinstance(data, str) else _decode(data, filename)
+    if isinstance(text, Problem):
+        return None, [text]
     if not text.strip():
         add(
             (1, 1), (), "the file is empty; a device file is a mapping that starts with device_type"
         )
         return None, problems
 
-    parsed = ParsedYAML(None)
+    parsed = ParsedYAML({})
+    root: JSON = None
     stack: list[_Frame] = []
     nodes = 0
     documents = 0
-    root_done = False
 
-    def attach(value: Any, pos: tuple[int, int]) -> None:
-        nonlocal root_done
+    def attach(value: JSON, pos: tuple[int, int]) -> None:
+        nonlocal root
         if not stack:
-            parsed.value = value
+            root = value
             parsed.positions[()] = pos
-            root_done = True
             return
         frame = stack[-1]
         container = frame.container
@@ -298,28 +293,25 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
             return (*frame.path, frame.key)
         return (*frame.path, "<key>")
 
-    # Events are read by class; their attributes (value, tag, anchor) depend on it.
-    event: Any
     try:
         for event in yaml.parse(text, Loader=loader):
-            cls = type(event)
-            if cls is yaml.DocumentStartEvent:
+            if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    m = event.start_mark
                     add(
-                        (m.line + 1, m.column + 1),
+                        _position(event.start_mark),
                         (),
                         "a second YAML document starts here; a device file holds exactly one "
                         "device (put each device in its own file)",
                     )
                     raise _Fatal
                 continue
-            if cls in (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent):
+            if isinstance(
+                event, (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent)
+            ):
                 continue
-            m = event.start_mark
-            pos = (m.line + 1, m.column + 1)
-            if cls is yaml.MappingEndEvent or cls is yaml.SequenceEndEvent:
+            pos = _position(event.start_mark)
+            if isinstance(event, yaml.CollectionEndEvent):
                 frame = stack.pop()
                 attach(frame.container, parsed.positions.get(frame.path, pos))
                 continue
@@ -329,7 +321,7 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
                 raise _Fatal
             here = child_path() if stack else ()
             anchor = getattr(event, "anchor", None)
-            if cls is yaml.AliasEvent:
+            if isinstance(event, yaml.AliasEvent):
                 add(
                     pos,
                     here,
@@ -345,7 +337,7 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
                     f"anchors (&{anchor}) are not allowed in device files; "
                     "use `extends` to share values between devices",
                 )
-            if cls is yaml.ScalarEvent:
+            if isinstance(event, yaml.ScalarEvent):
                 if len(event.value) > MAX_SCALAR:
                     add(
                         pos,
@@ -365,7 +357,7 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
                     value = None
                 attach(value, pos)
                 continue
-            # A collection starts.
+            assert isinstance(event, yaml.CollectionStartEvent)  # what is left: a collection
             tag = event.tag
             if tag is not None and tag not in _ALLOWED_TAGS:
                 add(
@@ -377,14 +369,15 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
             if len(stack) >= MAX_DEPTH:
                 add(pos, here, f"values are nested more than {MAX_DEPTH} levels deep")
                 raise _Fatal
-            container: dict[str, Any] | list[Any] = {} if cls is yaml.MappingStartEvent else []
+            new: dict[str, JSON] | list[JSON] = (
+                {} if isinstance(event, yaml.MappingStartEvent) else []
+            )
             parsed.positions.setdefault(here, pos)
-            stack.append(_Frame(container, here))
+            stack.append(_Frame(new, here))
     except _Fatal:
         return None, sorted(problems)
     except yaml.MarkedYAMLError as exc:
-        mark: Any = exc.problem_mark or exc.context_mark
-        pos = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        pos = _position(exc.problem_mark or exc.context_mark)
         tab = _indentation_tab(text, pos[0])
         if tab is not None:
             add(tab, (), "invalid YAML: tab characters are not allowed for indentation; use spaces")
@@ -407,7 +400,7 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
         add((1, 1), (), f"invalid YAML: {exc}")
         return None, sorted(problems)
 
-    if not root_done or parsed.value is None:
+    if root is None:
         add(
             (1, 1),
             (),
@@ -415,12 +408,13 @@ def parse_yaml(data: bytes | str, filename: str) -> tuple[ParsedYAML | None, lis
             "starts with device_type",
         )
         return None, sorted(problems)
-    if not isinstance(parsed.value, dict):
+    if not isinstance(root, dict):
         add(
             parsed.positions.get((), (1, 1)),
             (),
-            f"the file holds {_describe(parsed.value)}; a device file is a mapping of keys "
+            f"the file holds {_describe(root)}; a device file is a mapping of keys "
             "(device_type: ..., compute_units: ...)",
         )
         return None, sorted(problems)
+    parsed.value = root
     return parsed, sorted(problems)

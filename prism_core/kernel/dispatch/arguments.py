@@ -3,15 +3,21 @@ key a plan is cached under, and :class:`ArraySpec`, an array described by shape 
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from prism_core.kernel.description.dtypes import DType
     from prism_core.kernel.dispatch.registry import Op, PlanKey
 
 __all__ = [
+    "Args",
     "ArraySpec",
+    "Kwargs",
     "Verdict",
     "array_args",
     "array_dtypes",
@@ -25,9 +31,12 @@ __all__ = [
 
 #: What a variant's ``can_run`` answered: ``True``, or why not (a reason, or a false value).
 Verdict = bool | str | None
+#: A call's positional and keyword arguments, as dispatch passes them on.
+Args = tuple[object, ...]
+Kwargs = dict[str, object]
 
 
-def _shape(shape: Any) -> tuple[int, ...]:
+def _shape(shape: object) -> tuple[int, ...]:
     """``shape`` as a tuple of ints; a TypeError or ValueError naming what is wrong with it."""
     wanted = "ArraySpec(): shape must be a sequence of non-negative integers such as (4096, 4096)"
     if isinstance(shape, (str, bytes, bytearray)) or not isinstance(shape, Sequence):
@@ -47,23 +56,20 @@ def _shape(shape: Any) -> tuple[int, ...]:
 
 
 class ArraySpec:
-    """An array described by its shape and dtype, for :func:`explain` without data.
-
-    ``dtype`` is what a NumPy array of that type has, a ``numpy.dtype``, so that a variant's
-    ``can_run`` gives a spec the verdict it gives the array; for the types NumPy lacks
-    (bfloat16) it is Prism's :class:`DType`.
-    """
+    """An array described by its shape and dtype, for :func:`explain` without data.  ``dtype``
+    is the ``numpy.dtype`` a NumPy array of that type has, so that a variant's ``can_run``
+    gives a spec the verdict it gives the array; Prism's :class:`DType` where NumPy has none."""
 
     __module__ = "prism_core"
     __slots__ = ("dtype", "shape")
 
-    def __init__(self, shape: Sequence[int], dtype: Any = "float64") -> None:
+    def __init__(self, shape: Sequence[int], dtype: object = "float64") -> None:
         from prism_core.kernel.description.dtypes import dtype as to_dtype
 
         self.shape = _shape(shape)
-        prism_dtype = to_dtype(dtype)
-        numpy_dtype = prism_dtype.numpy
-        self.dtype: Any = prism_dtype if numpy_dtype is None else numpy_dtype
+        prism = to_dtype(dtype)
+        found = prism.numpy
+        self.dtype: np.dtype[np.generic] | DType = prism if found is None else found
 
     @property
     def ndim(self) -> int:
@@ -71,10 +77,7 @@ class ArraySpec:
 
     @property
     def size(self) -> int:
-        n = 1
-        for s in self.shape:
-            n *= s
-        return n
+        return math.prod(self.shape)
 
     def __repr__(self) -> str:
         from prism_core.kernel.description.dtypes import dtype as to_dtype
@@ -82,7 +85,7 @@ class ArraySpec:
         return f"ArraySpec({self.shape}, {to_dtype(self.dtype).name})"
 
 
-def array_positions(op: Op, args: Sequence[Any]) -> tuple[int, ...]:
+def array_positions(op: Op, args: Sequence[object]) -> tuple[int, ...]:
     """Which positional arguments of this call are arrays (``Op.array_args``, else by duck)."""
     if op.array_args is None:
         return tuple(
@@ -91,22 +94,24 @@ def array_positions(op: Op, args: Sequence[Any]) -> tuple[int, ...]:
     return tuple(i for i in op.array_args if i < len(args))
 
 
-def is_sequence(op: Op, i: int, value: Any) -> bool:
+def is_sequence(value: object, op: Op, i: int) -> TypeGuard[list[object] | tuple[object, ...]]:
+    """Whether ``value``, argument ``i`` of a call of ``op``, is a sequence of arrays."""
     return i in op.sequences and isinstance(value, (list, tuple))
 
 
-def array_args(op: Op, args: Sequence[Any]) -> list[Any]:
+def array_args(op: Op, args: Sequence[object]) -> list[object]:
     """The call's arrays: its array arguments, and the items of its sequences of arrays."""
-    out: list[Any] = []
+    out: list[object] = []
     for i in array_positions(op, args):
-        if is_sequence(op, i, args[i]):
-            out.extend(args[i])
+        value = args[i]
+        if is_sequence(value, op, i):
+            out.extend(value)
         else:
-            out.append(args[i])
+            out.append(value)
     return out
 
 
-def array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
+def array_dtypes(op: Op, args: Sequence[object]) -> list[str]:
     from prism_core.kernel.description.dtypes import dtype as to_dtype
 
     out = []
@@ -121,7 +126,7 @@ def array_dtypes(op: Op, args: Sequence[Any]) -> list[str]:
     return out
 
 
-def elements(value: Any) -> int:
+def elements(value: object) -> int:
     """How many elements an array argument has (NumPy's ``size``, torch's ``numel()``)."""
     size = getattr(value, "size", None)
     if type(size) is int:
@@ -132,24 +137,18 @@ def elements(value: Any) -> int:
     if isinstance(size, int):
         return size
     shape = getattr(value, "shape", None)
-    if shape is None:
-        return 1  # a scalar
-    n = 1
-    for d in shape:
-        n *= int(d)
-    return n
+    return 1 if shape is None else math.prod(int(d) for d in shape)  # None: a scalar
 
 
 def tuning_dtype(dtypes: Sequence[str]) -> str | None:
-    """What tuned times are keyed by: the arrays' one dtype; for arrays of several dtypes (an
-    alignment's uint8 codes, int64 offsets and int32 matrix) their dtypes in argument
-    order joined by commas; ``None`` without arrays."""
+    """What tuned times are keyed by: the arrays' one dtype, or their dtypes in argument order
+    joined by commas (an alignment's ``uint8,int64,int32``); ``None`` without arrays."""
     if not dtypes:
         return None
     return dtypes[0] if len(set(dtypes)) == 1 else ",".join(dtypes)
 
 
-def plan_key(op: Op, scope_token: object, args: Sequence[Any]) -> PlanKey:
+def plan_key(op: Op, scope_token: object, args: Sequence[object]) -> PlanKey:
     """The cache key of a call; the hot path (``ops._make_function``) builds the same inline,
     and comes here for what it does not (a torch tensor's ``size`` is a method)."""
     keying = op._keying[0]
@@ -161,7 +160,7 @@ def plan_key(op: Op, scope_token: object, args: Sequence[Any]) -> PlanKey:
         arrays = [args[i] for i in positions if i < n]
     if not keying:
         return (scope_token, *[type(a) for a in arrays])
-    parts: list[Any] = [scope_token]
+    parts: list[object] = [scope_token]
     for a in arrays:
         parts.append(type(a))
         parts.append(getattr(a, "dtype", None))
@@ -170,7 +169,7 @@ def plan_key(op: Op, scope_token: object, args: Sequence[Any]) -> PlanKey:
     return tuple(parts)
 
 
-def signature_text(op: Op, args: Sequence[Any]) -> tuple[str, ...]:
+def signature_text(op: Op, args: Sequence[object]) -> tuple[str, ...]:
     out = []
     for a in args:
         if isinstance(a, ArraySpec):

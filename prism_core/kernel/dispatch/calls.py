@@ -1,8 +1,7 @@
-"""Running a call: the fast path, written once (:func:`fast_path`: the template the
-function users call for an op is made from, ``ops._make_function``), and the slow side.  A
-plan is built and cached on a miss, made runnable (``finish``: the fast path, the checked fast
-path or the general way), and on a backend failure in automatic mode the variant that raised
-is blamed, recorded and replaced by the op's reference, then the next candidates (``derive``)::
+"""Running a call: the fast path, written once (:func:`fast_path`, which ``ops._make_function``
+makes the op's function from), and the slow side.  A plan is built and cached on a miss, made
+runnable (``finish``), and on a backend failure in automatic mode the variant that raised is
+blamed, recorded and replaced by the op's reference, then the next candidates (``derive``)::
 
     key = (scope, type and dtype of each array argument)
     plan = op._plans.get(key)                       # the hot path ends here:
@@ -13,24 +12,20 @@ is blamed, recorded and replaced by the op's reference, then the next candidates
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import linecache
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.contract.variant import VariantImportError
-from prism_core.kernel.dispatch.arguments import Verdict, plan_key
+from prism_core.kernel.dispatch import fallback
+from prism_core.kernel.dispatch.arguments import Args, Kwargs, Verdict, plan_key
 from prism_core.kernel.dispatch.eligibility import unavailable
-from prism_core.kernel.dispatch.fallback import (
-    CALLER_ERRORS,
-    BackendError,
-    DispatchError,
-    note_plugin_problem,
-    record,
-)
+from prism_core.kernel.dispatch.fallback import CALLER_ERRORS, BackendError, DispatchError
 from prism_core.kernel.dispatch.interception import LENIENT, PLANNING
-from prism_core.kernel.dispatch.location import Router, is_located, locator
+from prism_core.kernel.dispatch.location import Locate, Router, is_located, locator
 from prism_core.kernel.dispatch.moves import NO_MOVES
 from prism_core.kernel.dispatch.plans import Plan, build, executor, resolved
 from prism_core.kernel.dispatch.ranking import ensure_current, first_use
@@ -57,23 +52,21 @@ __all__ = [
 
 
 def finish(op: Op, key: PlanKey | None, plan: Plan) -> None:
-    """The ways this plan runs a call: the fast path (``fn``: the first live candidate's
-    function, when it needs nothing per call), the checked fast path (``check``, the first
-    candidate's ``can_run``, then ``checked``, its function), or the general checked way
-    (``call``)."""
-    live = [v for v, _, _ in plan.ranked if v.name not in plan.failed]
+    """The ways this plan runs a call: ``fn`` (the first live candidate's function, if it needs
+    nothing per call), ``check`` then ``checked`` (its ``can_run``, then its function), or
+    ``call`` (the general checked way)."""
+    first = next((v for v, _, _ in plan.ranked if v.name not in plan.failed), None)
     plan.fn = plan.first = plan.checked = plan.check = None
     plan.backend = ""
     for _v, _d, backend in plan.ranked:  # each backend's thread modules, once per plan
         if backend is not None and backend.thread_modules:
             POOLS.adopt(backend.name, backend.thread_modules)
 
-    def run(*args: Any, **kwargs: Any) -> Any:
+    def run(*args: object, **kwargs: object) -> object:
         return run_checked(op, key, plan, args, kwargs)
 
     plan.call = run
-    if live:
-        first = live[0]
+    if first is not None:
         if plan.moves[first.name].converters:
             return
         fn = resolved(executor(plan, first))
@@ -95,7 +88,7 @@ def build_plan(
     op: Op,
     key: PlanKey | None,
     scope: Scope,
-    args: Sequence[Any],
+    args: Sequence[object],
     built_at: int,
     measured: bool = True,
 ) -> Plan:
@@ -103,10 +96,8 @@ def build_plan(
     plan = build(op, scope, args, built_at, measured)
     finish(op, key, plan)
     if scope.split is not None:
-        # The scope splits this op (``prism_core._pipeline.split`` gives it a ``Split``): every
-        # call runs the split, whose parts run in scopes without it.  The decision stays what
-        # explain shows; plans of scopes without a split are as they were (the scope is in the
-        # plan key).
+        # Every call runs the split (``prism_core._pipeline.split``), whose parts run in scopes
+        # without it; the decision stays what explain shows (the scope is in the plan key).
         runner = scope.split.runner_for(op)
         if runner is not None:
             plan.fn = plan.first = plan.checked = plan.check = None
@@ -118,10 +109,8 @@ def build_plan(
 def derive(op: Op, key: PlanKey | None, plan: Plan, failed: frozenset[str]) -> Plan:
     """The plan with the ``failed`` variants left out and its reference moved up to where the
     first of them ranked: the reference's semantics define the op, so a failure never hands
-    the call to whichever backend ranks next (a torch failure would land on jax by name).
-    Candidates ranked above the failure keep their places (one that declined this call still
-    runs the calls it accepts); the rest follow the reference in ranked order
-    (docs/dispatch.md, "Fallback")."""
+    the call to whichever backend ranks next.  Candidates ranked above the failure keep their
+    places; the rest follow the reference in ranked order (docs/dispatch.md, "Fallback")."""
     ranked = plan.ranked
     reference = plan.reference
     if reference is not None and reference.name not in failed:
@@ -130,15 +119,12 @@ def derive(op: Op, key: PlanKey | None, plan: Plan, failed: frozenset[str]) -> P
         at = names.index(reference.name) if reference.name in names else -1
         if at > first:
             ranked = (*ranked[:first], ranked[at], *ranked[first:at], *ranked[at + 1 :])
-    new = Plan(ranked, plan.rejected, plan.simulated, plan.reference, plan.moves, plan.generation)
-    new.failed = failed
-    new.basis = plan.basis
-    new.untuned = plan.untuned
-    finish(op, key, new)
+    new = dataclasses.replace(plan, ranked=ranked, failed=failed)
+    finish(op, key, new)  # the ways it runs are made again
     return new
 
 
-def cached(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan | None]:
+def cached(op: Op, key: PlanKey, args: Sequence[object]) -> tuple[PlanKey, Plan | None]:
     """The key of the call and its cached plan, if any (a router's: the located plan's)."""
     plan = op._plans.get(key)
     if isinstance(plan, Router):
@@ -147,15 +133,11 @@ def cached(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan | N
     return key, plan
 
 
-def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
+def plan_for(op: Op, key: PlanKey, args: Sequence[object]) -> tuple[PlanKey, Plan]:
     """The key of the call and its cached plan, or a new one (stored only if nothing it was
-    built from changed meanwhile).
-
-    The key is made again when the op's keying changed meanwhile (tuning records loaded for
-    the first time may add the size bucket to it).  Where the call's arrays may live in
-    several places (``location.py``), the key returned is the located plan's: the type key
-    holds a :class:`~prism_core.kernel.dispatch.location.Router` to it.
-    """
+    built from changed meanwhile; the key is made again if the op's keying changed).  Where
+    the call's arrays may live in several places, the key is the located plan's: the type key
+    holds a :class:`~prism_core.kernel.dispatch.location.Router` to it."""
     key, plan = cached(op, key, args)
     if plan is None:
         keying = op._keying[0]
@@ -167,8 +149,7 @@ def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
         if not is_located(key):
             locate = locator(op, args)
             if locate is not None:
-                router = Router(key, locate)
-                # Its call is the fast path of the located plan (the hot path of data on a device).
+                router = Router(key, locate)  # its call: the located plan's fast path
                 router.call = fast_path(op, "key = (router, locate(args))", router, locate)
                 store_plan(op, key, router, built_at)
                 key = router.located_key(args)
@@ -177,11 +158,9 @@ def plan_for(op: Op, key: PlanKey, args: Sequence[Any]) -> tuple[PlanKey, Plan]:
     return key, plan
 
 
-#: The fast path, written once: the function users call for an op (``ops._make_function``)
-#: and a router's call (``plan_for``) are made from it, each with its own lines making the
-#: call's ``key``.  A cached call runs in this one frame: the key, the lookup, then the plan's
-#: function (``plan.fn``), or its ``can_run`` and function (``plan.check``, ``plan.checked``);
-#: every other call leaves it for a function of this module (``plan.call`` among them).
+#: The fast path, written once: the op's function and a router's call are made from it, each
+#: with its own lines making the call's ``key``.  A cached call runs in this one frame; every
+#: other call leaves it for a function of this module (``plan.call`` among them).
 _FAST_PATH = """\
 def make(op, router, locate, on_device, here):
     get = op._plans.get  # the dict is only ever cleared, never replaced
@@ -219,7 +198,7 @@ def make(op, router, locate, on_device, here):
 """
 
 #: The fast paths compiled so far, by the lines making their key; the numbers of their sources.
-_made: dict[str, Callable[..., Callable[..., Any]]] = {}
+_made: dict[str, Callable[..., Callable[..., object]]] = {}
 _sources = itertools.count(1)
 
 
@@ -227,11 +206,11 @@ def fast_path(
     op: Op,
     key: str,
     router: Router | None = None,
-    locate: Callable[..., Any] | None = None,
+    locate: Locate | None = None,
     *,
-    on_device: Callable[..., Any] | None = None,
+    on_device: Callable[..., object] | None = None,
     here: object = None,
-) -> Callable[..., Any]:
+) -> Callable[..., object]:
     """A call of ``op`` running the fast path, whose ``key`` lines (Python source, indented
     as the body of a function) make the call's key from ``args`` and ``kwargs``; they may use
     ``op``, ``token`` (the scope's), ``plan_key``, and the ``router``, ``locate``,
@@ -241,13 +220,13 @@ def fast_path(
         source = _FAST_PATH.format(key=textwrap.indent(key, " " * 8))
         filename = f"<prism_core fast path {next(_sources)}>"
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        made: dict[str, Any] = {}
+        made: dict[str, Callable[..., Callable[..., object]]] = {}
         exec(compile(source, filename, "exec"), globals(), made)  # the template above
         make = _made[key] = made["make"]
     return make(op, router, locate, on_device, here)
 
 
-def call_slow(op: Op, key: PlanKey, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def call_slow(op: Op, key: PlanKey, args: Args, kwargs: Kwargs) -> object:
     """A call without a cached plan: build one, then run it (tuning it first when tuning on
     first use is on and nothing was measured for it).  While a pipeline is planned, the
     planner answers instead (``PLANNING``)."""
@@ -271,13 +250,8 @@ def call_slow(op: Op, key: PlanKey, args: tuple[Any, ...], kwargs: dict[str, Any
 
 
 def declined(
-    op: Op,
-    key: PlanKey,
-    plan: Plan,
-    verdict: Verdict,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-) -> Any:
+    op: Op, key: PlanKey, plan: Plan, verdict: Verdict, args: Args, kwargs: Kwargs
+) -> object:
     """The checked fast path's ``can_run`` declined this call: the next candidates decide."""
     variant = plan.first
     assert variant is not None  # set together with checked
@@ -285,9 +259,7 @@ def declined(
     return run_checked(op, key, plan, args, kwargs, (variant.name,), [why])
 
 
-def failed(
-    op: Op, key: PlanKey, plan: Plan, exc: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+def failed(op: Op, key: PlanKey, plan: Plan, exc: Exception, args: Args, kwargs: Kwargs) -> object:
     """A fast path's function (``plan.fn`` or ``plan.checked``, both ``plan.first``'s) raised:
     record it, then go on with the next candidate (automatic mode) or raise."""
     variant = plan.first
@@ -306,18 +278,16 @@ def run_checked(
     op: Op,
     key: PlanKey | None,
     plan: Plan,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
+    args: Args,
+    kwargs: Kwargs,
     tried: Sequence[str] = (),
     reasons: list[str] | None = None,
     error: Exception | None = None,
-) -> Any:
+) -> object:
     """Run the call on the best candidate that accepts it: per-call checks, moves, fallback.
-
     Each variant runs at most once per call (``tried``); a failure is blamed on the variant
-    that raised and on no other.  Where the scope cannot run the call
-    and a lenient stage is in force (``LENIENT``), the stage decides what runs it.
-    """
+    that raised and on no other.  Where the scope cannot run the call and a lenient stage is
+    in force (``LENIENT``), the stage decides what runs it."""
     try:
         done = set(tried)
         declined = list(reasons or ())
@@ -327,8 +297,7 @@ def run_checked(
                 if name in done or name in plan.failed:
                     continue
                 done.add(name)
-                # A candidate after the first that can run was not asked whether its backend is
-                # available (``verified``): ask now, before falling back to it.
+                # ``verified`` asked only up to the first that could run: ask the others now.
                 why_not = None if plan.simulated else unavailable(_backend)
                 if why_not is not None:
                     declined.append(f"{name}: {why_not}")
@@ -375,13 +344,10 @@ def record_failure(
     once with its count, warn once at the caller's line, and return the plan without it."""
     name = variant.name
     scope = current_scope()
-    what = (
-        str(exc)
-        if isinstance(exc, VariantImportError)
-        else f"variant {name} failed: {describe_exception(exc)}"
-    )
-    if isinstance(exc, VariantImportError):
-        note_plugin_problem(variant, str(exc))
+    imported = isinstance(exc, VariantImportError)
+    what = str(exc) if imported else f"variant {name} failed: {describe_exception(exc)}"
+    if imported:
+        fallback.note_plugin_problem(variant, what)
     if not scope.automatic or plan.simulated:
         why = (
             "strict mode is on"
@@ -397,24 +363,22 @@ def record_failure(
         raise BackendError(f"{op.name}: {what}; not falling back because {why}") from exc
     new = without(op, key, plan, name)
     nxt = next((v.name for v, _, _ in new.ranked if v.name not in new.failed), None)
-    record(op.name, name, exc, nxt)
+    fallback.record(op.name, name, exc, nxt)
     return new
 
 
 def without(op: Op, key: PlanKey | None, plan: Plan, name: str) -> Plan:
-    """The plan in force for ``key`` with ``name`` failed, installed in the cache.
-
-    Threads that see the same failure at once agree on one plan: each derives from what the
-    cache holds and swaps only if nobody changed it meanwhile (the derivation may import a
-    variant's module, so it is not done under the lock).
-    """
+    """The plan in force for ``key`` with ``name`` failed, installed in the cache.  Threads
+    that see the same failure at once agree on one plan: each derives from what the cache
+    holds and swaps only if nobody changed it meanwhile (not under the lock: deriving may
+    import a variant's module)."""
     while True:
         current = op._plans.get(key)
         base = current if current is not None and current.generation == plan.generation else plan
         if name in base.failed:
             return base
         new = derive(op, key, base, base.failed | {name})
-        if swap_plan(op, key, current, new):
+        if swap_plan(op, key, current, new, new.generation):
             return new
 
 

@@ -1,16 +1,15 @@
 """The builtin operations: their names, documentation, aliases and array arguments.
 
 Every op is declared once, as a record (``kernel/oprecord.py``) of its family
-(``kernel/records/families.py``); this module gives the records to dispatch
-(``registry.ensure_ready`` makes the ops on first use).  The implementations are variants
-contributed by plugins, the builtin NumPy one included.  Each op's documentation starts with its
-signature, the one ``inspect.signature`` and ``help()`` show (:func:`parse_signature`).
-Importing this module imports no array library.  docs/dispatch.md ("The operations").
+(``kernel/records/families.py``); ``registry.ensure_ready`` makes the ops on first use, and
+plugins contribute their variants.  Each op's documentation starts with its signature, the one
+``inspect.signature`` and ``help()`` show (:func:`parse_signature`).  docs/dispatch.md.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from prism_core.kernel.oprecord import OpRecord
@@ -46,9 +45,8 @@ class _Text:
 
 def parse_signature(text: str) -> inspect.Signature:
     """``text``, a signature as Python writes it (``"(x, /, *, axis=None)"``), as an
-    :class:`inspect.Signature`: defaults that are literals as their values, the others
-    (``dtype=float64``) as objects whose repr is their text.  Text that is no signature is a
-    ``SyntaxError``."""
+    :class:`inspect.Signature`: literal defaults as their values, the others (``dtype=float64``)
+    as objects whose repr is their text; ``SyntaxError`` for text that is no signature."""
     import ast
     import inspect
 
@@ -93,4 +91,4 @@ SPECS: tuple[OpRecord, ...] = RECORDS
 #: The names of the builtin ops, in family order.
 CATALOGUE: tuple[str, ...] = tuple(s.name for s in SPECS)
 #: Old names of builtin ops -> the op's name.
-ALIASES: Mapping[str, str] = {alias: s.name for s in SPECS for alias in s.aliases}
+ALIASES: Mapping[str, str] = MappingProxyType({alias: s.name for s in SPECS for alias in s.aliases})

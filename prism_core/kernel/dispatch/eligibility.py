@@ -1,14 +1,12 @@
 """Which variants of an op can run a call in a scope, and why the others cannot: backends
-installed and available, devices driven, requirements met, dtypes held and accelerated.
-
-See docs/dispatch.md for the rules a candidate passes.
-"""
+installed and available, devices driven, requirements met, dtypes held and accelerated
+(docs/dispatch.md)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from prism_core.kernel import events as events
 from prism_core.kernel.dispatch.arguments import ArraySpec, array_args
@@ -16,7 +14,7 @@ from prism_core.kernel.dispatch.decision import Candidate
 from prism_core.kernel.errors import did_you_mean
 
 if TYPE_CHECKING:
-    from prism_core.kernel.contract.backend import Backend
+    from prism_core.kernel.contract.backend import Availability, Backend
     from prism_core.kernel.contract.variant import Variant
     from prism_core.kernel.description.device import DeviceDescription
     from prism_core.kernel.dispatch.registry import Op
@@ -25,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WAY_OUT",
     "Eligible",
+    "RankKey",
     "Ranking",
     "available",
     "devices_in_scope",
@@ -42,12 +41,12 @@ __all__ = [
 Eligible: TypeAlias = "tuple[Variant, DeviceDescription | None, Backend | None]"
 #: Eligible candidates, best first.
 Ranking: TypeAlias = "tuple[Eligible, ...]"
+#: An eligible candidate's sort key (:func:`rank_key`).
+RankKey = tuple[int, int, int, int, str]
 
 _lock = threading.Lock()
-#: What dispatch learnt about this host, with the ``_events`` generation it is valid for.
-_availability: dict[str, tuple[int, Any]] = {}
-
-
+#: What dispatch learnt about this host, with the ``events`` generation it is valid for.
+_availability: dict[str, tuple[int, Availability]] = {}
 _present: list[tuple[int, list[DeviceDescription]]] = []
 
 
@@ -55,8 +54,8 @@ def devices_in_scope(scope: Scope) -> list[DeviceDescription]:
     if scope.device is not None:
         return [scope.device]
     now = events.generation()
-    cached = _present[0] if _present else None
-    if cached is not None and cached[0] == now:
+    cached = _present[0] if _present else (None, [])
+    if cached[0] == now:
         return cached[1]
     from prism_core.kernel.host import present_devices
 
@@ -66,7 +65,7 @@ def devices_in_scope(scope: Scope) -> list[DeviceDescription]:
     return devices
 
 
-def available(backend: Backend) -> Any:
+def available(backend: Backend) -> Availability:
     now = events.generation()
     cached = _availability.get(backend.name)
     if cached is not None and cached[0] == now:
@@ -84,25 +83,21 @@ def known(backend: Backend) -> bool:
 
 def unavailable(backend: Backend | None) -> str | None:
     """Why ``backend`` cannot run here (asking it now, which may import its framework)."""
-    if backend is None:
-        return None
-    availability = available(backend)
-    if availability:
+    if backend is None or (availability := available(backend)):
         return None
     return f"backend {backend.name!r} is not available: {availability.reason}"
 
 
-def rank_key(scope: Scope, variant: Variant, moves: int = 0) -> tuple[Any, ...]:
+def rank_key(scope: Scope, variant: Variant, moves: int = 0) -> RankKey:
     """The sort key of an eligible variant: the policy, then (data stays where it is) whether
     it must move the call's data, then priority, specificity and name."""
     policy = 0 if (scope.prefer != "reference" or variant.reference) else 1
     return (policy, moves, -variant.priority, -variant.specificity, variant.name)
 
 
-def home(op: Op, args: Sequence[Any], reference: Variant | None) -> Backend | None:
+def home(op: Op, args: Sequence[object], reference: Variant | None) -> Backend | None:
     """The backend the call's data belongs to: the owner of the first array that is not the
-    reference backend's (a torch tensor among NumPy arrays), else the reference backend (NumPy
-    arrays, scalars, or no arrays at all: creation ops)."""
+    reference backend's (a torch tensor among NumPy arrays), else the reference backend."""
     from prism_core.kernel.plugins import plugins
 
     ps = plugins()
@@ -117,8 +112,7 @@ def home(op: Op, args: Sequence[Any], reference: Variant | None) -> Backend | No
 
 
 #: The way out of Prism to NumPy: its result is a NumPy array whatever the argument's backend
-#: and the scope (docs/backends.md, "Where a call runs"); the reference runs it wherever no
-#: variant of the argument's backend does.
+#: and the scope (docs/backends.md, "Where a call runs").
 WAY_OUT = "to_numpy"
 
 
@@ -137,15 +131,11 @@ def judge(
     if backend is None:
         hint = did_you_mean(variant.backend, ps.backends)
         return None, None, [f"backend {variant.backend!r} is not installed{hint}"]
-    # Availability is asked later, in rank order, and only until a candidate that can run is
-    # found (``verified``): asking imports the framework (torch takes 1-3 s), which a call
-    # that runs on NumPy must not pay.  Already known, it rejects here.
-    if not scope.simulated and known(backend):
-        why = unavailable(backend)
-        if why is not None:
-            return None, backend, [why]
-    # Its settings key its tuned choices (the host fingerprint): a backend whose settings()
-    # raises is skipped, as one whose can_drive or dtypes raises.
+    # Availability is asked in rank order until a candidate can run (``verified``): asking
+    # imports the framework (torch: 1-3 s), which a call on NumPy must not pay.  Known, it counts.
+    if not scope.simulated and known(backend) and (why := unavailable(backend)) is not None:
+        return None, backend, [why]
+    # A backend whose settings() raises (they key its tuned choices) is skipped.
     settings = ps.backend_settings(backend)
     if isinstance(settings, Unable):
         return None, backend, [settings.reason]
@@ -182,9 +172,8 @@ def judge(
 
 
 def not_held(backend: Backend, device: DeviceDescription, dtypes: Sequence[str]) -> str:
-    """Why ``backend`` cannot take arrays of ``dtypes`` on ``device`` (it declares the dtypes it
-    holds, ``Backend.dtypes``, and these are not among them, or asking it raised); empty when
-    it can."""
+    """Why ``backend`` cannot take arrays of ``dtypes`` on ``device`` (not among the dtypes it
+    declares, ``Backend.dtypes``, or asking it raised); empty when it can."""
     from prism_core.kernel.plugins import Unable, plugins
 
     held = plugins().held_dtypes(backend, device)
@@ -204,19 +193,17 @@ def not_held(backend: Backend, device: DeviceDescription, dtypes: Sequence[str])
 
 
 def missing(variant: Variant) -> str | None:
-    """Why ``variant``'s function cannot be made, where the code that makes it on first call
-    can tell without importing anything new (``fn.__prism_missing__()``: a namespace backend's
-    variant of a function its library lacks); else ``None``.  Asked once its backend is
-    available."""
+    """Why ``variant``'s function cannot be made, where that can be told without importing
+    anything (``fn.__prism_missing__()``: a namespace backend's variant of a function its
+    library lacks); else ``None``.  Asked once its backend is available."""
     ask = getattr(variant.fn, "__prism_missing__", None)
     return None if ask is None else ask()
 
 
 def verified(ranked: Ranking) -> tuple[Ranking, tuple[Candidate, ...]]:
     """The candidates without those whose backend is not available or whose function cannot
-    be made (:func:`missing`), asking each in rank order until one can run; the candidates
-    after it are asked only if a call falls back to them (a backend that cannot import then
-    fails there, and is recorded as a fallback)."""
+    be made (:func:`missing`), asked in rank order until one can run; those after it are asked
+    only if a call falls back to them (failing there, recorded as a fallback)."""
     kept: list[Eligible] = []
     rejected: list[Candidate] = []
     for i, (variant, _dev, backend) in enumerate(ranked):

@@ -4,24 +4,19 @@ candidate with its verdict and reasons, the data moves, what ordered them)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Protocol, TypeVar, overload
 
 from prism_core.kernel.dispatch.arguments import plan_key, signature_text
 from prism_core.kernel.dispatch.calls import cached, plan_for
 from prism_core.kernel.dispatch.decision import Candidate, Decision
-from prism_core.kernel.dispatch.eligibility import (
-    Eligible,
-    available,
-    missing,
-    rank_key,
-    unavailable,
-)
+from prism_core.kernel.dispatch.eligibility import available, missing, rank_key, unavailable
 from prism_core.kernel.dispatch.moves import NO_MOVES, moves_for
 from prism_core.kernel.dispatch.registry import as_op
 from prism_core.kernel.dispatch.scope import SCOPE, current_scope
 
 if TYPE_CHECKING:
-    from prism_core.kernel.dispatch.registry import Op
+    from prism_core.kernel.dispatch.eligibility import Eligible
+    from prism_core.kernel.dispatch.registry import Op, OpFunction
 
 __all__ = ["array_parameters", "arrays_taken", "explain", "positional_parameters"]
 
@@ -86,28 +81,25 @@ class _PlansItself(Protocol[_Plan]):
     """What plans itself when explained: a ``@prism_core.pipeline`` function, a
     ``@prism_core.function`` (the hook lets features above dispatch explain themselves)."""
 
-    def __prism_explain__(self, *args: Any, **kwargs: Any) -> _Plan: ...
+    def __prism_explain__(self, *args: object, **kwargs: object) -> _Plan: ...
 
 
 @overload
-def explain(op: _PlansItself[_Plan], *args: Any, **kwargs: Any) -> _Plan: ...
+def explain(op: _PlansItself[_Plan], *args: object, **kwargs: object) -> _Plan: ...
 @overload
-def explain(op: Any, *args: Any, **kwargs: Any) -> Decision: ...
-def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
-    """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it.
-
-    Arguments may be real arrays or :class:`ArraySpec` (shape and dtype only).  An object
-    that plans itself (a ``@prism_core.pipeline`` function, a ``@prism_core.function``:
-    ``__prism_explain__``) gives its own plan.
-    """
+def explain(op: Op | OpFunction | str, *args: object, **kwargs: object) -> Decision: ...
+def explain(op: object, *args: object, **kwargs: object) -> object:
+    """The decision ``op(*args, **kwargs)`` gets in the scope in force, without running it;
+    arguments may be arrays or :class:`ArraySpec` (shape and dtype only).  An object that plans
+    itself (``__prism_explain__``: a ``@prism_core.pipeline`` function, a
+    ``@prism_core.function``) gives its own plan."""
     planner = getattr(op, "__prism_explain__", None)
     if planner is not None:
         return planner(*args, **kwargs)
     the_op = as_op(op)
     arrays = array_parameters(the_op)
     if arrays is not None:
-        # Nothing runs to refuse a call the op cannot take: the candidates would be judged on
-        # arguments that are not there.
+        # Refuse a call the op cannot take: its candidates would be judged on absent arguments.
         at = the_op.array_args or ()
         given = [i < len(args) or n in kwargs for i, (n, _) in zip(at, arrays, strict=True)]
         absent = [n for (n, needed), ok in zip(arrays, given, strict=True) if needed and not ok]
@@ -117,8 +109,7 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
                 "missing: explain a call the op can take (an ArraySpec stands for an array)"
             )
     if not current_scope().simulated:
-        # A decision shows every backend's availability (a call asks only as far as it needs:
-        # ``verified``), so that a rejection says "not available" and why, first.
+        # Every backend's availability, so that a rejection says "not available" and why, first.
         from prism_core.kernel.plugins import plugins
 
         for backend in list(plugins().backends.values()):
@@ -130,57 +121,45 @@ def explain(op: Any, *args: Any, **kwargs: Any) -> Any:
     candidates: list[Candidate] = []
     chosen: Eligible | None = None
     for variant, dev, _backend in plan.ranked:
-        reasons: tuple[str, ...] = ()
-        ok = True
         why_not = None if plan.simulated else unavailable(_backend)
         problem = variant.import_problem() or (
             None if plan.simulated or why_not else missing(variant)
         )
+        reason = None
         if variant.name in plan.failed:
-            ok, reasons = False, ("failed earlier in this process (see prism_core.fallbacks())",)
+            reason = "failed earlier in this process (see prism_core.fallbacks())"
         elif why_not:
-            ok, reasons = False, (why_not,)
+            reason = why_not
         elif problem:
-            ok, reasons = False, (f"{variant.origin}: {problem}",)
+            reason = f"{variant.origin}: {problem}"
         elif variant.can_run is not None:
             verdict = variant.can_run(*args, **kwargs)
-            if verdict is not True:
-                ok, reasons = False, (f"can_run: {verdict or 'no'}",)
+            reason = None if verdict is True else f"can_run: {verdict or 'no'}"
+        ok = reason is None
         if ok and chosen is None:
             chosen = (variant, dev, _backend)
+        where = dev.device_type if dev else None
+        reasons = () if reason is None else (reason,)
+        rank = rank_key(
+            scope, variant, 1 if plan.moves.get(variant.name, NO_MOVES).converters else 0
+        )
         candidates.append(
-            Candidate(
-                variant.name,
-                variant.backend,
-                ok,
-                dev.device_type if dev else None,
-                reasons,
-                rank_key(
-                    scope, variant, 1 if plan.moves.get(variant.name, NO_MOVES).converters else 0
-                ),
-                variant.priority,
-            )
+            Candidate(variant.name, variant.backend, ok, where, reasons, rank, variant.priority)
         )
     candidates.extend(plan.rejected)
-    executed = None
     movement: tuple[str, ...] = ()
-    if chosen is not None and plan.simulated:
-        # What the chosen variant would move on the device, not what the reference that
-        # stands in for it moves on the host.
+    if chosen is not None:
+        # What these arguments cost (the plan's sentences are those of the call that built it);
+        # simulated, what the chosen variant would move, not the reference standing in for it.
         movement = moves_for(the_op, chosen[2], chosen[1], args, None).sentences
-    elif chosen is not None:
-        # The plan's sentences describe the arguments of the call that built it: say what these
-        # arguments cost (same types, so the same moves), and how the result goes back.
-        built = plan.moves.get(chosen[0].name, NO_MOVES).sentences
-        movement = moves_for(the_op, chosen[2], chosen[1], args, None).sentences + tuple(
-            line for line in built if line.startswith("result: ")
-        )
+        if not plan.simulated:  # and how the result goes back
+            built = plan.moves.get(chosen[0].name, NO_MOVES).sentences
+            movement += tuple(line for line in built if line.startswith("result: "))
     elif plan.simulated:
         movement = plan.moves.get("", NO_MOVES).sentences
+    executed = chosen[0].name if chosen is not None else None
     if plan.simulated and plan.reference is not None:
         executed = plan.reference.name
-    elif chosen is not None:
-        executed = chosen[0].name
     return Decision(
         op=the_op.name,
         scope=scope.as_dict(),

@@ -9,12 +9,9 @@ import threading
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from prism_core.kernel.errors import PrismError, PrismWarning, user_stacklevel
-
-if TYPE_CHECKING:
-    from prism_core.kernel.contract.variant import Variant
+from prism_core.kernel.contract.variant import Variant, VariantImportError
+from prism_core.kernel.errors import PrismError, PrismWarning, describe_exception, user_stacklevel
 
 __all__ = [
     "CALLER_ERRORS",
@@ -29,16 +26,14 @@ __all__ = [
     "reset_fallbacks",
 ]
 
-
-#: Exceptions that are the caller's (a shape mismatch, a wrong dtype): they reach the caller
-#: unchanged and never cause a fallback.
+#: Exceptions that are the caller's (a shape mismatch, a wrong dtype; a warning raised as an
+#: error, ``-W error``): they reach the caller unchanged and never cause a fallback.
 CALLER_ERRORS: tuple[type[BaseException], ...] = (
     TypeError,
     ValueError,
     IndexError,
     KeyError,
     ArithmeticError,
-    # A warning raised as an error (`-W error`, pytest's filterwarnings) is the caller's too.
     Warning,
 )
 
@@ -75,15 +70,9 @@ class FallbackRecord:
     __module__ = "prism_core"
 
 
+#: One record per op and failing variant; a new one warns.
 _fallbacks: dict[tuple[str, str], FallbackRecord] = {}
-
-
-_warned: set[tuple[str, str]] = set()
-
-
 _lock = threading.Lock()
-
-
 #: The list :func:`fallback_recording` appends to in this context (``None``: nothing records).
 _FALLBACK_SINK: contextvars.ContextVar[list[FallbackRecord] | None] = contextvars.ContextVar(
     "prism_fallback_recording", default=None
@@ -113,16 +102,11 @@ def fallbacks() -> list[FallbackRecord]:
 def reset_fallbacks() -> None:
     with _lock:
         _fallbacks.clear()
-        _warned.clear()
 
 
 def record(op: str, variant: str, exc: Exception, fell_back_to: str | None) -> None:
     """``variant`` of ``op`` failed and ``fell_back_to`` runs instead: count it in the
-    process's records and in the recording in force, and warn the first time, at the caller's
-    line."""
-    from prism_core.kernel.contract.variant import VariantImportError
-    from prism_core.kernel.errors import describe_exception
-
+    process's records and the recording in force, and warn the first time, at the caller's line."""
     error = describe_exception(exc)
     with _lock:
         known = _fallbacks.get((op, variant))
@@ -130,12 +114,10 @@ def record(op: str, variant: str, exc: Exception, fell_back_to: str | None) -> N
             _fallbacks[(op, variant)] = FallbackRecord(op, variant, error, fell_back_to)
         else:
             known.count += 1
-        first = (op, variant) not in _warned
-        _warned.add((op, variant))
     sink = _FALLBACK_SINK.get()
     if sink is not None:
         sink.append(FallbackRecord(op, variant, error, fell_back_to))
-    if first:
+    if known is None:  # the first time
         imported = isinstance(exc, VariantImportError)
         said = str(exc) if imported else f"variant {variant} failed ({error})"
         warnings.warn(

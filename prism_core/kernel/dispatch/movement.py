@@ -1,17 +1,9 @@
-"""Data movement between backends: moving a call's arrays to the backend that runs it, bringing
-the result back, and saying what that costs.
-
-When a call must run elsewhere (a named backend or device; a fallback), the dispatcher moves its
-arrays with the movers made here, once per plan: to NumPy through the owning backend's
-``to_numpy``, to any other backend through ``to_device`` (DLPack); in automatic mode
-:func:`bring_back` returns the result to the arguments' backend.  :func:`recording` collects a
-:class:`MoveRecord` per move, for one context-variable read per moved argument.  The rule:
-docs/backends.md, "Where a call runs"; the records: docs/pipelines.md, "Data between stages".
-
-A feature that moves arrays itself (a placed function, ``prism_core.function``) uses the public
-helpers: :func:`what` and :func:`address` to describe an array and tell a zero copy, and
-:func:`record_move` to put its own move on the active :func:`recording`.
-"""
+"""Data movement between backends: moving a call's arrays to the backend that runs it (to
+NumPy through the owner's ``to_numpy``, elsewhere through ``to_device``), bringing the result
+back (:func:`bring_back`), and saying what that costs; :func:`recording` collects a
+:class:`MoveRecord` per move, and a feature that moves arrays itself records them with
+:func:`record_move`.  docs/backends.md, "Where a call runs"; docs/pipelines.md, "Data between
+stages"."""
 
 from __future__ import annotations
 
@@ -20,7 +12,7 @@ import contextvars
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.public import home
 
@@ -32,6 +24,7 @@ __all__ = [
     "COPIED",
     "UNVERIFIED",
     "ZERO_COPY",
+    "Move",
     "MoveRecord",
     "address",
     "bring_back",
@@ -50,21 +43,19 @@ ZERO_COPY = "DLPack (zero copy)"
 COPIED = "copied"
 UNVERIFIED = "moved (whether it was copied cannot be told from the arrays)"
 
+#: Moves one argument (or brings back one result): a mover, :func:`each`, :func:`bring_back`.
+Move = Callable[[object], object]
+
 
 @home("prism_core.pipelines")
 @dataclass(frozen=True)
 class MoveRecord:
-    """One array that dispatch moved while a :func:`recording` was active.
-
-    ``position`` is the argument's position in the op call, or ``None`` for a result brought
-    back to the arguments' backend.  ``source`` is the backend that owned the array (``None``:
-    no loaded backend owns it), ``backend`` and ``device`` where it went.  ``how`` is
-    :data:`ZERO_COPY` when the moved array shares the original's memory (their data addresses
-    are equal), :data:`COPIED` when it does not (or when it crossed between host and device
-    memory), :data:`UNVERIFIED` when neither array says where its data is.  ``seconds`` is the
-    estimated cost: ``0.0`` for a zero copy, the size over the device's host link for a copy
-    between host and a described GPU, ``None`` when not known.
-    """
+    """One array that dispatch moved while a :func:`recording` was active: argument
+    ``position`` of the op call (``None``: a result brought back), from ``source`` (the backend
+    that owned it, if any) to ``backend`` on ``device``.  ``how`` is :data:`ZERO_COPY` (the
+    arrays' data addresses are equal), :data:`COPIED` (they differ, or it crossed between host
+    and device memory) or :data:`UNVERIFIED` (neither says); ``seconds`` the estimated cost:
+    ``0.0`` for a zero copy, the size over a described GPU's host link, else ``None``."""
 
     op: str
     position: int | None
@@ -91,7 +82,7 @@ class MoveRecord:
         """``"argument 0"`` or ``"result"``."""
         return "result" if self.position is None else f"argument {self.position}"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "op": self.op,
             "argument": self.argument,
@@ -126,12 +117,8 @@ _RECORDING: contextvars.ContextVar[list[MoveRecord] | None] = contextvars.Contex
 @contextlib.contextmanager
 def recording() -> Iterator[list[MoveRecord]]:
     """Record the moves dispatch makes in this context: yields the list that each moved
-    argument and each result brought back appends a :class:`MoveRecord` to.
-
-    The innermost recording gets the records (a pipeline's stage records its own moves, the
-    pipeline those made between stages).  Threads and tasks started in a copy of this context
-    (``contextvars.copy_context()``, ``asyncio.create_task``) append to the same list.
-    """
+    argument and each result brought back appends a :class:`MoveRecord` to.  The innermost
+    recording gets them; threads and tasks started in a copy of this context append too."""
     sink: list[MoveRecord] = []
     token = _RECORDING.set(sink)
     try:
@@ -149,18 +136,17 @@ _HOST_MEMORY = frozenset({1, 3, 11, 13})
 def mover(
     backend: Backend,
     device: DeviceDescription | None,
-    owner: Callable[[Any], Backend | None],
+    owner: Callable[[object], Backend | None],
     *,
     reference: Backend | None,
     op: str = "",
     position: int = 0,
-) -> Callable[[Any], Any]:
-    """A function moving one argument (argument ``position`` of ``op``, for the record) to
-    ``backend`` on ``device`` (native values pass).  To the reference backend, an array goes
-    through its owner's ``to_numpy``."""
+) -> Move:
+    """A function moving argument ``position`` of ``op`` to ``backend`` on ``device`` (native
+    values pass); to the reference backend, through its owner's ``to_numpy``."""
     to_host = backend is reference
 
-    def move(value: Any) -> Any:
+    def move(value: object) -> object:
         if backend.is_native(value):
             return value
         source = owner(value)
@@ -177,7 +163,7 @@ def mover(
     return move
 
 
-def is_masked(value: Any) -> bool:
+def is_masked(value: object) -> bool:
     """Whether ``value`` is a NumPy masked array (without importing NumPy)."""
     return type(value).__module__.startswith("numpy.ma") and hasattr(value, "mask")
 
@@ -185,8 +171,8 @@ def is_masked(value: Any) -> bool:
 def _record(
     op: str,
     position: int | None,
-    before: Any,
-    after: Any,
+    before: object,
+    after: object,
     source: Backend | None,
     backend: Backend,
     device: DeviceDescription | None,
@@ -200,9 +186,7 @@ def _record(
     on_device = link is not None and link.kind not in (None, "cpu")
     if a is not None and b is not None:
         how = ZERO_COPY if a == b else COPIED
-    else:
-        # Between host memory and a GPU's there is no zero copy (a simulated GPU's arrays are
-        # recorded as a real one's would be); elsewhere the arrays do not tell.
+    else:  # no zero copy between host memory and a GPU's (simulated or not)
         how = COPIED if on_device else UNVERIFIED
     seconds: float | None = None
     if how == ZERO_COPY:
@@ -212,45 +196,33 @@ def _record(
         one_way = link.host_bandwidth_per_direction()
         if one_way:
             seconds = size / (one_way * 1e9)
+    came = source.name if source is not None else None
+    where = device.device_type if device is not None else None
     return MoveRecord(
-        op,
-        position,
-        kind,
-        shape,
-        dtype,
-        size,
-        source.name if source is not None else None,
-        backend.name,
-        device.device_type if device is not None else None,
-        how,
-        seconds,
+        op, position, kind, shape, dtype, size, came, backend.name, where, how, seconds
     )
 
 
 def record_move(
     op: str,
     position: int | None,
-    before: Any,
-    after: Any,
+    before: object,
+    after: object,
     source: Backend | None,
     backend: Backend,
     device: DeviceDescription | None = None,
 ) -> None:
     """Record that ``before`` (argument ``position`` of ``op``; ``None``: a result) was moved
-    to ``after`` on ``backend`` (on ``device``), by a feature that moved it itself rather than
-    through :func:`mover` or :func:`bring_back`: the active :func:`recording`, if any, gets a
-    :class:`MoveRecord` (zero copy or copied, from the arrays' addresses).  Nothing is done
-    when nothing records."""
+    to ``after`` on ``backend`` (on ``device``) by a feature that moved it itself: the active
+    :func:`recording`, if any, gets a :class:`MoveRecord`."""
     sink = _RECORDING.get()
     if sink is not None:
         sink.append(_record(op, position, before, after, source, backend, device, device))
 
 
-def address(value: Any) -> int | None:
-    """Where an array's data starts, when it says (torch's ``data_ptr()``, CUDA's array
-    interface, NumPy's); ``None`` otherwise.  Two arrays with the same address share their
-    memory (a zero-copy move).  Asked in that order: asking a tensor for an array
-    interface it lacks costs an exception."""
+def address(value: object) -> int | None:
+    """Where an array's data starts, when it says (torch's ``data_ptr()``, then CUDA's or
+    NumPy's array interface); ``None`` otherwise.  Arrays with the same address share memory."""
     data_ptr = getattr(value, "data_ptr", None)
     if callable(data_ptr):
         try:
@@ -269,13 +241,12 @@ def address(value: Any) -> int | None:
 
 #: Names of array types and dtypes, made once each (a record is made per moved argument).
 _TYPE_NAMES: dict[type, str] = {}
-_DTYPE_NAMES: dict[Any, str] = {}
+_DTYPE_NAMES: dict[object, str] = {}
 
 
-def what(value: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
-    """``(kind, shape, dtype)``: the array's type name (``"numpy.ndarray"``), shape and dtype
-    name, as a :class:`MoveRecord` keeps them; shape and dtype are ``None`` for a value that
-    does not say them (a scalar, a symbolic shape)."""
+def what(value: object) -> tuple[str, tuple[int, ...] | None, str | None]:
+    """``(kind, shape, dtype)`` as a :class:`MoveRecord` keeps them: ``"numpy.ndarray"``, the
+    shape and the dtype's name (``None`` where the value does not say them)."""
     cls = type(value)
     kind = _TYPE_NAMES.get(cls)
     if kind is None:
@@ -295,10 +266,11 @@ def what(value: Any) -> tuple[str, tuple[int, ...] | None, str | None]:
     return kind, dims, name
 
 
-def each(move: Callable[[Any], Any]) -> Callable[[Any], Any]:
+def each(move: Move) -> Move:
     """``move`` applied to every item of a sequence argument (``stack([a, b])``)."""
 
-    def move_items(values: Any) -> Any:
+    def move_items(values: object) -> object:
+        assert isinstance(values, (list, tuple))  # ``arguments.is_sequence``
         return type(values)(move(v) for v in values)
 
     return move_items
@@ -311,17 +283,18 @@ def bring_back(
     *,
     op: str = "",
     device: DeviceDescription | None = None,
-) -> Callable[[Any], Any]:
+) -> Move:
     """A function taking a result of ``runner`` (on ``device``, for the record) to ``home``'s
-    arrays, item by item in tuples (named tuples keep their type).  To the reference backend,
-    0-d results become NumPy scalars, as NumPy's reductions give them."""
+    arrays, item by item in tuples and lists.  To the reference backend, 0-d results become
+    NumPy scalars, as NumPy's reductions give them."""
     to_host = home is reference
 
-    def back(result: Any) -> Any:
+    def back(result: object) -> object:
         if isinstance(result, tuple):
             items = [back(r) for r in result]
-            if hasattr(result, "_fields"):
-                return type(result)(*items)
+            if hasattr(result, "_fields"):  # a named tuple's type takes the items one by one
+                named: Callable[..., object] = type(result)
+                return named(*items)
             return tuple(items)
         if isinstance(result, list):
             return [back(r) for r in result]
@@ -340,7 +313,7 @@ def bring_back(
     return back
 
 
-def nbytes(value: Any) -> int | None:
+def nbytes(value: object) -> int | None:
     """The size of an array in bytes (any framework), or ``None`` when it cannot be told."""
     size = getattr(value, "nbytes", None)
     if isinstance(size, int):
@@ -352,7 +325,7 @@ def nbytes(value: Any) -> int | None:
     return math.prod(int(s) for s in shape) * itemsize
 
 
-def _in_host_memory(value: Any) -> bool:
+def _in_host_memory(value: object) -> bool:
     where = getattr(value, "__dlpack_device__", None)
     if where is None:
         return True
@@ -377,21 +350,17 @@ def _time_text(seconds: float) -> str:
 
 def describe(
     position: int,
-    value: Any,
+    value: object,
     source: Backend | None,
     backend: Backend,
     device: DeviceDescription | None,
 ) -> str:
     """One sentence on moving ``value`` (argument ``position``) to ``backend`` on ``device``,
-    with its estimated cost: a copy over the device's host link costs its size over the link's
-    one-way bandwidth (half the ``bandwidth_gbps`` the description gives for both directions);
-    memory both sides read is shared through DLPack where it allows and the backend takes
-    arrays so (``Backend.transfer``), else copied."""
-    kind = (
-        "described array"  # an ArraySpec: shape and dtype only, standing for a NumPy array
-        if type(value).__name__ == "ArraySpec"
-        else f"{type(value).__module__}.{type(value).__name__}"
-    )
+    with its estimated cost: a copy over the host link costs its size over the link's one-way
+    bandwidth; memory both sides read is shared through DLPack where the backend takes arrays
+    so (``Backend.transfer``), else copied."""
+    cls = type(value)  # an ArraySpec, shape and dtype only, stands for a NumPy array
+    kind = "described array" if cls.__name__ == "ArraySpec" else f"{cls.__module__}.{cls.__name__}"
     dtype = getattr(value, "dtype", None)
     shape = getattr(value, "shape", None)
     what = kind
@@ -404,32 +373,28 @@ def describe(
     where = backend.name + (f" on {device.device_type}" if device is not None else "")
     on_gpu = device is not None and device.kind not in (None, "cpu")
     shares = backend.transfer == "dlpack"
-    if _in_host_memory(value) and not on_gpu:
-        how = (
-            "host memory on both sides: shared through DLPack where it allows, else copied"
-            if shares
-            else f"host memory on both sides: copied ({backend.name} takes arrays by copy)"
-        )
-    elif _in_host_memory(value) and on_gpu:
+    copied = f"copied ({backend.name} takes arrays by copy)"
+    host = _in_host_memory(value)
+    if host and not on_gpu:
+        shared = "shared through DLPack where it allows, else copied"
+        how = f"host memory on both sides: {shared if shares else copied}"
+    elif host:
         assert device is not None
         one_way = device.host_bandwidth_per_direction()
-        hosts = [link for link in device.links if link.kind == "host"]
+        how = "copied over the host link (its bandwidth is not described: cost unknown)"
         if one_way and size is not None:
-            seconds = size / (one_way * 1e9)
             names = ", ".join(
                 f"{link.count} x {link.interface}" if link.count > 1 else link.interface
-                for link in hosts
+                for link in device.links
+                if link.kind == "host"
             )
             how = (
                 f"copied over the host link ({names or 'host link'}, {one_way:g} GB/s each "
-                f"way): ~{_time_text(seconds)}"
+                f"way): ~{_time_text(size / (one_way * 1e9))}"
             )
-        else:
-            how = "copied over the host link (its bandwidth is not described: cost unknown)"
     elif not on_gpu:
         how = "copied from device memory to host memory (the source's link is not known here)"
-    elif shares:
-        how = "device memory on both sides: shared through DLPack where the devices allow"
     else:
-        how = f"device memory on both sides: copied ({backend.name} takes arrays by copy)"
+        shared = "shared through DLPack where the devices allow"
+        how = f"device memory on both sides: {shared if shares else copied}"
     return f"argument {position}: {what}{came} -> {where}: {how}"

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prism_core.kernel.dispatch.arguments import ArraySpec, array_positions, is_sequence
 
 if TYPE_CHECKING:
     from prism_core.kernel.contract.backend import Backend
     from prism_core.kernel.description.device import DeviceDescription
+    from prism_core.kernel.dispatch.arguments import Args, Kwargs
+    from prism_core.kernel.dispatch.movement import Move
     from prism_core.kernel.dispatch.registry import Op
     from prism_core.kernel.plugins import PluginSet
 
@@ -24,11 +26,11 @@ class Moves:
     """Arguments a variant's backend does not take as they are, how they move, and how the
     result comes back (automatic mode: to the backend the arguments came from)."""
 
-    converters: tuple[tuple[int, Callable[[Any], Any]], ...] = ()
+    converters: tuple[tuple[int, Move], ...] = ()
     sentences: tuple[str, ...] = ()
-    result: Callable[[Any], Any] | None = None
+    result: Move | None = None
 
-    def run(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def run(self, fn: Callable[..., object], args: Args, kwargs: Kwargs) -> object:
         """``fn`` called with the arguments moved, and its result brought back if they were."""
         if not self.converters:
             return fn(*args, **kwargs)
@@ -39,59 +41,54 @@ class Moves:
 NO_MOVES = Moves()
 
 
-def is_native(backend: Backend | None, value: Any) -> bool:
+def is_native(backend: Backend | None, value: object) -> bool:
     if backend is None:
         return True
     if isinstance(value, ArraySpec):
         # A described array stands for a NumPy array, the arrays a caller starts with: the
         # decision (and the moves it shows) is the one a call with NumPy arrays gets.
-        return backend.is_native(_HOST_STAND_IN[0] if _HOST_STAND_IN else _stand_in())
+        if not _HOST_STAND_IN:
+            import numpy as np
+
+            _HOST_STAND_IN.append(np.empty(0))
+        return backend.is_native(_HOST_STAND_IN[0])
     return backend.is_native(value)
 
 
-_HOST_STAND_IN: list[Any] = []
-
-
-def _stand_in() -> Any:
-    import numpy as np
-
-    _HOST_STAND_IN[:] = [np.empty(0)]
-    return _HOST_STAND_IN[0]
+_HOST_STAND_IN: list[object] = []
 
 
 def moves_for(
     op: Op,
     backend: Backend | None,
     device: DeviceDescription | None,
-    args: Sequence[Any],
+    args: Sequence[object],
     home: Backend | None,
     *,
     bring_back: bool = False,
 ) -> Moves:
     """What must move for ``backend`` to take the call's arrays on ``device``, what that
-    costs, and how the result goes back to ``home`` (``None``: it stays the backend's).
-
-    A result comes back only where arguments moved, unless ``bring_back``: a call without
-    any backend's arrays (Python scalars only) runs elsewhere only as a fallback, and its
-    result is ``home``'s arrays all the same."""
+    costs, and how the result goes back to ``home`` (``None``: it stays the backend's): only
+    where arguments moved, unless ``bring_back`` (a call without any backend's arrays runs
+    elsewhere only as a fallback, and its result is ``home``'s arrays all the same)."""
     if backend is None:
         return NO_MOVES
     from prism_core.kernel.dispatch import movement
     from prism_core.kernel.plugins import plugins
 
     ps = plugins()
-    converters: list[tuple[int, Callable[[Any], Any]]] = []
+    converters: list[tuple[int, Move]] = []
     sentences: list[str] = []
     for i in array_positions(op, args):
         value = args[i]
-        items = list(value) if is_sequence(op, i, value) else [value]
+        items = list(value) if is_sequence(value, op, i) else [value]
         foreign = [a for a in items if not is_native(backend, a)]
         if not foreign:
             continue
         move = movement.mover(
             backend, device, ps.owner, reference=reference_backend(op, ps), op=op.name, position=i
         )
-        converters.append((i, movement.each(move) if is_sequence(op, i, value) else move))
+        converters.append((i, movement.each(move) if is_sequence(value, op, i) else move))
         sentences.extend(movement.describe(i, a, ps.owner(a), backend, device) for a in foreign)
     if not converters and not (bring_back and home is not None and home is not backend):
         return NO_MOVES
@@ -109,9 +106,7 @@ def reference_backend(op: Op, ps: PluginSet) -> Backend | None:
     return ps.backends.get(reference.backend) if reference is not None else None
 
 
-def convert(
-    args: tuple[Any, ...], converters: Sequence[tuple[int, Callable[[Any], Any]]]
-) -> tuple[Any, ...]:
+def convert(args: Args, converters: Sequence[tuple[int, Move]]) -> Args:
     out = list(args)
     for i, convert in converters:
         out[i] = convert(out[i])

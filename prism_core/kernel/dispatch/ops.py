@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import types
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING, Any, overload
+from typing import TypeVar, cast, overload
 
 from prism_core.kernel.contract.variant import CanRun, Variant
 from prism_core.kernel.description.device import DeviceDescription
@@ -34,10 +35,8 @@ from prism_core.kernel.dispatch.registry import (
 )
 from prism_core.kernel.dispatch.scope import current_scope
 from prism_core.kernel.dispatch.scope import device as device_scope
-
-if TYPE_CHECKING:
-    from prism_core.kernel.dispatch.examples import Examples
-
+from prism_core.kernel.op_examples import Examples
+from prism_core.kernel.records.families import RECORDS
 
 __all__ = [
     "Op",
@@ -104,6 +103,8 @@ if kwargs and kwargs.get("device") is not None:
     if moved is not here:
         return moved
 """
+#: The builtin ops that create from data that may be no array (``asarray``).
+_FROM_DATA = frozenset(r.name for r in RECORDS if r.creation and r.array_args is None)
 
 
 def _key_lines(op: Op, keying: int) -> str:
@@ -120,7 +121,7 @@ def _key_lines(op: Op, keying: int) -> str:
         lines = "key = (token(), 0)\n" if keying == 2 else "key = (token(),)\n"
     else:
         lines = "key = plan_key(op, token(), args)\n"
-    return _ON_DEVICE + lines if op.array_args == () or op.name == "asarray" else lines
+    return _ON_DEVICE + lines if op.array_args == () or op.name in _FROM_DATA else lines
 
 
 def _make_function(op: Op) -> OpFunction:
@@ -150,14 +151,14 @@ def _make_function(op: Op) -> OpFunction:
 #: What a function that takes anything shows: an op declared with no signature in its doc.
 _ANYTHING = "(*args, **kwargs)"
 # The slots of ``inspect.Signature`` that an :class:`OpSignature` fills when first read.
-_PARAMETERS: Any = inspect.Signature.__dict__["_parameters"]
-_RETURN_ANNOTATION: Any = inspect.Signature.__dict__["_return_annotation"]
+_PARAMETERS: types.MemberDescriptorType = inspect.Signature.__dict__["_parameters"]
+_RETURN_ANNOTATION: types.MemberDescriptorType = inspect.Signature.__dict__["_return_annotation"]
 
 
-def _lazy(slot: Any) -> Any:
+def _lazy(slot: types.MemberDescriptorType) -> property:
     """``slot`` of an :class:`OpSignature`, filled from its source when first read."""
 
-    def get(self: OpSignature) -> Any:
+    def get(self: OpSignature) -> object:
         try:
             return slot.__get__(self)
         except AttributeError:  # not read yet
@@ -185,11 +186,11 @@ class OpSignature(inspect.Signature):
 
     def __init__(
         self,
-        parameters: Any = None,
+        parameters: Sequence[inspect.Parameter] | None = None,
         *,
-        return_annotation: Any = inspect.Signature.empty,
+        return_annotation: object = inspect.Signature.empty,
         source: Callable[[], inspect.Signature] | None = None,
-        **options: Any,
+        **options: bool,
     ) -> None:
         self._source = source
         if source is None:  # made from parameters, as ``replace`` makes one
@@ -213,7 +214,7 @@ def _declared_signature(op: Op) -> inspect.Signature:
     return parse_signature(_ANYTHING)
 
 
-def _reference_signature(reference: Callable[..., Any], op: Op) -> inspect.Signature:
+def _reference_signature(reference: Callable[..., object], op: Op) -> inspect.Signature:
     """The signature of ``op``'s reference function; where it has none that ``inspect`` can
     read (a builtin such as ``max``), what ``op``'s documentation declares."""
     try:
@@ -226,7 +227,9 @@ def _reference_signature(reference: Callable[..., Any], op: Op) -> inspect.Signa
 _HERE = object()
 
 
-def _on_device(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _on_device(
+    function: Callable[..., object], args: tuple[object, ...], kwargs: dict[str, object]
+) -> object:
     """A creation op's call whose ``device=`` is Prism's description of a device other than a
     CPU (a :class:`~prism_core.hardware.DeviceInstance` or
     :class:`~prism_core.hardware.DeviceDescription`): run as it would be under
@@ -253,7 +256,7 @@ def _on_device(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict
 
 @overload
 def operation(
-    fn: Callable[..., Any],
+    fn: Callable[..., object],
     *,
     name: str | None = None,
     aliases: Sequence[str] = (),
@@ -272,18 +275,18 @@ def operation(
     array_args: Sequence[int] | None = None,
     reference: bool = True,
     examples: Examples | None = None,
-) -> Callable[[Callable[..., Any]], OpFunction]: ...
+) -> Callable[[Callable[..., object]], OpFunction]: ...
 
 
 def operation(
-    fn: Callable[..., Any] | None = None,
+    fn: Callable[..., object] | None = None,
     *,
     name: str | None = None,
     aliases: Sequence[str] = (),
     array_args: Sequence[int] | None = None,
     reference: bool = True,
     examples: Examples | None = None,
-) -> Any:
+) -> OpFunction | Callable[[Callable[..., object]], OpFunction]:
     """Declare a new op with its reference implementation (usable as a decorator).
 
     The decorated function becomes the op's reference variant (backend ``numpy``, no
@@ -300,16 +303,13 @@ def operation(
     """
     if not isinstance(reference, bool):
         raise TypeError(f"operation(): reference must be True or False, got {reference!r}")
-    if examples is not None:
-        from prism_core.kernel.dispatch.examples import Examples
+    if examples is not None and not isinstance(examples, Examples):
+        raise TypeError(
+            "operation(): examples must be a prism_core.backend_kit.Examples or None, got "
+            f"{examples!r}"
+        )
 
-        if not isinstance(examples, Examples):
-            raise TypeError(
-                "operation(): examples must be a prism_core.backend_kit.Examples or None, got "
-                f"{examples!r}"
-            )
-
-    def declare(f: Callable[..., Any]) -> OpFunction:
+    def declare(f: Callable[..., object]) -> OpFunction:
         op = Op(
             name or f.__name__,
             f.__doc__ or "",
@@ -339,21 +339,24 @@ def operation(
     return declare if fn is None else declare(fn)
 
 
+_F = TypeVar("_F", bound=Callable[..., object])  # a function kernel() gives back as it is
+
+
 def kernel(
     op: str | Op | OpFunction,
     *,
-    requires: Mapping[str, Any] | None = None,
+    requires: Mapping[str, object] | None = None,
     backend: str = "numpy",
     priority: int = 0,
     can_run: CanRun | None = None,
     dtype_support: bool = False,
     fallback: bool = False,
     name: str | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+) -> Callable[[_F], _F]:
     """Register the decorated function as a variant of ``op`` (the original design's
     ``@kernel(requires={"tensor_cores": 2})``).  ``fallback=True`` marks a variant that runs
     anywhere its backend does, ranked after every variant with requirements."""
-    register: Callable[[Callable[..., Any]], Callable[..., Any]] = as_op(op).variant(
+    register: Callable[[_F], _F] = as_op(op).variant(
         backend=backend,
         requires=requires,
         priority=priority - 1000 if fallback else priority,
@@ -368,7 +371,7 @@ def _rekeyed(op: Op) -> None:
     """``op``'s keying changed: its function, the one users hold, makes keys the new way (the
     code of the fast path for that keying, specialised so that no call reads the keying)."""
     made = fast_path(op, _key_lines(op, op._keying[0]), on_device=_on_device, here=_HERE)
-    function: Any = op.function
+    function = cast(types.FunctionType, op.function)
     assert made.__code__.co_freevars == function.__code__.co_freevars  # the same closure
     function.__code__ = made.__code__
 

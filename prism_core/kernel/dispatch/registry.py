@@ -1,11 +1,9 @@
 """The table of ops and their variants, and the generation that dates every cached plan.
 
-An :class:`Op` is an abstract operation users call; its variants come from plugins (joined to
-their ops by :func:`sync_plugins`) and from user code.  The *dispatch generation* advances
-whenever anything a plan was built from changes; :func:`bump` advances it and drops every
-cached plan under the lock :func:`store_plan` takes, so a plan built from a superseded state is
-never stored.  This module imports nothing else of dispatch: ``ops.py`` installs the factory of
-the functions users call.  docs/architecture.md, "Layers" and "Dispatch".
+An :class:`Op`'s variants come from plugins (:func:`sync_plugins`) and from user code.  The
+*dispatch generation* advances whenever anything a plan was built from changes: :func:`bump`
+drops every cached plan under the lock :func:`store_plan` takes, so a plan built from a
+superseded state is never stored.  docs/architecture.md, "Layers" and "Dispatch".
 """
 
 from __future__ import annotations
@@ -13,15 +11,16 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 from prism_core.kernel.contract.variant import CanRun, Variant
 from prism_core.kernel.errors import PrismError, PrismWarning, did_you_mean, user_stacklevel
 from prism_core.kernel.events import subscribe
 
 if TYPE_CHECKING:
+    from prism_core.kernel.contract.array import Array
     from prism_core.kernel.dispatch.decision import Decision
-    from prism_core.kernel.dispatch.examples import Examples
+    from prism_core.kernel.op_examples import Examples
     from prism_core.kernel.plugins import PluginSet
 
 __all__ = ["Op", "OpFunction", "OperationError", "PlanKey"]
@@ -40,16 +39,15 @@ class OpFunction(Protocol):
     name: str
     variants: list[Variant]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
-
-    def variant(self, fn: Callable[..., Any] | None = None, **options: Any) -> Any: ...
-
-    def explain(self, *args: Any, **kwargs: Any) -> Decision: ...
+    def __call__(self, *args: object, **kwargs: object) -> Any: ...
+    def variant(self, fn: Callable[..., object] | None = None, **options: object) -> Any: ...
+    def explain(self, *args: object, **kwargs: object) -> Decision: ...
 
 
 #: A call's plan-cache key: the scope's token, then each array argument's type (and dtype, and
 #: the size bucket, as the op's keying asks: ``arguments.plan_key``).
 PlanKey = tuple[object, ...]
+_F = TypeVar("_F", bound=Callable[..., object])
 
 #: Makes the function users call for an op, and gives it the code for the op's keying when that
 #: changes (users hold the function: it stays the same object); installed by ``ops.py``.
@@ -59,12 +57,11 @@ _function_factory: list[Callable[[Op], Any]] = []
 class Op:
     """An operation users call: ``prism_core.matmul(a, b)`` dispatches to the best variant.
 
-    ``array_args`` lists the positional parameters that are arrays (their types and dtypes form
-    the cache key and decide conversions between backends); ``None`` means every positional
-    argument that has a ``dtype`` or ``__dlpack__``.  ``sequences`` lists those of them that
-    take a sequence of arrays (``stack(arrays)``).  ``examples`` says how ``prism bench`` and
-    ``prism.tune(op, sizes=...)`` make its arguments at a size (an op a plugin declares; the
-    builtin ops' are the tuner's).
+    ``array_args`` lists the positional parameters that are arrays (their types and dtypes key
+    the plan and decide moves between backends; ``None``: every positional argument with a
+    ``dtype`` or ``__dlpack__``), ``sequences`` those that take a sequence of arrays (``stack``).
+    ``examples`` makes its arguments at a size for ``prism bench`` and ``prism.tune`` (an op a
+    plugin declares; the builtin ops' are the tuner's).
     """
 
     __module__ = "prism_core"
@@ -82,26 +79,19 @@ class Op:
         self.name = name
         self.aliases = tuple(aliases)
         self.array_args = None if array_args is None else tuple(array_args)
-        #: The positional parameters (among ``array_args``) that take a sequence of arrays
-        #: (``stack``'s first): the arrays in it count as the call's array arguments.
         self.sequences = tuple(sequences)
-        #: Its example arguments at a size (:class:`prism_core.backend_kit.Examples`), or None.
         self.examples = examples
         self.__doc__ = doc
         self.__name__ = name.rpartition(".")[2]
         self.__qualname__ = self.__name__
         self.variants: list[Variant] = []
-        # Dispatch state: plans cached by (scope, argument signature); see plans.py and
-        # calls.py.  The dict is only ever cleared, never replaced: the op's function holds
-        # its ``get``.
-        self._plans: dict[Any, Any] = {}
-        #: What dispatch keys hold beyond the scope and the argument types (a one-item list,
-        #: set by :meth:`_key_by`): 0 nothing, 1 the dtypes (a variant depends on them,
-        #: ``dtype_support``), 2 the dtypes and the size bucket (the ranked order of this op
-        #: depends on the size: ``Ranker.sizes_matter``).
+        # Plans cached by key: a ``plans.Plan`` or a ``location.Router`` (layers above).  Only
+        # ever cleared, never replaced: the op's function holds its ``get``.
+        self._plans: dict[PlanKey | None, Any] = {}
+        #: What keys hold beyond the scope and the argument types (set by :meth:`_key_by`): 0
+        #: nothing, 1 the dtypes (``dtype_support``), 2 the dtypes and the size bucket.
         self._keying: list[int] = [0]
-        #: What users call (``prism_core.matmul``): a plain function specialised for this op,
-        #: because calling a function costs less than calling an object (benchmarks/).
+        #: What users call: a function specialised for this op (cheaper to call than an object).
         self.function: OpFunction = _function_factory[0](self)
 
     def _key_by(self, keying: int) -> None:
@@ -111,15 +101,15 @@ class Op:
             self._keying[0] = keying
             _function_factory[1](self)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> Any:
         return self.function(*args, **kwargs)
 
     def variant(
         self,
-        fn: Callable[..., Any] | None = None,
+        fn: Callable[..., object] | None = None,
         *,
         backend: str = "numpy",
-        requires: Mapping[str, Any] | None = None,
+        requires: Mapping[str, object] | None = None,
         priority: int = 0,
         can_run: CanRun | None = None,
         dtype_support: bool = False,
@@ -127,7 +117,7 @@ class Op:
     ) -> Any:
         """Register a variant of this op (usable as a decorator)."""
 
-        def register(f: Callable[..., Any]) -> Callable[..., Any]:
+        def register(f: _F) -> _F:
             add_variant(
                 Variant(
                     self.name,
@@ -144,7 +134,7 @@ class Op:
 
         return register if fn is None else register(fn)
 
-    def explain(self, *args: Any, **kwargs: Any) -> Decision:
+    def explain(self, *args: object, **kwargs: object) -> Decision:
         """The decision a call with these arguments gets, with every candidate's verdict."""
         return self.function.explain(*args, **kwargs)
 
@@ -161,33 +151,21 @@ _aliases: dict[str, str] = {}
 class _State:
     """What the op table's plans depend on, beside the ops themselves."""
 
-    __slots__ = (
-        "by_dtype",
-        "declared",
-        "every_size",
-        "generation",
-        "revision",
-        "sizes_matter",
-        "synced",
-    )
-
-    def __init__(self) -> None:
-        #: The dispatch generation: read on every plan store.
-        self.generation = 0
-        #: The plugin set whose variants the ops hold now.
-        self.synced: PluginSet | None = None
-        #: Whether the builtin ops of the catalogue are declared.
-        self.declared = False
-        #: What the ranker in force ranks by (``Ranker.revision()``), as the keying reflects.
-        self.revision: object = None
-        #: Whether an op's order depends on the size (``Ranker.sizes_matter``); ``None``: never.
-        self.sizes_matter: Callable[[str], bool] | None = None
-        #: The backends that declare the dtypes they hold (``Backend.dtypes``): whether one of
-        #: theirs can run a call depends on its dtypes, so the ops they have variants of key
-        #: plans by dtype.
-        self.by_dtype: frozenset[str] = frozenset()
-        #: Every op's keys hold the size bucket (tuning on first use: each new size is tuned).
-        self.every_size = False
+    #: The dispatch generation: read on every plan store.
+    generation = 0
+    #: The plugin set whose variants the ops hold now.
+    synced: PluginSet | None = None
+    #: Whether the builtin ops of the catalogue are declared.
+    declared = False
+    #: What the ranker in force ranks by (``Ranker.revision()``), as the keying reflects.
+    revision: object = None
+    #: Whether an op's order depends on the size (``Ranker.sizes_matter``); ``None``: never.
+    sizes_matter: Callable[[str], bool] | None = None
+    #: The backends that declare the dtypes they hold (``Backend.dtypes``): the ops they have
+    #: variants of key plans by dtype.
+    by_dtype: frozenset[str] = frozenset()
+    #: Every op's keys hold the size bucket (tuning on first use: each new size is tuned).
+    every_size = False
 
 
 _state = _State()
@@ -214,6 +192,7 @@ def rekey(revision: object, sizes_matter: Callable[[str], bool] | None) -> None:
 
 
 def generation() -> int:
+    """The dispatch generation, read before anything a plan is built from."""
     return _state.generation
 
 
@@ -241,7 +220,7 @@ def size_keyed(op: Op) -> None:
         op._plans.clear()
 
 
-def store_plan(op: Op, key: PlanKey, plan: Any, built_at: int) -> bool:
+def store_plan(op: Op, key: PlanKey, plan: object, built_at: int) -> bool:
     """Cache ``plan`` for ``key`` unless the generation it was built at has passed."""
     with lock:
         if _state.generation != built_at:
@@ -253,23 +232,20 @@ def store_plan(op: Op, key: PlanKey, plan: Any, built_at: int) -> bool:
         return True
 
 
-def swap_plan(op: Op, key: PlanKey | None, expected: Any, new: Any) -> bool:
-    """Cache ``new`` for ``key`` if the cache still holds ``expected`` there (``None``:
-    nothing); ``False`` when another thread changed it meanwhile.  A ``new`` built at a passed
-    generation is not stored, though the swap counts as done."""
+def swap_plan(op: Op, key: PlanKey | None, expected: object, new: object, built_at: int) -> bool:
+    """Cache ``new``, built at generation ``built_at``, for ``key`` if the cache still holds
+    ``expected`` there (``None``: nothing); ``False`` when another thread changed it meanwhile.
+    A ``new`` built at a passed generation is not stored, though the swap counts as done."""
     with lock:
         if op._plans.get(key) is not expected:
             return False
-        if _state.generation == new.generation:
+        if _state.generation == built_at:
             op._plans[key] = new
         return True
 
 
 # Plugins or devices loaded again: every plan is stale (the layer below announces it).
 subscribe(lambda what: bump())
-
-
-# -- the table --------------------------------------------------------------------------------
 
 
 def register_op(op: Op) -> Op:
@@ -291,21 +267,16 @@ def _enter(op: Op) -> None:
 
 
 def add_variant(variant: Variant) -> None:
-    """Add a variant to its op (the op must exist); cached plans are dropped.
-
-    Called while a plugin is being loaded (``kernel(...)`` at its import or in a discovery
-    hook), the variant is the plugin's: discovery collects it, and it joins its op with the
-    rest of the plugin's variants.
-    """
-    from prism_core.kernel.plugins import collect_variant
+    """Add a variant to its op (the op must exist); cached plans are dropped.  Called while a
+    plugin is being loaded, the variant is the plugin's: discovery collects it, and it joins its
+    op with the rest of the plugin's variants."""
+    from prism_core.kernel.plugins import collect_variant, discovering, plugins
 
     if collect_variant(variant):
         return
     with lock:
         _join(variant)
         bump()
-    from prism_core.kernel.plugins import discovering, plugins
-
     if not discovering():
         backends = plugins().backends
         if variant.backend not in backends:
@@ -331,10 +302,7 @@ def _warn_unknown_keys(variants: Sequence[Variant]) -> None:
         for clause in variant.requirement.clauses:
             if clause.namespace not in ("auto", "feature", "attribute", "flag"):
                 continue
-            if known is None:
-                # The names, read from the resolved documents: building every description's
-                # Feature objects (``device.features``) only to take their names cost about
-                # 1.5 ms of the first call; dispatch builds those it matches.
+            if known is None:  # names from the documents: building every Feature costs 1.5 ms
                 known = set()
                 for device in default_library().list(include_abstract=True):
                     known.update(f["name"] for f in device.data.get("features", ()))
@@ -393,17 +361,10 @@ def as_op(target: object) -> Op:
     raise TypeError(f"{target!r} is not an operation (give an op, its function or its name)")
 
 
-# -- the builtin catalogue and the plugins' variants ------------------------------------------
-
-
 def ensure_ready() -> None:
-    """Declare the builtin ops (first call) and join the current plugin set's variants to them
-    (the ranker's revision is ``ranking.ensure_current``'s).
-
-    While this thread is loading a plugin, plugins are not discovered again (they are being
-    discovered): ops can be looked up and variants registered, which is all a plugin may do
-    then (this used to wait forever on the discovery lock).
-    """
+    """Declare the builtin ops (first call) and join the current plugin set's variants to them.
+    While this thread is loading a plugin, plugins are not discovered again: ops can be looked
+    up and variants registered, which is all a plugin may do then."""
     from prism_core.kernel.plugins import discovering, plugins
 
     _declare_catalogue()
@@ -436,31 +397,25 @@ def _declare_catalogue() -> None:
                     _give_outer(op, spec.numpy.rpartition(":")[2])
             _state.declared = True
         finally:
-            # Once for the whole catalogue: a bump per op went over every op declared so far
-            # (58 ops: about 1,700 keyings of the first call).
-            bump()
+            bump()  # once for the catalogue: a bump per op would rekey every op declared so far
 
 
 def _give_outer(op: Op, numpy_name: str) -> None:
     """Give the function of ``op``, an elementwise op of two operands, the method ``outer`` of
-    NumPy's ufunc ``numpy_name``: ``prism_core.add.outer(a, b)`` is
-    ``numpy.add.outer(a, b)``, computed by Prism's ops so that it runs on the backend in scope.
-
-    An attribute of the function users call, not an op of its own: it dispatches twice
-    (``reshape``, then the op) and is declared with the op, once, here.
-    """
+    NumPy's ufunc ``numpy_name`` (an attribute, not an op: it dispatches ``reshape``, then
+    ``op``), documented below."""
     name = op.__name__
 
-    def outer(a: Any, b: Any, /) -> Any:
+    def outer(a: object, b: object, /) -> object:
         # NumPy's ufunc.outer makes arrays of its operands first (Python scalars included,
         # which then promote as arrays do: float32 array .outer 2.0 is float64, as NumPy's).
         if not (hasattr(a, "shape") and hasattr(a, "dtype")):
             a = lookup("asarray").function(a)
         if not (hasattr(b, "shape") and hasattr(b, "dtype")):
             b = lookup("asarray").function(b)
-        extra = len(b.shape)
+        extra = len(cast("Array", b).shape)
         if extra:  # a's axes first, then b's: a of shape (*a.shape, 1, ..., 1) broadcasts
-            a = lookup("reshape").function(a, (*a.shape, *(1,) * extra))
+            a = lookup("reshape").function(a, (*cast("Array", a).shape, *(1,) * extra))
         return op.function(a, b)
 
     outer.__name__ = "outer"
@@ -479,11 +434,9 @@ def _give_outer(op: Op, numpy_name: str) -> None:
 
 
 def sync_plugins(ps: PluginSet) -> None:
-    """Make the ops hold the variants of plugin set ``ps`` (and no other set's).
-
-    A plugin whose variants cannot join (an unknown op, a name taken) fails as a whole: none
-    of its variants stay, and the plugin set records why (an error in strict mode).
-    """
+    """Make the ops hold the variants of plugin set ``ps`` (and no other set's).  A plugin
+    whose variants cannot join (an unknown op, a name taken) fails as a whole: none of its
+    variants stay, and the plugin set records why (an error in strict mode)."""
     with lock:
         if _state.synced is ps:
             return

@@ -1,8 +1,6 @@
-"""Scopes: what the caller asked for (device, backend, policy), held in a ``ContextVar``.
-
-Context variables make scopes correct across threads and asyncio tasks, and ``with`` blocks
-restore them on exceptions.  Scope objects are interned (one object per combination), so that
-dispatch can use them as cache keys hashed by identity.
+"""Scopes: what the caller asked for (device, backend, policy), held in a ``ContextVar`` (right
+across threads and asyncio tasks; ``with`` blocks restore them on exceptions).  Scopes are
+interned, one object per combination, so that plan keys hash them by identity.
 """
 
 from __future__ import annotations
@@ -50,26 +48,22 @@ class DeviceNotPresentError(PrismError, LookupError):
 
 
 class Policy(Protocol):
-    """An execution policy as a scope holds it (``prism_core.ExecutionPolicy``): what the
-    ranker in force ranks by, shown by the scope."""
+    """An execution policy as a scope holds it (``prism_core.ExecutionPolicy``)."""
 
     def describe(self) -> str: ...
-
-    def as_dict(self) -> dict[str, Any]: ...
+    def as_dict(self) -> dict[str, object]: ...
 
 
 class Split(Protocol):
-    """What a scope splits, as dispatch sees it: the extension point of
-    ``prism_core.pipelines.splitting()`` (``prism_core._pipeline.split``)."""
+    """What a scope splits (``prism_core.pipelines.splitting()``), as dispatch sees it."""
 
-    def runner_for(self, op: Op) -> Callable[..., Any] | None:
+    def runner_for(self, op: Op) -> Callable[..., object] | None:
         """The function every call of ``op`` runs instead of its variants, or ``None`` where
         this split leaves ``op`` alone."""
         ...
 
     def describe(self) -> str: ...
-
-    def as_dict(self) -> dict[str, Any]: ...
+    def as_dict(self) -> dict[str, object]: ...
 
 
 class Scope:
@@ -90,24 +84,20 @@ class Scope:
     )
 
     device: DeviceDescription | None
-    #: How the device was asked for where that was a spelling (``"'cuda': GPU 0, NVIDIA H100
-    #: PCIe (nvidia.h100-pcie)"``: :func:`resolved_device`), else ``None``.
+    #: How the device was asked for where that was a spelling (:func:`resolved_device`).
     device_asked: str | None
     simulated: bool
     backend: str | None
     prefer: str
     strict: bool
-    #: ``"raise"`` (NumPy's errors, such as ``LinAlgError`` for a singular matrix, even where
-    #: reading the library's status waits for the device) or ``"deferred"`` (the status is not
-    #: read: the library's NaN or inf stand for the error, and a GPU loop does not wait).
+    #: ``"raise"`` or ``"deferred"``: :func:`choosing`.
     check_errors: str
     #: The execution policy in force (``execution_policy()``), or ``None``: speed.
     execution: Policy | None
-    #: What this scope splits (``prism_core.pipelines.splitting()``), or ``None``: the split engine
-    #: is a layer above (``prism_core._pipeline.split``), seen here as a :class:`Split`.
+    #: What this scope splits (``prism_core.pipelines.splitting()``), or ``None``.
     split: Split | None
 
-    def __init__(self, *args: Any) -> None:
+    def __init__(self, *args: object) -> None:
         raise TypeError("scopes are made with prism_core.device(), use_backend() and choosing()")
 
     @classmethod
@@ -123,7 +113,7 @@ class Scope:
                 _interned[key] = scope
         return scope
 
-    def replace(self, **changes: Any) -> Scope:
+    def replace(self, **changes: object) -> Scope:
         fields = {name: getattr(self, name) for name in _FIELDS}
         if "device" in changes:
             fields["device_asked"] = None  # another device is not the spelling this was asked by
@@ -134,7 +124,7 @@ class Scope:
         """True when neither a device nor a backend was named: fallback is allowed."""
         return self.device is None and self.backend is None and not self.strict
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return {
             "device": self.device.device_type if self.device else None,
             "device_asked": self.device_asked,
@@ -149,35 +139,27 @@ class Scope:
         }
 
     def __repr__(self) -> str:
-        parts = []
-        if self.device is not None:
-            parts.append(
-                f"device={self.device.device_type!r}" + (" (simulated)" if self.simulated else "")
-            )
-            if self.device_asked is not None:
-                parts.append(f"asked={self.device_asked!r}")
-        if self.backend:
-            parts.append(f"backend={self.backend!r}")
-        if self.prefer != "performance":
-            parts.append(f"prefer={self.prefer!r}")
-        if self.strict:
-            parts.append("strict")
-        if self.check_errors != "raise":
-            parts.append(f"check_errors={self.check_errors!r}")
-        if self.execution is not None:
-            parts.append(f"policy={self.execution.describe()!r}")
-        if self.split is not None:
-            parts.append(f"split={self.split.describe()!r}")
-        return f"<Scope {' '.join(parts) or 'automatic'}>"
+        device, asked = self.device, self.device_asked
+        parts = [
+            "" if device is None else f"device={device.device_type!r}",
+            " (simulated)" if device is not None and self.simulated else "",
+            f" asked={asked!r}" if device is not None and asked is not None else "",
+            f" backend={self.backend!r}" if self.backend else "",
+            f" prefer={self.prefer!r}" if self.prefer != "performance" else "",
+            " strict" if self.strict else "",
+            f" check_errors={self.check_errors!r}" if self.check_errors != "raise" else "",
+            "" if self.execution is None else f" policy={self.execution.describe()!r}",
+            "" if self.split is None else f" split={self.split.describe()!r}",
+        ]
+        return f"<Scope {''.join(parts).strip() or 'automatic'}>"
 
 
 #: What makes a scope (its interning key holds them, the device by its content).
 _FIELDS = tuple(name for name in Scope.__slots__ if name != "__weakref__")
 _lock = threading.Lock()
-#: Interned scopes, held only while something uses them (a ``with`` block in force, a cached
-#: plan's key): descriptions loaded again (``reload_devices``, ``load_device_file``) must not
-#: pile up behind scopes nobody can enter any more.
-_interned: weakref.WeakValueDictionary[tuple[Any, ...], Scope] = weakref.WeakValueDictionary()
+#: Interned scopes, held only while something uses them (a ``with`` block, a plan's key): scopes
+#: of descriptions loaded again must not pile up.
+_interned: weakref.WeakValueDictionary[tuple[object, ...], Scope] = weakref.WeakValueDictionary()
 _fingerprints: weakref.WeakKeyDictionary[DeviceDescription, tuple[str, str]] = (
     weakref.WeakKeyDictionary()
 )
@@ -193,11 +175,8 @@ def _fingerprint(device: DeviceDescription | None) -> tuple[str, str] | None:
         import hashlib
         import json
 
-        text = json.dumps(
-            [device.to_dict(), list(device.lineage), str(device.path), device.origin],
-            sort_keys=True,
-            default=str,
-        )
+        content = [device.to_dict(), list(device.lineage), str(device.path), device.origin]
+        text = json.dumps(content, sort_keys=True, default=str)
         found = (device.device_type, hashlib.sha256(text.encode()).hexdigest())
         _fingerprints[device] = found
     return found
@@ -222,7 +201,7 @@ def current_scope() -> Scope:
 
 class _Frame:
     """One entry into a scope block: the scope it replaced, the frame below it, and whether its
-    block ended out of order (while it was not the innermost block where it ended)."""
+    block ended out of order."""
 
     __slots__ = ("below", "ended", "previous")
 
@@ -232,10 +211,8 @@ class _Frame:
         self.ended = False
 
 
-#: The innermost scope block entered in this context.  Blocks end in order, except when a
-#: generator suspended inside one is closed elsewhere (its consumer's own block still open, or
-#: another context): the frame says which block is in force, so that such an ending never
-#: touches a scope that is not its own.
+#: The innermost scope block entered in this context: a block ended out of order (a generator
+#: suspended inside one, closed elsewhere) never touches a scope that is not its own.
 _BLOCK: contextvars.ContextVar[_Frame | None] = contextvars.ContextVar(
     "prism_scope_block", default=None
 )
@@ -247,24 +224,20 @@ def innermost_block() -> _Frame | None:
     return _BLOCK.get()
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
 class ScopeBlock:
     """What :func:`device`, :func:`use_backend` and :func:`choosing` return: a context manager
-    whose ``with`` puts their changes in force on top of the scope in force there, and gives
-    that scope to ``as``.
-
-    Its arguments were checked when it was made; it can be entered again, and nested.  Ending a
-    block restores what it replaced only where it is the innermost block: a block that ends out
-    of order (a generator closed while its consumer's own block is open, or in another context)
-    leaves the scope in force alone, and is skipped when the block above it ends.
-    """
+    whose ``with`` puts their (checked) changes in force on top of the scope in force there, and
+    gives that scope to ``as``; reentrant.  A block ending out of order (a generator closed
+    while its consumer's block is open, or in another context) leaves the scope in force alone,
+    and is skipped when the block above it ends."""
 
     __slots__ = ("_changes", "_frames")
 
-    def __init__(self, changes: dict[str, Any]) -> None:
+    def __init__(self, changes: dict[str, object]) -> None:
         self._changes = changes
         self._frames: list[_Frame] = []
 
@@ -280,10 +253,7 @@ class ScopeBlock:
         top = _BLOCK.get()
         frame = top if top in self._frames else self._frames[-1]
         self._frames.remove(frame)
-        if top is not frame:
-            # Not the innermost block here (it ended out of order, or in a context it was never
-            # entered in): the scope in force belongs to another block; leave it, and mark this
-            # one so that the block above it, when it ends, does not bring it back.
+        if top is not frame:  # out of order: mark it, so that the block above skips it
             frame.ended = True
             return
         while frame.below is not None and frame.below.ended:
@@ -308,20 +278,16 @@ def checked_backend(name: str) -> str:
     return backend.name
 
 
-def device(name: Any, *, simulate: bool = False) -> ScopeBlock:
-    """Run what follows on ``name`` (a device type, or a family such as ``"nvidia.hopper"``).
-
-    ``name`` may also be a description or a present device (a ``DeviceInstance``), or a
-    spelling users type (``"cpu"``, ``"cuda"``, ``"cuda:1"``, ``"gpu"``, ``torch.device``, a jax
-    device: :func:`resolved_device`), which means the present device of that kind; the scope
-    and ``explain`` then say what it resolved to (``device_asked``).
+def device(name: object, *, simulate: bool = False) -> ScopeBlock:
+    """Run what follows on ``name``: a device type, a family such as ``"nvidia.hopper"``, a
+    description, a present ``DeviceInstance``, or a spelling users type (``"cpu"``, ``"cuda:1"``,
+    ``"gpu"``, ``torch.device``, a jax device: :func:`resolved_device`), which means the present
+    device of that kind (the scope and ``explain`` say which: ``device_asked``).
 
     The device must be present on this host unless ``simulate=True``: selection then behaves as
     on that device, execution falls back to the reference backend, and every decision records
-    that it was simulated.  Naming a device is strict: a failing variant raises.
-
-    The arguments are checked, and the device looked up, when ``device()`` is called; ``with``
-    puts the scope in force.
+    that it was simulated.  Naming a device is strict: a failing variant raises.  The device is
+    looked up when ``device()`` is called; ``with`` puts the scope in force.
     """
     if not isinstance(simulate, bool):
         raise TypeError(f"device(): simulate must be True or False, got {_describe(simulate)}")
@@ -331,18 +297,14 @@ def device(name: Any, *, simulate: bool = False) -> ScopeBlock:
     return ScopeBlock({"device": desc, "simulated": simulate, "device_asked": asked})
 
 
-def resolved_device(device: Any, caller: str) -> tuple[DeviceDescription, str | None]:
-    """The description ``device`` names, and, where it was a spelling, what that resolved to.
-
-    A device type or family (looked up in the library), a description, or a present device
-    (a ``DeviceInstance``) are themselves (``None``: nothing resolved).  A spelling
-    (``_contract.device_argument.spelled_device``: ``"cpu"``, ``"cuda:1"``, ``torch.device``,
-    a jax device, ...) is a present device of the kind it names, counted in the order
-    ``present_devices()`` lists them, and the sentence says which (``"'cuda': GPU 0, NVIDIA H100
-    PCIe (nvidia.h100-pcie)"``).  :class:`DeviceNotPresentError` where none such is present,
-    naming the spelling, what is present and what ``caller`` (``"to_device(): device"``) may be;
-    ``UnknownDeviceError`` or ``TypeError`` for what is neither.
-    """
+def resolved_device(device: object, caller: str) -> tuple[DeviceDescription, str | None]:
+    """The description ``device`` names (a device type or family, a description, a present
+    ``DeviceInstance``), and ``None``; or, for a spelling (``"cpu"``, ``"cuda:1"``,
+    ``torch.device``: ``contract.device_argument.spelled_device``), the present device of that
+    kind, in ``present_devices()`` order, and which it is (``"'cuda': GPU 0, NVIDIA H100 PCIe
+    (nvidia.h100-pcie)"``).  :class:`DeviceNotPresentError` where none such is present, naming
+    what ``caller`` (``"to_device(): device"``) may be; ``UnknownDeviceError`` or ``TypeError``
+    for what is neither."""
     from prism_core.kernel.contract.device_argument import DEVICE_SPELLINGS, spelled_device
     from prism_core.kernel.devices import default_library
     from prism_core.kernel.errors import UnknownDeviceError
@@ -400,10 +362,8 @@ def present_device(desc: DeviceDescription) -> DeviceDescription:
 
 
 def use_backend(name: str) -> ScopeBlock:
-    """Run what follows with the backend ``name`` only.  Strict: a failure raises.
-
-    The backend is checked (installed and available) when ``use_backend()`` is called.
-    """
+    """Run what follows with the backend ``name`` only (checked when ``use_backend()`` is
+    called: installed and available).  Strict: a failure raises."""
     if not isinstance(name, str):
         raise TypeError(
             "use_backend(): name must be a backend name (a string such as 'numpy'); got "
@@ -412,7 +372,7 @@ def use_backend(name: str) -> ScopeBlock:
     return ScopeBlock({"backend": checked_backend(name)})
 
 
-def use_numpy_backend() -> Any:
+def use_numpy_backend() -> ScopeBlock:
     """``use_backend("numpy")``: the reference backend only."""
     return use_backend("numpy")
 
@@ -420,8 +380,7 @@ def use_numpy_backend() -> Any:
 def choosing(
     *, prefer: str | None = None, strict: bool | None = None, check_errors: str | None = None
 ) -> ScopeBlock:
-    """Change how variants are chosen in what follows (the arguments are checked when
-    ``choosing()`` is called; ``None`` keeps what is in force).
+    """Change how variants are chosen in what follows (``None`` keeps what is in force).
 
     :param prefer: ``"performance"`` (default: priority, then the most specific requirements)
         or ``"reference"`` (reference implementations first, for checking results).
@@ -431,7 +390,7 @@ def choosing(
         ``"deferred"`` (variants that can skip that status do: the library's NaN or inf stand
         for the error, and a loop of GPU calls does not wait on each; docs/dispatch.md).
     """
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}
     if check_errors is not None:
         if check_errors not in CHECK_ERRORS:
             hint = did_you_mean(check_errors, CHECK_ERRORS) if isinstance(check_errors, str) else ""
@@ -463,10 +422,8 @@ def choosing(
 
 
 def set_backend(name: str | None) -> None:
-    """Make ``name`` the process-wide default backend (``None``: automatic selection again).
-
-    Scopes entered with ``with`` still take precedence where they are in force.
-    """
+    """Make ``name`` the process-wide default backend (``None``: automatic selection again);
+    scopes entered with ``with`` take precedence where they are in force."""
     if name is not None and not isinstance(name, str):
         raise TypeError(
             "set_backend(): name must be a backend name such as 'numpy', or None for automatic "

@@ -47,6 +47,8 @@ ROWS: tuple[OpRecord, ...] = (
         "copy",
         "array",
         "prism_core._builtin.numpy_ops:asarray",
+        creation="argument",
+        numpy_note="or prism.to_numpy(x) at the boundary where NumPy itself is needed",
     ),
     OpRecord(
         "zeros",
@@ -61,6 +63,8 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         "prism_core._builtin.numpy_ops:zeros",
+        creation="float",
+        numpy_positional=(1, "dtype"),
     ),
     OpRecord(
         "ones",
@@ -72,6 +76,8 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         "prism_core._builtin.numpy_ops:ones",
+        creation="float",
+        numpy_positional=(1, "dtype"),
     ),
     OpRecord(
         "full",
@@ -84,6 +90,8 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         "prism_core._builtin.numpy_ops:full",
+        creation="values",
+        numpy_positional=(2, "dtype"),
     ),
     OpRecord(
         "to_numpy",
@@ -125,6 +133,7 @@ ROWS: tuple[OpRecord, ...] = (
         "view",
         "array",
         "prism_core._builtin.numpy_ops:from_dlpack",
+        creation="argument",
     ),
     # -- creating arrays from numbers: no array argument --------------------------------------
     OpRecord(
@@ -142,6 +151,7 @@ ROWS: tuple[OpRecord, ...] = (
         "array",
         f"{_NP}:arange",
         dtypes=REAL,
+        creation="values",
     ),
     OpRecord(
         "linspace",
@@ -156,6 +166,7 @@ ROWS: tuple[OpRecord, ...] = (
         "array",
         f"{_NP}:linspace",
         dtypes=("float64", "float32", "complex128", "complex64", "int64"),
+        creation="float",
     ),
     OpRecord(
         "eye",
@@ -167,6 +178,7 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:eye",
+        creation="float",
     ),
     OpRecord(
         "empty",
@@ -178,6 +190,8 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:empty",
+        creation="float",
+        numpy_positional=(1, "dtype"),
     ),
     # -- creating arrays like another: its shape, dtype and device ----------------------------
     OpRecord(
@@ -188,6 +202,7 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:empty_like",
+        creation="argument",
     ),
     OpRecord(
         "zeros_like",
@@ -197,6 +212,7 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:zeros_like",
+        creation="argument",
     ),
     OpRecord(
         "ones_like",
@@ -206,6 +222,7 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:ones_like",
+        creation="argument",
     ),
     OpRecord(
         "full_like",
@@ -216,6 +233,7 @@ ROWS: tuple[OpRecord, ...] = (
         "create",
         "array",
         f"{_NP}:full_like",
+        creation="argument",
     ),
     # -- from arrays ----------------------------------------------------------------------------
     OpRecord(
@@ -231,6 +249,7 @@ ROWS: tuple[OpRecord, ...] = (
         "copy",
         "tuple",
         f"{_NP}:meshgrid",
+        container="list",
     ),
     OpRecord(
         "tril",
@@ -244,6 +263,7 @@ ROWS: tuple[OpRecord, ...] = (
         "copy",
         "array",
         f"{_NP}:tril",
+        numpy_positional=(1, "k"),
     ),
     OpRecord(
         "triu",
@@ -257,6 +277,7 @@ ROWS: tuple[OpRecord, ...] = (
         "copy",
         "array",
         f"{_NP}:triu",
+        numpy_positional=(1, "k"),
     ),
     # -- the data-type function that takes an array -------------------------------------------
     OpRecord(
@@ -272,5 +293,6 @@ ROWS: tuple[OpRecord, ...] = (
         "copy",
         "array",
         f"{_NP}:astype",
+        dtype_keyword=True,
     ),
 )

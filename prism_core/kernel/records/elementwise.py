@@ -4,12 +4,18 @@ One :class:`~prism_core.kernel.oprecord.OpRecord` per op (``oprecord.py`` says w
 field means and who reads it): the arithmetic ones written out, the others made from the
 compact table :data:`_ROWS` (arity, what it computes, the dtypes the standard defines it for,
 whether the result is bool, flops per element, NumPy's function): adding a function of that
-kind is adding a row.  A pure module: it imports nothing of Prism but ``oprecord`` and no array
-library.  docs/array-api.md, "The elementwise functions".
+kind is adding a row.  A pure module: it imports nothing of Prism but ``oprecord`` and
+``op_examples``, and no array library (``add``'s examples import NumPy when called).
+docs/array-api.md, "The elementwise functions".
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Literal
+
+from prism_core.kernel.op_examples import Examples
 from prism_core.kernel.oprecord import (
     ALL,
     FLOATING,
@@ -22,6 +28,23 @@ from prism_core.kernel.oprecord import (
 
 __all__ = ["ELEMENTWISE", "RECORDS", "STANDARD_ELEMENTWISE"]
 
+
+def _numpy(r: OpRecord) -> OpRecord:
+    """``r`` with NumPy's semantics (``OpRecord.promoted``, ``widened``) and the conformance
+    suite's ``probes``: two operands are promoted together and must agree in shape; a floating
+    function's integer arguments are computed each in a float of its own (``sin`` of int8 is
+    float16), but ``divide``'s in float64, and ``imag``'s and ``reciprocal``'s not at all
+    (NumPy keeps them integers)."""
+    widened: Literal["float64", "float"] | None = None
+    if r.name == "divide":
+        widened = "float64"
+    elif r.kinds in ("floating", "real_floating") and not r.boolean_result:
+        widened = None if r.name in ("imag", "reciprocal") else "float"
+    two = r.arity == 2
+    shapes: tuple[Literal["shapes"], ...] = ("shapes",) if two else ()
+    return r._replace(promoted=(0, 1) if two else (), widened=widened, probes=shapes)
+
+
 _BROADCAST = """the operands broadcast against each other and their dtypes promote by the
 backend's rules (NumPy's, NEP 50); either operand may be a Python scalar, which takes the other
 operand's dtype."""
@@ -31,29 +54,57 @@ def _binary(
     name: str, what: str, kinds: Kinds, standard: str = "", aliases: tuple[str, ...] = ()
 ) -> OpRecord:
     """A function of two operands that broadcast, NumPy's ufunc of the same name; ``standard``
-    is the standard's name where it is not ``name``."""
+    is the standard's name where it is not ``name``.  Its calls split (one of the first ops)."""
     doc = f"{what}, elementwise, as the Array API's ``{standard or name}``: {_BROADCAST}"
-    return OpRecord(
+    return _numpy(OpRecord(
         name, "(x1, x2, /)", doc, (0, 1), "elementwise", "array", f"numpy:{name}",
         aliases=aliases, standard=standard or True, dtypes=REAL if kinds == "real" else ALL,
-        kinds=kinds,
-    )  # fmt: skip
+        kinds=kinds, split="elementwise",
+    ))  # fmt: skip
 
 
 def _unary(
     name: str, what: str, kinds: Kinds, more: str, aliases: tuple[str, ...] = ()
 ) -> OpRecord:
-    """A function of one operand, NumPy's ufunc of the same name."""
+    """A function of one operand, NumPy's ufunc of the same name; its calls split."""
     doc = f"{what}, elementwise, as the Array API's ``{name}``; {more}"
-    return OpRecord(
+    return _numpy(OpRecord(
         name, "(x, /)", doc, (0,), "elementwise", "array", f"numpy:{name}",
         aliases=aliases, kinds=kinds, dtypes=FLOATING if kinds == "floating" else ALL,
-    )  # fmt: skip
+        split="elementwise",
+    ))  # fmt: skip
 
+
+def _vectors(n: int, dtype: str, batch: int | None) -> tuple[object, ...]:
+    """Two vectors of n standard normal numbers, seeded by n (``add``'s ``examples``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    return rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
+
+
+def _vector_bytes(n: int, dtype: str, batch: int | None) -> int:
+    """The bytes of the two vectors and their sum."""
+    import numpy as np
+
+    return 3 * n * np.dtype(dtype).itemsize
+
+
+#: ``add``'s example arguments, for ``prism bench`` and ``prism.tune(op, sizes=...)``.
+_ADD = Examples(
+    make=_vectors,
+    nbytes=_vector_bytes,
+    size="two vectors of n",
+    quick=(1024, 1 << 20),
+    full=(2**10, 2**14, 2**18, 2**22),
+    axis="number of elements n",
+)
 
 #: The arithmetic functions, written out.
 _ARITHMETIC: tuple[OpRecord, ...] = (
-    _binary("add", "the sum ``x1 + x2``", "numeric", aliases=("vector_add",)),
+    _binary("add", "the sum ``x1 + x2``", "numeric", aliases=("vector_add",))._replace(
+        examples=_ADD
+    ),
     _binary("subtract", "the difference ``x1 - x2``", "numeric"),
     _binary("multiply", "the product ``x1 * x2``", "numeric"),
     _binary(
@@ -117,6 +168,7 @@ _ARITHMETIC: tuple[OpRecord, ...] = (
         by keyword they are passed as they are.""",
         (0, 1, 2), "elementwise", "array", "prism_core._builtin.numpy_ops:clip",
         kinds="real", dtypes=REAL,
+        split="elementwise",
     ),
 )  # fmt: skip
 
@@ -272,20 +324,25 @@ _ROWS: tuple[tuple[str, int, str, Kinds, bool, float, str], ...] = (
 )
 
 #: How the documentation of a table row says what dtypes the standard defines it for.
-_KIND_WORDS = {
-    "numeric": "numeric dtypes (integer, real and complex floating point)",
-    "real": "real dtypes (integer and real floating point)",
-    "floating": "floating-point dtypes (real and complex); integers give floating-point results "
-    "on NumPy",
-    "real_floating": "real floating-point dtypes; integers give floating-point results on NumPy",
-    "integer": "integer dtypes",
-    "integer_or_boolean": "integer and bool dtypes",
-    "boolean": "bool (other dtypes are read as true where non-zero, as NumPy does)",
-    "all": "every dtype, bool included",
-}
+_KIND_WORDS = MappingProxyType(
+    {
+        "numeric": "numeric dtypes (integer, real and complex floating point)",
+        "real": "real dtypes (integer and real floating point)",
+        "floating": "floating-point dtypes (real and complex); integers give floating-point "
+        "results on NumPy",
+        "real_floating": "real floating-point dtypes; integers give floating-point results on "
+        "NumPy",
+        "integer": "integer dtypes",
+        "integer_or_boolean": "integer and bool dtypes",
+        "boolean": "bool (other dtypes are read as true where non-zero, as NumPy does)",
+        "all": "every dtype, bool included",
+    }
+)
 #: The dtypes the conformance suite checks a table row in, by the dtypes the standard defines
 #: it for (bool and integer functions in integers: NumPy reads them as bool).
-_SUITE_DTYPES = {"numeric": ALL, "real": REAL, "floating": FLOATING, "real_floating": REAL_FLOATING}
+_SUITE_DTYPES = MappingProxyType(
+    {"numeric": ALL, "real": REAL, "floating": FLOATING, "real_floating": REAL_FLOATING}
+)
 
 
 def _from_row(
@@ -305,11 +362,11 @@ def _from_row(
         + f"); the standard defines it for {_KIND_WORDS[kinds]}.{operands}"
         + (" The result is bool." if boolean else "")
     )
-    return OpRecord(
+    return _numpy(OpRecord(
         name, signature, doc, tuple(range(arity)), "elementwise", "array", f"numpy:{numpy}",
         aliases=(numpy,) if alias else (), dtypes=_SUITE_DTYPES.get(kinds, INTEGERS),
         flops=flops, kinds=kinds, boolean_result=boolean,
-    )  # fmt: skip
+    ))  # fmt: skip
 
 
 #: The elementwise functions made from the table, in its order.
@@ -320,6 +377,6 @@ RECORDS: tuple[OpRecord, ...] = _ARITHMETIC + ELEMENTWISE
 
 #: Every elementwise function of the standard (2024.12) -> Prism's op for it (``pow`` is
 #: ``power``).
-STANDARD_ELEMENTWISE: dict[str, str] = dict(
-    sorted((r.standard_name, r.name) for r in RECORDS if r.standard_name is not None)
+STANDARD_ELEMENTWISE: Mapping[str, str] = MappingProxyType(
+    dict(sorted((r.standard_name, r.name) for r in RECORDS if r.standard_name is not None))
 )

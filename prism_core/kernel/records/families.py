@@ -10,6 +10,9 @@ nothing else.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from prism_core.kernel.oprecord import KINDS, RESULTS, WORK_KINDS, OpRecord
 from prism_core.kernel.records import (
     creation,
@@ -25,22 +28,26 @@ from prism_core.kernel.records import (
 __all__ = ["FAMILIES", "FAMILY_OF", "RECORDS"]
 
 #: Family -> its ops' records.
-FAMILIES: dict[str, tuple[OpRecord, ...]] = {
-    "creation": creation.ROWS,
-    "elementwise": elementwise.RECORDS,
-    "manipulation": manipulation.ROWS,
-    "searching": searching.ROWS,
-    "statistics": statistics.ROWS,
-    "linalg": linalg_functions.ROWS,
-    "fft": fft_functions.ROWS,
-    "extras": extras.ROWS,
-}
+FAMILIES: Mapping[str, tuple[OpRecord, ...]] = MappingProxyType(
+    {
+        "creation": creation.ROWS,
+        "elementwise": elementwise.RECORDS,
+        "manipulation": manipulation.ROWS,
+        "searching": searching.ROWS,
+        "statistics": statistics.ROWS,
+        "linalg": linalg_functions.ROWS,
+        "fft": fft_functions.ROWS,
+        "extras": extras.ROWS,
+    }
+)
 
 #: Every builtin op's record, in family order.
 RECORDS: tuple[OpRecord, ...] = tuple(r for records in FAMILIES.values() for r in records)
 
 #: Op name -> its family.
-FAMILY_OF: dict[str, str] = {r.name: family for family, rs in FAMILIES.items() for r in rs}
+FAMILY_OF: Mapping[str, str] = MappingProxyType(
+    {r.name: family for family, rs in FAMILIES.items() for r in rs}
+)
 
 #: The dtypes a record may name (those of the conformance suite).
 _DTYPES = frozenset(
@@ -69,6 +76,8 @@ def _check(records: tuple[OpRecord, ...]) -> None:
             raise ValueError(f"{where}: numpy {r.numpy!r} must be 'module:attribute'")
         if not set(r.sequences) <= set(r.array_args or ()):
             raise ValueError(f"{where}: sequences {r.sequences} must be among its array_args")
+        if not set(r.promoted) <= set(r.array_args or ()):
+            raise ValueError(f"{where}: promoted {r.promoted} must be among its array_args")
         if not set(r.dtypes) <= _DTYPES:
             raise ValueError(f"{where}: dtypes {r.dtypes} must be among {sorted(_DTYPES)}")
         for alias in r.aliases:

@@ -3,8 +3,8 @@ have (``fftn``, ``irfft``, ``hfft``, ...) and ``fftfreq``, ``rfftfreq``, ``fftsh
 ``ifftshift``.
 
 One :class:`~prism_core.kernel.oprecord.OpRecord` per op (``oprecord.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
-library.
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and
+``op_examples``, and no array library (the examples import NumPy when called).
 
 ``fft.fft``, ``fft.ifft`` and ``fft.rfft`` are older than the table
 (``kernel/dispatch/catalogue.py``).
@@ -12,6 +12,7 @@ library.
 
 from __future__ import annotations
 
+from prism_core.kernel.op_examples import Examples
 from prism_core.kernel.oprecord import REAL_FLOATING, OpRecord
 
 __all__ = ["ROWS"]
@@ -62,6 +63,31 @@ _SHIFT_AXES = (
     "range``); a repeated axis is rolled twice, as NumPy does."
 )
 
+
+def _vector(n: int, dtype: str, batch: int | None) -> tuple[object, ...]:
+    """A vector of n standard normal numbers, seeded by n (``fft.fft``'s ``examples``)."""
+    import numpy as np
+
+    return (np.random.default_rng(n).standard_normal(n).astype(dtype),)
+
+
+def _fft_bytes(n: int, dtype: str, batch: int | None) -> int:
+    """The vector's bytes and its complex transform's."""
+    import numpy as np
+
+    return n * np.dtype(dtype).itemsize + n * np.result_type(dtype, np.complex64).itemsize
+
+
+#: The example arguments of ``prism bench`` and ``prism.tune(op, sizes=...)``.
+_FFT = Examples(
+    make=_vector,
+    nbytes=_fft_bytes,
+    size="a vector of n",
+    quick=(256, 16384, 1 << 20),
+    full=(2**4, 2**8, 2**12, 2**16, 2**20),
+    axis="number of elements n",
+)
+
 ROWS: tuple[OpRecord, ...] = (
     # -- the first ops Prism had ---------------------------------------------------------------
     OpRecord(
@@ -71,8 +97,13 @@ ROWS: tuple[OpRecord, ...] = (
         ``fft.fft``: ``n`` crops or zero-pads that axis first, ``norm`` is ``"backward"``,
         ``"ortho"`` or ``"forward"``. float32 and complex64 give complex64, other types
         complex128.""",
-        (0,), "own", "array", "prism_core._builtin.numpy_fft:fft",
+        (0,),
+        "own",
+        "array",
+        "prism_core._builtin.numpy_fft:fft",
         dtypes=("complex128", "complex64", "float64", "float32"),
+        examples=_FFT,
+        split="along",
     ),
     OpRecord(
         "fft.ifft",
@@ -81,8 +112,12 @@ ROWS: tuple[OpRecord, ...] = (
         API's ``fft.ifft``: ``n`` crops or zero-pads that axis first, ``norm`` is
         ``"backward"``, ``"ortho"`` or ``"forward"``. float32 and complex64 give complex64,
         other types complex128.""",
-        (0,), "own", "array", "prism_core._builtin.numpy_fft:ifft",
+        (0,),
+        "own",
+        "array",
+        "prism_core._builtin.numpy_fft:ifft",
         dtypes=("complex128", "complex64", "float64", "float32"),
+        split="along",
     ),
     OpRecord(
         "fft.rfft",
@@ -91,8 +126,12 @@ ROWS: tuple[OpRecord, ...] = (
         non-negative frequencies) along ``axis``, as the Array API's ``fft.rfft``: ``n`` crops
         or zero-pads that axis first, ``norm`` is ``"backward"``, ``"ortho"`` or ``"forward"``.
         ``x`` must be real; float32 gives complex64, other types complex128.""",
-        (0,), "own", "array", "prism_core._builtin.numpy_fft:rfft",
+        (0,),
+        "own",
+        "array",
+        "prism_core._builtin.numpy_fft:rfft",
         dtypes=REAL_FLOATING,
+        split="along",
     ),
     # -- n-dimensional transforms --------------------------------------------------------------
     OpRecord(
@@ -200,6 +239,7 @@ ROWS: tuple[OpRecord, ...] = (
         "array",
         f"{_NP}:fftfreq",
         dtypes=REAL_FLOATING,
+        creation="float",
     ),
     OpRecord(
         "fft.rfftfreq",
@@ -212,6 +252,7 @@ ROWS: tuple[OpRecord, ...] = (
         "array",
         f"{_NP}:rfftfreq",
         dtypes=REAL_FLOATING,
+        creation="float",
     ),
     # -- shifts ------------------------------------------------------------------------------------
     OpRecord(

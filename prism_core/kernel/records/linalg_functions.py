@@ -3,8 +3,8 @@
 have (``det``, ``slogdet``, ``pinv``, ...).
 
 One :class:`~prism_core.kernel.oprecord.OpRecord` per op (``oprecord.py`` says what each field
-means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and no array
-library.
+means and who reads it).  A pure module: it imports nothing of Prism but ``oprecord`` and
+``op_examples``, and no array library (the examples import NumPy when called).
 
 The linalg functions Prism had before (``linalg.cholesky``, ``eigh``, ``inv``, ``matrix_norm``,
 ``qr``, ``solve``, ``svd``, ``vector_norm``) are declared in the catalogue; ``matmul`` too.
@@ -12,6 +12,7 @@ The linalg functions Prism had before (``linalg.cholesky``, ``eigh``, ``inv``, `
 
 from __future__ import annotations
 
+from prism_core.kernel.op_examples import Examples
 from prism_core.kernel.oprecord import FLOATING, OpRecord
 
 __all__ = ["ROWS"]
@@ -22,6 +23,56 @@ _FLOATING = (
     "Integers give float64 on NumPy (the standard defines it for floating-point types only)."
 )
 _LINALG_ERROR = "a matrix or a stack of matrices (2 or more dimensions; fewer is a ``ValueError``)"
+
+
+# The example arguments of ``prism bench`` and ``prism.tune(op, sizes=...)`` (``examples``):
+# n x n matrices of standard normal numbers, seeded by n.
+def _matrices(n: int, dtype: str, batch: int | None, count: int = 2) -> tuple[object, ...]:
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    return tuple(rng.standard_normal((n, n)).astype(dtype) for _ in range(count))
+
+
+def _system(n: int, dtype: str, batch: int | None) -> tuple[object, ...]:
+    """A well-conditioned system: a matrix with ``n`` added to its diagonal, and a vector."""
+    import numpy as np
+
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)).astype(dtype) + n * np.eye(n, dtype=dtype)
+    return a, rng.standard_normal(n).astype(dtype)
+
+
+def _bytes(elements: int, dtype: str) -> int:
+    import numpy as np
+
+    return elements * np.dtype(dtype).itemsize
+
+
+_MATMUL = Examples(
+    make=_matrices,
+    nbytes=lambda n, dtype, batch: _bytes(3 * n * n, dtype),  # a, b; a @ b
+    size="(n, n) @ (n, n)",
+    quick=(16, 128, 512),
+    full=(4, 16, 64, 256, 1024, 2048),
+    axis="matrix side n (n x n matrices)",
+)
+_SOLVE = Examples(
+    make=_system,
+    nbytes=lambda n, dtype, batch: _bytes(n * n + 2 * n, dtype),  # a, b; x
+    size="(n, n) and a vector of n, well conditioned",
+    quick=(16, 256, 1024),
+    full=(8, 64, 256, 1024),
+    axis="matrix side n (n x n system)",
+)
+_SVD = Examples(
+    make=lambda n, dtype, batch: _matrices(n, dtype, batch, 1),
+    nbytes=lambda n, dtype, batch: _bytes(3 * n * n + n, dtype),  # a; u, s, vh
+    size="an (n, n) matrix",
+    quick=(16, 128, 384),
+    full=(8, 32, 128, 512, 1024),
+    axis="matrix side n (n x n matrix)",
+)
 
 ROWS: tuple[OpRecord, ...] = (
     # -- the first ops Prism had ---------------------------------------------------------------
@@ -34,6 +85,10 @@ ROWS: tuple[OpRecord, ...] = (
         mismatched inner dimensions are a ``ValueError``.""",
         (0, 1), "own", "array", "numpy:matmul",
         aliases=("matrix_multiply",),
+        promoted=(0, 1),
+        probes=("shapes",),
+        split="matmul",
+        examples=_MATMUL,
     ),
     OpRecord(
         "dot",
@@ -44,6 +99,8 @@ ROWS: tuple[OpRecord, ...] = (
         ``matmul``.""",
         (0, 1), "own", "array", "numpy:dot",
         aliases=("dot_product",), standard=False,
+        promoted=(0, 1),
+        probes=("shapes",),
     ),
     OpRecord(
         "einsum",
@@ -54,6 +111,7 @@ ROWS: tuple[OpRecord, ...] = (
         subscripts string is not an array argument (arrays are recognised by their ``dtype``).""",
         None, "unknown", "array", "prism_core._builtin.numpy_ops:einsum",
         standard=False,
+        probes=("shapes",),
     ),
     OpRecord(
         "linalg.inv",
@@ -63,6 +121,8 @@ ROWS: tuple[OpRecord, ...] = (
         backend's error (``numpy.linalg.LinAlgError``).""",
         (0,), "own", "array", "numpy.linalg:inv",
         aliases=("inverse",), dtypes=FLOATING,
+        probes=("rank", "square", "singular"),
+        split="batched",
     ),
     OpRecord(
         "linalg.solve",
@@ -72,6 +132,10 @@ ROWS: tuple[OpRecord, ...] = (
         (or stack) whose batch dimensions broadcast against ``x1``'s.""",
         (0, 1), "own", "array", "numpy.linalg:solve",
         dtypes=FLOATING,
+        promoted=(0, 1),
+        probes=("shapes", "rank", "square", "singular"),
+        examples=_SOLVE,
+        split="batched",
     ),
     OpRecord(
         "linalg.svd",
@@ -81,6 +145,10 @@ ROWS: tuple[OpRecord, ...] = (
         and descending; ``full_matrices=False`` gives the reduced ``U`` and ``Vh``.""",
         (0,), "own", "tuple", "prism_core._builtin.numpy_ops:linalg_svd",
         dtypes=FLOATING,
+        container="SVDResult",
+        probes=("rank",),
+        examples=_SVD,
+        split="batched",
     ),
     OpRecord(
         "linalg.eig",
@@ -91,6 +159,8 @@ ROWS: tuple[OpRecord, ...] = (
         returns real types when all are real).""",
         (0,), "own", "tuple", "numpy.linalg:eig",
         aliases=("eigendecomposition",), standard=False, dtypes=FLOATING,
+        probes=("rank", "square"),
+        split="batched",
     ),
     OpRecord(
         "linalg.eigh",
@@ -100,6 +170,9 @@ ROWS: tuple[OpRecord, ...] = (
         tuple ``(eigenvalues, eigenvectors)``; only the lower triangle of ``x`` is read.""",
         (0,), "own", "tuple", "numpy.linalg:eigh",
         dtypes=FLOATING,
+        container="EighResult",
+        probes=("rank", "square", "singular", "hermitian"),
+        split="batched",
     ),
     OpRecord(
         "linalg.qr",
@@ -112,6 +185,9 @@ ROWS: tuple[OpRecord, ...] = (
         (and ``R``'s rows) may differ between backends; integers give float64.""",
         (0,), "own", "tuple", "prism_core._builtin.numpy_ops:linalg_qr",
         dtypes=FLOATING,
+        container="QRResult",
+        probes=("rank",),
+        split="batched",
     ),
     OpRecord(
         "linalg.cholesky",
@@ -123,6 +199,8 @@ ROWS: tuple[OpRecord, ...] = (
         raises the backend's error (``numpy.linalg.LinAlgError``, a ``ValueError``).""",
         (0,), "own", "array", "prism_core._builtin.numpy_ops:linalg_cholesky",
         dtypes=FLOATING,
+        probes=("rank", "square", "singular", "hermitian"),
+        split="batched",
     ),
     OpRecord(
         "linalg.norm",
@@ -156,6 +234,8 @@ ROWS: tuple[OpRecord, ...] = (
         two dimensions or another ``ord`` is a ``ValueError``.""",
         (0,), "own", "array", "prism_core._builtin.numpy_ops:linalg_matrix_norm",
         dtypes=FLOATING,
+        probes=("rank",),
+        split="batched",
     ),
     # -- the main namespace (repeated in the linalg extension) ---------------------------------
     OpRecord(
@@ -163,6 +243,7 @@ ROWS: tuple[OpRecord, ...] = (
         f"``x`` with its last two axes swapped, as the Array API's ``matrix_transpose`` "
         f"(NumPy 2's; a view where the backend has views): ``x`` is {_LINALG_ERROR}.",
         (0,), "view", "array", f"{_REF}:matrix_transpose",
+        probes=("rank",),
     ),
     OpRecord(
         "tensordot", "(x1, x2, /, *, axes=2)",
@@ -174,6 +255,8 @@ ROWS: tuple[OpRecord, ...] = (
         "(NumPy's ``tensordot`` reads a negative int as nonsense); mismatched sizes are "
         "NumPy's ``ValueError``.",
         (0, 1), "own", "array", f"{_REF}:tensordot",
+        promoted=(0, 1),
+        probes=("shapes",),
     ),
     OpRecord(
         "vecdot", "(x1, x2, /, *, axis=-1)",
@@ -185,6 +268,8 @@ ROWS: tuple[OpRecord, ...] = (
         "must have one size along it: otherwise a ``ValueError`` naming ``axis``.  The dtypes "
         "promote as in ``multiply``; integers stay integers.",
         (0, 1), "own", "array", f"{_REF}:vecdot",
+        promoted=(0, 1),
+        probes=("shapes",),
     ),
     # -- the linalg extension: products ---------------------------------------------------------
     OpRecord(
@@ -195,6 +280,8 @@ ROWS: tuple[OpRecord, ...] = (
         "(NumPy's ``cross`` also takes 2): otherwise a ``ValueError``.  The dtypes promote as "
         "in ``multiply``.",
         (0, 1), "own", "array", f"{_REF}:cross",
+        promoted=(0, 1),
+        probes=("shapes",),
     ),
     OpRecord(
         "linalg.outer", "(x1, x2, /)",
@@ -205,6 +292,7 @@ ROWS: tuple[OpRecord, ...] = (
         "or call ``multiply.outer``, NumPy's ufunc method, which takes any shapes (``add.outer`` "
         "and the other elementwise ops of two operands have it too).",
         (0, 1), "own", "array", f"{_REF}:outer", aliases=("outer",),
+        promoted=(0, 1),
     ),
     OpRecord(
         "linalg.matrix_power", "(x, n, /)",
@@ -214,6 +302,7 @@ ROWS: tuple[OpRecord, ...] = (
         "for ``n >= 0``; a non-integer ``n`` is NumPy's ``TypeError``, a non-square ``x`` "
         "NumPy's ``LinAlgError``.",
         (0,), "own", "array", "numpy.linalg:matrix_power", dtypes=FLOATING,
+        probes=("rank", "square", "singular"),
     ),
     # -- the linalg extension: parts of a matrix ------------------------------------------------
     OpRecord(
@@ -222,6 +311,7 @@ ROWS: tuple[OpRecord, ...] = (
         f"two), {_LINALG_ERROR}: ``offset`` > 0 above the main one, < 0 below; a read-only "
         f"view on NumPy.  A non-int ``offset`` is a ``TypeError`` naming it.",
         (0,), "view", "array", f"{_REF}:diagonal",
+        probes=("rank",),
     ),
     OpRecord(
         "linalg.trace", "(x, /, *, offset=0, dtype=None)",
@@ -231,6 +321,8 @@ ROWS: tuple[OpRecord, ...] = (
         f"ones uint64, other types their own.  A matrix gives a 0-d result (a NumPy scalar on "
         f"NumPy).",
         (0,), "own", "array", f"{_REF}:trace",
+        dtype_keyword=True,
+        probes=("rank",),
     ),
     # -- the linalg extension: determinants, spectra and ranks ----------------------------------
     OpRecord(
@@ -239,6 +331,7 @@ ROWS: tuple[OpRecord, ...] = (
         f"singular matrix gives 0.  {_FLOATING}  A non-square ``x`` is NumPy's "
         f"``LinAlgError`` (a ``ValueError``).",
         (0,), "own", "array", "numpy.linalg:det", dtypes=FLOATING,
+        probes=("rank", "square", "singular"),
     ),
     OpRecord(
         "linalg.slogdet", "(x, /)",
@@ -249,6 +342,8 @@ ROWS: tuple[OpRecord, ...] = (
         f"``-inf``; ``sign`` is complex of modulus 1 for complex ``x``, ``logabsdet`` real.  "
         f"{_FLOATING}",
         (0,), "own", "tuple", f"{_REF}:slogdet", dtypes=FLOATING,
+        container="SlogdetResult",
+        probes=("rank", "square", "singular"),
     ),
     OpRecord(
         "linalg.eigvalsh", "(x, /)",
@@ -256,12 +351,14 @@ ROWS: tuple[OpRecord, ...] = (
         f"matrix (or stack) ``x``, as ``linalg.eigh`` without the eigenvectors; only the lower "
         f"triangle is read.  {_FLOATING}",
         (0,), "own", "array", "numpy.linalg:eigvalsh", dtypes=FLOATING,
+        probes=("rank", "square", "singular", "hermitian"),
     ),
     OpRecord(
         "linalg.svdvals", "(x, /)",
         f"The singular values of the matrix (or stack) ``x``, real and descending, ``min(M, "
         f"N)`` per matrix, as ``linalg.svd`` without ``U`` and ``Vh``.  {_FLOATING}",
         (0,), "own", "array", f"{_REF}:svdvals", dtypes=FLOATING,
+        probes=("rank", "singular"),
     ),
     OpRecord(
         "linalg.matrix_rank", "(x, /, *, rtol=None)",
@@ -272,6 +369,7 @@ ROWS: tuple[OpRecord, ...] = (
         "two dimensions is a ``ValueError`` naming ``x``, a non-real ``rtol`` a ``TypeError`` "
         "naming it.",
         (0,), "own", "array", f"{_REF}:matrix_rank", dtypes=FLOATING,
+        probes=("rank", "singular"),
     ),
     OpRecord(
         "linalg.pinv", "(x, /, *, rtol=None)",
@@ -280,5 +378,6 @@ ROWS: tuple[OpRecord, ...] = (
         "taken as zero.  ``rtol`` is as in ``linalg.matrix_rank``, default ``max(M, N) * eps`` "
         "(NumPy's ``rcond`` defaults to 1e-15).  Integers give float64 on NumPy.",
         (0,), "own", "array", f"{_REF}:pinv", dtypes=FLOATING,
+        probes=("rank", "singular"),
     ),
 )  # fmt: skip

@@ -23,7 +23,10 @@ ROWS: tuple[OpRecord, ...] = (
         """``x`` with a new ``shape`` (one entry may be -1) and the same elements in row-major
         order, as the Array API's ``reshape``; ``copy=True`` always copies, ``copy=False`` never
         does (``ValueError`` when the layout needs a copy), ``None`` returns a view when it can.""",
-        (0,), "view", "array", "prism_core._builtin.numpy_ops:reshape",
+        (0,),
+        "view",
+        "array",
+        "prism_core._builtin.numpy_ops:reshape",
     ),
     OpRecord(
         "transpose",
@@ -31,15 +34,22 @@ ROWS: tuple[OpRecord, ...] = (
         """``x`` with its axes permuted, as the Array API's ``permute_dims`` under NumPy's name:
         ``axes`` is a permutation of ``range(x.ndim)``, and ``None`` (unlike the Array API,
         where it is required) reverses the axes. Returns a view where the backend can.""",
-        (0,), "view", "array", "prism_core._builtin.numpy_ops:transpose",
+        (0,),
+        "view",
+        "array",
+        "prism_core._builtin.numpy_ops:transpose",
         standard=False,
+        numpy_note="axes= is a full permutation",
     ),
     OpRecord(
         "moveaxis",
         "(x, /, source, destination)",
         """``x`` with the axes ``source`` (an int or a tuple of ints) moved to the positions
         ``destination``, the other axes keeping their order, as the Array API's ``moveaxis``.""",
-        (0,), "view", "array", "numpy:moveaxis",
+        (0,),
+        "view",
+        "array",
+        "numpy:moveaxis",
     ),
     OpRecord(
         "expand_dims",
@@ -47,7 +57,10 @@ ROWS: tuple[OpRecord, ...] = (
         """``x`` with a new axis of size one inserted at position ``axis`` (negative counts from
         the end of the result), as the Array API's ``expand_dims``; NumPy's tuple of axes is
         accepted as well.""",
-        (0,), "view", "array", "prism_core._builtin.numpy_ops:expand_dims",
+        (0,),
+        "view",
+        "array",
+        "prism_core._builtin.numpy_ops:expand_dims",
     ),
     OpRecord(
         "stack",
@@ -56,8 +69,13 @@ ROWS: tuple[OpRecord, ...] = (
         along a new axis ``axis`` of the result (negative counts from the end of the result), as
         the Array API's ``stack``; their dtypes promote as in ``add``. An empty sequence or
         arrays of different shapes are a ``ValueError``.""",
-        (0,), "copy", "array", "prism_core._builtin.numpy_ops:stack",
+        (0,),
+        "copy",
+        "array",
+        "prism_core._builtin.numpy_ops:stack",
         sequences=(0,),
+        promoted=(0,),
+        probes=("shapes",),
     ),
     OpRecord(
         "concat",
@@ -67,8 +85,13 @@ ROWS: tuple[OpRecord, ...] = (
         alias): the arrays must agree in every other dimension, and ``axis=None`` flattens them
         first; their dtypes promote as in ``add``. An empty sequence, 0-d arrays or mismatched
         shapes are a ``ValueError``.""",
-        (0,), "copy", "array", "prism_core._builtin.numpy_ops:concat",
-        sequences=(0,), aliases=("concatenate",),
+        (0,),
+        "copy",
+        "array",
+        "prism_core._builtin.numpy_ops:concat",
+        sequences=(0,),
+        aliases=("concatenate",),
+        promoted=(0,),
     ),
     # -- broadcasting ---------------------------------------------------------------------
     OpRecord(
@@ -82,6 +105,7 @@ ROWS: tuple[OpRecord, ...] = (
         "view",
         "tuple",
         _N + "broadcast_arrays",
+        container="tuple",
     ),
     OpRecord(
         "broadcast_to",

@@ -31,6 +31,8 @@ ROWS: tuple[OpRecord, ...] = (
         ``ValueError``, an ``axis`` out of range NumPy's ``AxisError`` (a ``ValueError``).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:argmax",
         dtypes=REAL,
+        index_result=True,
+        split="reduction",
     ),
     OpRecord(
         "argmin",
@@ -42,6 +44,8 @@ ROWS: tuple[OpRecord, ...] = (
         ``ValueError``, an ``axis`` out of range NumPy's ``AxisError`` (a ``ValueError``).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:argmin",
         dtypes=REAL,
+        index_result=True,
+        split="reduction",
     ),
     OpRecord(
         "sort",
@@ -54,6 +58,7 @@ ROWS: tuple[OpRecord, ...] = (
         ``AxisError`` (a ``ValueError``).""",
         (0,), "sort", "array", "prism_core._builtin.numpy_ops:sort",
         dtypes=REAL,
+        split="along",
     ),
     OpRecord(
         "where",
@@ -65,6 +70,9 @@ ROWS: tuple[OpRecord, ...] = (
         op, and calling it so is a ``TypeError``.""",
         (0, 1, 2), "elementwise", "array", "prism_core._builtin.numpy_ops:where",
         kinds="all",
+        promoted=(1, 2),
+        probes=("shapes",),
+        split="elementwise",
     ),
     # -- sorting ---------------------------------------------------------------------------------
     OpRecord(
@@ -78,6 +86,7 @@ ROWS: tuple[OpRecord, ...] = (
         defines it for real numbers; complex numbers sort by real part, then imaginary part,
         as NumPy's.  An ``axis`` out of range is NumPy's ``AxisError``.""",
         (0,), "sort", "array", _REF + "argsort", dtypes=REAL,
+        index_result=True,
     ),
     # -- searching -------------------------------------------------------------------------------
     OpRecord(
@@ -87,6 +96,7 @@ ROWS: tuple[OpRecord, ...] = (
         axis, in row-major order.  A 0-d ``x`` is a ``ValueError``, as the standard says (NumPy
         1.x accepted it with a deprecation warning).""",
         (0,), "scan", "tuple", _REF + "nonzero",
+        index_result=True,
     ),
     OpRecord(
         "searchsorted",
@@ -99,6 +109,7 @@ ROWS: tuple[OpRecord, ...] = (
         compared in the two arrays' common dtype.  An ``x1`` that is not 1-D or a ``side``
         other than ``"left"`` and ``"right"`` is a ``ValueError``.""",
         (0, 1), "own", "array", _REF + "searchsorted", dtypes=REAL,
+        index_result=True,
     ),
     OpRecord(
         "count_nonzero",
@@ -108,6 +119,7 @@ ROWS: tuple[OpRecord, ...] = (
         1.x gives a Python int), as the Array API's ``count_nonzero``; NaN counts as
         non-zero.""",
         (0,), "reduction", "array", _REF + "count_nonzero",
+        index_result=True,
     ),
     # -- sets: the standard's unique_* (NumPy's unique split by what it returns) ------------------
     OpRecord(
@@ -121,6 +133,7 @@ ROWS: tuple[OpRecord, ...] = (
         Equality is ``==``'s: each NaN is a value of its own (count 1), ``-0.0`` and ``0.0``
         are one (the first one met).""",
         (0,), "sort", "tuple", _REF + "unique_all", dtypes=_UNIQUE,
+        index_result=True,
     ),
     OpRecord(
         "unique_counts",
@@ -129,6 +142,7 @@ ROWS: tuple[OpRecord, ...] = (
         the Array API's named tuple ``UniqueCountsResult(values, counts)`` (counts int64);
         each NaN is a value of its own, as in ``unique_all``.""",
         (0,), "sort", "tuple", _REF + "unique_counts", dtypes=_UNIQUE,
+        index_result=True,
     ),
     OpRecord(
         "unique_inverse",
@@ -138,6 +152,7 @@ ROWS: tuple[OpRecord, ...] = (
         ``UniqueInverseResult(values, inverse_indices)``; each NaN is a value of its own, as
         in ``unique_all``.""",
         (0,), "sort", "tuple", _REF + "unique_inverse", dtypes=_UNIQUE,
+        index_result=True,
     ),
     OpRecord(
         "unique_values",

@@ -9,11 +9,14 @@ ops a standard namespace computes; the rest of Prism's ops (``dot``, ``einsum``,
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
+
 from prism_core.kernel.records.families import RECORDS
 
 __all__ = ["STANDARD_OPS"]
 
 #: The standard's function name (extensions' with their prefix) -> the Prism op.
-STANDARD_OPS: dict[str, str] = {
-    r.standard_name: r.name for r in RECORDS if r.standard_name is not None
-}
+STANDARD_OPS: Mapping[str, str] = MappingProxyType(
+    {r.standard_name: r.name for r in RECORDS if r.standard_name is not None}
+)

@@ -26,6 +26,8 @@ ROWS: tuple[OpRecord, ...] = (
         types, the default integer for smaller integers); an empty sum is 0. A reduction to 0-d
         gives what the backend gives (a NumPy scalar for NumPy).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:sum_",
+        widened="accumulate", dtype_keyword=True,
+        split="reduction add",
     ),
     OpRecord(
         "mean",
@@ -35,6 +37,8 @@ ROWS: tuple[OpRecord, ...] = (
         one. Integers give float64; the mean of nothing is NaN (with a RuntimeWarning). A
         reduction to 0-d gives what the backend gives (a NumPy scalar for NumPy).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:mean",
+        widened="float64", dtype_keyword=True,
+        split="reduction mean",
     ),
     OpRecord(
         "std",
@@ -47,6 +51,8 @@ ROWS: tuple[OpRecord, ...] = (
         NumPy).""",
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:std",
         flops=4.0,
+        widened="float64", numpy_note="NumPy's ddof= is correction=",
+        split="reduction",
     ),
     OpRecord(
         "min",
@@ -59,6 +65,7 @@ ROWS: tuple[OpRecord, ...] = (
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:min_",
         dtypes=REAL,
         aliases=("amin",),
+        split="reduction minimum",
     ),
     OpRecord(
         "max",
@@ -71,6 +78,7 @@ ROWS: tuple[OpRecord, ...] = (
         (0,), "reduction", "array", "prism_core._builtin.numpy_ops:max_",
         dtypes=REAL,
         aliases=("amax",),
+        split="reduction maximum",
     ),
     OpRecord(
         "cumulative_sum",
@@ -83,6 +91,9 @@ ROWS: tuple[OpRecord, ...] = (
         starts with a zero, so that the axis is one longer.""",
         (0,), "scan", "array", "prism_core._builtin.numpy_ops:cumulative_sum",
         aliases=("cumsum",),
+        widened="accumulate",
+        dtype_keyword=True,
+        numpy_note="give axis= for arrays of more than one dimension",
     ),
     # -- reductions ------------------------------------------------------------------------------
     OpRecord(
@@ -94,6 +105,7 @@ ROWS: tuple[OpRecord, ...] = (
         unsigned ones in uint64, floating-point types in their own type; ``dtype`` (a Prism
         dtype, a backend dtype or a name) sets the type to multiply and return in.""",
         (0,), "reduction", "array", _REF + "prod",
+        widened="accumulate", dtype_keyword=True,
     ),
     OpRecord(
         "var",
@@ -103,6 +115,7 @@ ROWS: tuple[OpRecord, ...] = (
         NumPy's ``ddof``), a real floating-point result (float64 for integers, float32 for
         complex64).  ``N - correction <= 0`` gives inf or NaN, as NumPy (with its warning).""",
         (0,), "reduction", "array", _REF + "var",
+        widened="float64",
     ),
     OpRecord(
         "all",
@@ -129,6 +142,7 @@ ROWS: tuple[OpRecord, ...] = (
         ``prod`` would use (small integers in int64 or uint64) unless ``dtype`` says;
         ``include_initial=True`` puts the product of nothing (1) first.""",
         (0,), "scan", "array", _REF + "cumulative_prod",
+        widened="accumulate", dtype_keyword=True,
     ),
     OpRecord(
         "diff",

@@ -1,11 +1,11 @@
 """An op's example arguments: what ``prism bench`` and ``prism.tune(op, sizes=[...])`` measure.
 
-The builtin ops' examples are the tuner's (``prism_core/_tuning/tuner.py``, ``EXAMPLES``); an op
+A builtin op's are a field of its record (``OpRecord.examples``, in its family's module); an op
 a plugin declares carries its own, an :class:`Examples` given to
 ``prism_core.extending.operation(..., examples=...)`` (public as
 ``prism_core.backend_kit.Examples``), and the tuner, ``prism bench`` and its figure read it instead
-of knowing the op.  Nothing here is imported on the way to a first call: the op table keeps the
-record and never looks into it.
+of knowing the op.  A pure module, below the records: it imports nothing of Prism (nor NumPy:
+``make`` imports it when called).
 """
 
 from __future__ import annotations
