@@ -364,14 +364,22 @@ def count_any(tree: ast.AST) -> int:
     )
 
 
-def any_density(modules: dict[str, Module]) -> dict[str, Any]:
-    uses = sum(count_any(m.tree) for m in modules.values())
-    nonblank = sum(m.nonblank for m in modules.values())
-    result: dict[str, Any] = {
-        "uses": uses,
-        "nonblank": nonblank,
-        "per_kloc": 1000 * uses / nonblank if nonblank else 0.0,
-    }
+def any_density(modules: dict[str, Module], kernel: set[str] | None = None) -> dict[str, Any]:
+    """``Any`` per thousand non-blank lines of ``modules``, of those of them whose paths are in
+    ``kernel`` (the kernel's files, as ``line_counts`` groups them), and of pluggy."""
+
+    def density(chosen: list[Module]) -> dict[str, Any]:
+        uses = sum(count_any(m.tree) for m in chosen)
+        nonblank = sum(m.nonblank for m in chosen)
+        return {
+            "uses": uses,
+            "nonblank": nonblank,
+            "per_kloc": 1000 * uses / nonblank if nonblank else 0.0,
+        }
+
+    result = density(list(modules.values()))
+    if kernel is not None:
+        result["kernel"] = density([m for m in modules.values() if str(m.path) in kernel])
     spec = importlib.util.find_spec("pluggy")
     if spec is not None and spec.submodule_search_locations:
         directory = Path(next(iter(spec.submodule_search_locations)))
@@ -675,14 +683,16 @@ def measure(root: Path, label: str | None, tool: str = "auto") -> dict[str, Any]
     if not (root / PACKAGE / "__init__.py").is_file():
         raise SystemExit(f"--root {root}: no {PACKAGE}/__init__.py there")
     modules = load_package(root)
+    lines = line_counts(root, modules)
+    kernel = {path for group in lines["kernel"]["groups"] for path in group["files"]}
     return {
         "root": str(root),
         "label": label,
         "python": platform.python_version(),
-        "lines": line_counts(root, modules),
+        "lines": lines,
         "names": top_level_names(root),
         "complexity": complexity(root, modules, tool),
-        "any": any_density(modules),
+        "any": any_density(modules, kernel),
         "cycles": import_cycles(root),
         "private_imports": private_imports(modules),
         "mutable_cells": mutable_cells(modules),
@@ -717,6 +727,9 @@ def render(r: dict[str, Any]) -> str:
         f"({cc['share']:.1%}) |",
         f"| `Any` per kloc (non-blank) | {any_['per_kloc']:.2f} ({any_['uses']} uses) |",
     ]
+    if "kernel" in any_:
+        k = any_["kernel"]
+        out.append(f"| `Any` per kloc in the kernel | {k['per_kloc']:.2f} ({k['uses']} uses) |")
     if "pluggy" in any_:
         p = any_["pluggy"]
         out.append(

@@ -62,8 +62,8 @@ def test_the_default_ranker_names_a_ranker_of_a_feature_above_the_kernel() -> No
 
 
 def test_the_kernel_imports_by_name_only_at_its_documented_places() -> None:
-    """Plugins (builtin and entry points), variants given as ``"module:attribute"``, the
-    default ranker, and NumPy where the host is inspected: nothing else imports by name."""
+    """Plugins (builtin and entry points), variants given as ``"module:attribute"`` and the
+    default ranker: nothing else imports by name."""
     found = set()
     for path in KERNEL.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
@@ -75,7 +75,6 @@ def test_the_kernel_imports_by_name_only_at_its_documented_places() -> None:
         "distributions.py",
         "contract/variant.py",
         "dispatch/ranking.py",
-        "host.py",
     }
 
 
