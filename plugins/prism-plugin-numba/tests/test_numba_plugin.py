@@ -23,6 +23,8 @@ VARIANTS = {
     "numba.sw_align": ("genomics.sw_align", 10),
     "numba.sw_align_batch": ("genomics.sw_align_batch", 10),
     "numba.sw_align_batch.threads": ("genomics.sw_align_batch", 11),
+    "numba.cuda.sw_align_batch": ("genomics.sw_align_batch", 40),
+    "numba.cuda.sw_align_batch.dpx": ("genomics.sw_align_batch", 41),
 }
 
 
@@ -42,13 +44,13 @@ def test_found_through_its_entry_point() -> None:
     assert record.status == "loaded", record.reason
     assert record.origin == "entry point"
     assert record.distribution == "prism-plugin-numba"
-    assert record.backends == ["numba"]
+    assert record.backends == ["numba", "numba-cuda"]
     assert record.info["requires"] == ["numba>=0.57"]
     got = {v.name: (v.op, v.priority) for v in record.variants}
     assert got == VARIANTS
     for variant in record.variants:
-        assert dict(variant.requirement.mapping) == {"kind": "cpu"}
-        assert variant.backend == "numba"
+        if variant.backend == "numba":  # the GPU ones: test_numba_cuda.py
+            assert dict(variant.requirement.mapping) == {"kind": "cpu"}
 
 
 def test_explain_shows_why_the_threaded_batch_declines_a_small_batch() -> None:

@@ -34,7 +34,7 @@ def ran(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     query kept from earlier tests."""
     monkeypatch.setattr(kernels, "_QUERIES", {}, raising=False)
     seen: list[tuple[str, int]] = []
-    table = kernels._kernels_of(kernels.ISAS[HERE[0]]).profile
+    table = kernels._kernels_of(kernels.ISAS[HERE[0]]).align
     for key, fn in list(table.items()):
 
         def spy(*args: Any, _fn: Any = fn, _key: Any = key) -> Any:
@@ -65,27 +65,29 @@ def test_lane_limits_are_where_parasail_saturates(method: str, bits: int, length
     assert fn("A" * (length + 1), "A" * (length + 1), 5, 2, dna).saturated
 
 
+def lanes(low: int, top: int, o: int, e: int) -> list[tuple[int, str, int]]:
+    r = kernels.rule(low, top, float(top), True, o, e, 256)
+    return [(lane.bits, lane.method, lane.limit) for lane in (*r.striped, *r.scan)]
+
+
 def test_the_lanes_of_the_two_usual_scorings() -> None:
-    dna = kernels.lanes(-3, 2, 5, 2)
-    assert [(lane.bits, lane.method, lane.limit) for lane in dna] == [
+    assert lanes(-3, 2, 5, 2) == [
         (8, "striped", 252),
         (16, "striped", 65532),
         (32, "striped", 2**31 - 4),
+        (8, "scan", 124),
+        (16, "scan", 32764),
+        (32, "scan", 2**31 - 4),
     ]
-    blosum = kernels.lanes(-4, 11, 11, 1)
-    assert [(lane.bits, lane.method) for lane in blosum] == [
-        (8, "striped"),
-        (16, "scan"),  # similar proteins: scan was measured 1.4-1.8x faster
-        (16, "striped"),  # holds 65,523, twice scan's 32,755
-        (32, "scan"),
-    ]
-    assert [lane.method for lane in kernels.lanes(-4, 11, 11, 11)] == ["scan"] * 3
+    # Equal penalties: no striped lane (they are not exact there).
+    assert [method for _, method, _ in lanes(-4, 11, 11, 11)] == ["scan"] * 3
 
 
 def test_lanes_that_cannot_hold_the_matrix_or_the_penalties_are_never_used() -> None:
-    assert [lane.bits for lane in kernels.lanes(-300, 300, 5, 2)] == [16, 32]
-    assert [lane.bits for lane in kernels.lanes(-3, 2, 200, 2)] == [16, 32]
-    assert [lane.bits for lane in kernels.lanes(-3, 2**20, 5, 2)] == [32]
+    assert [bits for bits, method, _ in lanes(-300, 300, 5, 2) if method == "striped"] == [16, 32]
+    assert [bits for bits, method, _ in lanes(-3, 2, 200, 2) if method == "scan"] == [16, 32]
+    assert [bits for bits, _, _ in lanes(-3, 2**20, 5, 2)] == [32, 32]
+    assert kernels.rule(-3, 2**20, 2.0, True, 5, 2, 256).diag == ()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -113,7 +115,7 @@ def test_a_score_past_16_bit_lanes_goes_straight_to_32_bits(ran: list[tuple[str,
     query = identical("WCHYP", 8000)
     m, o, e = BLOSUM62.matrix, BLOSUM62.gap_open, BLOSUM62.gap_extend
     got = kernels.align(HERE[0], query, query, m, o, e)
-    assert got[0] > kernels.lanes(int(m.min()), int(m.max()), o, e)[2].limit
+    assert got[0] > kernels.lane_limit("striped", 16, int(m.max()))
     assert ran == [("scan", 32)]
     assert got == reference(query, query, m, o, e)
 
@@ -129,20 +131,22 @@ def test_a_query_aligned_again_starts_in_the_lane_its_last_alignment_needed(
     m = DNA.matrix
     first = kernels.align(HERE[0], query, related, m, 5, 2)
     assert first == reference(query, related, m, 5, 2)
+    # Nothing known: 8 bits, saturated; then 16 bits (the family the rule picks for a score
+    # past 252: similarity 253 / 800 is low, striped).
     assert ran == [("striped", 8), ("striped", 16)]
     ran.clear()
     assert kernels.align(HERE[0], query, related, m, 5, 2) == first
-    assert ran == [("striped", 16)]
+    assert [bits for _, bits in ran] == [16]
     ran.clear()
     # An unrelated target after a related one: 16 bits once, then 8 again.
     for _ in range(2):
         assert kernels.align(HERE[0], query, other, m, 5, 2) == reference(query, other, m, 5, 2)
-    assert ran == [("striped", 16), ("striped", 8)]
+    assert [bits for _, bits in ran] == [16, 8]
     ran.clear()
     # The upper bound caps it: 100 letters score at most 200, which 8-bit lanes hold.
     kernels.align(HERE[0], query, related, m, 5, 2)
     assert kernels.align(HERE[0], query, related[:100], m, 5, 2)[0] <= 200
-    assert ran == [("striped", 8), ("striped", 16), ("striped", 8)]
+    assert [bits for _, bits in ran] == [8, 16, 8]
 
 
 def test_a_batch_of_similar_proteins_runs_each_target_once_after_the_first(
@@ -159,7 +163,8 @@ def test_a_batch_of_similar_proteins_runs_each_target_once_after_the_first(
     offsets = np.arange(0, packed.shape[0] + 1, 127, dtype=np.int64)
     m, o, e = BLOSUM62.matrix, BLOSUM62.gap_open, BLOSUM62.gap_extend
     scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
-    assert ran == [("striped", 8)] + [("scan", 16)] * 12
+    # A 120-letter protein query: striped in 16-bit lanes (scan only from 300 letters).
+    assert ran == [("striped", 8)] + [("striped", 16)] * 12
     for i, t in enumerate(targets):
         assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
 

@@ -27,6 +27,17 @@ VARIANTS = {
     "parasail.sw_align_batch.sse41.threads": ("genomics.sw_align_batch", 16, "sse4_1"),
     "parasail.sw_align_batch.neon.threads": ("genomics.sw_align_batch", 21, "asimd"),
 }
+#: One variant per kernel family too, one below the automatic one (for the tuner).
+VARIANTS |= {
+    f"parasail.{op.removeprefix('genomics.')}.{isa}.{family}": (op, priority - 1, flag)
+    for op in ("genomics.sw_align", "genomics.sw_align_batch")
+    for isa, priority, flag in (
+        ("avx2", 20, "avx2"),
+        ("sse41", 15, "sse4_1"),
+        ("neon", 20, "asimd"),
+    )
+    for family in ("striped", "scan", "diag")
+}
 
 
 def _pair() -> tuple[object, ...]:

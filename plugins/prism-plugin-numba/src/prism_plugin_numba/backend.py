@@ -11,11 +11,13 @@ Nothing here imports Numba or NumPy at import time or when the backend is create
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 from typing import Any
 
 from prism_core.backend_kit import HostLibraryBackend
+from prism_core.extending import Availability
 
-__all__ = ["MIN_NUMBA", "NumbaBackend"]
+__all__ = ["MIN_NUMBA", "NumbaBackend", "NumbaCudaBackend", "cuda_unavailable"]
 
 #: The oldest Numba the kernels are written for (``nogil`` and ``cache`` together, NumPy 2).
 MIN_NUMBA = "0.57"
@@ -52,4 +54,58 @@ class NumbaBackend(HostLibraryBackend):
             "cache_dir": cache_location()
             or "numba's default (NUMBA_CACHE_DIR or beside the module)",
             "batch_threads": batch_threads(),
+        }
+
+
+def cuda_unavailable() -> str | None:
+    """Why ``numba.cuda`` cannot run kernels on a GPU here (imports it); ``None`` when it can.
+    The CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``) counts as no GPU: it runs kernels as
+    Python, thousands of times slower than the CPU variants."""
+    if os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0"):
+        return "NUMBA_ENABLE_CUDASIM is set: numba.cuda is the simulator, not a GPU"
+    try:
+        import numba.cuda
+
+        cuda: Any = numba.cuda
+        if cuda.is_available():
+            return None
+    except Exception as exc:  # a broken CUDA installation: say what numba said
+        return f"numba.cuda cannot be used: {type(exc).__name__}: {exc}"
+    return "numba.cuda finds no CUDA driver and GPU (numba.cuda.is_available() is False)"
+
+
+class NumbaCudaBackend(HostLibraryBackend):
+    """Numba's CUDA target on NVIDIA GPUs, for variants that take NumPy arrays in host memory
+    and copy them to the GPU themselves (sequences read from files are host data).  Like
+    :class:`NumbaBackend` it owns no arrays; it drives ``{vendor: nvidia, kind: gpu}`` and is
+    available where ``numba.cuda`` finds a GPU (:func:`cuda_unavailable`)."""
+
+    name = "numba-cuda"
+    priority = 3
+    description = "Numba's CUDA target on NVIDIA GPUs: kernels on host data, copied there"
+    library = "numba"
+    min_version = MIN_NUMBA
+    distribution = "prism-plugin-numba"
+    drives = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
+
+    def availability(self) -> Availability:
+        """Numba imports (at least :data:`MIN_NUMBA`) and ``numba.cuda`` finds a GPU; the
+        reason says which is missing.  Never raises."""
+        if self._availability is None:
+            found = super().availability()
+            why = cuda_unavailable() if found else None
+            self._availability = found if why is None else Availability(False, why)
+        return self._availability
+
+    def capabilities(self) -> dict[str, Any]:
+        """Numba's version and the current GPU's name and compute capability."""
+        import numba
+        import numba.cuda
+
+        cuda: Any = numba.cuda
+        device = cuda.get_current_device()
+        return {
+            "numba": numba.__version__,
+            "device": str(device.name),
+            "compute_capability": ".".join(map(str, device.compute_capability)),
         }

@@ -60,7 +60,14 @@ from prism_core.backend_kit import balanced_chunks, thread_pool, usable_cpus
 
 from . import NumbaCacheWarning
 
-__all__ = ["align", "align_batch", "batch_threads", "cache_location"]
+__all__ = [
+    "align",
+    "align_batch",
+    "batch_threads",
+    "cache_location",
+    "checked_offsets",
+    "validate",
+]
 
 _NEG = -(1 << 60)
 
@@ -264,7 +271,7 @@ def _batch(
         target_ends[t] = e
 
 
-def _validate(
+def validate(
     matrix: np.ndarray[Any, Any], gap_open: int, gap_extend: int, **seqs: np.ndarray[Any, Any]
 ) -> np.ndarray[Any, Any]:
     """The matrix as int64 after checking every argument (the error names the one at fault)."""
@@ -295,6 +302,22 @@ def _validate(
     return np.ascontiguousarray(matrix, dtype=np.int64)
 
 
+def checked_offsets(offsets: np.ndarray[Any, Any], total: int) -> np.ndarray[Any, Any]:
+    """``offsets`` as contiguous int64 after checking them against ``total`` packed codes."""
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    count = int(offsets.shape[0]) - 1
+    if offsets.ndim != 1 or count < 0:
+        raise ValueError(f"offsets: expected t + 1 positions, 1-D; got shape {offsets.shape}")
+    if count and (
+        int(offsets[0]) < 0 or int(offsets[-1]) > total or bool(np.any(np.diff(offsets) < 0))
+    ):
+        raise ValueError(
+            f"offsets: expected non-decreasing positions within the {total} packed target "
+            "codes (target i is targets[offsets[i]:offsets[i + 1]])"
+        )
+    return offsets
+
+
 def align(
     query: np.ndarray[Any, Any],
     target: np.ndarray[Any, Any],
@@ -304,7 +327,7 @@ def align(
 ) -> tuple[int, int, int]:
     """``(score, query_end, target_end)`` of the best local alignment; ``(0, -1, -1)`` when
     nothing scores above 0."""
-    m64 = _validate(matrix, gap_open, gap_extend, query=query, target=target)
+    m64 = validate(matrix, gap_open, gap_extend, query=query, target=target)
     if query.shape[0] == 0 or target.shape[0] == 0:
         return 0, -1, -1
     profile = _profile(np.ascontiguousarray(query), m64)
@@ -333,21 +356,9 @@ def align_batch(
     ``targets[offsets[i]:offsets[i + 1]]``): int64 ``(scores, query_ends, target_ends)``.
     ``threads`` > 1 runs chunks of targets (about equal residues, four per thread) on that
     many threads; the compiled kernel releases the GIL."""
-    m64 = _validate(matrix, gap_open, gap_extend, query=query, targets=targets)
-    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    m64 = validate(matrix, gap_open, gap_extend, query=query, targets=targets)
+    offsets = checked_offsets(offsets, targets.shape[0])
     count = int(offsets.shape[0]) - 1
-    if offsets.ndim != 1 or count < 0:
-        raise ValueError(f"offsets: expected t + 1 positions, 1-D; got shape {offsets.shape}")
-    if count and (
-        int(offsets[0]) < 0
-        or int(offsets[-1]) > targets.shape[0]
-        or bool(np.any(np.diff(offsets) < 0))
-    ):
-        raise ValueError(
-            "offsets: expected non-decreasing positions within the "
-            f"{targets.shape[0]} packed target codes (target i is "
-            "targets[offsets[i]:offsets[i + 1]])"
-        )
     scores = np.zeros(count, dtype=np.int64)
     query_ends = np.full(count, -1, dtype=np.int64)
     target_ends = np.full(count, -1, dtype=np.int64)

@@ -6,11 +6,13 @@ traceback)`` and return an ``AlignmentResult`` with the score and the end positi
 ``can_run`` declines ``traceback=True``; called directly with it, they raise ``ValueError``).
 ``genomics.sw_align_batch`` variants receive ``(query, targets, offsets, matrix, gap_open,
 gap_extend)`` and return a ``BatchResult``.  The ``.threads`` batch functions split the
-targets over every CPU this process may run on.
+targets over every CPU this process may run on.  The ``_<family>`` functions run one kernel
+family (``striped``, ``scan`` or ``diag``) where the others choose it per call.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -20,14 +22,32 @@ from . import kernels
 
 __all__ = [
     "sw_align_avx2",
+    "sw_align_avx2_diag",
+    "sw_align_avx2_scan",
+    "sw_align_avx2_striped",
     "sw_align_batch_avx2",
+    "sw_align_batch_avx2_diag",
+    "sw_align_batch_avx2_scan",
+    "sw_align_batch_avx2_striped",
     "sw_align_batch_avx2_threads",
     "sw_align_batch_neon",
+    "sw_align_batch_neon_diag",
+    "sw_align_batch_neon_scan",
+    "sw_align_batch_neon_striped",
     "sw_align_batch_neon_threads",
     "sw_align_batch_sse41",
+    "sw_align_batch_sse41_diag",
+    "sw_align_batch_sse41_scan",
+    "sw_align_batch_sse41_striped",
     "sw_align_batch_sse41_threads",
     "sw_align_neon",
+    "sw_align_neon_diag",
+    "sw_align_neon_scan",
+    "sw_align_neon_striped",
     "sw_align_sse41",
+    "sw_align_sse41_diag",
+    "sw_align_sse41_scan",
+    "sw_align_sse41_striped",
 ]
 
 
@@ -39,6 +59,8 @@ def _pair(
     gap_open: int,
     gap_extend: int,
     traceback: bool = False,
+    *,
+    family: str | None = None,
 ) -> AlignmentResult:
     if traceback:
         raise ValueError(
@@ -46,7 +68,13 @@ def _pair(
             "reference (or use_backend('numpy')) traces back"
         )
     score, query_end, target_end = kernels.align(
-        isa, np.asarray(query), np.asarray(target), np.asarray(matrix), gap_open, gap_extend
+        isa,
+        np.asarray(query),
+        np.asarray(target),
+        np.asarray(matrix),
+        gap_open,
+        gap_extend,
+        family,
     )
     return AlignmentResult(score=score, query_end=query_end, target_end=target_end)
 
@@ -60,6 +88,8 @@ def _batch(
     matrix: Any,
     gap_open: int,
     gap_extend: int,
+    *,
+    family: str | None = None,
 ) -> BatchResult:
     scores, query_ends, target_ends = kernels.align_batch(
         isa,
@@ -70,6 +100,7 @@ def _batch(
         gap_open,
         gap_extend,
         threads=threads,
+        family=family,
     )
     return BatchResult(scores=scores, query_ends=query_ends, target_ends=target_ends)
 
@@ -117,3 +148,32 @@ def sw_align_batch_sse41_threads(*args: Any) -> BatchResult:
 def sw_align_batch_neon_threads(*args: Any) -> BatchResult:
     """``genomics.sw_align_batch`` on parasail's NEON kernels, on every usable CPU."""
     return _batch("neon", kernels.batch_threads(), *args)
+
+
+def _pair_family(isa: str, family: str, *args: Any) -> AlignmentResult:
+    return _pair(isa, *args, family=family)
+
+
+def _batch_family(isa: str, family: str, *args: Any) -> BatchResult:
+    return _batch(isa, 1, *args, family=family)
+
+
+# ``genomics.sw_align`` and ``genomics.sw_align_batch`` (one thread) in one kernel family.
+sw_align_avx2_striped = functools.partial(_pair_family, "avx2", "striped")
+sw_align_avx2_scan = functools.partial(_pair_family, "avx2", "scan")
+sw_align_avx2_diag = functools.partial(_pair_family, "avx2", "diag")
+sw_align_sse41_striped = functools.partial(_pair_family, "sse41", "striped")
+sw_align_sse41_scan = functools.partial(_pair_family, "sse41", "scan")
+sw_align_sse41_diag = functools.partial(_pair_family, "sse41", "diag")
+sw_align_neon_striped = functools.partial(_pair_family, "neon", "striped")
+sw_align_neon_scan = functools.partial(_pair_family, "neon", "scan")
+sw_align_neon_diag = functools.partial(_pair_family, "neon", "diag")
+sw_align_batch_avx2_striped = functools.partial(_batch_family, "avx2", "striped")
+sw_align_batch_avx2_scan = functools.partial(_batch_family, "avx2", "scan")
+sw_align_batch_avx2_diag = functools.partial(_batch_family, "avx2", "diag")
+sw_align_batch_sse41_striped = functools.partial(_batch_family, "sse41", "striped")
+sw_align_batch_sse41_scan = functools.partial(_batch_family, "sse41", "scan")
+sw_align_batch_sse41_diag = functools.partial(_batch_family, "sse41", "diag")
+sw_align_batch_neon_striped = functools.partial(_batch_family, "neon", "striped")
+sw_align_batch_neon_scan = functools.partial(_batch_family, "neon", "scan")
+sw_align_batch_neon_diag = functools.partial(_batch_family, "neon", "diag")

@@ -12,6 +12,8 @@ variant                                        requires                         
 ``parasail.sw_align.neon``                     ``{kind: cpu, flag:asimd: true}``       20
 ``parasail.sw_align_batch.<isa>``              the same, one thread                    20 / 15
 ``parasail.sw_align_batch.<isa>.threads``      the same, every usable CPU              21 / 16
+``parasail.sw_align.<isa>.<family>``           the same, one kernel family             19 / 14
+``parasail.sw_align_batch.<isa>.<family>``     the same, one thread, one family        19 / 14
 =============================================  ======================================  ========
 
 NEON is what Linux (and so archspec and the aarch64 descriptions) calls ``asimd``.  A
@@ -28,12 +30,23 @@ targets, fewer than :data:`PARALLEL_MIN_CELLS` cell updates or targets of fewer 
 :data:`PARALLEL_MIN_CELLS_PER_TARGET` cells on average, where a second thread costs more than
 it saves, and a process that may run on one CPU only.
 
+The automatic variants choose the kernel family (striped, scan or diagonal) and lane width per
+call by a rule measured on this hardware (``prism_plugin_parasail.kernels.choose``).  The
+``<family>`` variants (``striped``, ``scan``, ``diag``) run one family, in the lanes the rule
+would pick for it, and take a call only where the rule is unsure between that family and its
+own pick (near a boundary of its measurements), so that ``prism tune`` and ``prism bench
+genomics.align`` measure the families there and dispatch takes the fastest; elsewhere their
+``can_run`` declines with the rule's choice in words: which family and lane width the
+automatic variant runs, and why (what ``prism explain`` shows).  Below the automatic variant,
+they run only when a tuning record puts them first.
+
 Building this list imports neither parasail nor NumPy: the functions are named
 ``"prism_plugin_parasail.ops:sw_align_avx2"``, imported when dispatch first chooses one.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Collection
 from typing import Any
 
@@ -41,11 +54,13 @@ from prism_core.backend_kit import usable_cpus
 from prism_core.extending import Variant
 
 __all__ = [
+    "FAMILIES",
     "ISA_REQUIREMENTS",
     "PARALLEL_MIN_CELLS",
     "PARALLEL_MIN_CELLS_PER_TARGET",
     "PRIORITIES",
     "takes_batch",
+    "takes_family",
     "takes_pair",
     "takes_threaded_batch",
     "variants",
@@ -71,6 +86,10 @@ PARALLEL_MIN_CELLS = 1 << 24
 #: of 2**17 cells takes about 8 us in parasail.  Shorter targets leave the threads waiting for
 #: the GIL: 1000 targets of 200 against 200 letters (40,000 cells each) ran 1.0x on two threads.
 PARALLEL_MIN_CELLS_PER_TARGET = 1 << 17
+
+#: The kernel families with a variant each (``kernels.FAMILIES``; this module imports no
+#: parasail).
+FAMILIES = ("striped", "scan", "diag")
 
 _OPS = "prism_plugin_parasail.ops"
 _PAIR = ("query", "target", "matrix", "gap_open", "gap_extend", "traceback")
@@ -146,6 +165,49 @@ def takes_threaded_batch(*args: Any, **kwargs: Any) -> bool | str:
     return True
 
 
+def takes_family(isa: str, family: str, batch: bool) -> Callable[..., bool | str]:
+    """``can_run`` of ``parasail.sw_align[_batch].<isa>.<family>``: as :func:`takes_pair` (or
+    :func:`takes_batch`), and only where the rule is unsure between ``family`` and its own
+    pick (``kernels.judge``); else why not: the rule's choice, in words.  For a batch, as for
+    its first non-empty target."""
+
+    def can_run(*args: Any, **kwargs: Any) -> bool | str:
+        if batch:
+            query, targets, offsets, matrix, gap_open, gap_extend = _named(args, kwargs, _BATCH)
+            seqs: tuple[tuple[str, Any], ...] = (("query", query), ("targets", targets))
+        else:
+            query, target, matrix, gap_open, gap_extend, traceback = _named(args, kwargs, _PAIR)
+            if traceback:
+                return "traceback: parasail's variants give the score and end positions only"
+            seqs = (("query", query), ("target", target))
+        why = _common(seqs, matrix, gap_open, gap_extend)
+        if why:
+            return why
+        if gap_open is None or gap_extend is None or not hasattr(matrix, "__array_interface__"):
+            return (
+                f"the {family} family is taken only where the rule is unsure, which the "
+                "matrix's values and the penalties decide: explain a call with them"
+            )
+        if batch:
+            for lo, hi in itertools.pairwise(int(x) for x in offsets):
+                if hi > lo:
+                    target = targets[lo:hi]
+                    break
+            else:
+                return "no non-empty target: scores 0, no kernel runs"
+        from . import kernels
+
+        try:
+            ok, text = kernels.judge(
+                isa, family, query, target, int(target.shape[0]), matrix, gap_open, gap_extend
+            )
+        except (TypeError, ValueError) as exc:
+            return str(exc)
+        return True if ok else text
+
+    return can_run
+
+
 def variants(ops: Collection[str] | None = None) -> list[Variant]:
     """The variants of the ``prism_variants`` hook (only for the ops in ``ops`` when given)."""
     out: list[Variant] = []
@@ -169,6 +231,13 @@ def variants(ops: Collection[str] | None = None) -> list[Variant]:
 
     for isa in ISA_REQUIREMENTS:
         add("genomics.sw_align", f"sw_align_{isa}", isa, takes_pair, f"parasail.sw_align.{isa}", 0)
+        for family in FAMILIES:
+            for op, function, batch in (
+                ("genomics.sw_align", f"sw_align_{isa}_{family}", False),
+                ("genomics.sw_align_batch", f"sw_align_batch_{isa}_{family}", True),
+            ):
+                name = f"parasail.{op.removeprefix('genomics.')}.{isa}.{family}"
+                add(op, function, isa, takes_family(isa, family, batch), name, -1)
         add(
             "genomics.sw_align_batch",
             f"sw_align_batch_{isa}",
