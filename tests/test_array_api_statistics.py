@@ -277,7 +277,14 @@ def test_cumulative(name: str, backend: str) -> None:
         x = data.draw(_array(NUMERIC, backend, min_dims=1))
         axis = data.draw(st.integers(-x.ndim, x.ndim - 1)) if x.ndim > 1 else None
         kwargs = {"axis": axis, "include_initial": data.draw(st.booleans())}
-        _check(name, backend, (x,), kwargs)
+        # array_api_strict makes the initial element by concatenating ones, then calls cumprod:
+        # another NumPy loop than numpy.cumulative_prod's, whose complex products can differ in
+        # the last bit (complex64 [-1.125-1j, -0.5+1.2752529j] along a strided axis, found by
+        # hypothesis).  Real products and every sum are the same bits.
+        exact = backend == "numpy" and not (
+            name == "cumulative_prod" and kwargs["include_initial"] and x.dtype.kind == "c"
+        )
+        _same(name, _prism(name, backend, (x,), kwargs), _reference(name, (x,), kwargs), exact)
 
     check()
 
