@@ -709,6 +709,13 @@ def _query(isa: str, kernels: _Kernels, q: bytes, matrix: _Matrix) -> _Query:
     return found
 
 
+def _probes(n: int, m: int, top: int) -> bool:
+    """Whether a pair of ``n`` by ``m`` letters, matrix's largest value ``top``, gets the
+    diagonal's lower bound (:func:`_diagonal`) before its lane is chosen: its upper bound passes
+    16-bit lanes, and it is large enough that a failed 16-bit trial costs more than the pass."""
+    return min(n, m) * top > lane_limit("striped", 16, top) and n * m >= PROBE_CELLS
+
+
 def _diagonal(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], matrix: Any) -> int:
     """A lower bound of the local score: the best ungapped stretch of the main diagonal
     (query letter ``i`` against target letter ``i``)."""
@@ -812,7 +819,7 @@ def align(
     r = _rule_of(isa_name, mat, o, e)
     kept = _query(isa_name, kernels, q, mat)
     likely = kept.last
-    if min(n, m) * mat.top > lane_limit("striped", 16, mat.top) and n * m >= PROBE_CELLS:
+    if _probes(n, m, mat.top):
         likely = max(likely, _diagonal(query, target, matrix))
     got = _run(kept, r, t, m, likely, family)
     kept.last = got[0]
@@ -855,6 +862,7 @@ def _run_targets(
         m = hi - lo
         if m == 0:
             continue  # score 0, ends -1: as the arrays were made
+        # :func:`_probes`, inlined (a call per target costs): ``probing`` is its first half.
         if probing and min(n, m) * top > lane_limit("striped", 16, top) and n * m >= PROBE_CELLS:
             q_codes, t_codes, matrix = codes
             likely = max(likely, _diagonal(q_codes, t_codes[lo:hi], matrix))
@@ -1054,13 +1062,11 @@ def _words(r: Rule, n: int, m: int, likely: int, known: str, family: str | None)
 
 
 def _likely(isa: str, kept: _Query | None, query: np.ndarray[Any, Any], target: Any, matrix: Any,
-            m: int) -> tuple[int, str]:  # fmt: skip
-    """The likely score :func:`align` would start from, and where it comes from."""
+            m: int, top: int) -> tuple[int, str]:  # fmt: skip
+    """The likely score :func:`align` would start from, and where it comes from (``top``: the
+    matrix's largest value, as :func:`align` reads it)."""
     likely, known = (kept.last, "the last alignment of this query") if kept else (0, "")
-    n = int(query.shape[0])
-    if min(n, m) * int(np.max(matrix, initial=0)) > lane_limit("striped", 16, 0) and (
-        n * m >= PROBE_CELLS and target is not None
-    ):
+    if target is not None and _probes(int(query.shape[0]), m, top):
         diagonal = _diagonal(query, target, matrix)
         if diagonal > likely:
             likely, known = diagonal, "the main diagonal's best ungapped stretch"
@@ -1095,7 +1101,7 @@ def judge(
         return False, "an empty sequence: score 0, no kernel runs"
     r = _rule_of(isa_name, mat, o, e)
     likely, known = _likely(isa_name, _QUERIES.get((isa_name, q, mat)), query, target, matrix,
-                            length)  # fmt: skip
+                            length, mat.top)  # fmt: skip
     lane, _ = choose(r, n, length, likely)
     short = min(n, length)
     need, similarity = min(likely, short * r.top), likely / (short * r.match)
@@ -1128,5 +1134,7 @@ def describe(
     if len(q) == 0 or m == 0:
         return "an empty sequence: score 0, no kernel runs"
     r = _rule_of(isa_name, mat, o, e)
-    likely, known = _likely(isa_name, _QUERIES.get((isa_name, q, mat)), query, target, matrix, m)
+    likely, known = _likely(
+        isa_name, _QUERIES.get((isa_name, q, mat)), query, target, matrix, m, mat.top
+    )
     return _words(r, len(q), m, likely, known, family)
