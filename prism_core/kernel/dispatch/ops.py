@@ -66,27 +66,30 @@ def all_ops() -> dict[str, Op]:
     return dict(sorted(registry.table().items()))
 
 
-#: How the fast path (``calls.fast_path``) makes the key of a call, inline, for each keying of
-#: the op (``Op._keying``): 0 the scope and the type of each array argument, 1 their dtypes too
-#: (a variant depends on them), 2 the size bucket too (the op's tuned choice depends on the
-#: size; the bucket is ``tuning_records.bucket_of``).  What the inline key does not take (no
-#: ``.size``: a torch tensor) is ``plan_key``'s.  One and two leading array arguments:
+#: The fast path's (``calls.fast_path``) key of a call: ``plan_key``'s tuple written out for the
+#: op's array arguments, by its keying (``Op._keying``: 0 their types, 1 and dtypes, 2 and the
+#: size bucket, ``tuning_records.bucket_of``).  What it does not take (a torch tensor's ``size``
+#: is a method; an argument given by keyword) is ``plan_key``'s.
 _ARRAYS = """\
 try:
 {items}    key = {key}
 except (IndexError, AttributeError, TypeError):
     key = plan_key(op, token(), args)
 """
-_ONE_KEY = (
-    "(token(), type(x))",
-    "(token(), type(x), x.dtype)",
-    "(token(), type(x), x.dtype, x.size.bit_length())",
-)
-_TWO_KEY = (
-    "(token(), type(x), type(y))",
-    "(token(), type(x), x.dtype, type(y), y.dtype)",
-    "(token(), type(x), x.dtype, type(y), y.dtype, (x.size + y.size).bit_length())",
-)
+
+
+def _inline_key(positions: tuple[int, ...], keying: int) -> str:
+    """:data:`_ARRAYS` for the array arguments at ``positions``."""
+    names = [f"x{i}" for i in range(len(positions))]
+    parts = ["token()"]
+    for name in names:
+        parts += [f"type({name})", f"{name}.dtype"] if keying else [f"type({name})"]
+    if keying == 2:
+        parts.append(f"({' + '.join(f'{name}.size' for name in names)}).bit_length()")
+    items = "".join(f"    {name} = args[{at}]\n" for name, at in zip(names, positions, strict=True))
+    return _ARRAYS.format(items=items, key=f"({', '.join(parts)})")
+
+
 #: A sequence of arrays (stack, concat) is keyed by its items' types, as ``plan_key`` keys it:
 #: keyed by ``list``, a list of tensors would reuse a list of NumPy arrays' plan.
 _SEQUENCE = """\
@@ -109,11 +112,8 @@ _FROM_DATA = frozenset(r.name for r in RECORDS if r.creation and r.array_args is
 
 def _key_lines(op: Op, keying: int) -> str:
     """The lines making the key of a call of ``op`` keyed as ``keying`` says."""
-    if op.array_args == (0, 1) and not op.sequences:
-        two = "    x = args[0]\n    y = args[1]\n"
-        lines = _ARRAYS.format(items=two, key=_TWO_KEY[keying])
-    elif op.array_args == (0,):
-        lines = _ARRAYS.format(items="    x = args[0]\n", key=_ONE_KEY[keying])
+    if op.array_args and (not op.sequences or op.array_args == (0,)):
+        lines = _inline_key(op.array_args, keying)
         if op.sequences:
             one = textwrap.indent(lines, "    ")
             lines = _SEQUENCE.format(key=_SEQUENCE_KEY[keying], one=one)

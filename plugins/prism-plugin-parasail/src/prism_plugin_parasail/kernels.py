@@ -709,6 +709,17 @@ def _query(isa: str, kernels: _Kernels, q: bytes, matrix: _Matrix) -> _Query:
     return found
 
 
+def _kept(isa: str, kernels: _Kernels, codes: np.ndarray[Any, Any], matrix: _Matrix) -> _Query:
+    """:func:`_query` for the query's codes, checked (:func:`_to_parasail`) unless kept: a
+    kept query's bytes were checked against this matrix when it was made."""
+    if codes.dtype.char != "B" or codes.ndim != 1:
+        raise TypeError(f"query: expected 1-D uint8 codes; got {codes.dtype} {codes.shape}")
+    found = _QUERIES.get((isa, codes.tobytes(), matrix))
+    if found is not None:
+        return found
+    return _query(isa, kernels, _to_parasail("query", codes, matrix.k), matrix)
+
+
 def _probes(n: int, m: int, top: int) -> bool:
     """Whether a pair of ``n`` by ``m`` letters, matrix's largest value ``top``, gets the
     diagonal's lower bound (:func:`_diagonal`) before its lane is chosen: its upper bound passes
@@ -811,13 +822,12 @@ def align(
     mat = _matrix(matrix)
     o, e = _penalties(gap_open, gap_extend)
     family = _family(family, o, e) if family is not None else None
-    q = _to_parasail("query", query, mat.k)
+    kept = _kept(isa_name, kernels, query, mat)
     t = _to_parasail("target", target, mat.k)
-    n, m = len(q), len(t)
+    n, m = len(kept.q), len(t)
     if n == 0 or m == 0:
         return 0, -1, -1
     r = _rule_of(isa_name, mat, o, e)
-    kept = _query(isa_name, kernels, q, mat)
     likely = kept.last
     if _probes(n, m, mat.top):
         likely = max(likely, _diagonal(query, target, matrix))

@@ -76,7 +76,7 @@ def _pair(
         gap_extend,
         family,
     )
-    return AlignmentResult(score=score, query_end=query_end, target_end=target_end)
+    return AlignmentResult(score, query_end, target_end)
 
 
 def _batch(
