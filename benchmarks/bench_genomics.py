@@ -186,7 +186,7 @@ def main() -> int:
     }
 
     # 3. batch search ------------------------------------------------------------------------------
-    from prism_plugin_parasail import kernels
+    from prism_plugin_parasail import kernels, rule
 
     bn, count, length = BATCH
     bq_text = dna(bn)
@@ -200,7 +200,7 @@ def main() -> int:
     def parasail_loop() -> int:
         return sum(parasail.sw_striped_profile_sat(profile, x, 5, 2).score for x in targets_text)
 
-    isa = next(i for i in kernels.ISAS if kernels.isa_usable(i))
+    isa = next(i for i in rule.ISAS if kernels.isa_usable(i))
     threads = kernels.batch_threads()
     batch_contenders = [
         Runner("parasail profile loop, one core (direct)", "parasail", None, parasail_loop),

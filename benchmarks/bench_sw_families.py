@@ -34,7 +34,7 @@ Usage::
     python benchmarks/bench_sw_families.py --grid --output PREFIX
 
 writes ``PREFIX.json`` and ``PREFIX.md``.  ``--grid`` records the measurements the plugin's
-rule comes from (``prism_plugin_parasail.kernels.choose``): every family and lane width the
+rule comes from (``prism_plugin_parasail.rule.choose``): every family and lane width the
 plugin binds (``{striped,scan}`` in 8, 16 and 32 bits with the profile built beforehand,
 ``diag`` in 8, 16 and 32 bits), called directly through the plugin's ctypes bindings on codes,
 interleaved, minimum of up to 7 rounds, over DNA 2/-1, 2/-3, 5/-4 and BLOSUM62, the five gap
@@ -146,9 +146,9 @@ def _sequences(case: Case, rng: Any) -> tuple[str, list[str]]:
 def _lanes_run(isa: str, call: Callable[[], Any]) -> str:
     """The families and lane widths of the plugin's C functions that ran during ``call()``,
     with how many times (``16 striped`` or ``8 striped x 3, 16 scan x 13``)."""
-    from prism_plugin_parasail import kernels
+    from prism_plugin_parasail import kernels, rule
 
-    table = kernels._kernels_of(kernels.ISAS[isa]).align
+    table = kernels._kernels_of(rule.ISAS[isa]).align
     seen: collections.Counter[str] = collections.Counter()
     saved = dict(table)
     for key, fn in saved.items():
@@ -316,9 +316,9 @@ def grid(rng: Any) -> list[dict[str, Any]]:
     """The rule's measurements (module docstring, ``--grid``)."""
     import numpy as np
     from prism_genomics import BLOSUM62
-    from prism_plugin_parasail import kernels
+    from prism_plugin_parasail import kernels, rule
 
-    bound = kernels._kernels_of(kernels.ISAS["avx2"])
+    bound = kernels._kernels_of(rule.ISAS["avx2"])
     rows = []
     for name, dna in GRID_SCORINGS.items():
         if dna is None:
@@ -347,7 +347,7 @@ def grid(rng: Any) -> list[dict[str, Any]]:
                         for bits in (8, 16, 32):
                             if family == "striped" and o == e:
                                 continue  # not exact there
-                            lane = kernels.Lane(bits, family, 0)
+                            lane = rule.Lane(bits, family, 0)
                             calls[f"{family}{bits}"] = functools.partial(
                                 kernels._call, kept, lane, tb, m, o, e
                             )

@@ -114,9 +114,9 @@ def _lanes_run(isa: str, call: Callable[[], Any]) -> str:
     """The lane widths and methods of the plugin's C functions that ran during ``call()``,
     with how many times (``8 striped`` or ``8 striped x 3, 16 scan x 13``): each bound
     alignment function is wrapped for the one call."""
-    from prism_plugin_parasail import kernels
+    from prism_plugin_parasail import kernels, rule
 
-    bound = kernels._kernels_of(kernels.ISAS[isa])
+    bound = kernels._kernels_of(rule.ISAS[isa])
     seen: collections.Counter[str] = collections.Counter()
     saved = []
     for table in vars(bound).values():

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prism_genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
-from prism_plugin_parasail import kernels
+from prism_plugin_parasail import kernels, rule
 from prism_plugin_parasail.variants import PARALLEL_MIN_CELLS
 
 import prism_core
 
-HERE = [isa for isa in kernels.ISAS if kernels.isa_usable(isa)]
+HERE = [isa for isa in rule.ISAS if kernels.isa_usable(isa)]
 DNA_SCORING = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2
 
 

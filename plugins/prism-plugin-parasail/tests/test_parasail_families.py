@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prism_genomics import BLOSUM62, Scoring
-from prism_plugin_parasail import kernels
+from prism_plugin_parasail import kernels, rule, why
 
 import prism_core
 from prism_core._tuning.candidates import candidates
 
-HERE = [isa for isa in kernels.ISAS if kernels.isa_usable(isa)]
+HERE = [isa for isa in rule.ISAS if kernels.isa_usable(isa)]
 #: Every (family, lane width) the plugin runs: never striped with equal penalties, never the
-#: 32-bit diagonal kernel (module docstring of kernels).
+#: 32-bit diagonal kernel (``rule.Rule.diag``).
 KERNELS = [(f, b) for f in ("striped", "scan") for b in (8, 16, 32)] + [("diag", 8), ("diag", 16)]
 
 
@@ -39,8 +39,8 @@ def direct(isa: str, family: str, bits: int, q: Any, t: Any, m: Any, o: int, e: 
     """One kernel, called as the plugin calls it: ``(score, query_end, target_end)``, or
     ``None`` where it saturated (the plugin then goes wider)."""
     matrix = kernels._matrix(m)
-    kept = kernels._Query(kernels._kernels_of(kernels.ISAS[isa]), q.tobytes(), matrix)
-    lane = kernels.Lane(bits, family, 0)
+    kept = kernels._Query(kernels._kernels_of(rule.ISAS[isa]), q.tobytes(), matrix)
+    lane = rule.Lane(bits, family, 0)
     score, qe, te, saturated = kernels._read(kernels._call(kept, lane, t.tobytes(), len(t), o, e))
     if saturated:
         return None
@@ -85,11 +85,11 @@ def test_equal_penalties_never_run_striped() -> None:
         for _ in range(50):
             k, o = int(rng.integers(2, 21)), int(rng.integers(1, 13))
             matrix = rng.integers(-5, 12, (k, k)).astype(np.int32)
-            r = kernels._rule_of(isa, kernels._matrix(matrix), o, o)
+            r = kernels.rule_of(isa, kernels._matrix(matrix), o, o)
             assert r.striped == ()
             for n in (1, 16, 30, 100, 1000, 10_000):
                 for likely in (0, 50, 300, 5000, 50_000):
-                    lane, _ = kernels.choose(r, n, 10_000, likely)
+                    lane, _ = rule.choose(r, n, 10_000, likely)
                     assert lane.method != "striped"
                     assert (lane.method, lane.bits) != ("diag", 32)
     with pytest.raises(ValueError, match="not exact with gap_open == gap_extend"):
@@ -101,8 +101,8 @@ def test_equal_penalties_never_run_striped() -> None:
 
 
 def pick(matrix: Any, o: int, e: int, n: int, m: int, likely: int) -> tuple[str, int]:
-    r = kernels._rule_of("avx2", kernels._matrix(np.asarray(matrix, np.int32)), o, e)
-    lane, _ = kernels.choose(r, n, m, likely)
+    r = kernels.rule_of("avx2", kernels._matrix(np.asarray(matrix, np.int32)), o, e)
+    lane, _ = rule.choose(r, n, m, likely)
     return lane.method, lane.bits
 
 
@@ -149,10 +149,10 @@ def test_the_rule_picks_what_was_measured_fastest(
 
 
 def test_a_saturated_lane_hands_over_to_the_lane_the_rule_picks_for_a_higher_score() -> None:
-    r = kernels._rule_of("avx2", kernels._matrix(dna(2, -1)), 3, 1)
-    first, _ = kernels.choose(r, 1000, 10_000, 0)
+    r = kernels.rule_of("avx2", kernels._matrix(dna(2, -1)), 3, 1)
+    first, _ = rule.choose(r, 1000, 10_000, 0)
     assert (first.method, first.bits) == ("striped", 8)
-    wider, _ = kernels.choose(r, 1000, 10_000, 0, None, first.limit + 1)
+    wider, _ = rule.choose(r, 1000, 10_000, 0, None, first.limit + 1)
     assert (wider.method, wider.bits) == ("striped", 16)
 
 
@@ -185,7 +185,7 @@ def test_explain_says_which_family_and_lane_width_run_and_why() -> None:
     assert "similarity 0.23" in text and "below 0.75, the threshold for gaps 3/1" in text
     other = reasons(decision, "parasail.sw_align.avx2.scan")
     assert "the rule is sure here: the automatic variant runs the striped kernel in 16-bit" in other
-    assert kernels.describe("avx2", *args[:5]).startswith("the striped kernel in 16-bit lanes")
+    assert why.describe("avx2", *args[:5]).startswith("the striped kernel in 16-bit lanes")
 
 
 @pytest.mark.skipif("avx2" not in HERE, reason="names the AVX2 variants")

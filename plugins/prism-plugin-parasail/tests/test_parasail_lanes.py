@@ -14,11 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prism_genomics import BLOSUM62, PROTEIN, Scoring, encode
-from prism_plugin_parasail import kernels
+from prism_plugin_parasail import kernels, rule
 
 import prism_core
 
-HERE = [isa for isa in kernels.ISAS if kernels.isa_usable(isa)]
+HERE = [isa for isa in rule.ISAS if kernels.isa_usable(isa)]
 DNA = Scoring.match_mismatch()  # 2 / -3, gaps 5 / 2: top 2, 8-bit striped lanes hold 252
 
 
@@ -34,7 +34,7 @@ def ran(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     query kept from earlier tests."""
     monkeypatch.setattr(kernels, "_QUERIES", {}, raising=False)
     seen: list[tuple[str, int]] = []
-    table = kernels._kernels_of(kernels.ISAS[HERE[0]]).align
+    table = kernels._kernels_of(rule.ISAS[HERE[0]]).align
     for key, fn in list(table.items()):
 
         def spy(*args: Any, _fn: Any = fn, _key: Any = key) -> Any:
@@ -57,7 +57,7 @@ def identical(letters: str, n: int, seed: int = 0) -> np.ndarray[Any, Any]:
 def test_lane_limits_are_where_parasail_saturates(method: str, bits: int, length: int) -> None:
     """``length`` equal letters at match 2 score the limit exactly: unsaturated there, and
     saturated one letter on (parasail's sources, checked on the kernels themselves)."""
-    assert kernels.lane_limit(method, bits, 2) == 2 * length
+    assert rule.lane_limit(method, bits, 2) == 2 * length
     fn = getattr(parasail, f"sw_{method}_{bits}")
     dna = parasail.matrix_create("ACGT", 2, -3)
     at = fn("A" * length, "A" * length, 5, 2, dna)
@@ -66,7 +66,7 @@ def test_lane_limits_are_where_parasail_saturates(method: str, bits: int, length
 
 
 def lanes(low: int, top: int, o: int, e: int) -> list[tuple[int, str, int]]:
-    r = kernels.rule(low, top, float(top), True, o, e, 256)
+    r = rule.rule(low, top, float(top), True, o, e, 256)
     return [(lane.bits, lane.method, lane.limit) for lane in (*r.striped, *r.scan)]
 
 
@@ -87,7 +87,7 @@ def test_lanes_that_cannot_hold_the_matrix_or_the_penalties_are_never_used() -> 
     assert [bits for bits, method, _ in lanes(-300, 300, 5, 2) if method == "striped"] == [16, 32]
     assert [bits for bits, method, _ in lanes(-3, 2, 200, 2) if method == "scan"] == [16, 32]
     assert [bits for bits, _, _ in lanes(-3, 2**20, 5, 2)] == [32, 32]
-    assert kernels.rule(-3, 2**20, 2.0, True, 5, 2, 256).diag == ()
+    assert rule.rule(-3, 2**20, 2.0, True, 5, 2, 256).diag == ()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -115,7 +115,7 @@ def test_a_score_past_16_bit_lanes_goes_straight_to_32_bits(ran: list[tuple[str,
     query = identical("WCHYP", 8000)
     m, o, e = BLOSUM62.matrix, BLOSUM62.gap_open, BLOSUM62.gap_extend
     got = kernels.align(HERE[0], query, query, m, o, e)
-    assert got[0] > kernels.lane_limit("striped", 16, int(m.max()))
+    assert got[0] > rule.lane_limit("striped", 16, int(m.max()))
     assert ran == [("scan", 32)]
     assert got == reference(query, query, m, o, e)
 

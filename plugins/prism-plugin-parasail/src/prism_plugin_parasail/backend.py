@@ -3,7 +3,8 @@
 parasail has no array type: its functions take byte strings.  Like the ``scipy`` backend, this
 one owns nothing (:meth:`ParasailBackend.owns` is ``False``), takes NumPy arrays and Python
 scalars as they are, and its array methods are NumPy's.  What it adds is the alignment
-kernels (``prism_plugin_parasail.kernels``).
+kernels (``prism_plugin_parasail.kernels``, which run the family and lane width that
+``prism_plugin_parasail.rule`` picks).
 
 Nothing here imports parasail or NumPy at import time or when the backend is created:
 :meth:`ParasailBackend.availability` imports parasail (which loads its C library, about
@@ -40,7 +41,8 @@ class ParasailBackend(HostLibraryBackend):
         sets this CPU executes by parasail's own checks, and the threads a batch uses."""
         import parasail  # type: ignore[import-untyped, unused-ignore]
 
-        from prism_plugin_parasail.kernels import ISAS, batch_threads, isa_usable
+        from prism_plugin_parasail.kernels import batch_threads, isa_usable
+        from prism_plugin_parasail.rule import ISAS
 
         return {
             "parasail": parasail.__version__,

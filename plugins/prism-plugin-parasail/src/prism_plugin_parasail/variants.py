@@ -31,7 +31,7 @@ targets, fewer than :data:`PARALLEL_MIN_CELLS` cell updates or targets of fewer 
 it saves, and a process that may run on one CPU only.
 
 The automatic variants choose the kernel family (striped, scan or diagonal) and lane width per
-call by a rule measured on this hardware (``prism_plugin_parasail.kernels.choose``).  The
+call by a rule measured on this hardware (``prism_plugin_parasail.rule.choose``).  The
 ``<family>`` variants (``striped``, ``scan``, ``diag``) run one family, in the lanes the rule
 would pick for it, and take a call only where the rule is unsure between that family and its
 own pick (near a boundary of its measurements), so that ``prism tune`` and ``prism bench
@@ -53,8 +53,10 @@ from typing import Any
 from prism_core.backend_kit import usable_cpus
 from prism_core.extending import Variant
 
+# The rule imports neither parasail nor NumPy: its kernel families (one variant each) are free.
+from .rule import FAMILIES
+
 __all__ = [
-    "FAMILIES",
     "ISA_REQUIREMENTS",
     "PARALLEL_MIN_CELLS",
     "PARALLEL_MIN_CELLS_PER_TARGET",
@@ -86,10 +88,6 @@ PARALLEL_MIN_CELLS = 1 << 24
 #: of 2**17 cells takes about 8 us in parasail.  Shorter targets leave the threads waiting for
 #: the GIL: 1000 targets of 200 against 200 letters (40,000 cells each) ran 1.0x on two threads.
 PARALLEL_MIN_CELLS_PER_TARGET = 1 << 17
-
-#: The kernel families with a variant each (``kernels.FAMILIES``; this module imports no
-#: parasail).
-FAMILIES = ("striped", "scan", "diag")
 
 _OPS = "prism_plugin_parasail.ops"
 _PAIR = ("query", "target", "matrix", "gap_open", "gap_extend", "traceback")
@@ -168,7 +166,7 @@ def takes_threaded_batch(*args: Any, **kwargs: Any) -> bool | str:
 def takes_family(isa: str, family: str, batch: bool) -> Callable[..., bool | str]:
     """``can_run`` of ``parasail.sw_align[_batch].<isa>.<family>``: as :func:`takes_pair` (or
     :func:`takes_batch`), and only where the rule is unsure between ``family`` and its own
-    pick (``kernels.judge``); else why not: the rule's choice, in words.  For a batch, as for
+    pick (``why.judge``); else why not: the rule's choice, in words.  For a batch, as for
     its first non-empty target."""
 
     def can_run(*args: Any, **kwargs: Any) -> bool | str:
@@ -195,10 +193,10 @@ def takes_family(isa: str, family: str, batch: bool) -> Callable[..., bool | str
                     break
             else:
                 return "no non-empty target: scores 0, no kernel runs"
-        from . import kernels
+        from .why import judge
 
         try:
-            ok, text = kernels.judge(
+            ok, text = judge(
                 isa, family, query, target, int(target.shape[0]), matrix, gap_open, gap_extend
             )
         except (TypeError, ValueError) as exc:
