@@ -2,10 +2,8 @@
 
 Every plugin on NVIDIA GPUs (CuPy's, PyTorch's) returns :func:`detect` from its
 ``prism_detect_devices`` hook; no framework is imported and no CUDA context is created.  Parsing
-is apart from running the command, so that it is tested on captured output.  Every such plugin
-asks on a process's first call, so this module imports ``subprocess`` only to run
-``nvidia-smi`` and looks the command up on ``PATH`` itself (:func:`_which`: ``shutil`` costs
-about 3 ms).  Where a GPU found is a package that MIG can split (its description has
+is apart from running the command, so that it is tested on captured output; the command runs
+through :mod:`prism_core.host_tools` (on ``PATH``, with a timeout, no ``shutil``).  Where a GPU found is a package that MIG can split (its description has
 ``partitions``), ``nvidia-smi -L`` is run as well, and each MIG instance it lists is a device of
 its own, named as CUDA names it (``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the
 MIG profile's description; a compute instance (``MIG 1c.3g.40gb``: one of the three compute
@@ -22,6 +20,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from prism_core.host_tools import TOOL_TIMEOUT_S, run_tool
+from prism_core.host_tools import which as _which
 from prism_core.kernel.contract.backend import DetectedDevice, Detection
 from prism_core.kernel.errors import describe_exception
 
@@ -54,7 +54,7 @@ NVIDIA_SMI_COMMAND = (
 #: The listing of the GPUs and, under each GPU in MIG mode, its MIG devices:
 #: ``GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-…)`` then ``  MIG 1g.10gb  Device  0: (UUID: MIG-…)``.
 NVIDIA_SMI_LIST_COMMAND = ("nvidia-smi", "-L")
-NVIDIA_SMI_TIMEOUT_S = 10
+NVIDIA_SMI_TIMEOUT_S = TOOL_TIMEOUT_S
 _MIB = 1 << 20
 #: Files that exist where an NVIDIA driver is loaded: its kernel module's directory and control
 #: device (Linux), the integrated GPU's control device (Jetson, which may have no nvidia-smi).
@@ -244,57 +244,7 @@ def run_nvidia_smi(
 ) -> tuple[str | None, str]:
     """Run the query (or another ``command`` of nvidia-smi's): (its output, "") or (None, why
     it failed)."""
-    import subprocess  # only where there is an nvidia-smi to run (the first call)
-
-    try:
-        proc = subprocess.run(
-            [executable, *command[1:]],
-            capture_output=True,
-            text=True,
-            timeout=NVIDIA_SMI_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return None, f"nvidia-smi did not answer within {NVIDIA_SMI_TIMEOUT_S} s"
-    except OSError as exc:
-        return None, f"nvidia-smi could not be run: {exc}"
-    if proc.returncode != 0:
-        said = (proc.stdout.strip() or proc.stderr.strip()).splitlines()
-        detail = f": {said[0].strip()}" if said else ""
-        return None, f"nvidia-smi failed with exit status {proc.returncode}{detail}"
-    return proc.stdout, ""
-
-
-def _which(command: str) -> str | None:
-    """The path of ``command`` on ``PATH``, as :func:`shutil.which` gives it.
-
-    On POSIX the search is written out, as ``shutil.which`` makes it: ``PATH`` (unset: the
-    system's ``CS_PATH``, else :data:`os.defpath`; empty: nothing found), each directory once,
-    an empty entry meaning the current directory; the first entry that is executable
-    (``os.access`` with ``X_OK``) and not a directory.  Elsewhere (Windows: ``PATHEXT``, the
-    current directory first) ``shutil.which`` itself is asked.
-    """
-    if os.name != "posix" or os.path.dirname(command):
-        import shutil
-
-        return shutil.which(command)
-    path = os.environ.get("PATH")
-    if path is None:
-        try:
-            path = os.confstr("CS_PATH")
-        except (AttributeError, ValueError):
-            path = os.defpath
-    if not path:
-        return None
-    seen: set[str] = set()
-    for directory in path.split(os.pathsep):
-        if directory in seen:
-            continue
-        seen.add(directory)
-        candidate = os.path.join(directory, command)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
+    return run_tool(executable, command[1:], name="nvidia-smi", timeout=NVIDIA_SMI_TIMEOUT_S)
 
 
 def driver_absent() -> str | None:

@@ -10,7 +10,8 @@ at discovery.  It holds what every GPU or framework backend needs and would othe
   empty input); ``adapters`` (``adapters.py``), the standard's signatures over a NumPy-like
   library's (``NamespaceBackend.adapts``);
 * probing a framework without ever raising (:func:`import_framework`, :func:`first_line`,
-  :func:`probe_library`);
+  :func:`probe_library`), and which builds of it are installed without importing it
+  (:func:`installed_distributions`);
 * batches on the host's CPUs: :func:`usable_cpus`, :func:`thread_pool` (kept pools) and
   :func:`balanced_chunks` (a packed batch cut into runs of about equal size);
 * :class:`HostLibraryBackend`, the base of backends that compute on NumPy arrays with a library
@@ -48,6 +49,7 @@ from prism_core.backend_kit._common import (
     broadcast_shapes,
     first_line,
     import_framework,
+    installed_distributions,
     linalg_error,
     probe_library,
     shape_of,
@@ -96,6 +98,7 @@ __all__ = [
     "first_line",
     "host_only",
     "import_framework",
+    "installed_distributions",
     "linalg_error",
     "probe_library",
     "requested_device",
