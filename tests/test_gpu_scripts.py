@@ -446,3 +446,120 @@ def test_a_step_past_its_timeout_or_the_budget_fails_saying_so(
     assert (second["status"], second["summary"]) == (
         "failed", "not run: the run's --budget is spent"
     )  # fmt: skip
+
+
+# -- --device: another accelerator than NVIDIA's ---------------------------------------------------
+
+CONFORMANCE = GPU / "conformance.py"
+
+
+def _script(*argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """A script of benchmarks/gpu run as the GPU check runs it: a real process, with none of
+    this test session's PRISM_* settings but those given."""
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("PRISM_")} | env
+    return subprocess.run(
+        [sys.executable, *argv], capture_output=True, text=True, env=environ, timeout=170,
+        check=False, cwd=REPO,
+    )  # fmt: skip
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("how", ["option", "variable"])
+def test_an_absent_device_is_said_and_fails(tmp_path: Path, how: str) -> None:
+    """No AMD GPU here: conformance.py says which device is absent, what is present and why each
+    detection found nothing, and exits 1, without a traceback; named by ``--device`` or by
+    ``PRISM_GPU_DEVICE``."""
+    output = tmp_path / "conformance.json"
+    if how == "option":
+        done = _script(str(CONFORMANCE), "--device", "amd.mi300x", "--output", str(output))
+    else:
+        done = _script(str(CONFORMANCE), "--output", str(output), PRISM_GPU_DEVICE="amd.mi300x")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.startswith(
+        "conformance.py: --device amd.mi300x: no such device is present on this host (present: "
+    ), done.stderr
+    assert "-> generic." in done.stderr  # the host CPU, which is present
+    assert "nvidia-smi" in done.stderr  # why the cuda plugin found no GPU
+    assert "Traceback" not in done.stderr and not output.exists()
+
+
+@pytest.mark.timeout(180)
+def test_a_device_no_description_names_is_a_usage_error() -> None:
+    done = _script(str(CONFORMANCE), "--device", "amd.mi301x", "--present")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(
+        "conformance.py: --device amd.mi301x: no device description has that name; "
+        "accelerators Prism describes: "
+    ), done.stderr
+    assert "amd.mi300x, " in done.stderr and "huawei.ascend-910b" in done.stderr
+    assert "-mig-" not in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.timeout(180)
+def test_a_present_device_is_found_and_a_dry_run_checks_the_name() -> None:
+    """The presence check on a device that is here (the host CPU: a family name finds its
+    member); ``--dry-run`` only checks that a description has the name."""
+    present = _script(str(CONFORMANCE), "--device", "generic.x86-64", "--present")
+    assert present.returncode == 0, present.stdout + present.stderr
+    assert json.loads(present.stdout)["device"].startswith("generic.x86-64")
+    dry = _script(str(CONFORMANCE), "--device", "amd.mi300x", "--dry-run")
+    assert dry.returncode == 0, dry.stdout + dry.stderr
+    assert dry.stdout.strip() == (
+        "skipped: --dry-run; the suite on amd.mi300x runs where it is present"
+    )
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize(("device", "code"), [("amd.mi300x", 1), ("intel.max-9999", 2)])
+def test_run_py_stops_before_any_step_on_an_absent_device(
+    tmp_path: Path, device: str, code: int
+) -> None:
+    out = tmp_path / "out"
+    done = _script(str(GPU / "run.py"), "--out", str(out), "--device", device)
+    assert done.returncode == code, done.stdout + done.stderr
+    assert done.stderr.startswith(f"run.py: --device {device}: "), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()  # nothing archived: no step ran
+
+
+def test_the_steps_for_a_device(run_py: Any, tmp_path: Path) -> None:
+    """Without ``--device`` the steps are exactly NVIDIA's; with it, the same steps in the same
+    budget, ``doctor`` looking for the device, the conformance suite run on it, and the steps of
+    the CUDA path saying they are skipped, and why."""
+    default = run_py.steps(tmp_path, 8)
+    assert run_py.for_device(default, None) is default
+    chosen = run_py.for_device(run_py.steps(tmp_path, 8), "amd.mi300x")
+    assert [s.name for s in chosen] == STEPS
+    assert sum(s.timeout for s in chosen) == sum(s.timeout for s in default)
+    by_name = {s.name: s for s in chosen}
+    conformance = by_name["conformance"]
+    assert conformance.argv[1:] == [
+        str(CONFORMANCE), "--device", "amd.mi300x", "--seconds", "15", "--output",
+        str(tmp_path / "conformance.json"),
+    ]  # fmt: skip
+    assert conformance.dry == [sys.executable, str(CONFORMANCE), "--device", "amd.mi300x",
+                               "--dry-run"]  # fmt: skip
+    for name in ("tests", "calibrate", "bench"):
+        assert by_name[name] == next(s for s in default if s.name == name)
+    for name in ("backends", "profile", "offload", "split", "smith-waterman", "function-kernels"):
+        step = by_name[name]
+        done = subprocess.run(step.argv, capture_output=True, text=True, timeout=60, check=True)
+        assert run_py.SKIP.search(done.stdout)[1] == (
+            f"{name} measures the NVIDIA CUDA path; --device amd.mi300x runs doctor, tests, "
+            "conformance, calibrate, bench"
+        )
+        assert step.dry is None
+
+
+def test_doctor_looks_for_the_named_device(run_py: Any, tmp_path: Path) -> None:
+    """The recorded H100's doctor report: passed for the H100 and its family, missed for an AMD
+    GPU, saying what was present."""
+    text = (RECORDED / "doctor.json").read_text()
+    (doctor,) = [s for s in run_py.for_device(run_py.steps(tmp_path, 8), "amd.gpu")
+                 if s.name == "doctor"]  # fmt: skip
+    missed = doctor.parse(tmp_path, text)
+    assert missed.status == "missed"
+    assert missed.summary.startswith("no amd.gpu mapped to a description (present: Intel(R)")
+    assert "NVIDIA H100 80GB HBM3 -> nvidia.h100-sxm" in missed.summary
+    assert run_py.parse_doctor(tmp_path, text, device="nvidia.gpu").status == "passed"
+    assert run_py.parse_doctor(tmp_path, text, device="nvidia.h100-sxm").status == "passed"

@@ -20,9 +20,18 @@ calibrated, which lives on the machine (``--state``) so that a rerun of one of t
 ``--only`` finds it; where it holds no calibration for a GPU, ``calibrate`` runs first.  See
 docs/gpu.md.
 
+By default the check is of NVIDIA's GPU through torch-CUDA and CuPy.  ``--device TYPE`` (or the
+environment variable ``PRISM_GPU_DEVICE``) names another accelerator by its Prism description
+(``amd.mi300x``, ``intel.max-1550``, ``apple.m4-max-gpu``, ``huawei.ascend-910b``, or a family:
+``amd.gpu``): the check first makes sure it is present (else it says what is, and exits 1; 2
+for a name no description has), then ``doctor`` passes only if it is detected, the conformance
+suite runs on every backend that drives it, ``tests``, ``calibrate`` and ``bench`` run as
+always, and the steps that measure the CUDA path say "skipped" with the reason.
+
 Usage::
 
     python benchmarks/gpu/run.py --out DIR [--dry-run] [--budget SECONDS] [--only STEP,...]
+        [--device TYPE]
 """
 
 from __future__ import annotations
@@ -30,6 +39,8 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import dataclasses
+import functools
 import json
 import os
 import platform
@@ -72,6 +83,11 @@ OFFLOAD_GOAL = 1.1
 SPLIT_GOAL = 1.0
 #: The option of `prism bench` that measures the performance model's calibration.
 CALIBRATE_FLAG = "--calibrate"
+#: The environment variable naming the accelerator, where ``--device`` does not.
+DEVICE_VARIABLE = "PRISM_GPU_DEVICE"
+#: The steps that check any accelerator named with ``--device``; the others measure the NVIDIA
+#: CUDA path (torch-CUDA, CuPy's CUDA build, Numba's CUDA kernels).
+ANY_DEVICE_STEPS = ("doctor", "tests", "conformance", "calibrate", "bench")
 
 
 @dataclass
@@ -182,15 +198,31 @@ def figures(entry: dict[str, Any]) -> str:
         return ", ".join(parts)
 
 
-def parse_doctor(results: Path, output: str) -> Outcome:
+def is_a(device_type: str, device: str) -> bool:
+    """Whether ``device_type``'s description is ``device`` or one of its kind."""
+    import prism_core
+
+    try:
+        return bool(prism_core.hardware.get_device(device_type).is_a(device))
+    except prism_core.hardware.UnknownDeviceError:
+        return False
+
+
+def parse_doctor(results: Path, output: str, device: str | None = None) -> Outcome:
+    """Passed when a GPU (with ``device``: that device, or one of its kind) is detected and
+    mapped to its description."""
     report = first_json(output)
     (results / "doctor.json").write_text(json.dumps(report, indent=1) + "\n")
     present = report["devices"]["present"]
-    gpus = [d for d in present if is_gpu(d["device_type"])]
+    if device is None:
+        gpus = [d for d in present if is_gpu(d["device_type"])]
+    else:
+        gpus = [d for d in present if is_a(d["device_type"], device)]
     seen = ", ".join(f"{d['name']} -> {d['device_type']}" for d in present)
     if not gpus:
         why = "; ".join(f"{k}: {v}" for k, v in report["devices"].get("none_found", {}).items())
-        return Outcome("missed", f"no GPU mapped to a description (present: {seen}; {why})")
+        what = "no GPU" if device is None else f"no {device}"
+        return Outcome("missed", f"{what} mapped to a description (present: {seen}; {why})")
     return Outcome("passed", f"present: {seen}", {"present": present})
 
 
@@ -571,6 +603,56 @@ def steps(results: Path, workers: int) -> list[Step]:
     ]  # fmt: skip
 
 
+def for_device(chosen: list[Step], device: str | None) -> list[Step]:
+    """The steps of a check of ``device`` (``--device``): ``chosen`` unchanged where it is
+    ``None``; else ``doctor`` looks for that device, the conformance suite runs on it, and each
+    step of the CUDA path says it is skipped, and why."""
+    if device is None:
+        return chosen
+    py, script = sys.executable, str(ROOT / "benchmarks" / "gpu" / "conformance.py")
+    out = []
+    for step in chosen:
+        if step.name == "doctor":
+            step = dataclasses.replace(
+                step, title=f"prism doctor: {device} detected and mapped to its description",
+                parse=functools.partial(parse_doctor, device=device),
+            )  # fmt: skip
+        elif step.name == "conformance":
+            output = next(a for a in step.argv if a.endswith("conformance.json"))
+            step = dataclasses.replace(
+                step, title=f"the conformance suite on {device}, 15 s per backend that drives it",
+                argv=[py, script, "--device", device, "--seconds", "15", "--output", output],
+                dry=[py, script, "--device", device, "--dry-run"],
+            )  # fmt: skip
+        elif step.name not in ANY_DEVICE_STEPS:
+            said = (
+                f"skipped: {step.name} measures the NVIDIA CUDA path; --device {device} runs "
+                f"{', '.join(ANY_DEVICE_STEPS)}"
+            )
+            step = dataclasses.replace(
+                step, argv=[py, "-c", f"print({said!r})"], dry=None, dry_parse=False
+            )
+        out.append(step)
+    return out
+
+
+def check_device(device: str, dry: bool) -> tuple[int, str]:
+    """(0, the device type present) where ``device`` is here (in a dry run: where a
+    description has that name), else (exit status, what conformance.py said: what is
+    present, why each plugin found nothing)."""
+    script = ROOT / "benchmarks" / "gpu" / "conformance.py"
+    argv = [sys.executable, str(script), "--device", device, "--dry-run" if dry else "--present"]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        return 1, f"--device {device}: looking for it took over 120 s"
+    if done.returncode != 0:
+        said = done.stderr.strip().splitlines()
+        text = said[-1] if said else f"--device {device}: exit {done.returncode}"
+        return done.returncode, text.removeprefix("conformance.py: ")
+    return 0, device if dry else json.loads(done.stdout.strip().splitlines()[-1])["device"]
+
+
 # -- running --------------------------------------------------------------------------------------
 
 
@@ -634,12 +716,24 @@ def main() -> int:
     parser.add_argument("--only", default=None, help="comma-separated steps to run")
     parser.add_argument("--workers", type=int, default=8, help="pytest-xdist workers")
     parser.add_argument(
+        "--device", default=os.environ.get(DEVICE_VARIABLE) or None,
+        help="the accelerator to check, by its Prism description (amd.mi300x, intel.max-1550, "
+        f"apple.m4-max-gpu, huawei.ascend-910b, amd.gpu; default: ${DEVICE_VARIABLE}, else "
+        "NVIDIA's GPU through torch-CUDA and CuPy)",
+    )  # fmt: skip
+    parser.add_argument(
         "--state", type=Path,
         default=Path(os.environ.get("PRISM_GPU_STATE")
                      or Path(tempfile.gettempdir()) / "prism-gpu-check"),
         help="where the calibrated tuning cache stays between runs on this machine",
     )  # fmt: skip
     args = parser.parse_args()
+    found = ""
+    if args.device is not None:
+        code, found = check_device(args.device, args.dry_run)
+        if code != 0:
+            print(f"run.py: {found}", file=sys.stderr)
+            return code
 
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -652,13 +746,18 @@ def main() -> int:
     logs.mkdir(parents=True)
     results.mkdir()
     env_info = probe()
+    if args.device is not None:  # present (check_device): the check is of it, not of CUDA
+        env_info["device"] = args.device
+        if not args.dry_run:
+            env_info.pop("no_gpu", None)
+            env_info["gpu"] = f"{found} (--device {args.device})"
     no_gpu = "--dry-run" if args.dry_run else env_info.get("no_gpu")
     if args.dry_run and "no_gpu" in env_info:
         no_gpu = f"--dry-run; {env_info['no_gpu']}"
     print(f"GPU check {name}: {env_info.get('gpu', 'no GPU: ' + str(no_gpu))}", flush=True)
     dry = no_gpu is not None  # every step checks something of the GPU
 
-    everything = steps(results, args.workers)
+    everything = for_device(steps(results, args.workers), args.device)
     known = [s.name for s in everything]
     chosen = everything
     notes: list[str] = []

@@ -6,10 +6,14 @@
 # $OUT/gpu-check-N-DATE.tar.gz (logs/, results/, summary.json, summary.md), and the summary
 # table in $OUT/summary.md.
 #
-#   OUT=DIR benchmarks/gpu/run.sh [--dry-run] [run.py's options: --budget S, --only STEP,...]
+#   OUT=DIR benchmarks/gpu/run.sh [--dry-run] [run.py's options: --budget S, --only STEP,...,
+#                                  --device TYPE]
 #
 # --dry-run: on a machine without a GPU (CI), in the environment at hand (no wheels installed);
 # each GPU step runs its dry form and says "skipped: no GPU" with the reason.
+# --device TYPE (or PRISM_GPU_DEVICE=TYPE): check another accelerator than NVIDIA's, named by
+# its Prism description (amd.mi300x, intel.max-1550, apple.m4-max-gpu, huawei.ascend-910b, or a
+# family such as amd.gpu); where it is not present, run.py says what is and exits 1.
 set -euo pipefail
 # run.py's --budget counts from here: the installation of the wheels is part of it.
 export PRISM_GPU_CHECK_STARTED="${PRISM_GPU_CHECK_STARTED:-$(date +%s.%N)}"

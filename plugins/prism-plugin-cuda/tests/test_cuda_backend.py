@@ -83,7 +83,7 @@ def test_backend_identity(library: prism_core.hardware.DeviceLibrary) -> None:
     assert isinstance(backend, prism_core.extending.Backend)
     assert (backend.name, backend.aliases, backend.priority) == ("cuda", ("cupy",), 10)
     assert dict(backend.drives) == {"vendor": "nvidia", "kind": "gpu"}
-    assert backend.description == "NVIDIA GPUs through CuPy"
+    assert backend.description == "NVIDIA GPUs through CuPy (AMD GPUs with a ROCm build of CuPy)"
     assert backend.can_drive(library.get("nvidia.h100-sxm"))
     assert backend.can_drive(library.get("nvidia.rtx-4090"))
     assert not backend.can_drive(library.get("amd.mi300x"))

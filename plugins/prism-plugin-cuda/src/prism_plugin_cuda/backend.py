@@ -1,4 +1,5 @@
-"""The ``cuda`` backend (alias ``cupy``): NVIDIA GPUs through CuPy, a namespace backend.
+"""The ``cuda`` backend (alias ``cupy``): NVIDIA GPUs through CuPy, a namespace backend, and
+AMD GPUs where the installed CuPy is a ROCm build (``prism_plugin_cuda.build``).
 
 CuPy 14.2 has the Array API's functions under the standard's names: ``cuda.add`` is ``cupy.add``
 with Prism's semantics around it (``prism_core.backend_kit.NamespaceBackend``).
@@ -9,7 +10,10 @@ Per call, ``can_run`` keeps host arrays of fewer than :data:`MIN_ELEMENTS` eleme
 (the copies cost more than the GPU saves) and the dtypes the GPU path does not take; data
 already on the GPU is always taken; creation ops and conversions (:data:`NO_CAN_RUN`) run
 wherever the backend is chosen.  Nothing here imports CuPy: availability does, and the
-variants' functions when first called.
+variants' functions when first called.  Which GPUs it drives (NVIDIA with a CUDA build of CuPy,
+AMD with a ROCm build) is told from the installed distributions' names
+(:func:`prism_plugin_cuda.build.cupy_build`): the variants' requirement and ``can_drive``'s
+reasons follow from it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from prism_core.backend_kit import (
     size_check,
 )
 from prism_core.extending import Availability, Variant
+from prism_core.hardware import RequirementMatch
+
+from .build import CupyBuild, cupy_build
 
 if TYPE_CHECKING:
     from prism_core.hardware import DeviceDescription
@@ -44,7 +51,8 @@ MINIMUM = "14.2"
 #: Arrays with fewer elements than this (the largest array argument counts) stay on NumPy: the
 #: copy to the GPU and back costs more than the GPU saves.
 MIN_ELEMENTS = 4096
-#: The requirement of every variant but ``cuda.tensor_core_matmul``.
+#: The requirement of every variant but ``cuda.tensor_core_matmul`` with a CUDA build of CuPy
+#: (a ROCm build's: ``{"vendor": "amd", "kind": "gpu"}``, :attr:`CupyBuild.requires`).
 GPU_REQUIRES = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
 #: The data types the GPU's dense linear algebra (cuSOLVER) takes.
 LINALG_DTYPES = frozenset({"float32", "float64", "complex64", "complex128"})
@@ -65,8 +73,8 @@ _LINALG = frozenset(
 #: Creation ops: CuPy's take no ``device=`` (they create on the current GPU, chosen here).
 _CREATES = NO_CAN_RUN - {"triu_indices", "random.normal", "to_numpy", "requires_grad", "detach"}
 _CREATES |= {"zeros_like", "ones_like", "full_like", "empty_like", "astype"}
-#: DLPack device types of GPU memory (kDLCUDA, kDLCUDAManaged).
-_DLPACK_GPU_DEVICES = frozenset({2, 13})
+#: DLPack device types of GPU memory (kDLCUDA, kDLROCM, kDLCUDAManaged).
+_DLPACK_GPU_DEVICES = frozenset({2, 10, 13})
 
 #: The ops computed by ``prism_plugin_cuda.ops`` (``linalg.inv`` by ``ops.linalg_inv``): where
 #: CuPy's function differs from the reference, each saying how.
@@ -155,18 +163,17 @@ def _can_run(op: str) -> Callable[..., bool | str]:
 
 
 class CudaBackend(NamespaceBackend):
-    """NVIDIA GPUs through CuPy: arrays are CuPy arrays on the current CUDA device."""
+    """NVIDIA GPUs through CuPy (AMD GPUs with a ROCm build of CuPy): arrays are CuPy arrays
+    on the current device."""
 
     name = "cuda"
     aliases = ("cupy",)
     priority = 10
     transfer = "dlpack"  # cupy.from_dlpack shares device memory (host arrays are copied over)
-    description = "NVIDIA GPUs through CuPy"
-    drives: Mapping[str, Any] = GPU_REQUIRES
+    description = "NVIDIA GPUs through CuPy (AMD GPUs with a ROCm build of CuPy)"
     namespace = library = "cupy"
     minimum = MINIMUM
     distribution = "prism-plugin-cuda"
-    targets = (Target("gpu", GPU_REQUIRES, 10),)
     overrides = OVERRIDES
 
     def __init__(self) -> None:
@@ -174,6 +181,41 @@ class CudaBackend(NamespaceBackend):
         #: Device types to_device has found this backend drives (dispatch moves every
         #: argument of every call through it: match each description once).
         self._driven: set[str] = set()
+        self._build: CupyBuild | None = None
+        self._targets: tuple[Target, ...] | None = None
+
+    # -- the build: which GPUs ------------------------------------------------------------------
+    @property
+    def build(self) -> CupyBuild:
+        """The installed CuPy's build (CUDA or ROCm), from the distributions' names: read once
+        (about 25 ms), never importing CuPy."""
+        if self._build is None:
+            self._build = cupy_build()
+        return self._build
+
+    @property
+    def drives(self) -> Mapping[str, Any]:  # type: ignore[override]  # read-only: the build's
+        """The GPUs of the build's vendor: ``{"vendor": "nvidia", "kind": "gpu"}`` with a CUDA
+        build (and without CuPy), ``{"vendor": "amd", "kind": "gpu"}`` with a ROCm build."""
+        return self.build.requires
+
+    @property
+    def targets(self) -> tuple[Target, ...]:  # type: ignore[override]  # read-only: the build's
+        """One target, the GPUs :attr:`drives` names: every variant but the tensor cores' has
+        that requirement."""
+        # One tuple, kept: the kit names a variant by its first target's identity.
+        if self._targets is None:
+            self._targets = (Target("gpu", self.build.requires, 10),)
+        return self._targets
+
+    def can_drive(self, device: DeviceDescription) -> RequirementMatch:
+        """The GPUs of the installed build's vendor; for another vendor's GPU the reason names
+        the build installed and the one that GPU needs (``CuPy here is cupy-cuda12x, a CUDA
+        build; an AMD GPU needs cupy-rocm-7-0``)."""
+        why = self.build.why_not(device)
+        if why is not None:
+            return RequirementMatch(False, (why,))
+        return super().can_drive(device)
 
     # -- availability -------------------------------------------------------------------------
     def availability(self) -> Availability:
@@ -188,14 +230,16 @@ class CudaBackend(NamespaceBackend):
         if module is None:
             return Availability(False, NOT_INSTALLED if why == "not installed" else f"cupy {why}")
         version = str(getattr(module, "__version__", "(unknown version)"))
+        runtime = "ROCm (HIP)" if self.build.platform == "rocm" else "CUDA"
         try:
             count = int(module.cuda.runtime.getDeviceCount())
         except Exception as exc:  # cupy_backends.cuda.api.runtime.CUDARuntimeError
             return Availability(
-                False, f"cupy {version} is installed but CUDA is not available: {first_line(exc)}"
+                False,
+                f"cupy {version} is installed but {runtime} is not available: {first_line(exc)}",
             )
         if count < 1:
-            return Availability(False, f"cupy {version} is installed but found no CUDA device")
+            return Availability(False, f"cupy {version} is installed but found no {runtime} device")
         from packaging.version import InvalidVersion, Version
 
         with contextlib.suppress(InvalidVersion):  # an unreadable version: the variants try
@@ -239,6 +283,7 @@ class CudaBackend(NamespaceBackend):
             )
         return {
             "framework": "cupy",
+            "build": self.build.describe(),
             "version": state.version,
             "cuda_runtime": int(runtime.runtimeGetVersion()),
             "cuda_driver": int(runtime.driverGetVersion()),
@@ -270,13 +315,14 @@ class CudaBackend(NamespaceBackend):
 
     def to_device(self, value: Any, device: DeviceDescription | None = None) -> Any:
         """``value`` on CuPy's current device (descriptions say which kind of GPU, not which
-        of the host's: ``with cupy.cuda.Device(1):`` chooses); ``device`` must be an NVIDIA
-        GPU."""
+        of the host's: ``with cupy.cuda.Device(1):`` chooses); ``device`` must be a GPU the
+        installed build drives (NVIDIA's with a CUDA build, AMD's with a ROCm build)."""
         if device is not None and device.device_type not in self._driven:
             match = self.can_drive(device)
             if not match:
+                gpus = "AMD GPUs" if self.build.vendor == "amd" else "NVIDIA GPUs"
                 raise ValueError(
-                    f"to_device: backend 'cuda' places arrays on NVIDIA GPUs; device "
+                    f"to_device: backend 'cuda' places arrays on {gpus}; device "
                     f"{device.device_type!r} is not one ({match.explain()})"
                 )
             self._driven.add(device.device_type)

@@ -3,7 +3,9 @@
 ``NamespaceBackend`` gives a variant of every op of the standard that ``jax.numpy`` has, with
 Prism's semantics around it (NumPy's promotion, the reference's errors); what is here is what
 is JAX's own: the dtypes it holds, where its arrays live, its quirks, and the ops beyond the
-standard it has under NumPy's names.  Nothing here imports JAX until an op runs.
+standard it has under NumPy's names.  Nothing here imports JAX until an op runs.  Its GPU is
+NVIDIA's with ``jax-cuda12-plugin`` (or ``-cuda13-``), AMD's with ``jax-rocm7-plugin`` (or
+``-rocm60-``), told from the installed distributions (``prism_plugin_jax.build``).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import prism_core
 from prism_core.backend_kit import Decline, NamespaceBackend, Target
 from prism_core.hardware import RequirementMatch
+from prism_plugin_jax.build import JaxBuild, jax_build
 
 #: Every dtype JAX has; without x64 (its default) it holds none of the 64-bit ones: it would
 #: compute a float64 argument in float32, so it declares them not held instead.
@@ -305,7 +308,6 @@ class JaxBackend(NamespaceBackend):
     distribution = "prism-plugin-jax"
     installed_as = ("jax",)  # availability from its metadata: prism doctor imports no JAX
     array_types = ("jax:Array",)
-    targets = (Target("cpu", {"kind": "cpu"}), Target("gpu", {"kind": "gpu"}, 10))
     # JAX imports NumPy's arrays by copy: a DLPack import of one made JAX abort at exit.
     transfer = "copy"
     compiles = True
@@ -352,19 +354,48 @@ class JaxBackend(NamespaceBackend):
         }
     )
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._build: JaxBuild | None = None
+        self._targets: tuple[Target, ...] | None = None
+
+    @property
+    def build(self) -> JaxBuild:
+        """JAX's GPU plugins installed here, from the distributions' names: read once (about
+        25 ms), never importing JAX."""
+        if self._build is None:
+            self._build = jax_build()
+        return self._build
+
+    @property
+    def targets(self) -> tuple[Target, ...]:  # type: ignore[override]  # read-only: the build's
+        """The CPU, and the GPUs of the installed plugins' vendors (``{"kind": "gpu", "vendor":
+        "nvidia"}`` with ``jax-cuda12-plugin``, ``"amd"`` with ``jax-rocm7-plugin``)."""
+        # One tuple, kept: the kit names a variant by its first target's identity.
+        if self._targets is None:
+            gpu = Target("gpu", self.build.gpu_requires, 10)
+            self._targets = (Target("cpu", MappingProxyType({"kind": "cpu"})), gpu)
+        return self._targets
+
     def dtypes(self, device: Any = None) -> frozenset[str]:
         return ALL_DTYPES if x64() else ALL_DTYPES - X64_ONLY
 
     def settings(self) -> dict[str, str]:
         return {"x64": str(x64())}
 
+    def capabilities(self) -> dict[str, Any]:
+        """The kit's, and the GPU plugins installed."""
+        return super().capabilities() | {"gpu plugins": self.build.describe()}
+
     def can_drive(self, device: Any) -> RequirementMatch:
-        """CPUs, and GPUs where JAX has a GPU backend (on a simulated device, the description
-        alone decides)."""
+        """CPUs, and the GPUs of the installed GPU plugins' vendors where JAX has a GPU backend
+        (on a simulated device, the description and the installed plugins decide)."""
         match = super().can_drive(device)
-        if not match or device.kind == "cpu" or prism_core.current_scope().simulated:
+        if not match or device.kind == "cpu":
             return match
-        why = gpu_unavailable()
+        why = self.build.why_not(device)
+        if why is None and not prism_core.current_scope().simulated:
+            why = gpu_unavailable()
         return match if why is None else RequirementMatch(False, (why,))
 
     def device_for(self, target: Target) -> Any:
@@ -391,15 +422,31 @@ class JaxBackend(NamespaceBackend):
                 array.block_until_ready()
 
 
+#: Where the amdgpu kernel driver is loaded (ROCm's compute interface; a container sees it only
+#: when started with ``--device=/dev/kfd``).
+AMD_DRIVER_FILE = "/dev/kfd"
+
+
+def amd_driver_absent() -> str | None:
+    """Why no AMD GPU driver can be here, as a sentence, or ``None`` where one may be."""
+    if os.path.exists(AMD_DRIVER_FILE):
+        return None
+    return (
+        f"no AMD GPU driver on this host ({AMD_DRIVER_FILE} is absent: the amdgpu kernel "
+        "driver is not loaded, or this container was started without it)"
+    )
+
+
 @functools.cache
 def gpu_unavailable() -> str | None:
-    """Why JAX has no GPU here (``None`` when it has one); JAX is imported only where an
-    NVIDIA driver is seen."""
+    """Why JAX has no GPU here (``None`` when it has one); JAX is imported only where the
+    driver of a vendor whose plugin is installed is seen (NVIDIA's where none is)."""
     from prism_core.nvidia_smi import driver_absent
 
-    why = driver_absent()
-    if why is not None:
-        return why
+    absent = {"nvidia": driver_absent, "amd": amd_driver_absent}
+    reasons = [why for v in BACKEND.build.vendors if (why := absent[v]()) is not None]
+    if len(reasons) == len(BACKEND.build.vendors):
+        return "; ".join(reasons)
     import jax
 
     try:
