@@ -117,7 +117,12 @@ def _devices(library: Any) -> dict[str, Any]:
         }
         for d in found.devices
     ]
-    return {"present": present, "none_found": dict(found.notes)}
+    # A plugin's sentence is "none_found" where it found nothing; where it found devices too
+    # (the torch plugin asks every vendor's tool), a note beside them.
+    sources = {d.source for d in found.devices}
+    notes = {k: v for k, v in found.notes.items() if k.partition(":")[0] in sources}
+    none_found = {k: v for k, v in found.notes.items() if k not in notes}
+    return {"present": present, "none_found": none_found, "notes": notes}
 
 
 def _caches(library: Any) -> dict[str, Any]:

@@ -196,7 +196,10 @@ def parse_amd_smi(static: str, listing: str | None = None) -> tuple[list[AmdGpu]
     why the output could not be read."""
     entries = _entries(_json_document(static))
     if entries is None:
-        return [], f"amd-smi printed no JSON list of GPUs; its output begins {_first_line(static)}"
+        return [], (
+            "amd-smi printed no JSON list of GPUs (no complete JSON document: cut short, or "
+            f"not JSON); its output begins {_first_line(static)}"
+        )
     uuids: dict[int, str] = {}
     for item in _entries(_json_document(listing or "")) or ():
         gpu, uuid = _int(item.get("gpu")), _text(item.get("uuid"))
@@ -235,7 +238,10 @@ def parse_rocm_smi(text: str) -> tuple[list[AmdGpu], str]:
     document = _json_document(text)
     if not isinstance(document, Mapping):
         begins = _first_line(text)
-        return [], f"rocm-smi printed no JSON object of cards; its output begins {begins}"
+        return [], (
+            "rocm-smi printed no JSON object of cards (no complete JSON document: cut short, or "
+            f"not JSON); its output begins {begins}"
+        )
     system = {str(k).lower(): v for k, v in _mapping(document.get("system")).items()}
     driver = _text(system.get("driver version"))
     gpus: list[AmdGpu] = []

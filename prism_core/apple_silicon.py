@@ -223,7 +223,8 @@ def _run(command: tuple[str, ...]) -> tuple[str | None, str]:
     """(the output of ``command``, "") or (None, why not)."""
     executable = _find(command[0])
     if executable is None:
-        return None, f"{command[0]} not found on PATH or in {', '.join(SYSTEM_DIRS) or 'none'}"
+        where = f" or in {', '.join(SYSTEM_DIRS)}" if SYSTEM_DIRS else ""
+        return None, f"{command[0]} not found on PATH{where}"
     return run_tool(executable, command[1:], name=command[0], timeout=APPLE_TIMEOUT_S)
 
 

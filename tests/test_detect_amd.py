@@ -6,8 +6,6 @@ XCDs, an MI250X two GCDs."""
 
 from __future__ import annotations
 
-import shutil
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,13 +29,12 @@ from prism_core.host_tools import which
 from prism_core.kernel.contract.backend import Detection
 
 from .conftest import put_distribution_on_path, shipped_library
+from .stand_ins import SLEEP, printing, stand_in
 
 SAMPLES = Path(__file__).parent / "data" / "host_tools" / "amd"
 MIB = 1 << 20
 GIB = 1 << 30
 LIB = shipped_library()
-#: Absolute paths, since the stand-ins run with only their own directory on PATH.
-CAT, SLEEP = shutil.which("cat") or "cat", shutil.which("sleep") or "sleep"
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="the stand-ins are shell scripts")
 
 
@@ -151,10 +148,14 @@ def test_a_name_no_description_matches_is_said() -> None:
 def test_garbage_and_warnings() -> None:
     gpus, problem = parse_amd_smi(sample("garbage-truncated.txt"))
     assert gpus == []
-    assert problem == "amd-smi printed no JSON list of GPUs; its output begins '{'"
+    assert problem == (
+        "amd-smi printed no JSON list of GPUs (no complete JSON document: cut short, or not "
+        "JSON); its output begins '{'"
+    )
     _, problem = parse_rocm_smi("Segmentation fault\n")
     assert problem == (
-        "rocm-smi printed no JSON object of cards; its output begins 'Segmentation fault'"
+        "rocm-smi printed no JSON object of cards (no complete JSON document: cut short, or not "
+        "JSON); its output begins 'Segmentation fault'"
     )
     # A warning line before the document (amd-smi's missing render/video groups) is passed over.
     warned = "WARNING: User is missing the following required groups: render, video.\n"
@@ -183,20 +184,9 @@ def test_older_amd_smi_memory_text_and_missing_fields() -> None:
 # -- running the tools --------------------------------------------------------------------------
 
 
-def stand_in(
-    directory: Path, tool: str, answers: dict[tuple[str, ...], str], body: str = ""
-) -> Path:
-    """An executable ``tool`` that prints the sample file named for its exact arguments, or
-    runs ``body``; any other arguments fail as an unknown option does."""
-    directory.mkdir(exist_ok=True)
-    lines = ["#!/bin/sh", 'case "$*" in']
-    for command, name in answers.items():
-        lines.append(f'  "{" ".join(command[1:])}") exec {CAT} "{SAMPLES / name}" ;;')
-    lines += ["esac", body or 'echo "unexpected arguments: $*" >&2; exit 2']
-    script = directory / tool
-    script.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return directory
+def samples(answers: dict[tuple[str, ...], str]) -> dict[tuple[str, ...], Path]:
+    """Each command's sample file, from its name."""
+    return {command: SAMPLES / name for command, name in answers.items()}
 
 
 def only_on_path(monkeypatch: pytest.MonkeyPatch, directory: Path) -> None:
@@ -212,7 +202,7 @@ SPX = {
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_detect_runs_amd_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "amd-smi", SPX))
+    only_on_path(monkeypatch, printing(tmp_path / "bin", samples(SPX)))
     found = detect(LIB)
     assert found.reason == ""
     assert [(d.device_type, d.partition_mode) for d in found.devices] == [
@@ -229,7 +219,7 @@ def test_an_amd_smi_without_partition_option(
     """An amd-smi that refuses --partition is asked again without it; the UUIDs are left out
     where ``list`` fails."""
     answers = {AMD_SMI_STATIC_PLAIN_COMMAND: "amd-smi-static-mi300x-spx.json"}
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "amd-smi", answers))
+    only_on_path(monkeypatch, printing(tmp_path / "bin", samples(answers)))
     found = detect(LIB)
     assert len(found.devices) == 8
     assert {(d.device_type, d.uuid) for d in found.devices} == {("amd.mi300x", None)}
@@ -238,8 +228,8 @@ def test_an_amd_smi_without_partition_option(
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_rocm_smi_where_amd_smi_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bin_dir = stand_in(tmp_path / "bin", "amd-smi", {}, 'echo "ERROR: no AMD GPUs"; exit 1')
-    stand_in(bin_dir, "rocm-smi", {ROCM_SMI_COMMAND: "rocm-smi-mi250x.json"})
+    bin_dir = stand_in(tmp_path / "bin", "amd-smi", otherwise='echo "ERROR: no AMD GPUs"; exit 1')
+    printing(bin_dir, samples({ROCM_SMI_COMMAND: "rocm-smi-mi250x.json"}))
     only_on_path(monkeypatch, bin_dir)
     found = detect(LIB)
     assert [d.device_type for d in found.devices] == ["amd.mi250x-gcd"] * 8
@@ -256,7 +246,7 @@ def test_no_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.timeout(60)
 def test_a_failing_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     body = 'echo "AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded" >&2; exit 3'
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "amd-smi", {}, body))
+    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "amd-smi", otherwise=body))
     assert detect(LIB) == Detection(
         (), "amd-smi failed with exit status 3: AMDSMI_STATUS_DRIVER_NOT_LOADED - Driver not loaded"
     )
@@ -266,8 +256,8 @@ def test_a_failing_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 @pytest.mark.timeout(60)
 def test_a_hanging_tool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(amd_smi, "AMD_SMI_TIMEOUT_S", 1)
-    bin_dir = stand_in(tmp_path / "bin", "amd-smi", {}, f"exec {SLEEP} 30")
-    stand_in(bin_dir, "rocm-smi", {}, f"exec {SLEEP} 30")
+    bin_dir = stand_in(tmp_path / "bin", "amd-smi", otherwise=f"exec {SLEEP} 30")
+    stand_in(bin_dir, "rocm-smi", otherwise=f"exec {SLEEP} 30")
     only_on_path(monkeypatch, bin_dir)
     assert detect(LIB) == Detection(
         (), "amd-smi did not answer within 1 s; rocm-smi did not answer within 1 s"
@@ -281,9 +271,13 @@ def test_a_tool_printing_garbage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         AMD_SMI_STATIC_COMMAND: "garbage-truncated.txt",
         AMD_SMI_LIST_COMMAND: "garbage-truncated.txt",
     }
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "amd-smi", answers))
+    only_on_path(monkeypatch, printing(tmp_path / "bin", samples(answers)))
     assert detect(LIB) == Detection(
-        (), "amd-smi printed no JSON list of GPUs; its output begins '{'"
+        (),
+        (
+            "amd-smi printed no JSON list of GPUs (no complete JSON document: cut short, or not "
+            "JSON); its output begins '{'"
+        ),
     )
 
 
@@ -305,7 +299,7 @@ def test_driver_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert amd_smi.driver_absent() == (
         "no AMD GPU driver on this host (no amd-smi or rocm-smi on PATH, no /dev/kfd)"
     )
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "rocm-smi", {}))
+    only_on_path(monkeypatch, stand_in(tmp_path / "bin", "rocm-smi"))
     assert amd_smi.driver_absent() is None
     only_on_path(monkeypatch, tmp_path)
     (tmp_path / "no-kfd").touch()
@@ -335,8 +329,8 @@ def install_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PRISM_PLUGINS", "rocm")
 
 
-def present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, answers: Any) -> list[Any]:
-    only_on_path(monkeypatch, stand_in(tmp_path / "bin", tool, answers))
+def present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: Any) -> list[Any]:
+    only_on_path(monkeypatch, printing(tmp_path / "bin", samples(answers)))
     install_plugin(monkeypatch, tmp_path)
     found = prism_core.hardware.present_devices()
     return [d for d in found.devices if d.source == "rocm"]
@@ -345,7 +339,7 @@ def present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tool: str, answers:
 @POSIX_ONLY
 @pytest.mark.timeout(120)
 def test_present_mi300x_packages_in_spx(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    mine = present(tmp_path, monkeypatch, "amd-smi", SPX)
+    mine = present(tmp_path, monkeypatch, SPX)
     assert [(d.device_type, d.index, d.package) for d in mine] == [
         ("amd.mi300x", i, None) for i in range(8)
     ]
@@ -359,7 +353,7 @@ def test_present_mi300x_xcds_in_cpx(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         AMD_SMI_STATIC_COMMAND: "amd-smi-static-mi300x-cpx.json",
         AMD_SMI_LIST_COMMAND: "amd-smi-list-mi300x-cpx.json",
     }
-    mine = present(tmp_path, monkeypatch, "amd-smi", answers)
+    mine = present(tmp_path, monkeypatch, answers)
     assert [(d.device_type, d.index, d.package) for d in mine] == [
         ("amd.mi300x-xcd", i, "amd.mi300x") for i in range(64)
     ]
@@ -372,9 +366,7 @@ def test_present_mi300x_xcds_in_cpx(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_present_xcds_where_rocm_smi_reports_whole_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mine = present(
-        tmp_path, monkeypatch, "rocm-smi", {ROCM_SMI_COMMAND: "rocm-smi-mi300x-cpx.json"}
-    )
+    mine = present(tmp_path, monkeypatch, {ROCM_SMI_COMMAND: "rocm-smi-mi300x-cpx.json"})
     assert len(mine) == 64  # not 64 x 8
     assert {(d.device_type, d.package) for d in mine} == {("amd.mi300x-xcd", "amd.mi300x")}
 
@@ -382,7 +374,7 @@ def test_present_xcds_where_rocm_smi_reports_whole_memory(
 @POSIX_ONLY
 @pytest.mark.timeout(120)
 def test_present_mi250x_gcds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    mine = present(tmp_path, monkeypatch, "rocm-smi", {ROCM_SMI_COMMAND: "rocm-smi-mi250x.json"})
+    mine = present(tmp_path, monkeypatch, {ROCM_SMI_COMMAND: "rocm-smi-mi250x.json"})
     assert [(d.device_type, d.index) for d in mine] == [("amd.mi250x-gcd", i) for i in range(8)]
     assert {d.description.compute_units for d in mine} == {110}
     assert {d.memory_bytes for d in mine} == {68702699520}

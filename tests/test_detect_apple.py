@@ -6,8 +6,6 @@ to the device ``present_devices`` makes of it."""
 
 from __future__ import annotations
 
-import shutil
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from prism_core.kernel.contract.backend import DetectedDevice, Detection
 from prism_core.kernel.host import match_detected_device
 
 from .conftest import put_distribution_on_path, shipped_library
+from .stand_ins import SLEEP, printing, stand_in
 
 DATA = Path(__file__).parent / "data" / "host_tools" / "apple"
 LIB = shipped_library()
@@ -175,27 +174,6 @@ def test_nothing_readable() -> None:
 
 # -- running the tools --------------------------------------------------------------------------
 
-#: The stand-ins run with nothing else on ``PATH``: the commands they use are named by path.
-CAT, SLEEP = shutil.which("cat") or "/bin/cat", shutil.which("sleep") or "/bin/sleep"
-
-
-def stand_in(directory: Path, command: tuple[str, ...], body: str) -> None:
-    """A tool named ``command[0]`` that runs ``body`` for exactly the arguments of ``command``
-    and fails like an unknown option otherwise."""
-    script = directory / command[0]
-    expected = " ".join(command[1:])
-    script.write_text(
-        "#!/bin/sh\n"
-        f'if [ "$*" != "{expected}" ]; then echo "unexpected arguments: $*" >&2; exit 2; fi\n'
-        f"{body}\n",
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-
-
-def prints(name: str) -> str:
-    return f"'{CAT}' '{DATA / name}'"
-
 
 @pytest.fixture
 def mac(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -222,15 +200,20 @@ def test_this_host_is_not_a_mac() -> None:
 
 def test_no_tools(mac: Path) -> None:
     assert detect(LIB) == Detection(
-        (), "sysctl not found on PATH or in none; system_profiler not found on PATH or in none"
+        (), "sysctl not found on PATH; system_profiler not found on PATH"
     )
 
 
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_tools_run(mac: Path) -> None:
-    stand_in(mac, SYSCTL_COMMAND, prints("sysctl-m4-max.txt"))
-    stand_in(mac, SYSTEM_PROFILER_COMMAND, prints("system_profiler-m4-max.json"))
+    printing(
+        mac,
+        {
+            SYSCTL_COMMAND: DATA / "sysctl-m4-max.txt",
+            SYSTEM_PROFILER_COMMAND: DATA / "system_profiler-m4-max.json",
+        },
+    )
     assert detect(LIB) == Detection(
         (DetectedDevice("apple.m4-max-gpu", 0, "Apple M4 Max", memory_bytes=128 * GiB),), ""
     )
@@ -239,8 +222,13 @@ def test_tools_run(mac: Path) -> None:
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_the_platform_argument_overrides_the_module(mac: Path) -> None:
-    stand_in(mac, SYSCTL_COMMAND, prints("sysctl-m3-max.txt"))
-    stand_in(mac, SYSTEM_PROFILER_COMMAND, prints("system_profiler-m3-max.json"))
+    printing(
+        mac,
+        {
+            SYSCTL_COMMAND: DATA / "sysctl-m3-max.txt",
+            SYSTEM_PROFILER_COMMAND: DATA / "system_profiler-m3-max.json",
+        },
+    )
     assert [d.device_type for d in detect(LIB, platform="darwin").devices] == ["apple.m3-max-gpu"]
     assert detect(LIB, platform="win32").devices == ()
 
@@ -248,12 +236,9 @@ def test_the_platform_argument_overrides_the_module(mac: Path) -> None:
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_a_failing_system_profiler(mac: Path) -> None:
-    stand_in(mac, SYSCTL_COMMAND, prints("sysctl-m4-max.txt"))
-    stand_in(
-        mac,
-        SYSTEM_PROFILER_COMMAND,
-        "echo 'system_profiler: SPDisplaysDataType failed' >&2\nexit 1",
-    )
+    printing(mac, {SYSCTL_COMMAND: DATA / "sysctl-m4-max.txt"})
+    body = "echo 'system_profiler: SPDisplaysDataType failed' >&2\nexit 1"
+    stand_in(mac, "system_profiler", {SYSTEM_PROFILER_COMMAND: body})
     found = detect(LIB)
     assert [d.device_type for d in found.devices] == ["apple.m4-max-gpu"]
     assert found.reason == (
@@ -265,8 +250,8 @@ def test_a_failing_system_profiler(mac: Path) -> None:
 @pytest.mark.timeout(60)
 def test_hanging_tools_time_out(mac: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(apple_silicon, "APPLE_TIMEOUT_S", 1)
-    stand_in(mac, SYSCTL_COMMAND, f"exec '{SLEEP}' 30")
-    stand_in(mac, SYSTEM_PROFILER_COMMAND, f"exec '{SLEEP}' 30")
+    stand_in(mac, "sysctl", {SYSCTL_COMMAND: f"exec '{SLEEP}' 30"})
+    stand_in(mac, "system_profiler", {SYSTEM_PROFILER_COMMAND: f"exec '{SLEEP}' 30"})
     assert detect(LIB) == Detection(
         (), "sysctl did not answer within 1 s; system_profiler did not answer within 1 s"
     )
@@ -275,8 +260,8 @@ def test_hanging_tools_time_out(mac: Path, monkeypatch: pytest.MonkeyPatch) -> N
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_garbage(mac: Path) -> None:
-    stand_in(mac, SYSCTL_COMMAND, "echo 'sysctl: unknown oid'")
-    stand_in(mac, SYSTEM_PROFILER_COMMAND, prints("system_profiler-text.txt"))
+    stand_in(mac, "sysctl", {SYSCTL_COMMAND: "echo 'sysctl: unknown oid'"})
+    printing(mac, {SYSTEM_PROFILER_COMMAND: DATA / "system_profiler-text.txt"})
     found = detect(LIB)
     assert found.devices == ()
     assert found.reason.startswith("system_profiler printed no JSON")
@@ -311,8 +296,13 @@ def prism_detect_devices(library):
 def test_present_device_is_the_gpu(
     mac: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stand_in(mac, SYSCTL_COMMAND, prints("sysctl-m4-max.txt"))
-    stand_in(mac, SYSTEM_PROFILER_COMMAND, prints("system_profiler-m4-max.json"))
+    printing(
+        mac,
+        {
+            SYSCTL_COMMAND: DATA / "sysctl-m4-max.txt",
+            SYSTEM_PROFILER_COMMAND: DATA / "system_profiler-m4-max.json",
+        },
+    )
     site = tmp_path / "site"
     site.mkdir()
     (site / "prism_test_metal.py").write_text(PLUGIN, encoding="utf-8")

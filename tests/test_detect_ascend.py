@@ -5,8 +5,6 @@ and made present devices through a real plugin."""
 
 from __future__ import annotations
 
-import shutil
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,16 +14,23 @@ import pytest
 import prism_core
 from prism_core import npu_smi
 from prism_core.kernel.contract.backend import Detection
-from prism_core.npu_smi import NpuChip, detect, detection_from_npu_smi, parse_npu_smi_info
+from prism_core.npu_smi import (
+    NPU_SMI_COMMAND,
+    NpuChip,
+    detect,
+    detection_from_npu_smi,
+    parse_npu_smi_info,
+)
 
 from .conftest import put_distribution_on_path, shipped_library
+from .stand_ins import SLEEP, printing, stand_in
 
 SAMPLES = Path(__file__).parent / "data" / "host_tools" / "ascend"
 MIB = 1 << 20
 LIB = shipped_library()
-#: Absolute paths, since the stand-in runs with only its own directory on PATH.
-CAT, SLEEP = shutil.which("cat") or "cat", shutil.which("sleep") or "sleep"
 POSIX_ONLY = pytest.mark.skipif(sys.platform == "win32", reason="the stand-in is a shell script")
+#: ``npu-smi info`` on an Atlas 800T A2.
+A2_910B3: dict[tuple[str, ...], Path] = {NPU_SMI_COMMAND: SAMPLES / "npu-smi-info-910b3.txt"}
 BUSES = [f"0000:{b}:00.0" for b in ("C1", "C2", "81", "82", "01", "02", "41", "42")]
 
 
@@ -98,28 +103,10 @@ def test_garbage() -> None:
 # -- running npu-smi ----------------------------------------------------------------------------
 
 
-def stand_in(directory: Path, body: str) -> Path:
-    """An ``npu-smi`` that runs ``body`` for ``npu-smi info`` and fails for anything else."""
-    directory.mkdir(exist_ok=True)
-    script = directory / "npu-smi"
-    script.write_text(
-        "#!/bin/sh\n"
-        'if [ "$*" != "info" ]; then echo "unexpected arguments: $*" >&2; exit 2; fi\n'
-        f"{body}\n",
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return directory
-
-
-def printing(name: str) -> str:
-    return f'exec {CAT} "{SAMPLES / name}"'
-
-
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_detect_runs_npu_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(stand_in(tmp_path / "bin", printing("npu-smi-info-910b3.txt"))))
+    monkeypatch.setenv("PATH", str(printing(tmp_path / "bin", A2_910B3)))
     found = detect(LIB)
     assert found == detection_from_npu_smi(sample("npu-smi-info-910b3.txt"), LIB)
     assert len(found.devices) == 8
@@ -136,7 +123,8 @@ def test_no_npu_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.timeout(60)
 def test_a_failing_npu_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     body = 'echo "dcmi module initialize failed. ret is -8005"; exit 255'
-    monkeypatch.setenv("PATH", str(stand_in(tmp_path / "bin", body)))
+    bin_dir = stand_in(tmp_path / "bin", "npu-smi", {NPU_SMI_COMMAND: body})
+    monkeypatch.setenv("PATH", str(bin_dir))
     assert detect(LIB) == Detection(
         (), "npu-smi failed with exit status 255: dcmi module initialize failed. ret is -8005"
     )
@@ -146,14 +134,18 @@ def test_a_failing_npu_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 @pytest.mark.timeout(60)
 def test_a_hanging_npu_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(npu_smi, "NPU_SMI_TIMEOUT_S", 1)
-    monkeypatch.setenv("PATH", str(stand_in(tmp_path / "bin", f"exec {SLEEP} 30")))
+    bin_dir = stand_in(tmp_path / "bin", "npu-smi", {NPU_SMI_COMMAND: f"exec {SLEEP} 30"})
+    monkeypatch.setenv("PATH", str(bin_dir))
     assert detect(LIB) == Detection((), "npu-smi did not answer within 1 s")
 
 
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_an_npu_smi_printing_garbage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(stand_in(tmp_path / "bin", 'printf "\\001\\002garbage\\n"')))
+    bin_dir = stand_in(
+        tmp_path / "bin", "npu-smi", {NPU_SMI_COMMAND: 'printf "\\001\\002garbage\\n"'}
+    )
+    monkeypatch.setenv("PATH", str(bin_dir))
     found = detect(LIB)
     assert found == Detection(
         (), "npu-smi info lists no NPU; its output begins '\\x01\\x02garbage'"
@@ -198,7 +190,7 @@ def prism_detect_devices(library):
 @POSIX_ONLY
 @pytest.mark.timeout(120)
 def test_present_npus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PATH", str(stand_in(tmp_path / "bin", printing("npu-smi-info-910b3.txt"))))
+    monkeypatch.setenv("PATH", str(printing(tmp_path / "bin", A2_910B3)))
     site = tmp_path / "site"
     site.mkdir()
     (site / "prism_test_ascend.py").write_text(PLUGIN, encoding="utf-8")

@@ -7,7 +7,6 @@ card in COMPOSITE mode."""
 from __future__ import annotations
 
 import shutil
-import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from prism_core.intel_xpu import (
 from prism_core.kernel.contract.backend import DetectedDevice, Detection
 
 from .conftest import put_distribution_on_path, shipped_library
+from .stand_ins import SLEEP, printing, stand_in
 
 DATA = Path(__file__).parent / "data" / "host_tools" / "intel"
 LIB = shipped_library()
@@ -269,30 +269,6 @@ def test_sycl_ls_without_gpus_says_so() -> None:
 # -- running the tools --------------------------------------------------------------------------
 
 
-def stand_in(directory: Path, command: tuple[str, ...], body: str) -> Path:
-    """A tool named ``command[0]`` that runs ``body`` when called with exactly the arguments of
-    ``command`` and fails like an unknown option otherwise."""
-    directory.mkdir(exist_ok=True)
-    script = directory / command[0]
-    expected = " ".join(command[1:])
-    script.write_text(
-        "#!/bin/sh\n"
-        f'if [ "$*" != "{expected}" ]; then echo "unexpected arguments: $*" >&2; exit 2; fi\n'
-        f"{body}\n",
-        encoding="utf-8",
-    )
-    script.chmod(script.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-    return directory
-
-
-#: The stand-ins run with nothing else on ``PATH``: the commands they use are named by path.
-CAT, SLEEP = shutil.which("cat") or "/bin/cat", shutil.which("sleep") or "/bin/sleep"
-
-
-def prints(name: str) -> str:
-    return f"'{CAT}' '{DATA / name}'"
-
-
 @pytest.fixture
 def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """An empty directory that is all of ``PATH``."""
@@ -314,7 +290,7 @@ def test_no_tools(bin_dir: Path) -> None:
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_xpu_smi_runs(bin_dir: Path) -> None:
-    stand_in(bin_dir, XPU_SMI_COMMAND, prints("xpu-smi-discovery-max1550.json"))
+    printing(bin_dir, {XPU_SMI_COMMAND: DATA / "xpu-smi-discovery-max1550.json"})
     found = detect(LIB)
     assert [(d.device_type, d.partition_mode) for d in found.devices] == [
         ("intel.max-1550", "flat")
@@ -325,7 +301,7 @@ def test_xpu_smi_runs(bin_dir: Path) -> None:
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_sycl_ls_answers_where_xpu_smi_is_missing(bin_dir: Path) -> None:
-    stand_in(bin_dir, SYCL_LS_COMMAND, prints("sycl-ls-flat-max1550.txt"))
+    printing(bin_dir, {SYCL_LS_COMMAND: DATA / "sycl-ls-flat-max1550.txt"})
     found = detect(LIB)
     assert [(d.device_type, d.partition_mode) for d in found.devices] == [
         ("intel.max-1550", "flat")
@@ -339,8 +315,10 @@ def test_sycl_ls_answers_where_xpu_smi_fails(
     bin_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(HIERARCHY_VARIABLE, "COMPOSITE")  # as on the host of the capture
-    stand_in(bin_dir, XPU_SMI_COMMAND, "echo 'Error: Failed to connect to XPUM' >&2\nexit 3")
-    stand_in(bin_dir, SYCL_LS_COMMAND, prints("sycl-ls-composite-max1550.txt"))
+    stand_in(
+        bin_dir, "xpu-smi", {XPU_SMI_COMMAND: "echo 'Error: Failed to connect to XPUM' >&2\nexit 3"}
+    )
+    printing(bin_dir, {SYCL_LS_COMMAND: DATA / "sycl-ls-composite-max1550.txt"})
     found = detect(LIB)
     assert [(d.device_type, d.partition_mode) for d in found.devices] == [
         ("intel.max-1550", "composite")
@@ -351,8 +329,8 @@ def test_sycl_ls_answers_where_xpu_smi_fails(
 @POSIX_ONLY
 @pytest.mark.timeout(60)
 def test_both_tools_fail(bin_dir: Path) -> None:
-    stand_in(bin_dir, XPU_SMI_COMMAND, prints("xpu-smi-no-device.txt"))
-    stand_in(bin_dir, SYCL_LS_COMMAND, "exit 1")
+    printing(bin_dir, {XPU_SMI_COMMAND: DATA / "xpu-smi-no-device.txt"})
+    stand_in(bin_dir, "sycl-ls", {SYCL_LS_COMMAND: "exit 1"})
     assert detect(LIB) == Detection(
         (),
         "xpu-smi printed no JSON (expected {\"device_list\": [...]}): 'No GPU devices found.'; "
@@ -364,8 +342,8 @@ def test_both_tools_fail(bin_dir: Path) -> None:
 @pytest.mark.timeout(60)
 def test_a_hanging_tool_times_out(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(intel_xpu, "XPU_TIMEOUT_S", 1)
-    stand_in(bin_dir, XPU_SMI_COMMAND, f"exec '{SLEEP}' 30")
-    stand_in(bin_dir, SYCL_LS_COMMAND, "printf 'garbage\\n'")
+    stand_in(bin_dir, "xpu-smi", {XPU_SMI_COMMAND: f"exec '{SLEEP}' 30"})
+    stand_in(bin_dir, "sycl-ls", {SYCL_LS_COMMAND: "printf 'garbage\\n'"})
     assert detect(LIB) == Detection(
         (),
         "xpu-smi did not answer within 1 s; sycl-ls lists no GPU (it printed 'garbage')",
@@ -423,7 +401,7 @@ def test_present_max_1550s_in_flat_mode_are_their_stacks(
 ) -> None:
     if hierarchy is not None:
         monkeypatch.setenv(HIERARCHY_VARIABLE, hierarchy)
-    stand_in(bin_dir, XPU_SMI_COMMAND, prints("xpu-smi-discovery-max1550.json"))
+    printing(bin_dir, {XPU_SMI_COMMAND: DATA / "xpu-smi-discovery-max1550.json"})
     mine = present(monkeypatch, tmp_path)
     assert [(d.device_type, d.index, d.package, d.partition) for d in mine] == [
         ("intel.max-1550-stack", 0, "intel.max-1550", 0),
@@ -441,7 +419,7 @@ def test_present_max_1550s_in_composite_mode_are_cards(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(HIERARCHY_VARIABLE, "COMPOSITE")
-    stand_in(bin_dir, XPU_SMI_COMMAND, prints("xpu-smi-discovery-max1550.json"))
+    printing(bin_dir, {XPU_SMI_COMMAND: DATA / "xpu-smi-discovery-max1550.json"})
     mine = present(monkeypatch, tmp_path)
     assert [(d.device_type, d.index, d.package) for d in mine] == [
         ("intel.max-1550", 0, None),
@@ -455,7 +433,7 @@ def test_present_max_1550s_in_composite_mode_are_cards(
 def test_present_sycl_ls_stacks(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stand_in(bin_dir, SYCL_LS_COMMAND, prints("sycl-ls-flat-max1550.txt"))
+    printing(bin_dir, {SYCL_LS_COMMAND: DATA / "sycl-ls-flat-max1550.txt"})
     mine = present(monkeypatch, tmp_path)
     assert [(d.device_type, d.index, d.package, d.driver) for d in mine] == [
         ("intel.max-1550-stack", 0, "intel.max-1550", "1.3.29735"),
@@ -466,7 +444,7 @@ def test_present_sycl_ls_stacks(
 @POSIX_ONLY
 @pytest.mark.timeout(120)
 def test_present_max_1100s(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    stand_in(bin_dir, XPU_SMI_COMMAND, prints("xpu-smi-discovery-max1100.json"))
+    printing(bin_dir, {XPU_SMI_COMMAND: DATA / "xpu-smi-discovery-max1100.json"})
     mine = present(monkeypatch, tmp_path)
     assert [(d.device_type, d.index, d.package) for d in mine] == [
         ("intel.max-1100", 0, None),

@@ -570,7 +570,7 @@ def test_present_devices_expands_a_detected_package(
     assert {d.memory_bytes for d in mine[:4]} == {24 * 2**30}
     assert {d.uuid for d in mine[:4]} == {"chip-1"}
     assert all(d.description.compute_units == 2 for d in mine[:4])
-    assert "no partition mode 'lnc3'" in found.notes["detect-packages:2"]
+    assert "no partition mode 'lnc3'" in found.notes["detect-packages:aws.trainium2:2"]
     json.dumps([d.as_dict() for d in mine])
 
 

@@ -417,7 +417,7 @@ def test_plugins_json(venv: Venv) -> None:
     assert report["backends"]["cuda"] == {
         "plugin": "cuda",
         "priority": 10,
-        "description": "NVIDIA GPUs through CuPy",
+        "description": "NVIDIA GPUs through CuPy (AMD GPUs with a ROCm build of CuPy)",
         "drives": {"vendor": "nvidia", "kind": "gpu"},
     }
     assert set(report["backends"]) == {"numpy", "cuda", "fake-heavy"}

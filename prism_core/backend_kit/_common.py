@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import importlib
 import math
-import os
-import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -27,29 +25,16 @@ def first_line(exc: BaseException) -> str:
 
 
 def installed_distributions(*prefixes: str) -> tuple[str, ...]:
-    """The normalised names (lowercase, ``-`` for runs of ``-_.``) of the distributions
-    installed on ``sys.path`` whose names start with one of ``prefixes`` (every one without),
-    read from their ``.dist-info`` and ``.egg-info`` directories' names.
+    """The names (lowercase, ``-`` for runs of ``-_.``) of the installed distributions that
+    start with one of ``prefixes`` (every one without), as ``importlib.metadata`` finds them,
+    read from the ``.dist-info`` directories' names where the environment is plain: a plugin
+    asks on a process's first call which build of its framework is installed
+    (``cupy-rocm-7-0`` or ``cupy-cuda12x``), and a first call does not import
+    ``importlib.metadata`` (``tests/test_first_call.py``)."""
+    from prism_core.kernel.distributions import distribution_names
 
-    What ``importlib.metadata.distributions()`` finds, without importing it (about 15 ms with
-    its e-mail parser) or reading a METADATA file: a plugin asks on a process's first call
-    which build of its framework is installed (``cupy-rocm-7-0`` or ``cupy-cuda12x``), and the
-    first call imports neither (``tests/test_first_call.py``)."""
-    found: set[str] = set()
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except (OSError, TypeError, ValueError):  # a zip file, a missing directory
-            continue
-        for name in names:
-            stem, _, suffix = name.rpartition(".")
-            if suffix not in ("dist-info", "egg-info"):
-                continue
-            # ``{name}-{version}.dist-info``, the name's ``-`` written ``_`` (PEP 427).
-            project = re.sub(r"[-_.]+", "-", stem.split("-", 1)[0]).lower()
-            if not prefixes or project.startswith(prefixes):
-                found.add(project)
-    return tuple(sorted(found))
+    names = (name.replace("_", "-") for name in distribution_names())
+    return tuple(sorted({n for n in names if not prefixes or n.startswith(prefixes)}))
 
 
 def import_framework(name: str) -> tuple[ModuleType | None, str | None]:

@@ -1,9 +1,6 @@
-"""The installed distributions: their entry points and versions, as importlib.metadata gives them.
-
-Where the environment is plain, the ``.dist-info`` directories are read here rather than through
-importlib.metadata, whose import and scan of every distribution add about 19 ms to a fresh
-process's first call (benchmarks/results/reimplementations-2026-11-27.md); anything unusual is
-left to it.
+"""The installed distributions: their names, entry points and versions, as importlib.metadata
+gives them, read from the ``.dist-info`` directories where the environment is plain (its import
+and scan add about 19 ms to a first call: benchmarks/results/reimplementations-2026-11-27.md).
 """
 
 from __future__ import annotations
@@ -17,7 +14,7 @@ from typing import TYPE_CHECKING, Union
 if TYPE_CHECKING:
     from importlib import metadata
 
-__all__ = ["EntryPoint", "distribution_version", "entry_points"]
+__all__ = ["EntryPoint", "distribution_names", "distribution_version", "entry_points"]
 
 #: An entry point as importlib.metadata gives it, or as read here (the same attributes).
 EntryPoint = Union["metadata.EntryPoint", "_EntryPoint"]
@@ -42,8 +39,7 @@ def entry_points(group: str) -> list[EntryPoint]:
 
 
 def distribution_version(name: str) -> str | None:
-    """The version of the installed distribution ``name`` as ``importlib.metadata.version``
-    gives it, or ``None`` when it is not installed."""
+    """``importlib.metadata.version(name)``, or ``None`` where ``name`` is not installed."""
     found = _installed()
     if found is not None:
         dist = found.get(_normalize(name))
@@ -56,13 +52,19 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
-# -- reading installed distributions without importlib.metadata --------------------
-#
-# importlib.metadata asks every finder on ``sys.meta_path`` with ``find_distributions``; the
-# standard one (``PathFinder``) lists each ``sys.path`` directory for ``*.dist-info`` and
-# ``*.egg-info``, the first of each normalized name winning.  Only that case is read here, the
-# same way; anything else (another such finder, a zip file or ``.egg`` on ``sys.path``, an
-# unusual metadata file) is left to importlib.metadata, so that the answer is always its own.
+def distribution_names() -> list[str]:
+    """The normalized names (``cupy_rocm_7_0``) of the installed distributions."""
+    found = _installed()
+    if found is not None:
+        return list(found)
+    from importlib import metadata
+
+    return [_normalize(n) for d in metadata.distributions() if (n := d.metadata["Name"])]
+
+
+# -- reading installed distributions without importlib.metadata: only its ``PathFinder``'s
+# case (``*.dist-info``, ``*.egg-info`` in ``sys.path`` directories, the first of each name
+# winning); another finder, a zip file or an unusual metadata file is left to it.
 class _Unusual(Exception):
     """Something only importlib.metadata reads as it should: let it."""
 
@@ -203,10 +205,9 @@ _listings: dict[str, tuple[int, dict[str, str]]] = {}
 
 
 def _installed(*, fresh: bool = False) -> dict[str, _Distribution] | None:
-    """Every distribution importlib.metadata finds, by normalized name, in its order; ``None``
-    where only importlib.metadata can say (see above).  A directory's listing is kept until its
-    modification time changes, except with ``fresh`` (discovery), which lists every directory
-    again: a plugin installed within the directory's timestamp resolution is seen too."""
+    """Every distribution importlib.metadata finds, by normalized name, in its order (``None``:
+    only it can say).  A directory's listing is kept until its mtime changes; ``fresh``
+    (discovery) lists again: a plugin installed within the timestamp's resolution is seen."""
     from importlib.machinery import PathFinder
 
     for finder in sys.meta_path:

@@ -208,23 +208,21 @@ def software_devices(
 @home("prism_core.hardware")
 @dataclass(frozen=True)
 class PresentDevices:
-    """The devices present on this host, and for each plugin that found none, why not."""
+    """The devices present on this host, and each plugin's sentence: why it found none, or
+    what it found and could not map (keyed ``plugin``, or ``plugin:device type:index``)."""
 
     devices: tuple[DeviceInstance, ...]
     notes: Mapping[str, str]
 
 
 def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
-    """Every device present on this host, each an instance of its description.
-
-    The host CPU comes from :func:`host_cpu_instance`, accelerators from the plugins'
-    ``prism_detect_devices`` hooks (called once per process).  A detected device that shows
-    itself to be one partition of a package (:func:`match_partition`) is an instance of that
-    partition; any other package becomes the devices software sees of it
+    """Every device present on this host, each an instance of its description: the host CPU
+    (:func:`host_cpu_instance`), then the plugins' ``prism_detect_devices`` (once per process).
+    A detected device that is one partition of a package (:func:`match_partition`) is an
+    instance of that partition; any other package is the devices software sees of it
     (:func:`software_devices`) in the detection's ``partition_mode``.  A device type or mode
-    without a description, and a CPU family the library does not describe, are left out with a
-    note; a ``uuid`` an earlier plugin reported is listed once.  Never raises for "nothing here".
-    """
+    without a description is left out with a note; a ``uuid`` an earlier plugin reported is
+    listed once.  Never raises for "nothing here"."""
     from prism_core.kernel.plugins import plugins
 
     lib = library_or_default(library)
@@ -243,8 +241,9 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
                 if dev.uuid in seen_uuids:
                     continue
                 seen_uuids.add(dev.uuid)
+            at = f"{plugin}:{dev.device_type}:{dev.index}"  # a plugin may find several vendors'
             if dev.device_type not in lib:
-                notes[f"{plugin}:{dev.index}"] = (
+                notes[at] = (
                     f"{dev.name or dev.device_type}: no description of {dev.device_type!r} "
                     "on the search path"
                 )
@@ -252,8 +251,8 @@ def present_devices(library: DeviceLibrary | None = None) -> PresentDevices:
             try:
                 found.extend(_instances(plugin, dev, lib.get(dev.device_type), lib))
             except LookupError as exc:
-                notes[f"{plugin}:{dev.index}"] = f"{dev.name or dev.device_type}: {exc}"
-        if not detection.devices:
+                notes[at] = f"{dev.name or dev.device_type}: {exc}"
+        if detection.reason or not detection.devices:  # also what it found and could not map
             notes[plugin] = detection.reason or "no device found"
     return PresentDevices(tuple(found), MappingProxyType(notes))
 

@@ -75,8 +75,17 @@ def test_drives_cpus_and_nvidia_gpus(backend: TorchBackend) -> None:
     assert backend.can_drive(prism_core.hardware.get_device("generic.x86-64-v3"))
     assert backend.can_drive(prism_core.hardware.get_device("generic.aarch64"))
     amd = backend.can_drive(prism_core.hardware.get_device("amd.mi300x"))
-    assert not amd
-    assert amd.reasons[0].startswith("torch drives CPUs and NVIDIA GPUs; vendor is 'amd'")
+    if torch.version.hip is None:  # the other vendors: test_torch_accelerators.py
+        assert not amd
+        assert amd.reasons[0].startswith(f"torch {torch.__version__} is not a ROCm build")
+    tenstorrent = backend.can_drive(
+        prism_core.hardware.get_device("tenstorrent.wormhole-n300-chip")
+    )
+    assert not tenstorrent
+    assert tenstorrent.reasons[0].startswith(
+        "torch drives CPUs, NVIDIA and AMD GPUs (cuda), Intel GPUs (xpu), Apple GPUs (mps) and "
+        "Huawei Ascend NPUs (npu); vendor is 'tenstorrent'"
+    )
     with prism_core.device("nvidia.h100-sxm", simulate=True):
         # A simulated device: its description alone decides.
         assert backend.can_drive(prism_core.hardware.get_device("nvidia.h100-sxm"))
@@ -84,14 +93,24 @@ def test_drives_cpus_and_nvidia_gpus(backend: TorchBackend) -> None:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="torch can use a GPU here")
 def test_without_cuda_no_real_nvidia_gpu_is_driven(backend: TorchBackend) -> None:
-    """Outside a simulation, a GPU needs CUDA: a CPU-only build of torch says so."""
+    """Outside a simulation, a GPU needs CUDA: a CPU-only build of torch says so (from its
+    files), and names the build to install; a CUDA build without a GPU, in torch's words."""
     verdict = backend.can_drive(prism_core.hardware.get_device("nvidia.h100-sxm"))
     assert not verdict
-    assert verdict.reasons == (f"CUDA is not available: {cuda_unavailable()}",)
-    if torch.version.cuda is None:
+    (reason,) = verdict.reasons
+    if torch.version.cuda is None and torch.version.hip is None:
         assert cuda_unavailable() == (
-            f"torch {torch.__version__} is a CPU-only build (torch.version.cuda is None)"
+            f"torch {torch.__version__} is a CPU-only build (torch.version.cuda and "
+            "torch.version.hip are None)"
         )
+        assert reason == (
+            f"torch {torch.__version__} is not a CUDA build (torch.version.cuda is None); NVIDIA "
+            "GPUs need a CUDA build of torch: pip install torch --index-url "
+            "https://download.pytorch.org/whl/cuXYZ, XYZ a CUDA version the driver supports "
+            "(https://pytorch.org/get-started/locally/)"
+        ), reason
+    else:
+        assert reason.startswith(f"CUDA is not available: {cuda_unavailable()}"), reason
 
 
 # -- arrays -------------------------------------------------------------------------------------

@@ -4,12 +4,15 @@ where torch can use a GPU, the conformance suite and the values of every op on i
 
 Without a GPU the devices are simulated from their descriptions
 (``prism_core.device(name, simulate=True)``): dispatch decides as it would on the hardware, and
-runs the NumPy reference.  The tests marked ``gpu`` need a real one and skip without it.
+runs the NumPy reference.  The tests marked ``gpu`` need a real one and skip without it.  The
+other vendors' accelerators (AMD on ROCm, Intel XPU, Apple MPS, Ascend NPU) are
+``test_torch_accelerators.py``'s.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import textwrap
 import types
 from collections.abc import Iterator
@@ -111,14 +114,6 @@ def test_every_op_chooses_the_gpu_on_a_named_nvidia_device(op: str, args: tuple[
     assert decision.chosen == f"torch.cuda.{op}", str(decision)
 
 
-def test_an_amd_gpu_is_not_driven() -> None:
-    """An MI300X (simulated from its description): torch here is a CUDA build, not ROCm."""
-    with prism_core.device("amd.mi300x", simulate=True):
-        decision = prism_core.explain("matmul", *_specs("float32", (64, 64), (64, 64)))
-    reasons = _candidate(decision, "torch.cuda.matmul").reasons
-    assert any("vendor is 'amd', required 'nvidia'" in r for r in reasons), reasons
-
-
 # -- without CUDA ---------------------------------------------------------------------------------
 
 
@@ -165,40 +160,55 @@ def test_without_cuda_the_gpu_variants_are_rejected_with_the_reason(
     host_with_an_h100: None,
 ) -> None:
     """A present H100 (not simulated), a torch without CUDA: explain says why torch cannot run
-    there, and the call runs on the CPU."""
-    why = cuda_unavailable()
-    assert why is not None
+    there (on a CPU-only build, naming the CUDA build to install), and the call runs on the
+    CPU."""
+    assert cuda_unavailable() is not None
+    h100 = prism_core.hardware.get_device("nvidia.h100-sxm")
+    (why,) = prism_core.extending.plugins().backend("torch").can_drive(h100).reasons
+    if torch.version.cuda is None and torch.version.hip is None:  # said from its files
+        assert why.startswith(
+            f"torch {torch.__version__} is not a CUDA build (torch.version.cuda is None); NVIDIA "
+            "GPUs need a CUDA build of torch: pip install torch --index-url "
+        ), why
+    else:
+        assert why.startswith(f"CUDA is not available: {cuda_unavailable()}"), why
     with prism_core.device("nvidia.h100-sxm"):
         decision = prism_core.explain("matmul", *_specs("bf16", (64, 64), (64, 64)))
     assert decision.chosen is None
     for variant in ("torch.cuda.matmul", "torch.cuda.tensor_core_matmul"):
         reasons = _candidate(decision, variant).reasons
-        assert reasons == (
-            f"'torch' does not drive nvidia.h100-sxm (CUDA is not available: {why})",
-        ), reasons
+        assert reasons == (f"'torch' does not drive nvidia.h100-sxm ({why})",), reasons
     x = np.ones((64, 64))
     automatic = prism_core.explain("matmul", x, x)
     assert automatic.chosen == "numpy.matmul"
     reasons = _candidate(automatic, "torch.cuda.matmul").reasons
-    assert f"'torch' does not drive nvidia.h100-sxm (CUDA is not available: {why})" in reasons
+    assert f"'torch' does not drive nvidia.h100-sxm ({why})" in reasons
     with prism_core.use_backend("torch"):
         assert isinstance(prism_core.matmul(x, x), torch.Tensor)  # on the CPU
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="torch can use a GPU here")
 def test_without_cuda_creation_on_the_gpu_is_declined() -> None:
+    """Creation without a named device, where torch cannot use an NVIDIA GPU: the reason is
+    the one the backend gives for an NVIDIA GPU (a CPU-only build: which build to install)."""
     check = gpu_check("zeros")
-    assert check((3, 3)) == f"CUDA is not available: {cuda_unavailable()}"
-    if torch.version.cuda is None:
-        assert "is a CPU-only build (torch.version.cuda is None)" in str(check((3, 3)))
+    h100 = prism_core.hardware.get_device("nvidia.h100-sxm")
+    (why,) = prism_core.extending.plugins().backend("torch").can_drive(h100).reasons
+    assert check((3, 3)) == why
+    if torch.version.cuda is None and torch.version.hip is None:
+        assert f"torch {torch.__version__} is not a CUDA build" in why
 
 
 def test_creation_without_a_named_device_stays_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where torch can use a GPU (here as if it could: ``cuda_unavailable`` answers None),
+    """Where torch can use a GPU (here as if it could: a CUDA build, simulated, whose
+    ``cuda_unavailable`` answers None),
     creation ops make CPU tensors, as ``torch.zeros`` does, unless a GPU is named in scope;
     so ``use_backend("torch")`` puts created and computed host data on one device."""
     import prism_plugin_torch.backend as torch_backend
+    from prism_plugin_torch import build
 
+    simulated = build.TorchBuild("2.13.0+cu130", cuda="13.0", source="simulated")
+    monkeypatch.setattr(build, "torch_build", lambda: simulated)
     monkeypatch.setattr(torch_backend, "cuda_unavailable", lambda: None)
     check = gpu_check("zeros")
     assert check((3, 3)) == (
@@ -231,18 +241,26 @@ def test_per_call_checks() -> None:
     assert "no int8 product on the tensor cores" in str(cores(int_on_gpu, int_on_gpu))
 
 
-def test_the_cuda_functions_are_the_cpu_ones_on_the_gpu() -> None:
-    """Every ``torch.<op>`` has its ``torch.cuda.<op>``, whose function the same backend makes
-    for the CUDA target (made here without a GPU: nothing runs)."""
+def test_the_accelerator_functions_are_the_cpu_ones_on_the_device() -> None:
+    """Every ``torch.<op>`` has its ``torch.cuda.<op>``, ``torch.xpu.<op>``, ``torch.mps.<op>``
+    and ``torch.npu.<op>``, whose functions the same backend makes for those targets (made
+    here without the devices: nothing runs)."""
     backend = prism_core.extending.plugins().backend("torch")
     assert isinstance(backend, TorchBackend)
-    names = {v.name for v in prism_core.extending.plugins().records["torch"].variants}
-    cuda = next(t for t in backend.targets if t.name == "cuda")
-    for name in names:
-        if name.startswith("torch.") and not name.startswith("torch.cuda."):
-            op = name.removeprefix("torch.")
-            assert f"torch.cuda.{op}" in names, op
-            assert callable(backend.function(op, cuda)), op
+    variants = prism_core.extending.plugins().records["torch"].variants
+    names = {v.name for v in variants}
+    cpu_ops = [v.op for v in variants if v.requirement.mapping == {"kind": "cpu"}]
+    assert len(cpu_ops) > 100
+    npu = importlib.util.find_spec("torch_npu") is not None
+    for target in backend.targets[1:]:
+        for op in cpu_ops:
+            assert f"torch.{target.name}.{op}" in names, (target.name, op)
+            if target.name == "npu" and not npu:
+                # torch knows the device type "npu" only once torch_npu registers it.
+                with pytest.raises(ImportError, match="torch's npu device needs torch_npu"):
+                    backend.function(op, target)
+                continue
+            assert callable(backend.function(op, target)), (target.name, op)
 
 
 # -- on a real GPU --------------------------------------------------------------------------------

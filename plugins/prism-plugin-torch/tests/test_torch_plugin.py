@@ -12,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import prism_plugin_torch.build
 import pytest
 from prism_plugin_torch.backend import TorchBackend
 from torch_testing import builtin_ops, run_python, subprocess_env
@@ -44,24 +45,40 @@ def test_found_through_its_entry_point() -> None:
     ) is prism_core.extending.plugins().backend("torch")
 
 
-def test_two_variants_of_every_op_of_the_catalogue() -> None:
-    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs, for every op Prism
-    declares, and the tensor-core matmul; all made lazily, so that discovery imports none
-    (``test_listing_plugins_imports_no_torch``)."""
+def test_a_variant_per_target_of_every_op_of_the_catalogue() -> None:
+    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA and AMD GPUs (CUDA or ROCm,
+    whichever the build has) for every op Prism declares, and the tensor-core matmul; all made
+    lazily, so that discovery imports none (``test_listing_plugins_imports_no_torch``).  The
+    installed torch (a CPU-only build here) has no XPU, MPS or NPU target: their variants are
+    declared only by a build that has them (test_torch_accelerators.py)."""
     record = prism_core.extending.plugins().records["torch"]
     by_name = {v.name: v for v in record.variants}
     ops = builtin_ops()
-    expected = {f"torch.{op}" for op in ops} | {f"torch.cuda.{op}" for op in ops}
+    facts = prism_plugin_torch.build.torch_build()
+    has = {"xpu": facts.xpu is not None, "mps": facts.mps, "npu": facts.npu is not None}
+    accelerators = {
+        "cuda": {"vendor": ("nvidia", "amd"), "kind": "gpu"},
+        "xpu": {"vendor": "intel", "kind": "gpu"},
+        "mps": {"vendor": "apple", "kind": "gpu"},
+        "npu": {"vendor": "huawei", "kind": "npu"},
+    }
+    accelerators = {k: v for k, v in accelerators.items() if has.get(k, True)}
+    expected = {f"torch.{op}" for op in ops} | {
+        f"torch.{target}.{op}" for target in accelerators for op in ops
+    }
     gpu_only = {"torch.cuda.tensor_core_matmul", "torch.cuda.genomics.sw_align_batch"}
     assert set(by_name) == expected | gpu_only
     for op in ops:
-        cpu, gpu = by_name[f"torch.{op}"], by_name[f"torch.cuda.{op}"]
-        assert (cpu.op, gpu.op) == (op, op)
+        cpu = by_name[f"torch.{op}"]
+        assert cpu.op == op and cpu.backend == "torch"
         assert cpu.requirement.mapping == {"kind": "cpu"} and cpu.priority == 0
-        assert gpu.requirement.mapping == {"vendor": "nvidia", "kind": "gpu"}
-        assert gpu.priority == 10
-        assert cpu.placement is not None and gpu.placement is not None
-        assert (cpu.backend, gpu.backend) == ("torch", "torch")
+        assert cpu.placement is not None
+        for target, requires in accelerators.items():
+            gpu = by_name[f"torch.{target}.{op}"]
+            assert (gpu.op, gpu.backend) == (op, "torch")
+            assert gpu.requirement.mapping == requires
+            assert gpu.priority == 10
+            assert gpu.placement is not None
     tensor_core = by_name["torch.cuda.tensor_core_matmul"]
     assert tensor_core.requirement.mapping == {"vendor": "nvidia", "tensor_cores": ">=3"}
     assert tensor_core.dtype_support and tensor_core.priority == 20
@@ -182,9 +199,21 @@ def test_the_doctor_imports_torch_only_where_a_gpu_may_be(tmp_path: Path, driver
     if driver:
         assert capabilities["torch"] == version and "threads" in capabilities, capabilities
     else:
+        from prism_plugin_torch.build import torch_build
+
+        facts = torch_build()  # read from torch's files, as the child read them
         assert capabilities == {
             "torch": version,
             "imported": False,
+            "build": {
+                "cuda": facts.cuda,
+                "hip": facts.hip,
+                "xpu": facts.xpu,
+                "mps": facts.mps,
+                "torch_npu": facts.npu,
+                "read_from": "torch/version.py",
+            },
+            "accelerators": {},
             "cuda_available": False,
             "cuda_reason": "no NVIDIA driver on this host (no nvidia-smi on PATH, no "
             "/proc/driver/nvidia)",

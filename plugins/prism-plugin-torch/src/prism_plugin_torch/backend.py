@@ -1,4 +1,6 @@
-"""The ``torch`` backend: PyTorch on the host CPU and on NVIDIA GPUs through CUDA, a
+"""The ``torch`` backend: PyTorch on the host CPU and on the accelerators torch has a backend
+for (NVIDIA GPUs through CUDA, AMD GPUs through ROCm, Intel GPUs through XPU, Apple GPUs
+through MPS, Huawei Ascend NPUs through torch_npu), a
 :class:`~prism_core.backend_kit.NamespaceBackend` over ``array_api_compat.torch``, with
 :data:`OVERRIDES` (``prism_plugin_torch.overrides``) where torch or the compat layer still differ
 from NumPy, and for the ops beyond the standard.
@@ -6,9 +8,11 @@ from NumPy, and for the ops beyond the standard.
 Importing this module, creating the backend and asking :meth:`TorchBackend.owns` import no
 torch: plugin discovery stays cheap.  :meth:`TorchBackend.availability` and
 :meth:`TorchBackend.capabilities` answer from the installed packages where torch is not imported
-yet and no NVIDIA driver is here (``prism doctor`` stays fast).  Tensors stay where they are;
-on the CPU NumPy arrays and tensors share memory both ways (DLPack), copied only where memory
-cannot or must not be shared (a GPU, a byte-swapped or read-only array, negative strides).
+yet and no NVIDIA driver is here (``prism doctor`` stays fast); which accelerators the installed
+build can drive is read from its files (``prism_plugin_torch.build``), not by importing it.
+Tensors stay where they are; on the CPU NumPy arrays and tensors share memory both ways
+(DLPack), copied only where memory cannot or must not be shared (a GPU, a byte-swapped or
+read-only array, negative strides).
 """
 
 from __future__ import annotations
@@ -26,13 +30,56 @@ from prism_core.backend_kit import NamespaceBackend, Target
 from prism_core.extending import Availability
 from prism_core.hardware import RequirementMatch
 
+from . import build as _build
+from .runtime import import_torch_npu, target_unavailable
+
 if TYPE_CHECKING:
     from prism_core.hardware import DeviceDescription
 
-__all__ = ["OVERRIDES", "TorchBackend", "cuda_unavailable", "to_tensor", "torch_dtype"]
+__all__ = [
+    "ACCELERATORS",
+    "MPS_HOLDS",
+    "OVERRIDES",
+    "TorchBackend",
+    "cuda_unavailable",
+    "target_unavailable",
+    "to_tensor",
+    "torch_dtype",
+]
 
 _CPU: Mapping[str, Any] = MappingProxyType({"kind": "cpu"})
-_NVIDIA_GPU: Mapping[str, Any] = MappingProxyType({"vendor": "nvidia", "kind": "gpu"})
+#: The accelerator targets, each a torch device type with the devices its variants require:
+#: ``cuda`` is an NVIDIA GPU on a CUDA build and an AMD GPU on a ROCm build (HIP keeps CUDA's
+#: names, so torch's ``torch.cuda.<op>`` runs on either; ``can_drive`` tells which the build
+#: has), ``xpu`` an Intel GPU, ``mps`` an Apple GPU, ``npu`` a Huawei Ascend NPU (torch_npu).
+ACCELERATORS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "cuda": MappingProxyType({"vendor": ("nvidia", "amd"), "kind": "gpu"}),
+        "xpu": MappingProxyType({"vendor": "intel", "kind": "gpu"}),
+        "mps": MappingProxyType({"vendor": "apple", "kind": "gpu"}),
+        "npu": MappingProxyType({"vendor": "huawei", "kind": "npu"}),
+    }
+)
+#: The targets, made once: ``targets[0] is`` the CPU target, whichever build declared them.
+_TARGETS: Mapping[str, Target] = MappingProxyType(
+    {"cpu": Target("cpu", _CPU, 0)}
+    | {name: Target(name, requires, 10) for name, requires in ACCELERATORS.items()}
+)
+#: What torch holds on an Apple GPU (Prism's names): Metal has no double, so MPS refuses
+#: float64 and complex128 ("Cannot convert a MPS Tensor to float64 dtype as the MPS framework
+#: doesn't support float64"); float8 has no MPS kernels, and uint16 to uint64 only a few
+#: (torch 2.3 and later), so calls in them stay on the CPU.
+MPS_HOLDS = frozenset(
+    {"bool_", "int8", "int16", "int32", "int64", "uint8", "float16", "bfloat16", "float32"}
+    | {"complex64"}
+)
+#: How reasons name each target's device.
+_RUNTIMES: Mapping[str, str] = MappingProxyType(
+    {"cuda": "CUDA", "xpu": "XPU", "mps": "MPS", "npu": "torch_npu"}
+)
+_LABELS: Mapping[str, str] = MappingProxyType(
+    {"cuda": "the GPU", "xpu": "the XPU", "mps": "the MPS device", "npu": "the NPU"}
+)
 #: Python scalars (exactly: NumPy scalars subclass float and int, but are strongly typed).
 _SCALARS = frozenset({bool, int, float, complex})
 
@@ -90,8 +137,12 @@ def cuda_unavailable() -> str | None:
         return f"torch {why}"
     version = getattr(torch, "__version__", "(unknown version)")
     try:
-        if getattr(getattr(torch, "version", None), "cuda", None) is None:
-            return f"torch {version} is a CPU-only build (torch.version.cuda is None)"
+        built = getattr(torch, "version", None)
+        if getattr(built, "cuda", None) is None and getattr(built, "hip", None) is None:
+            return (
+                f"torch {version} is a CPU-only build (torch.version.cuda and "
+                "torch.version.hip are None)"
+            )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             available = bool(torch.cuda.is_available())
@@ -196,8 +247,10 @@ def to_tensor(obj: Any, device: Any = None) -> Any:
 
 def torch_device(device: Any, default: Any) -> Any:
     """The torch device a ``device=`` names: ``default`` for ``None``, the CPU for ``"cpu"`` and
-    Prism's CPUs, ``cuda:<index>`` for Prism's NVIDIA GPUs, and torch's reading of anything
-    else; ``ValueError`` for what torch cannot read, or a GPU of another vendor."""
+    Prism's CPUs, ``<type>:<index>`` for Prism's accelerators (``cuda`` for NVIDIA and AMD GPUs,
+    ``xpu``, ``mps``, ``npu``), and torch's reading of anything else; ``ValueError`` for what
+    torch cannot read, or a device of a vendor torch has no backend for, or one the installed
+    build cannot drive (``build.lacks``)."""
     import torch
 
     what, value = backend_kit.requested_device(device)
@@ -207,18 +260,26 @@ def torch_device(device: Any, default: Any) -> Any:
         return torch.device("cpu")
     if what == "gpu":
         description = getattr(value, "description", value)
-        if description.vendor != "nvidia":
+        target = _build.target_of(description.vendor)
+        why = _build.lacks(description.vendor) if target else None
+        if target is None or why is not None:
             raise ValueError(
-                f"device={description.device_type!r}: torch computes on NVIDIA GPUs (CUDA) "
-                f"here, not on {description.vendor or 'an unknown vendor'}'s"
+                f"device={description.device_type!r}: "
+                + (
+                    why
+                    or "torch computes on NVIDIA and AMD GPUs (cuda), Intel GPUs (xpu), Apple "
+                    "GPUs (mps) and Huawei Ascend NPUs (npu), not on "
+                    f"{description.vendor or 'an unknown vendor'}'s"
+                )
             )
-        return torch.device("cuda", getattr(value, "index", 0) or 0)
+        return torch.device(target, getattr(value, "index", 0) or 0)
     try:
         return value if isinstance(value, torch.device) else torch.device(value)
     except (TypeError, RuntimeError):
         raise ValueError(
             f"device={value!r} is not a device torch knows; it takes None, 'cpu', 'cuda', "
-            "'cuda:N', a torch.device, or Prism's description of a CPU or an NVIDIA GPU"
+            "'cuda:N', 'xpu', 'mps', 'npu', a torch.device, or Prism's description of a CPU or "
+            "of an accelerator torch drives"
         ) from None
 
 
@@ -255,8 +316,10 @@ class Float64Default:
 
 
 class TorchBackend(NamespaceBackend):
-    """PyTorch on the host CPU (``torch.<op>``) and on NVIDIA GPUs (``torch.cuda.<op>``); its
-    arrays are ``torch.Tensor`` on either, which the variants take as they are (with Python
+    """PyTorch on the host CPU (``torch.<op>``), on NVIDIA and AMD GPUs (``torch.cuda.<op>``:
+    CUDA or ROCm, whichever the build has), Intel GPUs (``torch.xpu.<op>``), Apple GPUs
+    (``torch.mps.<op>``) and Huawei Ascend NPUs (``torch.npu.<op>``); its arrays are
+    ``torch.Tensor`` on any of them, which the variants take as they are (with Python
     scalars); dispatch moves every other array argument with :meth:`to_device`."""
 
     name = "torch"
@@ -264,21 +327,43 @@ class TorchBackend(NamespaceBackend):
     transfer = "dlpack"  # CPU tensors and NumPy arrays share memory both ways
     aliases = ("pytorch",)
     priority = 0
-    description = "PyTorch on the host CPU and on NVIDIA GPUs (CUDA)"
-    #: CPUs and GPUs; :meth:`can_drive` narrows the GPUs to NVIDIA's, with CUDA available.
-    drives: Mapping[str, Any] = MappingProxyType({"kind": ("cpu", "gpu")})
+    description = (
+        "PyTorch on the host CPU, NVIDIA and AMD GPUs (CUDA, ROCm), Intel GPUs (XPU), Apple "
+        "GPUs (MPS) and Huawei Ascend NPUs (torch_npu)"
+    )
+    #: CPUs, GPUs and NPUs; :meth:`can_drive` narrows them to the vendors the installed build
+    #: has a backend for, with that backend available.
+    drives: Mapping[str, Any] = MappingProxyType({"kind": ("cpu", "gpu", "npu")})
     namespace = "array_api_compat.torch"
     library = "torch"
     minimum = "2.1"
     distribution = "prism-plugin-torch"
     array_types = ("torch:Tensor",)
-    targets = (Target("cpu", _CPU, 0), Target("cuda", _NVIDIA_GPU, 10))
     overrides = OVERRIDES
+
+    @property
+    def targets(self) -> tuple[Target, ...]:  # type: ignore[override]
+        """The CPU, ``cuda`` (NVIDIA's GPUs, or AMD's on a ROCm build; declared with every
+        build, so that explain says what a device would need), and ``xpu``, ``mps`` and
+        ``npu`` where the installed build has them: a build that cannot have a target declares
+        no variants for it (870 variants instead of 350 cost a first call about 20 ms), and
+        ``can_drive`` says what to install (:func:`prism_plugin_torch.build.lacks`)."""
+        facts = _build.torch_build()
+        if self._targets_of is not facts:
+            has = {"xpu": facts.xpu is not None, "mps": facts.mps, "npu": facts.npu is not None}
+            extra = [_TARGETS[name] for name, there in has.items() if there]
+            self._targets = (_TARGETS["cpu"], _TARGETS["cuda"], *extra)
+            self._targets_of = facts
+        return self._targets
 
     def __init__(self) -> None:
         super().__init__()
         self._devices: dict[str, Any] = {}
+        self._targets_of: object = None
+        self._targets: tuple[Target, ...] = ()
         self._float64 = Float64Default()
+        #: Whether the build has no accelerator but CUDA's (:meth:`where`); None: not asked.
+        self._host_only: bool | None = None
 
     def numpy_defaults(self) -> Float64Default:
         """The body of a placed function runs with ``float64`` as torch's default dtype, so
@@ -309,32 +394,96 @@ class TorchBackend(NamespaceBackend):
         return self._availability
 
     def can_drive(self, device: DeviceDescription) -> RequirementMatch:
-        """CPUs, and NVIDIA GPUs where torch can use CUDA.  On a simulated device (a
-        ``prism_core.device(..., simulate=True)`` scope, ``prism explain --device``) the
-        description alone decides, so that choices can be checked without the hardware."""
+        """CPUs, and the accelerators of the vendors the installed build has a backend for
+        (``prism_plugin_torch.build``: an AMD GPU exactly where torch is a ROCm build, an
+        NVIDIA GPU where it is not, an Intel GPU with an XPU build, an Apple GPU with MPS, an
+        Ascend NPU with torch_npu), with kernels for the device's architecture where torch has
+        said which it has, and that backend available at run time.  On a simulated device (a
+        ``prism_core.device(..., simulate=True)`` scope, ``prism explain --device``) the run
+        time is not asked: the description and the build decide, so that choices can be
+        checked without the hardware (and a CPU-only build is checked as its CUDA build would
+        be on an NVIDIA GPU; ``build.lacks``).  A build that lacks the vendor's backend is
+        said without importing torch."""
         from prism_core import current_scope
         from prism_core.hardware import Requirement
 
         cpu = Requirement(_CPU).match(device)
         if cpu:
             return cpu
-        gpu = Requirement(_NVIDIA_GPU).match(device)
-        if not gpu:
+        target = _build.target_of(device.vendor)
+        if target is None:
             return RequirementMatch(
-                False, (f"torch drives CPUs and NVIDIA GPUs; {'; '.join(gpu.reasons)}",)
+                False,
+                (
+                    "torch drives CPUs, NVIDIA and AMD GPUs (cuda), Intel GPUs (xpu), Apple GPUs "
+                    f"(mps) and Huawei Ascend NPUs (npu); vendor is {device.vendor!r}",
+                ),
             )
-        if current_scope().simulated:
-            return gpu
-        why = cuda_unavailable()
+        accelerator = Requirement({"kind": ACCELERATORS[target]["kind"]}).match(device)
+        if not accelerator:
+            return RequirementMatch(
+                False,
+                (
+                    f"torch drives {_build.vendor_name(device.vendor or '')} only; "
+                    + "; ".join(accelerator.reasons),
+                ),
+            )
+        simulated = current_scope().simulated
+        why = _build.lacks(device.vendor, simulated=simulated) or _build.arch_lacks(device)
         if why is not None:
-            return RequirementMatch(False, (f"CUDA is not available: {why}",))
-        return gpu
+            return RequirementMatch(False, (why,))
+        if simulated:
+            return accelerator
+        why = target_unavailable(target)
+        if why is not None:
+            runtime = "ROCm" if device.vendor == "amd" else _RUNTIMES[target]
+            return RequirementMatch(False, (f"{runtime} is not available: {why}",))
+        return accelerator
+
+    def dtypes(self, device: DeviceDescription | None = None) -> frozenset[str] | None:
+        """Every dtype, but on an Apple GPU (MPS) :data:`MPS_HOLDS`: no float64 or complex128,
+        which Metal lacks, so dispatch never sends them there."""
+        if device is not None and device.vendor == "apple" and device.kind == "gpu":
+            return MPS_HOLDS
+        return None
+
+    def accelerators(self) -> dict[str, str]:
+        """Each accelerator present here (``prism_core.hardware.present_devices``) with what
+        drives it (``"torch.cuda"``) or why torch cannot, naming what to install (an AMD GPU
+        beside a CPU-only or CUDA build: the ROCm build): what ``prism doctor`` shows.  Imports
+        torch only where the build has the device's backend (its run time is then asked)."""
+        from prism_core.hardware import present_devices
+
+        found: dict[str, str] = {}
+        for instance in present_devices().devices:
+            device = instance.description
+            if device.kind == "cpu" or device.device_type in found:
+                continue
+            verdict = self.can_drive(device)
+            target = _build.target_of(device.vendor)
+            found[device.device_type] = (
+                f"driven: torch.{target}" if verdict and target else "; ".join(verdict.reasons)
+            )
+        return found
 
     def capabilities(self) -> dict[str, Any]:
-        """torch's version, its CUDA (or that it is a CPU-only build), threads, devices and the
-        MKL/OpenMP summary of ``torch.__config__.parallel_info()``; only the version and why
-        CUDA is unavailable where torch is not imported yet and no NVIDIA driver is here."""
+        """torch's version, what it was built for (``build``), the accelerators present and
+        whether it drives them (:meth:`accelerators`), its CUDA (or that it is a CPU-only
+        build), threads, devices and the MKL/OpenMP summary of
+        ``torch.__config__.parallel_info()``; only the version, the build, the accelerators
+        and why CUDA is unavailable where torch is not imported yet and no NVIDIA driver is
+        here."""
         version = self.availability().version
+        facts = _build.torch_build()
+        built = {
+            "cuda": facts.cuda,
+            "hip": facts.hip,
+            "xpu": facts.xpu,
+            "mps": facts.mps,
+            "torch_npu": facts.npu,
+            "read_from": facts.source,
+        }
+        accelerators = self.accelerators()
         if "torch" not in sys.modules:
             from prism_core.nvidia_smi import driver_absent
 
@@ -343,6 +492,8 @@ class TorchBackend(NamespaceBackend):
                 return {
                     "torch": version,
                     "imported": False,
+                    "build": built,
+                    "accelerators": accelerators,
                     "cuda_available": False,
                     "cuda_reason": why_not,
                 }
@@ -364,6 +515,8 @@ class TorchBackend(NamespaceBackend):
         ]
         return {
             "torch": torch.__version__,
+            "build": built,
+            "accelerators": accelerators,
             "namespace": self.namespace,
             "cuda": torch.version.cuda or "CPU-only build",
             "cuda_available": why is None,
@@ -389,12 +542,31 @@ class TorchBackend(NamespaceBackend):
         return torch is not None and isinstance(value, torch.Tensor)
 
     def where(self, array: Any) -> str:
-        """``"cuda"`` for a tensor on an NVIDIA GPU, else ``"cpu"``: the target it lives on."""
-        return "cuda" if array.is_cuda else "cpu"
+        """The target a tensor lives on: ``"cuda"`` (an NVIDIA or AMD GPU), ``"xpu"``,
+        ``"mps"``, ``"npu"``, else ``"cpu"`` (``is_cuda`` first: the common case, and cheaper
+        than reading ``device.type``, which is read only where the build has another
+        accelerator: its tensors cannot be elsewhere)."""
+        if array.is_cuda:
+            return "cuda"
+        if self._host_only:
+            return "cpu"  # a build without XPU, MPS or torch_npu: the hot path of CPU tensors
+        if self._host_only is None:
+            facts = _build.torch_build()
+            self._host_only = not (facts.xpu or facts.mps or facts.npu)
+        kind = array.device.type
+        return kind if kind in ACCELERATORS else "cpu"
 
     def device_for(self, target: Target) -> Any:
+        """The torch device of ``target``; for ``npu``, torch_npu is imported first (it
+        registers the device type), and its absence is an ``ImportError`` saying to install
+        it."""
+        found = self._devices.get(target.name)
+        if found is not None:
+            return found
         import torch
 
+        if target.name == "npu":
+            import_torch_npu()
         # One object per target: place knows the CPU by identity (a torch.device's .type
         # costs a fifth of a microsecond, on every call).
         return self._devices.setdefault(target.name, torch.device(target.name))
@@ -403,15 +575,22 @@ class TorchBackend(NamespaceBackend):
         return torch_dtype(value)
 
     def default_device(self) -> Any:
-        """Where new tensors go: the GPU where the scope names one and CUDA is here, else the
-        CPU."""
+        """Where new tensors go: the accelerator the scope names where torch can use it here
+        (``cuda``, ``xpu``, ``mps``, ``npu``), else the CPU."""
         import torch
 
         from prism_core import current_scope
 
         scope_device = current_scope().device
-        if scope_device is not None and scope_device.kind == "gpu" and cuda_unavailable() is None:
-            return torch.device("cuda")
+        target = _build.target_of(scope_device.vendor) if scope_device is not None else None
+        if (
+            target is not None
+            and scope_device is not None
+            and scope_device.kind != "cpu"
+            and _build.lacks(scope_device.vendor) is None
+            and target_unavailable(target) is None
+        ):
+            return torch.device(target)
         return torch.device("cpu")
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
@@ -446,11 +625,14 @@ class TorchBackend(NamespaceBackend):
         return to_tensor(obj)
 
     def to_device(self, value: Any, device: DeviceDescription | None = None) -> Any:
-        """``value`` as a tensor on the current CUDA device for a GPU, else on the CPU."""
+        """``value`` as a tensor on the current device of ``device``'s target (``cuda`` for an
+        NVIDIA or AMD GPU, ``xpu``, ``mps``, ``npu``), else on the CPU."""
         import torch
 
-        on_gpu = device is not None and device.kind == "gpu"
-        return to_tensor(value, torch.device("cuda" if on_gpu else "cpu"))
+        target = None
+        if device is not None and device.kind != "cpu":
+            target = _build.target_of(device.vendor)
+        return to_tensor(value, torch.device(target or "cpu"))
 
     def empty(self, shape: Sequence[int], dtype: Any) -> Any:
         import torch
@@ -486,24 +668,27 @@ class TorchBackend(NamespaceBackend):
         # Host arrays (also given directly, as the conformance suite gives keyword arrays)
         # enter through to_tensor, not torch.asarray, which aborts on a NumPy view with
         # negative strides (DLPack) and shares read-only memory writable; tensors on the CPU
-        # stay where they are, and so do tensors on a GPU for a GPU target (checked first: the
-        # common case; ``device`` is ``cuda``, the current GPU, which a tensor's ``cuda:0``
-        # does not equal, and a tensor on another GPU stays there, as torch computes it).
+        # stay where they are, and so do tensors on an accelerator for its target (checked
+        # first: the common case; ``device`` is ``cuda``, the current GPU, which a tensor's
+        # ``cuda:0`` does not equal, and a tensor on another GPU stays there, as torch computes
+        # it).  ``is_cuda`` answers for the cuda target, cheaper than ``device.type``.
         tensor = sys.modules["torch"].Tensor
         cpu = device is self._devices.get("cpu")
+        cuda = device is self._devices.get("cuda")
         if not kwargs:
             for a in args:
                 if type(a) is tensor:
-                    if not cpu and not a.is_cuda:
+                    if not cpu and not (a.is_cuda if cuda else a.device.type == device.type):
                         break
                 elif type(a) not in _SCALARS:
                     break
             else:
                 return args, kwargs
         cpu = device.type == "cpu"
+        kind = device.type
 
         def move(value: Any) -> Any:
-            if type(value) is tensor and (cpu or value.is_cuda):
+            if type(value) is tensor and (cpu or value.device.type == kind):
                 return value
             if hasattr(value, "shape") and hasattr(value, "dtype"):
                 return to_tensor(value, device)
@@ -517,9 +702,9 @@ class TorchBackend(NamespaceBackend):
     def placement(self, op: str, target: Target) -> Callable[..., bool | str]:
         # torch's own words for where a call runs (and creation without a named device stays
         # on the CPU, as torch.zeros does): see prism_plugin_torch.variants.
-        from .variants import gpu_check, host_check
+        from .variants import accelerator_check, host_check
 
-        return host_check(op) if target is self.targets[0] else gpu_check(op)
+        return host_check(op) if target is self.targets[0] else accelerator_check(op, target.name)
 
     # -- the numerics protocol ------------------------------------------------------------------
     def requires_grad(self, x: Any, flag: bool = True) -> Any:
@@ -559,7 +744,16 @@ class TorchBackend(NamespaceBackend):
 
     # -- execution ----------------------------------------------------------------------------
     def synchronize(self, *arrays: Any) -> None:
-        """Wait for the GPU's queued work (none on the CPU, or before CUDA is used)."""
+        """Wait for the accelerators' queued work: the GPU's once CUDA (or ROCm) is in use, and
+        that of the other devices ``arrays`` are on (XPU, MPS, NPU); none on the CPU."""
         torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_initialized():
+        if torch is None:
+            return
+        if torch.cuda.is_initialized():
             torch.cuda.synchronize()
+        kinds = {a.device.type for a in arrays if self.owns(a)} - {"cpu", "cuda"}
+        for kind in sorted(kinds):
+            module = getattr(torch, kind, None)
+            sync = getattr(module, "synchronize", None)
+            if sync is not None:
+                sync()

@@ -23,7 +23,10 @@ __all__ = ["prism_backends", "prism_detect_devices", "prism_plugin_info", "prism
 @prism_core.extending.hookimpl
 def prism_plugin_info() -> Mapping[str, Any]:
     return {
-        "description": "PyTorch on the host CPU and on NVIDIA GPUs (CUDA): every Prism op",
+        "description": (
+            "PyTorch on the host CPU, NVIDIA and AMD GPUs (CUDA, ROCm), Intel GPUs (XPU), Apple "
+            "GPUs (MPS) and Huawei Ascend NPUs (torch_npu): every Prism op"
+        ),
         "url": "https://pytorch.org",
         "requires": ["torch>=2.1", "array-api-compat>=1.16"],
     }
@@ -39,20 +42,56 @@ def prism_backends() -> Sequence[Backend]:
     return [_BACKEND]
 
 
+#: The detection modules of prism-core this plugin asks, one per vendor whose accelerators
+#: torch drives: each has ``detect(library) -> Detection`` and never raises.
+DETECTORS = ("nvidia_smi", "amd_smi", "intel_xpu", "apple_silicon", "npu_smi")
+
+
 @prism_core.extending.hookimpl
 def prism_detect_devices(library: DeviceLibrary) -> Detection:
-    """The NVIDIA GPUs of this host (``nvidia-smi``, no torch import, no CUDA context), so that
-    ``torch.cuda.<op>`` finds its devices with this plugin alone; with the cuda plugin as well,
-    each GPU is present once (``present_devices`` keeps one per UUID)."""
-    from prism_core.nvidia_smi import detect
+    """The accelerators of this host that torch has a backend for: NVIDIA GPUs
+    (``prism_core.nvidia_smi``), AMD GPUs (``amd_smi``), Intel GPUs (``intel_xpu``), Apple
+    GPUs (``apple_silicon``) and Huawei Ascend NPUs (``npu_smi``), each found by its vendor's
+    tool, with no torch import and no device context, so that the ``torch.<target>.<op>``
+    variants find their devices with this plugin alone (with another plugin asking the same
+    tool, each device is present once: ``present_devices`` keeps one per UUID).  The devices
+    are concatenated, and the reasons of the modules that found none joined.  A module this
+    prism-core lacks is left out (it is imported here, when detection runs, not when the
+    plugin loads)."""
+    import importlib
 
-    return detect(library)
+    from prism_core.extending import Detection
+
+    devices: list[Any] = []
+    reasons: list[str] = []
+    for name in DETECTORS:
+        module_name = f"prism_core.{name}"
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # an older prism-core, without this vendor's detection
+            reasons.append(f"{module_name} could not be imported: {exc}")
+            continue
+        except ImportError as exc:
+            reasons.append(f"{module_name} could not be imported: {exc}")
+            continue
+        try:
+            found = module.detect(library)
+        except Exception as exc:  # the contract says never raise; one vendor's bug is not all's
+            reasons.append(f"{module_name}.detect raised {type(exc).__name__}: {exc}")
+            continue
+        devices.extend(found.devices)
+        if found.reason:
+            reasons.append(found.reason)
+    return Detection(tuple(devices), "; ".join(reasons))
 
 
 @prism_core.extending.hookimpl
 def prism_variants() -> Sequence[Variant]:
-    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` on NVIDIA GPUs for every op of the
-    standard and of the overrides, ``torch.cuda.tensor_core_matmul`` and
+    """``torch.<op>`` on the CPU and ``torch.cuda.<op>`` (NVIDIA and AMD GPUs),
+    ``torch.xpu.<op>``, ``torch.mps.<op>`` and ``torch.npu.<op>`` for every op of the standard
+    and of the overrides, ``torch.cuda.tensor_core_matmul`` and
     ``torch.cuda.genomics.sw_align_batch``; see ``prism_plugin_torch.variants``.
 
     Only for the ops declared: a variant of an op that is not would fail the whole plugin.  The
