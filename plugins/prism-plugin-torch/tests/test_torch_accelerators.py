@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
 import sys
 import textwrap
 import types
@@ -504,6 +506,7 @@ def test_detection_asks_every_vendor_and_merges(monkeypatch: pytest.MonkeyPatch)
     for name, module in fakes.items():
         monkeypatch.setitem(sys.modules, f"prism_core.{name}", module)
     monkeypatch.setitem(sys.modules, "prism_core.npu_smi", None)  # as if it were not there
+    monkeypatch.setattr(plugin, "_TOOLS", {})  # every module is asked, whatever is on PATH
     found = plugin.prism_detect_devices(prism_core.hardware.DeviceLibrary())
     assert list(found.devices) == [h100, mi300x]
     assert found.reason == (
@@ -512,23 +515,32 @@ def test_detection_asks_every_vendor_and_merges(monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.timeout(120)
-def test_detection_with_prism_core_s_modules(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """With prism-core's own detection modules and no vendor tool on PATH: no device, and each
-    module's reason.  (A stopgap skips this where a module is not in this prism-core yet.)"""
-    import importlib
-
-    modules = [
-        pytest.importorskip(
-            f"prism_core.{name}", reason=f"prism_core.{name} is not in this prism-core yet"
-        )
-        for name in plugin.DETECTORS
-    ]
-    monkeypatch.setenv("PATH", str(tmp_path))
-    library = prism_core.hardware.DeviceLibrary()
-    expected = [importlib.import_module(m.__name__).detect(library) for m in modules]
-    found = plugin.prism_detect_devices(library)
-    assert list(found.devices) == [d for e in expected for d in e.devices]
-    for each in expected:
-        assert each.reason in found.reason
+def test_detection_with_prism_core_s_modules(tmp_path: Path) -> None:
+    """With prism-core's own detection modules and no vendor tool on PATH, in a fresh process:
+    no device, a sentence per vendor, and the modules of the vendors whose tools are absent are
+    not imported (nor Apple's off macOS): a first call does not pay for them."""
+    code = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.path.insert(0, {str(Path(plugin.__file__).parents[1])!r})
+        import prism_core
+        from prism_plugin_torch import plugin
+        found = plugin.prism_detect_devices(prism_core.hardware.DeviceLibrary())
+        loaded = [m for m in ("amd_smi", "intel_xpu", "npu_smi", "apple_silicon")
+                  if "prism_core." + m in sys.modules]
+        print(json.dumps([len(found.devices), found.reason, loaded]))
+        """
+    )
+    env = {**os.environ, "PATH": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=100
+    )
+    assert out.returncode == 0, out.stderr
+    count, reason, loaded = json.loads(out.stdout)
+    assert count == 0
+    assert reason.startswith("nvidia-smi not found"), reason
+    assert "amd-smi and rocm-smi: not found on PATH" in reason
+    assert "xpu-smi and sycl-ls: not found on PATH" in reason
+    assert "npu-smi: not found on PATH" in reason
+    assert ("not macOS" in reason) == (sys.platform != "darwin")
+    assert loaded == ([] if sys.platform != "darwin" else ["apple_silicon"])

@@ -6,6 +6,7 @@ call, importing torch and ``array_api_compat.torch`` then.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,12 @@ def prism_backends() -> Sequence[Backend]:
 #: The detection modules of prism-core this plugin asks, one per vendor whose accelerators
 #: torch drives: each has ``detect(library) -> Detection`` and never raises.
 DETECTORS = ("nvidia_smi", "amd_smi", "intel_xpu", "apple_silicon", "npu_smi")
+#: The tools some of them run: such a module is imported (a few milliseconds of a process's
+#: first call) only where one of its tools is on ``PATH`` (Apple's only on macOS, or where
+#: it is imported already: a test that sets its platform).
+_TOOLS = {"amd_smi": ("amd-smi", "rocm-smi"), "intel_xpu": ("xpu-smi", "sycl-ls")} | {
+    "npu_smi": ("npu-smi",)
+}
 
 
 @prism_core.extending.hookimpl
@@ -61,11 +68,19 @@ def prism_detect_devices(library: DeviceLibrary) -> Detection:
     import importlib
 
     from prism_core.extending import Detection
+    from prism_core.host_tools import which
 
     devices: list[Any] = []
     reasons: list[str] = []
     for name in DETECTORS:
         module_name = f"prism_core.{name}"
+        tools = _TOOLS.get(name, ())
+        if tools and not any(which(tool) for tool in tools):
+            reasons.append(f"{' and '.join(tools)}: not found on PATH")
+            continue
+        if name == "apple_silicon" and sys.platform != "darwin" and module_name not in sys.modules:
+            reasons.append(f"no Apple GPU: not macOS (the platform is {sys.platform!r})")
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
