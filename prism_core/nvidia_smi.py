@@ -3,11 +3,12 @@
 Every plugin on NVIDIA GPUs (CuPy's, PyTorch's) returns :func:`detect` from its
 ``prism_detect_devices`` hook; no framework is imported and no CUDA context is created.  Parsing
 is apart from running the command, so that it is tested on captured output; the command runs
-through :mod:`prism_core.host_tools` (on ``PATH``, with a timeout, no ``shutil``).  Where a GPU found is a package that MIG can split (its description has
-``partitions``), ``nvidia-smi -L`` is run as well, and each MIG instance it lists is a device of
-its own, named as CUDA names it (``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the
-MIG profile's description; a compute instance (``MIG 1c.3g.40gb``: one of the three compute
-slices of a 3g.40gb GPU instance) maps to its share of its GPU instance's description
+through :mod:`prism_core.host_tools` (on ``PATH``, with a timeout, no ``shutil``).  Where a GPU
+found is a package that MIG can split (its description has ``partitions``), ``nvidia-smi -L``
+is run as well, and each MIG instance it lists is a device of its own, named as CUDA names it
+(``NVIDIA H100 80GB HBM3 MIG 1g.10gb``), which Prism maps to the MIG profile's description; a
+compute instance (``MIG 1c.3g.40gb``: one of the three compute slices of a 3g.40gb GPU
+instance) maps to its share of its GPU instance's description
 (``prism_core.kernel.partition_match.compute_instance``).  docs/architecture.md, "Host
 detection"; docs/performance.md, "First call in a fresh process".
 """
