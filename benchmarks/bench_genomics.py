@@ -261,7 +261,7 @@ def main() -> int:
     }
 
     # 4. GPU ---------------------------------------------------------------------------------------
-    from prism_plugin_torch.backend import cuda_unavailable
+    from prism_plugin_torch.runtime import cuda_unavailable
 
     why = cuda_unavailable()
     if why is not None:

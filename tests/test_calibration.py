@@ -364,7 +364,8 @@ def test_bench_offload_dry_run_covers_the_ops_and_dtypes(tmp_path: Path) -> None
 
 def test_torch_pins_host_memory_only_where_it_has_a_cuda_device() -> None:
     torch = pytest.importorskip("torch", reason="the torch plugin's backend needs torch")
-    from prism_plugin_torch.backend import TorchBackend, cuda_unavailable
+    from prism_plugin_torch.backend import TorchBackend
+    from prism_plugin_torch.runtime import cuda_unavailable
 
     pinned = TorchBackend().pinned_empty((4, 2), "float32")
     if cuda_unavailable() is not None:

@@ -193,7 +193,7 @@ def main() -> int:
 
     found: dict[str, Any] = {"backends": {}, "unavailable": {}}
     try:
-        from prism_plugin_torch.backend import cuda_unavailable
+        from prism_plugin_torch.runtime import cuda_unavailable
     except ImportError as exc:
         why: str | None = f"prism-plugin-torch is not installed ({exc})"
     else:

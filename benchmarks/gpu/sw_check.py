@@ -64,7 +64,7 @@ def main() -> int:
 
     numba_found = numba_gpu()
     try:
-        from prism_plugin_torch.backend import cuda_unavailable
+        from prism_plugin_torch.runtime import cuda_unavailable
 
         why = cuda_unavailable()
     except ImportError as exc:

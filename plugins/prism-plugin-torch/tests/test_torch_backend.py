@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 import torch
-from prism_plugin_torch.backend import TorchBackend, cuda_unavailable, torch_dtype
+from prism_plugin_torch.backend import TorchBackend, torch_dtype
+from prism_plugin_torch.runtime import cuda_unavailable
 
 import prism_core
 

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
-from prism_plugin_torch.backend import TorchBackend, cuda_unavailable
+from prism_plugin_torch.backend import TorchBackend
+from prism_plugin_torch.runtime import cuda_unavailable
 from prism_plugin_torch.variants import gpu_check, host_check, tensor_core_check
 
 import prism_core
@@ -204,12 +205,11 @@ def test_creation_without_a_named_device_stays_on_the_cpu(monkeypatch: pytest.Mo
     ``cuda_unavailable`` answers None),
     creation ops make CPU tensors, as ``torch.zeros`` does, unless a GPU is named in scope;
     so ``use_backend("torch")`` puts created and computed host data on one device."""
-    import prism_plugin_torch.backend as torch_backend
-    from prism_plugin_torch import build
+    from prism_plugin_torch import build, runtime
 
     simulated = build.TorchBuild("2.13.0+cu130", cuda="13.0", source="simulated")
     monkeypatch.setattr(build, "torch_build", lambda: simulated)
-    monkeypatch.setattr(torch_backend, "cuda_unavailable", lambda: None)
+    monkeypatch.setattr(runtime, "cuda_unavailable", lambda: None)
     check = gpu_check("zeros")
     assert check((3, 3)) == (
         "no device is named: torch.zeros makes its tensors on the CPU, torch's default device "

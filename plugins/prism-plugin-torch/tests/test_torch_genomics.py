@@ -15,8 +15,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from prism_genomics import BLOSUM62, DNA, PROTEIN, Scoring, encode
-from prism_plugin_torch.backend import cuda_unavailable
 from prism_plugin_torch.genomics import GPU_MIN_CELLS, on_gpu, sw_batch_wavefront
+from prism_plugin_torch.runtime import cuda_unavailable
 
 import prism_core
 

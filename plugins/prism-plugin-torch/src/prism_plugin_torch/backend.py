@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import sys
 import threading
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -31,6 +30,7 @@ from prism_core.extending import Availability
 from prism_core.hardware import RequirementMatch
 
 from . import build as _build
+from . import runtime as _runtime
 from .runtime import import_torch_npu, target_unavailable
 
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ __all__ = [
     "MPS_HOLDS",
     "OVERRIDES",
     "TorchBackend",
-    "cuda_unavailable",
     "target_unavailable",
     "to_tensor",
     "torch_dtype",
@@ -125,38 +124,6 @@ OVERRIDES: Mapping[str, str] = MappingProxyType(
         for op in (*_OWN, *IN_DOUBLE, *TRANSFORMS, *FLOAT64_DEFAULT)
     }
 )
-
-
-@functools.lru_cache(maxsize=1)
-def cuda_unavailable() -> str | None:
-    """``None`` when torch can use a CUDA GPU here, else why not, in torch's words where it has
-    them (``"torch 2.13.0+cpu is a CPU-only build (torch.version.cuda is None)"``).  Asked once
-    per process: a CUDA runtime does not appear while Python runs."""
-    torch, why = backend_kit.import_framework("torch")
-    if torch is None:
-        return f"torch {why}"
-    version = getattr(torch, "__version__", "(unknown version)")
-    try:
-        built = getattr(torch, "version", None)
-        if getattr(built, "cuda", None) is None and getattr(built, "hip", None) is None:
-            return (
-                f"torch {version} is a CPU-only build (torch.version.cuda and "
-                "torch.version.hip are None)"
-            )
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            available = bool(torch.cuda.is_available())
-        if available:
-            return None
-        if caught:  # "CUDA initialization: The NVIDIA driver on your system is too old ..."
-            return f"torch {version}: {backend_kit.first_line(RuntimeWarning(caught[0].message))}"
-        try:
-            torch.cuda.init()
-        except Exception as exc:  # "Found no NVIDIA driver on your system. ..."
-            return f"torch {version}: {backend_kit.first_line(exc)}"
-        return f"torch {version} finds no CUDA device (torch.cuda.device_count() is 0)"
-    except Exception as exc:
-        return f"torch {version}: {type(exc).__name__}: {backend_kit.first_line(exc)}"
 
 
 def _installed(module: str, distribution: str) -> Availability | None:
@@ -499,7 +466,7 @@ class TorchBackend(NamespaceBackend):
                 }
         import torch
 
-        why = cuda_unavailable()
+        why = _runtime.cuda_unavailable()
         devices = ["cpu"]
         if why is None:
             devices += [
@@ -643,7 +610,7 @@ class TorchBackend(NamespaceBackend):
         """A NumPy array over a CPU tensor's page-locked memory, which CUDA copies to and from
         without staging (torch finds a tensor made from it pinned: it asks CUDA about the
         pointer); ``None`` where torch has no CUDA device (nothing to pin memory for)."""
-        if cuda_unavailable() is not None:
+        if _runtime.cuda_unavailable() is not None:
             return None
         import torch
 

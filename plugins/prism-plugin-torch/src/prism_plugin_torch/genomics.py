@@ -98,7 +98,7 @@ def on_gpu(*args: Any, **kwargs: Any) -> bool | str:
             f"{cells} cell updates in host memory: too few to pay for the GPU's kernel launches "
             f"(it takes {GPU_MIN_CELLS} from host memory; name the device to force it)"
         )
-    from .backend import cuda_unavailable
+    from .runtime import cuda_unavailable
 
     why = cuda_unavailable()
     return True if why is None else f"CUDA is not available: {why}"

@@ -7,6 +7,7 @@ present or named, and once per process: no runtime appears while Python runs.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -15,7 +16,39 @@ import prism_core.backend_kit as backend_kit
 
 from . import build as _build
 
-__all__ = ["import_torch_npu", "target_unavailable"]
+__all__ = ["cuda_unavailable", "import_torch_npu", "target_unavailable"]
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_unavailable() -> str | None:
+    """``None`` when torch can use a CUDA GPU here, else why not, in torch's words where it has
+    them (``"torch 2.13.0+cpu is a CPU-only build (torch.version.cuda is None)"``).  Asked once
+    per process: a CUDA runtime does not appear while Python runs."""
+    torch, why = backend_kit.import_framework("torch")
+    if torch is None:
+        return f"torch {why}"
+    version = getattr(torch, "__version__", "(unknown version)")
+    try:
+        built = getattr(torch, "version", None)
+        if getattr(built, "cuda", None) is None and getattr(built, "hip", None) is None:
+            return (
+                f"torch {version} is a CPU-only build (torch.version.cuda and "
+                "torch.version.hip are None)"
+            )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            available = bool(torch.cuda.is_available())
+        if available:
+            return None
+        if caught:  # "CUDA initialization: The NVIDIA driver on your system is too old ..."
+            return f"torch {version}: {backend_kit.first_line(RuntimeWarning(caught[0].message))}"
+        try:
+            torch.cuda.init()
+        except Exception as exc:  # "Found no NVIDIA driver on your system. ..."
+            return f"torch {version}: {backend_kit.first_line(exc)}"
+        return f"torch {version} finds no CUDA device (torch.cuda.device_count() is 0)"
+    except Exception as exc:
+        return f"torch {version}: {type(exc).__name__}: {backend_kit.first_line(exc)}"
 
 
 def _runtime(name: str, probe: Callable[[Any], str | None]) -> str | None:
@@ -84,9 +117,7 @@ def target_unavailable(name: str) -> str | None:
     per process and target: :func:`cuda_unavailable` for ``"cuda"`` (CUDA or ROCm), the
     others cached alike, as no runtime appears while Python runs."""
     if name == "cuda":
-        from . import backend  # its function: tests replace it there
-
-        return backend.cuda_unavailable()
+        return cuda_unavailable()
     return _other_unavailable(name)
 
 
