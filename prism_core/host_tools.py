@@ -4,18 +4,28 @@ detection hooks (``nvidia-smi``, ``amd-smi``, ``xpu-smi``, ``npu-smi``, …).
 Every detection module asks on a process's first call, so this module imports ``subprocess``
 only to run a tool, and looks the tool up on ``PATH`` itself (:func:`which`: ``shutil`` costs
 about 3 ms).  Every run has a timeout, and a tool that is missing, hangs, fails or cannot be
-started is a sentence, never an exception.  docs/architecture.md, "Host detection".
+started is a sentence, never an exception.  A tool's answer is reused for :data:`REUSE_S`
+seconds: several plugins ask one tool in one detection (the torch, CuPy and Numba plugins all
+ask ``nvidia-smi``), and a tool takes from 50 ms to seconds to answer, or its whole timeout
+where it hangs.  docs/architecture.md, "Host detection".
 """
 
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Sequence
 
-__all__ = ["TOOL_TIMEOUT_S", "run_tool", "which"]
+__all__ = ["REUSE_S", "TOOL_TIMEOUT_S", "run_tool", "which"]
 
 #: How long a tool may take to answer, in seconds.
 TOOL_TIMEOUT_S = 10
+#: How long an answer is reused, in seconds: for the same executable file (path, inode, size,
+#: modification time), arguments and environment.
+REUSE_S = 5.0
+_answers: dict[tuple[object, ...], tuple[float, tuple[str | None, str]]] = {}
+_answers_lock = threading.Lock()
 
 
 def which(command: str) -> str | None:
@@ -54,7 +64,34 @@ def run_tool(
     executable: str, arguments: Sequence[str], *, name: str, timeout: float = TOOL_TIMEOUT_S
 ) -> tuple[str | None, str]:
     """Run ``executable`` with ``arguments``: (its standard output, "") or (None, why it
-    failed), the reason naming the tool as ``name`` (``"amd-smi"``)."""
+    failed), the reason naming the tool as ``name`` (``"amd-smi"``); the answer of the same
+    run within :data:`REUSE_S` seconds where there is one (module docstring)."""
+    try:
+        st = os.stat(executable)
+        key: tuple[object, ...] | None = (
+            executable, st.st_ino, st.st_size, st.st_mtime_ns, tuple(arguments), timeout,
+            hash(frozenset(os.environ.items())),
+        )  # fmt: skip
+    except (OSError, TypeError, ValueError):
+        key = None
+    now = time.monotonic()
+    with _answers_lock:
+        found = _answers.get(key) if key is not None else None
+    if found is not None and now - found[0] < REUSE_S:
+        return found[1]
+    answer = _run(executable, arguments, name, timeout)
+    if key is not None:
+        with _answers_lock:
+            now = time.monotonic()
+            for old in [k for k, (at, _) in _answers.items() if now - at >= REUSE_S]:
+                del _answers[old]
+            _answers[key] = (now, answer)
+    return answer
+
+
+def _run(
+    executable: str, arguments: Sequence[str], name: str, timeout: float
+) -> tuple[str | None, str]:
     import subprocess  # only where there is a tool to run (the first call)
 
     try:
