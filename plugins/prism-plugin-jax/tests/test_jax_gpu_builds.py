@@ -21,7 +21,7 @@ from prism_plugin_jax import plugin as jax_plugin
 from prism_plugin_jax.build import JaxBuild, jax_build
 
 import prism_core
-from prism_core import ArraySpec
+from prism_core import ArraySpec, amd_smi
 
 A = ArraySpec((512, 512), "float32")
 CUDA = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")
@@ -128,11 +128,13 @@ def test_without_a_gpu_plugin_an_amd_gpu_is_refused(installed: Callable[..., Non
 def test_a_rocm_build_looks_for_the_amd_driver(
     installed: Callable[..., None], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """Outside a simulation, with only the ROCm plugin, the AMD driver's device file is what
-    decides whether JAX is imported at all: absent, JAX is not asked (no NVIDIA check either);
-    present, JAX itself is asked (the real JAX here, a CPU build, has no GPU)."""
+    """Outside a simulation, with only the ROCm plugin, the AMD driver
+    (``prism_core.amd_smi.driver_absent``: its device file, here, with no amd-smi on PATH) is
+    what decides whether JAX is imported at all: absent, JAX is not asked (no NVIDIA check
+    either); present, JAX itself is asked (the real JAX here, a CPU build, has no GPU)."""
     installed(*ROCM)
-    monkeypatch.setattr(jax_plugin, "AMD_DRIVER_FILE", str(tmp_path / "kfd"))
+    monkeypatch.setattr(amd_smi, "DRIVER_FILES", (str(tmp_path / "kfd"),))
+    monkeypatch.setenv("PATH", str(tmp_path))
     jax_plugin.gpu_unavailable.cache_clear()
     why = jax_plugin.gpu_unavailable()
     assert why is not None and why.startswith("no AMD GPU driver on this host ("), why

@@ -544,3 +544,26 @@ def test_detection_with_prism_core_s_modules(tmp_path: Path) -> None:
     assert "npu-smi: not found on PATH" in reason
     assert ("not macOS" in reason) == (sys.platform != "darwin")
     assert loaded == ([] if sys.platform != "darwin" else ["apple_silicon"])
+
+
+@pytest.mark.timeout(120)
+def test_doctor_asks_the_driver_of_the_build_s_gpus(tmp_path: Path) -> None:
+    """Before torch is imported, the capabilities say why CUDA is unavailable from the driver
+    torch.cuda would use: AMD's on a ROCm build (simulated), not NVIDIA's."""
+    code = textwrap.dedent(
+        f"""
+        import json, sys
+        from prism_core import amd_smi
+        from prism_plugin_torch import build
+        from prism_plugin_torch.backend import TorchBackend
+        from prism_plugin_torch.build import TorchBuild
+
+        build.torch_build = lambda: TorchBuild("2.13.0+rocm7.1", hip="7.1", source="simulated")
+        amd_smi.DRIVER_FILES = ({str(tmp_path / "kfd")!r},)
+        caps = TorchBackend().capabilities()
+        print(json.dumps([caps["cuda_reason"], "torch" in sys.modules]))
+        """
+    )
+    reason, imported = json.loads(run_python(code, PATH=str(tmp_path)).stdout)
+    assert reason.startswith("no AMD GPU driver on this host"), reason
+    assert not imported

@@ -40,7 +40,7 @@ def installed_distributions() -> tuple[str, ...]:
     """The installed distributions this module reads (normalised names), without importing
     ``importlib.metadata`` (``prism_core.backend_kit.installed_distributions``); the one place
     that looks, which the tests replace to simulate another build."""
-    return backend_kit.installed_distributions(*("jax-",))
+    return backend_kit.installed_distributions("jax-")
 
 
 @dataclass(frozen=True)

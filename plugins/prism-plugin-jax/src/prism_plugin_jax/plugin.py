@@ -422,28 +422,13 @@ class JaxBackend(NamespaceBackend):
                 array.block_until_ready()
 
 
-#: Where the amdgpu kernel driver is loaded (ROCm's compute interface; a container sees it only
-#: when started with ``--device=/dev/kfd``).
-AMD_DRIVER_FILE = "/dev/kfd"
-
-
-def amd_driver_absent() -> str | None:
-    """Why no AMD GPU driver can be here, as a sentence, or ``None`` where one may be."""
-    if os.path.exists(AMD_DRIVER_FILE):
-        return None
-    return (
-        f"no AMD GPU driver on this host ({AMD_DRIVER_FILE} is absent: the amdgpu kernel "
-        "driver is not loaded, or this container was started without it)"
-    )
-
-
 @functools.cache
 def gpu_unavailable() -> str | None:
     """Why JAX has no GPU here (``None`` when it has one); JAX is imported only where the
     driver of a vendor whose plugin is installed is seen (NVIDIA's where none is)."""
-    from prism_core.nvidia_smi import driver_absent
+    from prism_core import amd_smi, nvidia_smi
 
-    absent = {"nvidia": driver_absent, "amd": amd_driver_absent}
+    absent = {"nvidia": nvidia_smi.driver_absent, "amd": amd_smi.driver_absent}
     reasons = [why for v in BACKEND.build.vendors if (why := absent[v]()) is not None]
     if len(reasons) == len(BACKEND.build.vendors):
         return "; ".join(reasons)

@@ -438,8 +438,8 @@ class TorchBackend(NamespaceBackend):
         whether it drives them (:meth:`accelerators`), its CUDA (or that it is a CPU-only
         build), threads, devices and the MKL/OpenMP summary of
         ``torch.__config__.parallel_info()``; only the version, the build, the accelerators
-        and why CUDA is unavailable where torch is not imported yet and no NVIDIA driver is
-        here."""
+        and why CUDA is unavailable where torch is not imported yet and no driver of the
+        build's GPUs (NVIDIA's, AMD's on a ROCm build) is here."""
         version = self.availability().version
         facts = _build.torch_build()
         built = {
@@ -452,9 +452,10 @@ class TorchBackend(NamespaceBackend):
         }
         accelerators = self.accelerators()
         if "torch" not in sys.modules:
-            from prism_core.nvidia_smi import driver_absent
+            # The driver torch.cuda would use: AMD's on a ROCm build, else NVIDIA's.
+            from prism_core import amd_smi, nvidia_smi
 
-            why_not = driver_absent()
+            why_not = (amd_smi if facts.hip else nvidia_smi).driver_absent()
             if why_not is not None:
                 return {
                     "torch": version,
