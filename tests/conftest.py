@@ -195,6 +195,33 @@ def load_test_plugin(monkeypatch: pytest.MonkeyPatch, site: Path, name: str, mod
     assert ps.records[name].status == "loaded"
 
 
+#: A plugin whose one hook returns a detection module's ``detect(library)``.
+_DETECTION_PLUGIN = """\
+from prism_core.extending import hookimpl
+from prism_core.{module} import detect
+
+@hookimpl
+def prism_detect_devices(library):
+    return detect(library)
+"""
+
+
+def detected_through_plugin(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, module: str, name: str
+) -> list[Any]:
+    """The devices ``present_devices()`` gives through a real plugin distribution ``name``,
+    the only plugin loaded, whose hook returns ``prism_core.<module>.detect(library)``."""
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    (site / f"prism_test_{name}.py").write_text(
+        _DETECTION_PLUGIN.format(module=module), encoding="utf-8"
+    )
+    entry = f"[prism.plugins]\n{name} = prism_test_{name}\n"
+    put_distribution_on_path(monkeypatch, site, f"prism-test-{name}", "1.0", entry)
+    monkeypatch.setenv("PRISM_PLUGINS", name)
+    return [d for d in prism_core.hardware.present_devices().devices if d.source == name]
+
+
 @pytest.fixture
 def simgpu(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A simulated H100 PCIe reported present, with its own backend (NumPy behind a GPU array

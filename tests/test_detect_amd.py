@@ -28,7 +28,7 @@ from prism_core.amd_smi import (
 from prism_core.host_tools import which
 from prism_core.kernel.contract.backend import Detection
 
-from .conftest import put_distribution_on_path, shipped_library
+from .conftest import detected_through_plugin, shipped_library
 from .stand_ins import SLEEP, printing, stand_in
 
 SAMPLES = Path(__file__).parent / "data" / "host_tools" / "amd"
@@ -308,32 +308,10 @@ def test_driver_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- present devices ----------------------------------------------------------------------------
 
-PLUGIN = """\
-from prism_core.extending import hookimpl
-from prism_core.amd_smi import detect
-
-@hookimpl
-def prism_detect_devices(library):
-    return detect(library)
-"""
-
-
-def install_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A real plugin distribution ``rocm`` whose hook is :func:`detect`, the only plugin."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "prism_test_rocm.py").write_text(PLUGIN, encoding="utf-8")
-    put_distribution_on_path(
-        monkeypatch, site, "prism-test-rocm", "1.0", "[prism.plugins]\nrocm = prism_test_rocm\n"
-    )
-    monkeypatch.setenv("PRISM_PLUGINS", "rocm")
-
 
 def present(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: Any) -> list[Any]:
     only_on_path(monkeypatch, printing(tmp_path / "bin", samples(answers)))
-    install_plugin(monkeypatch, tmp_path)
-    found = prism_core.hardware.present_devices()
-    return [d for d in found.devices if d.source == "rocm"]
+    return detected_through_plugin(monkeypatch, tmp_path, "amd_smi", "rocm")
 
 
 @POSIX_ONLY
@@ -385,7 +363,7 @@ def test_present_mi250x_gcds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 @pytest.mark.timeout(120)
 def test_present_devices_say_why_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     only_on_path(monkeypatch, tmp_path)
-    install_plugin(monkeypatch, tmp_path)
+    assert detected_through_plugin(monkeypatch, tmp_path, "amd_smi", "rocm") == []
     found = prism_core.hardware.present_devices()
     assert found.notes["rocm"] == "neither amd-smi nor rocm-smi found: no ROCm on this host"
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import prism_core
 from prism_core import apple_silicon
 from prism_core.apple_silicon import (
     SYSCTL_COMMAND,
@@ -28,7 +27,7 @@ from prism_core.apple_silicon import (
 from prism_core.kernel.contract.backend import DetectedDevice, Detection
 from prism_core.kernel.host import match_detected_device
 
-from .conftest import put_distribution_on_path, shipped_library
+from .conftest import detected_through_plugin, shipped_library
 from .stand_ins import SLEEP, printing, stand_in
 
 DATA = Path(__file__).parent / "data" / "host_tools" / "apple"
@@ -281,15 +280,6 @@ def test_detection_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- what present_devices makes of it ------------------------------------------------------------
 
-PLUGIN = """\
-from prism_core.extending import hookimpl
-from prism_core.apple_silicon import detect
-
-@hookimpl
-def prism_detect_devices(library):
-    return detect(library)
-"""
-
 
 @POSIX_ONLY
 @pytest.mark.timeout(120)
@@ -303,15 +293,7 @@ def test_present_device_is_the_gpu(
             SYSTEM_PROFILER_COMMAND: DATA / "system_profiler-m4-max.json",
         },
     )
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "prism_test_metal.py").write_text(PLUGIN, encoding="utf-8")
-    put_distribution_on_path(
-        monkeypatch, site, "prism-test-metal", "1.0", "[prism.plugins]\nmetal = prism_test_metal\n"
-    )
-    monkeypatch.setenv("PRISM_PLUGINS", "metal")
-    found = prism_core.hardware.present_devices()
-    mine = [d for d in found.devices if d.source == "metal"]
+    mine = detected_through_plugin(monkeypatch, tmp_path, "apple_silicon", "metal")
     assert [(d.device_type, d.index, d.name, d.memory_bytes) for d in mine] == [
         ("apple.m4-max-gpu", 0, "Apple M4 Max", 128 * GiB)
     ]

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-import prism_core
 from prism_core import npu_smi
 from prism_core.kernel.contract.backend import Detection
 from prism_core.npu_smi import (
@@ -22,7 +21,7 @@ from prism_core.npu_smi import (
     parse_npu_smi_info,
 )
 
-from .conftest import put_distribution_on_path, shipped_library
+from .conftest import detected_through_plugin, shipped_library
 from .stand_ins import SLEEP, printing, stand_in
 
 SAMPLES = Path(__file__).parent / "data" / "host_tools" / "ascend"
@@ -177,29 +176,12 @@ def test_driver_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- present devices ----------------------------------------------------------------------------
 
-PLUGIN = """\
-from prism_core.extending import hookimpl
-from prism_core.npu_smi import detect
-
-@hookimpl
-def prism_detect_devices(library):
-    return detect(library)
-"""
-
 
 @POSIX_ONLY
 @pytest.mark.timeout(120)
 def test_present_npus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(printing(tmp_path / "bin", A2_910B3)))
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "prism_test_ascend.py").write_text(PLUGIN, encoding="utf-8")
-    put_distribution_on_path(
-        monkeypatch, site, "prism-test-ascend", "1.0", "[prism.plugins]\nnpu = prism_test_ascend\n"
-    )
-    monkeypatch.setenv("PRISM_PLUGINS", "npu")
-    found = prism_core.hardware.present_devices()
-    mine = [d for d in found.devices if d.source == "npu"]
+    mine = detected_through_plugin(monkeypatch, tmp_path, "npu_smi", "npu")
     assert [(d.device_type, d.index, d.uuid) for d in mine] == [
         ("huawei.ascend-910b", i, bus) for i, bus in enumerate(BUSES)
     ]

@@ -30,7 +30,7 @@ from prism_core.intel_xpu import (
 )
 from prism_core.kernel.contract.backend import DetectedDevice, Detection
 
-from .conftest import put_distribution_on_path, shipped_library
+from .conftest import detected_through_plugin, shipped_library
 from .stand_ins import SLEEP, printing, stand_in
 
 DATA = Path(__file__).parent / "data" / "host_tools" / "intel"
@@ -366,31 +366,9 @@ def test_detection_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -- what present_devices makes of it ------------------------------------------------------------
 
-PLUGIN = """\
-from prism_core.extending import hookimpl
-from prism_core.intel_xpu import detect
-
-@hookimpl
-def prism_detect_devices(library):
-    return detect(library)
-"""
-
-
-def install_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A real plugin distribution ``xpu`` whose hook is :func:`detect`, the only plugin loaded."""
-    site = tmp_path / "site"
-    site.mkdir(exist_ok=True)
-    (site / "prism_test_xpu.py").write_text(PLUGIN, encoding="utf-8")
-    put_distribution_on_path(
-        monkeypatch, site, "prism-test-xpu", "1.0", "[prism.plugins]\nxpu = prism_test_xpu\n"
-    )
-    monkeypatch.setenv("PRISM_PLUGINS", "xpu")
-
 
 def present(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[Any]:
-    install_plugin(monkeypatch, tmp_path)
-    found = prism_core.hardware.present_devices()
-    return [d for d in found.devices if d.source == "xpu"]
+    return detected_through_plugin(monkeypatch, tmp_path, "intel_xpu", "xpu")
 
 
 @POSIX_ONLY
@@ -457,9 +435,8 @@ def test_present_max_1100s(bin_dir: Path, tmp_path: Path, monkeypatch: pytest.Mo
 def test_present_devices_note_why_there_is_none(
     bin_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    install_plugin(monkeypatch, tmp_path)
+    assert detected_through_plugin(monkeypatch, tmp_path, "intel_xpu", "xpu") == []
     found = prism_core.hardware.present_devices()
-    assert [d for d in found.devices if d.source == "xpu"] == []
     assert found.notes["xpu"].startswith("neither xpu-smi (Intel XPU Manager) nor sycl-ls")
 
 
