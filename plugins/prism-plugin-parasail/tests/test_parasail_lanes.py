@@ -169,6 +169,26 @@ def test_a_batch_of_similar_proteins_runs_each_target_once_after_the_first(
         assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
 
 
+def test_after_a_target_saturates_the_next_ones_start_wider_until_eight_score_below_it(
+    ran: list[tuple[str, int]],
+) -> None:
+    """Hysteresis in a batch: one high-scoring target (the query itself, past 8-bit lanes)
+    among unrelated ones.  The next 8 targets start in 16-bit lanes though each scores little;
+    from the ninth, 8-bit lanes again.  Every score is the reference's."""
+    rng = np.random.default_rng(3)
+    query = rng.integers(0, 20, 150).astype(np.uint8)
+    unrelated = [rng.integers(0, 20, 150).astype(np.uint8) for _ in range(11)]
+    targets = [unrelated[0], query.copy(), *unrelated[1:]]
+    packed = np.concatenate(targets)
+    offsets = np.arange(0, packed.shape[0] + 1, 150, dtype=np.int64)
+    m, o, e = BLOSUM62.matrix, 11, 1
+    scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
+    assert max(scores[2:]) < rule.lane_limit("striped", 8, 11) < scores[1]
+    assert ran == [("striped", 8)] * 2 + [("striped", 16)] * 9 + [("striped", 8)] * 2
+    for i, t in enumerate(targets):
+        assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),

@@ -348,6 +348,46 @@ def checked_penalties(gap_open: int, gap_extend: int) -> tuple[int, int]:
     return int(gap_open), int(gap_extend)
 
 
+#: The scorings of recent calls: by the matrix object's id, the instruction set and the
+#: penalties, each with the matrix's type character, shape and bytes, which every call compares
+#: (an id is reused once its object is gone; equal contents are the same scoring).
+_SCORINGS: dict[
+    tuple[int, str, int, int], tuple[str, tuple[int, ...], bytes, tuple[_Kernels, _Matrix, Rule]]
+] = {}
+_SCORINGS_KEPT = 64
+
+
+def _scoring(
+    isa_name: str, matrix: np.ndarray[Any, Any], gap_open: int, gap_extend: int
+) -> tuple[_Kernels, _Matrix, Rule]:
+    """The C functions of ``isa_name`` (checked to run here: :func:`isa_usable`), parasail's
+    matrix (:func:`_matrix`) and the rule (:func:`rule_of`) of this matrix and these penalties
+    (checked: :func:`checked_penalties`), kept: one lookup and a comparison of the matrix's
+    bytes per call, where :func:`_matrix` hashes them (0.8 us for a 24 x 24 matrix)."""
+    raw = matrix.tobytes()
+    plain = type(gap_open) is int and type(gap_extend) is int
+    if plain:
+        key = (id(matrix), isa_name, gap_open, gap_extend)
+        found = _SCORINGS.get(key)
+        if (
+            found is not None
+            and found[2] == raw
+            and found[0] == matrix.dtype.char
+            and found[1] == matrix.shape
+        ):
+            return found[3]
+    kernels = _usable(isa_name)
+    mat = _matrix(matrix)
+    o, e = checked_penalties(gap_open, gap_extend)
+    made = (kernels, mat, rule_of(isa_name, mat, o, e))
+    if plain:
+        with _matrices_lock:
+            _SCORINGS[key] = (matrix.dtype.char, matrix.shape, raw, made)
+            while len(_SCORINGS) > _SCORINGS_KEPT:
+                del _SCORINGS[next(iter(_SCORINGS))]
+    return made
+
+
 # -- queries ------------------------------------------------------------------------------------
 
 
@@ -431,6 +471,13 @@ def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], ma
     return int((running - np.minimum(np.minimum.accumulate(running), 0)).max(initial=0))
 
 
+#: After a target of a batch saturated its lane, the next targets start in a wider one until
+#: this many in a row scored below the lane's limit.  Unrelated proteins of one length score
+#: alike, and where their scores straddle a lane's limit, a choice from the last score alone
+#: oscillated: 1,000 x 16 targets of 1,000 (BLOSUM62, gaps 5/2) ran in 8-bit lanes 5 times,
+#: 3 of them saturated and ran again, 0.92x the 16-bit loop (benchmarks/bench_sw_families.py).
+#: A rare high score (a hit in a search) costs this many targets in the wider lane.
+_HOLD = 8
 #: ``PARASAIL_FLAG_SATURATED`` of parasail.h: a lane saturated (read from the result's flags,
 #: not through ``parasail_result_is_saturated``: one foreign call less per alignment).
 _SATURATED = 1 << 6
@@ -516,16 +563,13 @@ def align(
     """Local alignment of one pair on the kernels of ``isa_name``: ``(score, query_end,
     target_end)``, exact at any score up to 32 bits, in the family and lane :func:`choose`
     picks (``family`` forces the family: ``"striped"``, ``"scan"`` or ``"diag"``)."""
-    kernels = _usable(isa_name)
-    mat = _matrix(matrix)
-    o, e = checked_penalties(gap_open, gap_extend)
-    family = _family(family, o, e) if family is not None else None
+    kernels, mat, r = _scoring(isa_name, matrix, gap_open, gap_extend)
+    family = _family(family, r.gap_open, r.gap_extend) if family is not None else None
     kept = _kept(isa_name, kernels, query, mat)
     t = to_parasail("target", target, mat.k)
     n, m = len(kept.q), len(t)
     if n == 0 or m == 0:
         return 0, -1, -1
-    r = rule_of(isa_name, mat, o, e)
     likely = kept.last
     if probes(n, m, mat.top):
         likely = max(likely, diagonal_bound(query, target, matrix))
@@ -548,7 +592,8 @@ def _run_targets(
     """Targets ``start..stop-1`` of a batch, each in the lane :func:`choose` picks from the
     score of the previous one (:func:`align`'s choice), results written into ``out`` (once, at
     the end: the loop holds the GIL between parasail calls, and the other threads wait for
-    it)."""
+    it).  After a lane saturated, the targets start past it until :data:`_HOLD` of them in a
+    row scored below it."""
     scores, query_ends, target_ends = out
     q, n, top = query.q, len(query.q), query.matrix.top
     # Whether any target may need the diagonal's lower bound (:func:`align`).
@@ -566,6 +611,7 @@ def _run_targets(
     first: Any = None
     diag = False
     plain = query.matrix.plain_address
+    hold = held = 0
     for i, lo, hi in zip(range(start, stop), bounds[:-1], bounds[1:], strict=True):
         m = hi - lo
         if m == 0:
@@ -591,10 +637,17 @@ def _run_targets(
         score, qe, te, flag = got.score, got.end_query, got.end_ref, got.flag
         _free(result)
         if flag & _SATURATED:
-            score, qe, te = _run(query, r, base + lo, m, likely, family, lane.limit + 1)
+            hold, held = lane.limit + 1, _HOLD
+            score, qe, te = _run(query, r, base + lo, m, likely, family, hold)
         elif score <= 0:
             score = 0
-        likely = score
+        if held:
+            # Hysteresis: a lane saturated lately, so the next targets start past it, until
+            # _HOLD of them in a row scored below it.
+            held = _HOLD if score >= hold else held - 1
+            likely = max(score, hold) if held else score
+        else:
+            likely = score
         if score > 0:
             hits.append((i, score, qe, te))
     query.last = likely
@@ -627,10 +680,8 @@ def align_batch(
     :func:`choose` picks (``family`` forces the family); ``threads`` > 1 splits the targets
     over that many threads (in chunks of about equal residues, four per thread, taken as
     threads come free).  Returns int64 ``(scores, query_ends, target_ends)``."""
-    kernels = _usable(isa_name)
-    mat = _matrix(matrix)
-    o, e = checked_penalties(gap_open, gap_extend)
-    family = _family(family, o, e) if family is not None else None
+    kernels, mat, r = _scoring(isa_name, matrix, gap_open, gap_extend)
+    family = _family(family, r.gap_open, r.gap_extend) if family is not None else None
     offsets = np.asarray(offsets, dtype=np.int64)
     count = int(offsets.shape[0]) - 1
     if count < 0 or (count and (int(offsets[0]) < 0 or int(offsets[-1]) > targets.shape[0])):
@@ -651,7 +702,6 @@ def align_batch(
     if count == 0 or query.shape[0] == 0:
         return scores, query_ends, target_ends
     kept = _query(isa_name, kernels, q, mat)
-    r = rule_of(isa_name, mat, o, e)
     base = int(packed.ctypes.data)
     out = (scores, query_ends, target_ends)
     codes = (query, targets, matrix)

@@ -105,21 +105,6 @@ def _batch(
     return BatchResult(scores=scores, query_ends=query_ends, target_ends=target_ends)
 
 
-def sw_align_avx2(*args: Any) -> AlignmentResult:
-    """``genomics.sw_align`` on parasail's AVX2 kernels (256-bit vectors)."""
-    return _pair("avx2", *args)
-
-
-def sw_align_sse41(*args: Any) -> AlignmentResult:
-    """``genomics.sw_align`` on parasail's SSE4.1 kernels (128-bit vectors)."""
-    return _pair("sse41", *args)
-
-
-def sw_align_neon(*args: Any) -> AlignmentResult:
-    """``genomics.sw_align`` on parasail's NEON kernels (128-bit vectors)."""
-    return _pair("neon", *args)
-
-
 def sw_align_batch_avx2(*args: Any) -> BatchResult:
     """``genomics.sw_align_batch`` on parasail's AVX2 kernels, one thread."""
     return _batch("avx2", 1, *args)
@@ -158,6 +143,11 @@ def _batch_family(isa: str, family: str, *args: Any) -> BatchResult:
     return _batch(isa, 1, *args, family=family)
 
 
+# ``genomics.sw_align`` on parasail's AVX2 (256-bit vectors), SSE4.1 and NEON (128-bit) kernels:
+# partial objects, called without a frame of Python of their own.
+sw_align_avx2 = functools.partial(_pair, "avx2")
+sw_align_sse41 = functools.partial(_pair, "sse41")
+sw_align_neon = functools.partial(_pair, "neon")
 # ``genomics.sw_align`` and ``genomics.sw_align_batch`` (one thread) in one kernel family.
 sw_align_avx2_striped = functools.partial(_pair_family, "avx2", "striped")
 sw_align_avx2_scan = functools.partial(_pair_family, "avx2", "scan")

@@ -46,8 +46,10 @@ __all__ = [
     "EQUAL_SCAN_WIDTHS",
     "FAMILIES",
     "ISAS",
+    "LONG_TARGET",
     "PROBE_CELLS",
     "SCAN_FROM",
+    "SCAN_FROM_LONG",
     "SHORT_QUERY",
     "SIMILAR",
     "WHY_ASKED",
@@ -69,6 +71,7 @@ __all__ = [
     "lane_limit",
     "probes",
     "rule",
+    "scan_from",
 ]
 
 #: The lane widths used, narrowest first.  parasail's 64-bit lanes are not: its result holds an
@@ -98,6 +101,14 @@ SHORT_QUERY = 100
 #: alphabets of up to 5 letters (DNA) and larger ones: below, similar pairs ran striped up to
 #: 1.12x faster (a 200-letter protein query, 90% identical).
 SCAN_FROM = {True: 150, False: 300}
+#: Proteins only: against a target at least this many times longer than the query, the scan
+#: kernel takes queries from :data:`SCAN_FROM_LONG` letters.  A 300- and a 500-letter protein
+#: query, 90% identical, against 3,000 letters ran striped 1.03-1.30x faster than scan (every
+#: penalty, mean of 6 random pairs each), where against 300 letters scan was 1.3-1.6x faster,
+#: and against 10,000 letters a 1,000-letter query ran scan 1.0-1.4x faster.  DNA showed no such
+#: turn: scan won at 300 x 3,000 too.
+LONG_TARGET = 4
+SCAN_FROM_LONG = 800
 #: With equal penalties (scan or diagonal only), the scan lane width by query length: 8-bit
 #: lanes from 400 letters (1.1-2.6x faster than 16 from 500), 16-bit from 150, else 32-bit
 #: (1.03-1.25x faster than 16 below 150 letters: the scan's per-column passes over fewer lanes).
@@ -109,9 +120,11 @@ def _scan_similarity(nucleotide: bool, cheapness: float) -> float:
     ``cheapness`` = ``(gap_open - gap_extend) / match``; measured on 1,000 x 10,000 pairs of
     50-100% identity (DNA 2/-1, 2/-3, 5/-4; BLOSUM62; gaps 3/1, 5/2, 11/1, 12/2).  The dearer the
     gap against a match, the sooner the striped kernel's correction loop runs long; with DNA
-    5/-4 and gaps 3/1 or 5/2 the striped kernel stayed faster even at 90% identity."""
+    5/-4 and gaps 3/1 or 5/2 the striped kernel stayed faster even at 90% identity.  DNA 2/-1
+    and 2/-3 with gaps 3/1 and 5/2 turn at 0.72: at 0.64-0.70 striped was 1.09-1.25x faster, at
+    0.75-0.76 scan 1.01-1.10x (1,000 x 1,000 and 3,000 x 3,000, means of 6 random pairs)."""
     if nucleotide:
-        return 0.95 if cheapness < 0.75 else 0.75 if cheapness < 2 else 0.35
+        return 0.95 if cheapness < 0.75 else 0.72 if cheapness < 2 else 0.35
     return 0.85 if cheapness < 0.45 else 0.6 if cheapness < 1.2 else 0.3
 
 
@@ -205,11 +218,11 @@ class Rule:
     cheapness: float
     #: The similarity from which scan beats striped in 16-bit lanes (:func:`_scan_similarity`).
     scan_similarity: float
-    #: ``gap_open + gap_extend`` at most twice a match (``cheap``), at most a match
-    #: (``cheaper``): queries of at most 16 (``cheap``), 32 (``cheaper``) letters go to the
-    #: diagonal kernel.
+    #: ``gap_open + gap_extend`` at most twice a match (``cheap``): queries of at most 16
+    #: letters go to the diagonal kernel; ``gap_open`` at most 1.5 matches (``open_cheap``):
+    #: unrelated queries of 17-32 letters do.
     cheap: bool
-    cheaper: bool
+    open_cheap: bool
     #: In 32-bit lanes the scan kernel was faster where ``top > 2.5 gap_extend`` (BLOSUM62 with
     #: gaps 11/1 to 20/6, 13,000 identical letters); elsewhere (DNA 2/-3, gaps 5/2) striped.
     scan32: bool
@@ -250,7 +263,7 @@ def rule(
         cheapness=cheapness,
         scan_similarity=_scan_similarity(nucleotide, cheapness),
         cheap=gap_open + gap_extend <= 2 * match,
-        cheaper=gap_open + gap_extend <= match,
+        open_cheap=gap_open <= 1.5 * match,
         scan32=2 * top > 5 * gap_extend,
     )
 
@@ -262,19 +275,21 @@ WHY_SHORT_SIMILAR, WHY_NARROW, WHY_SIMILAR_SCAN = range(4, 7)
 WHY_STRIPED16, WHY_SCAN32, WHY_STRIPED32, WHY_SHORT_STRIPED = range(7, 11)
 
 
-def _auto(r: Rule, n: int, need: int, similarity: float) -> tuple[str, int, int]:
-    """The family and least lane width the rule picks for a query of ``n`` letters whose score
-    needs lanes holding ``need``, at this ``similarity``; and why (a code)."""
+def _auto(r: Rule, n: int, m: int, need: int, similarity: float) -> tuple[str, int, int]:
+    """The family and least lane width the rule picks for a query of ``n`` letters against
+    ``m`` whose score needs lanes holding ``need``, at this ``similarity``; and why (a code)."""
     if n <= r.lanes[8] and r.diag:
         # One vector holds the query.  Measured (8-32-letter queries against 10,000 letters):
         # with equal penalties the diagonal kernel was 1.15-2x faster than scan; up to 16
         # letters it beat striped unless gaps are dear and the pair unrelated (then striped
-        # was 1.3-1.4x faster); from 17 letters only for unrelated pairs and gaps cheaper than
-        # a match (DNA 2/-1 and BLOSUM62 with gaps 3/1: 1.05-1.24x; DNA 2/-3: striped 1.15x).
+        # was 1.3-1.4x faster); from 17 letters only for unrelated pairs and a gap open of at
+        # most 1.5 matches (30 letters, means of 6 random pairs: DNA 2/-1 and 2/-3 with gaps
+        # 3/1 1.2-1.4x, BLOSUM62 with 3/1 1.4x, with 5/2 1.06x; striped was 1.08x faster for
+        # DNA with 5/2, 1.65x for BLOSUM62 with 11/1).
         similar = similarity >= SIMILAR
         if r.equal:
             return "diag", 8, WHY_EQUAL_DIAG
-        if (r.cheap or similar) if n <= r.lanes[16] else (r.cheaper and not similar):
+        if (r.cheap or similar) if n <= r.lanes[16] else (r.open_cheap and not similar):
             return "diag", 8, WHY_SHORT_DIAG
     if r.equal:
         return "scan", next(b for at, b in EQUAL_SCAN_WIDTHS if n >= at), WHY_EQUAL_SCAN
@@ -288,7 +303,7 @@ def _auto(r: Rule, n: int, need: int, similarity: float) -> tuple[str, int, int]
     if lane.bits == 16:
         scan16 = next((lane for lane in r.scan if lane.bits == 16), None)
         if (
-            n >= SCAN_FROM[r.nucleotide]
+            n >= scan_from(r, n, m)
             and similarity >= r.scan_similarity
             and scan16 is not None
             and need <= scan16.limit
@@ -296,6 +311,15 @@ def _auto(r: Rule, n: int, need: int, similarity: float) -> tuple[str, int, int]
             return "scan", 16, WHY_SIMILAR_SCAN
         return "striped", 16, WHY_STRIPED16
     return ("scan", 32, WHY_SCAN32) if r.scan32 else ("striped", 32, WHY_STRIPED32)
+
+
+def scan_from(r: Rule, n: int, m: int) -> int:
+    """The query length from which similar pairs run scan in 16-bit lanes (:data:`SCAN_FROM`,
+    :data:`SCAN_FROM_LONG` for a protein query against a target :data:`LONG_TARGET` times
+    longer)."""
+    if not r.nucleotide and m >= LONG_TARGET * n:
+        return SCAN_FROM_LONG
+    return SCAN_FROM[r.nucleotide]
 
 
 def _short_similar(r: Rule, n: int) -> int:
@@ -363,7 +387,7 @@ def _choose(
     need = max(min(likely, short * r.top), floor)
     similarity = max(likely, floor) / (short * r.match)
     if family is None:
-        family, least, why = _auto(r, n, need, similarity)
+        family, least, why = _auto(r, n, m, need, similarity)
     elif family == "scan":
         least, why = next(b for at, b in EQUAL_SCAN_WIDTHS if n >= at), WHY_ASKED
     elif family == "striped" and n <= SHORT_QUERY and similarity >= SIMILAR:

@@ -126,9 +126,33 @@ def _common(
     return None
 
 
+def _usual(first: Any, second: Any, matrix: Any, gap_open: Any, gap_extend: Any) -> bool:
+    """Whether a call passes every check of :func:`_common`, tested in one expression: the
+    check runs before every call, and most calls pass it (0.4 us, where :func:`_common` takes
+    0.8; it gives the reasons)."""
+    try:
+        shape = matrix.shape
+        return bool(
+            first.dtype.char == "B"
+            and second.dtype.char == "B"
+            and first.ndim == 1
+            and second.ndim == 1
+            and len(shape) == 2
+            and shape[0] == shape[1]
+            and 0 < shape[0] < 256
+            and gap_open >= gap_extend
+        )
+    except (AttributeError, TypeError):
+        return False
+
+
 def takes_pair(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of ``parasail.sw_align.<isa>``: uint8 codes, a matrix of at most 255
     letters, ``gap_open >= gap_extend``, no traceback."""
+    if not kwargs and len(args) == 6:
+        query, target, matrix, gap_open, gap_extend, traceback = args
+        if not traceback and _usual(query, target, matrix, gap_open, gap_extend):
+            return True
     query, target, matrix, gap_open, gap_extend, traceback = _named(args, kwargs, _PAIR)
     if traceback:
         return "traceback: parasail's variants give the score and end positions only"
@@ -138,6 +162,10 @@ def takes_pair(*args: Any, **kwargs: Any) -> bool | str:
 
 def takes_batch(*args: Any, **kwargs: Any) -> bool | str:
     """``can_run`` of ``parasail.sw_align_batch.<isa>``: as :func:`takes_pair`."""
+    if not kwargs and len(args) == 6:
+        query, targets, _, matrix, gap_open, gap_extend = args
+        if _usual(query, targets, matrix, gap_open, gap_extend):
+            return True
     query, targets, _, matrix, gap_open, gap_extend = _named(args, kwargs, _BATCH)
     why = _common((("query", query), ("targets", targets)), matrix, gap_open, gap_extend)
     return True if why is None else why

@@ -18,7 +18,6 @@ import numpy as np
 
 from .kernels import _matrix, checked_penalties, diagonal_bound, last_score, rule_of, to_parasail
 from .rule import (
-    SCAN_FROM,
     SHORT_QUERY,
     SIMILAR,
     WHY_ASKED,
@@ -33,12 +32,15 @@ from .rule import (
     Rule,
     choose,
     probes,
+    scan_from,
 )
 
 __all__ = ["describe", "judge"]
 
 
-def _close(r: Rule, n: int, need: int, similarity: float, picked: str, bits: int) -> set[str]:
+def _close(
+    r: Rule, n: int, m: int, need: int, similarity: float, picked: str, bits: int
+) -> set[str]:
     """The families the rule is unsure against ``picked`` for such a call: near a boundary of
     its measurements, where they were within about 10% of each other.  ``prism tune`` measures
     their variants there (:func:`judge`)."""
@@ -50,7 +52,7 @@ def _close(r: Rule, n: int, need: int, similarity: float, picked: str, bits: int
     if n <= SHORT_QUERY and similarity >= SIMILAR:
         close.add("scan")
     if bits == 16:
-        star, start = r.scan_similarity, SCAN_FROM[r.nucleotide]
+        star, start = r.scan_similarity, scan_from(r, n, m)
         if abs(similarity - star) <= 0.15 or (start / 2 <= n < 1.5 * start and similarity >= star):
             close |= {"striped", "scan"}
     elif bits == 32:
@@ -115,13 +117,14 @@ def _words(r: Rule, n: int, m: int, likely: int, known: str, family: str | None)
     elif why == WHY_SIMILAR_SCAN:
         reason = (
             f"{score}: 16-bit lanes; {sim} >= {r.scan_similarity} (the threshold for {gaps}) "
-            f"and a query of at least {SCAN_FROM[r.nucleotide]} letters: there the striped "
+            f"and a query of at least {scan_from(r, n, m)} letters: there the striped "
             "kernel's correction loop runs long, and scan was faster"
         )
     elif why == WHY_STRIPED16:
-        start = SCAN_FROM[r.nucleotide]
+        start = scan_from(r, n, m)
         if n < start:
-            because = f"the query is shorter than {start} letters, where scan never won"
+            against = f" against a target {m // n}x as long" if start != scan_from(r, n, n) else ""
+            because = f"the query is shorter than {start} letters{against}, where scan never won"
         elif similarity < r.scan_similarity:
             because = f"{sim} is below {r.scan_similarity}, the threshold for {gaps}"
         else:
@@ -182,7 +185,7 @@ def judge(
     if lane.method == family:
         words = _words(r, n, length, likely, known, None)
         return False, f"the automatic variant runs this family here: {words}"
-    if family in _close(r, n, need, similarity, lane.method, lane.bits):
+    if family in _close(r, n, length, need, similarity, lane.method, lane.bits):
         return True, ""
     return False, (
         f"the rule is sure here: the automatic variant runs the {lane.method} kernel in "
