@@ -121,7 +121,7 @@ def pick(matrix: Any, o: int, e: int, n: int, m: int, likely: int) -> tuple[str,
         ("protein similar, 3/1", BLOSUM62.matrix, (3, 1), 1000, 10_000, 3976, ("striped", 16)),
         ("protein similar, short", BLOSUM62.matrix, (11, 1), 200, 10_000, 956, ("striped", 16)),
         ("short similar query, cheap gaps", dna(2, -3), (3, 1), 64, 10_000, 123, ("striped", 32)),
-        ("equal penalties, 30 letters", dna(2, -3), (1, 1), 30, 10_000, 40, ("diag", 8)),
+        ("equal penalties, 30 letters", dna(2, -3), (1, 1), 30, 10_000, 40, ("diag", 16)),
         ("equal penalties, 16 letters", dna(2, -3), (1, 1), 16, 10_000, 25, ("diag", 16)),
         ("equal penalties, 100 letters", dna(2, -3), (1, 1), 100, 3000, 90, ("scan", 32)),
         ("equal penalties, 300 letters", dna(2, -3), (1, 1), 300, 3000, 220, ("scan", 16)),
@@ -129,15 +129,23 @@ def pick(matrix: Any, o: int, e: int, n: int, m: int, likely: int) -> tuple[str,
         ("short query, cheap gaps", BLOSUM62.matrix, (3, 1), 24, 10_000, 35, ("diag", 16)),
         # 30 x 10,000, unrelated, means of 6 random pairs: diag 1.22x faster than striped for
         # DNA 2/-3 with 3/1, striped 1.08x faster with 5/2, 1.65x for BLOSUM62 with 11/1.
-        ("short query, DNA 3/1", dna(2, -3), (3, 1), 30, 10_000, 23, ("diag", 8)),
+        ("short query, DNA 3/1", dna(2, -3), (3, 1), 30, 10_000, 23, ("diag", 16)),
+        ("short similar query", BLOSUM62.matrix, (3, 1), 30, 10_000, 150, ("striped", 32)),
+        ("short similar query, 11/1", BLOSUM62.matrix, (11, 1), 48, 10_000, 250, ("striped", 16)),
+        # Against a target 10x as long, similar DNA ran striped up to 300 letters.
+        ("DNA similar, 10x target", dna(2, -1), (5, 2), 300, 3000, 534, ("striped", 16)),
+        ("equal penalties, 150 letters", dna(2, -1), (1, 1), 150, 10_000, 280, ("scan", 32)),
+        # 100-letter queries, 90% identical: 16-bit striped 1.0-1.13x faster than 32.
+        ("similar query of 100 letters", dna(2, -1), (3, 1), 100, 3000, 188, ("striped", 16)),
         ("short query, DNA 5/2", dna(2, -1), (5, 2), 30, 10_000, 23, ("striped", 16)),
         ("short query, protein 11/1", BLOSUM62.matrix, (11, 1), 30, 10_000, 40, ("striped", 16)),
         # A similar protein query against a target 10x as long ran striped 1.03-1.3x faster
         # up to 500 letters; against one as long, scan 1.3-1.6x.
         ("protein similar, 10x target", BLOSUM62.matrix, (3, 1), 300, 3000, 1617, ("striped", 16)),
-        ("protein similar, 10x target, 500", BLOSUM62.matrix, (11, 1), 500, 3000, 2500,
-         ("striped", 16)),  # fmt: skip
+        ("protein 10x target, 500", BLOSUM62.matrix, (11, 1), 500, 3000, 2500, ("striped", 16)),
         ("protein similar, as long", BLOSUM62.matrix, (3, 1), 300, 300, 1504, ("scan", 16)),
+        ("protein 10x target, 1000", BLOSUM62.matrix, (5, 2), 1000, 10_000, 4700, ("scan", 16)),
+        ("protein 10x target, 3/1", BLOSUM62.matrix, (3, 1), 1000, 10_000, 4700, ("striped", 16)),
         # DNA 2/-3 with 3/1 at similarity 0.74 (90% identical): scan 1.01-1.10x faster.
         ("DNA 2/-3 90% identical", dna(2, -3), (3, 1), 3000, 3000, 4439, ("scan", 16)),
         ("DNA 2/-1 80% identical", dna(2, -1), (3, 1), 1000, 1000, 1400, ("striped", 16)),

@@ -93,39 +93,42 @@ PROBE_CELLS = 1 << 24
 #: Similarity from which sequences count as similar: short similar queries run striped in wide
 #: lanes, and a short query is left to the diagonal kernel (or taken from it) by it.
 SIMILAR = 0.75
-#: Queries up to this many letters, when similar and the gaps cheap (``gap_open - gap_extend``
-#: at most a match), run striped in 32-bit lanes, else in 16 or wider: 1.05-1.3x faster than the
-#: narrowest lane (a 48-100-letter query, 90% identical, against 1,000-10,000 letters).
+#: Queries up to this many letters, when similar, run striped in 16- or 32-bit lanes
+#: (:func:`_short_similar`), never in 8: 16 bits were 1.1-1.16x faster than 8 for 100-letter
+#: queries, 90% identical, against 3,000 letters.
 SHORT_QUERY = 100
 #: The query length from which the scan kernel may beat the striped one in 16-bit lanes, for
 #: alphabets of up to 5 letters (DNA) and larger ones: below, similar pairs ran striped up to
 #: 1.12x faster (a 200-letter protein query, 90% identical).
 SCAN_FROM = {True: 150, False: 300}
-#: Proteins only: against a target at least this many times longer than the query, the scan
-#: kernel takes queries from :data:`SCAN_FROM_LONG` letters.  A 300- and a 500-letter protein
-#: query, 90% identical, against 3,000 letters ran striped 1.03-1.30x faster than scan (every
-#: penalty, mean of 6 random pairs each), where against 300 letters scan was 1.3-1.6x faster,
-#: and against 10,000 letters a 1,000-letter query ran scan 1.0-1.4x faster.  DNA showed no such
-#: turn: scan won at 300 x 3,000 too.
+#: Against a target at least this many times longer than the query, the scan kernel takes
+#: queries from :data:`SCAN_FROM_LONG` letters.  Queries of 150-300 letters, 90% identical,
+#: against 10 to 67 times as many ran striped 1.02-1.45x faster than scan (DNA and BLOSUM62,
+#: every penalty, 8 targets in turn), where against as many letters scan was faster (up to
+#: 1.4x); a 1,000-letter query against 10,000 ran scan up to 1.33x faster (striped 1.04x for
+#: DNA 2/-1 with 3/1).  Proteins with a gap open cheaper than 0.45 matches (BLOSUM62 with 3/1)
+#: stayed striped at 1,000 x 10,000 (1.09-1.28x): never scan against such a target.
 LONG_TARGET = 4
 SCAN_FROM_LONG = 800
 #: With equal penalties (scan or diagonal only), the scan lane width by query length: 8-bit
-#: lanes from 400 letters (1.1-2.6x faster than 16 from 500), 16-bit from 150, else 32-bit
-#: (1.03-1.25x faster than 16 below 150 letters: the scan's per-column passes over fewer lanes).
-EQUAL_SCAN_WIDTHS = ((400, 8), (150, 16), (0, 32))
+#: lanes from 400 letters (1.1-2.6x faster than 16 from 500), 16-bit from 200, else 32-bit
+#: (1.03-1.25x faster than 16 below 150 letters, 1.07x at 150 over 8 targets in turn: the
+#: scan's per-column passes over fewer lanes).
+EQUAL_SCAN_WIDTHS = ((400, 8), (200, 16), (0, 32))
 
 
 def _scan_similarity(nucleotide: bool, cheapness: float) -> float:
     """The similarity from which the scan kernel beats the striped one in 16-bit lanes, by
-    ``cheapness`` = ``(gap_open - gap_extend) / match``; measured on 1,000 x 10,000 pairs of
-    50-100% identity (DNA 2/-1, 2/-3, 5/-4; BLOSUM62; gaps 3/1, 5/2, 11/1, 12/2).  The dearer the
-    gap against a match, the sooner the striped kernel's correction loop runs long; with DNA
-    5/-4 and gaps 3/1 or 5/2 the striped kernel stayed faster even at 90% identity.  DNA 2/-1
-    and 2/-3 with gaps 3/1 and 5/2 turn at 0.72: at 0.64-0.70 striped was 1.09-1.25x faster, at
-    0.75-0.76 scan 1.01-1.10x (1,000 x 1,000 and 3,000 x 3,000, means of 6 random pairs)."""
+    ``cheapness`` = ``(gap_open - gap_extend) / match``; measured on 1,000 x 1,000 and 1,000 x
+    10,000 pairs of 50-90% identity (DNA 2/-1, 2/-3, 5/-4; BLOSUM62; gaps 3/1, 5/2, 11/1,
+    12/2; 8 targets in turn).  The dearer the gap against a match, the sooner the striped
+    kernel's correction loop runs long; with DNA 5/-4 and gaps 3/1 or 5/2 the striped kernel
+    stayed faster even at 90% identity.  DNA 2/-1 and 2/-3 with gaps 3/1 and 5/2: striped
+    1.01-1.11x faster at 0.69, scan 1.07-1.24x at 0.77-0.85; BLOSUM62 with 3/1: striped 1.04x
+    at 0.65, scan 1.29x at 0.75."""
     if nucleotide:
         return 0.95 if cheapness < 0.75 else 0.72 if cheapness < 2 else 0.35
-    return 0.85 if cheapness < 0.45 else 0.6 if cheapness < 1.2 else 0.3
+    return 0.7 if cheapness < 0.45 else 0.6 if cheapness < 1.2 else 0.3
 
 
 @dataclass(frozen=True)
@@ -282,10 +285,11 @@ def _auto(r: Rule, n: int, m: int, need: int, similarity: float) -> tuple[str, i
         # One vector holds the query.  Measured (8-32-letter queries against 10,000 letters):
         # with equal penalties the diagonal kernel was 1.15-2x faster than scan; up to 16
         # letters it beat striped unless gaps are dear and the pair unrelated (then striped
-        # was 1.3-1.4x faster); from 17 letters only for unrelated pairs and a gap open of at
-        # most 1.5 matches (30 letters, means of 6 random pairs: DNA 2/-1 and 2/-3 with gaps
-        # 3/1 1.2-1.4x, BLOSUM62 with 3/1 1.4x, with 5/2 1.06x; striped was 1.08x faster for
-        # DNA with 5/2, 1.65x for BLOSUM62 with 11/1).
+        # was 1.3-1.4x faster); from 17 letters for unrelated pairs and a gap open of at most
+        # 1.5 matches (24-32 letters, 8 targets in turn: BLOSUM62 with gaps 3/1 and 5/2 1.1-1.4x
+        # faster than striped, DNA 2/-3 with 3/1 1.2x, DNA 2/-1 with 3/1 even; striped was
+        # 1.3-2.5x faster for BLOSUM62 with 11/1 and DNA 2/-x with 5/2 or dearer); similar
+        # pairs ran striped as fast or up to 1.3x faster.
         similar = similarity >= SIMILAR
         if r.equal:
             return "diag", 8, WHY_EQUAL_DIAG
@@ -315,19 +319,21 @@ def _auto(r: Rule, n: int, m: int, need: int, similarity: float) -> tuple[str, i
 
 def scan_from(r: Rule, n: int, m: int) -> int:
     """The query length from which similar pairs run scan in 16-bit lanes (:data:`SCAN_FROM`,
-    :data:`SCAN_FROM_LONG` for a protein query against a target :data:`LONG_TARGET` times
-    longer)."""
-    if not r.nucleotide and m >= LONG_TARGET * n:
-        return SCAN_FROM_LONG
+    :data:`SCAN_FROM_LONG` against a target :data:`LONG_TARGET` times longer; past the target's
+    length, never, for a protein with cheap gaps)."""
+    if m >= LONG_TARGET * n:
+        return SCAN_FROM_LONG if r.nucleotide or r.cheapness >= 0.45 else m + 1
     return SCAN_FROM[r.nucleotide]
 
 
 def _short_similar(r: Rule, n: int) -> int:
     """The least striped lane width for a similar query of at most :data:`SHORT_QUERY`
-    letters: 32 bits (1.05-1.3x faster than 16, and than 8 where the score fits) but for dear
-    gap opens (``cheapness`` 1.8 or more: gaps 11/1 and 12/2) below 80 letters, where 16 bits
-    were 1.5-2x faster than 32 (30-64-letter queries)."""
-    return 16 if r.cheapness >= 1.8 and n < 80 else 32
+    letters: 16 bits, but 32 below 80 letters where a gap open is cheap (``cheapness`` below
+    1.6).  Measured, 90% identical, 8 targets in turn: 24-64 letters with gaps 3/1 and 5/2,
+    32 bits 1.03-1.3x faster than 16; with 11/1 (cheapness 1.7 for BLOSUM62's 20 amino acids,
+    1.9 with its ambiguity codes), 16 bits 1.35-2x faster than 32; 100 letters, every penalty,
+    16 bits up to 1.13x faster than 32 (or 32 up to 1.1x) and 1.1-1.16x than 8."""
+    return 32 if r.cheapness < 1.6 and n < 80 else 16
 
 
 def _lane(lanes: tuple[Lane, ...], least: int, need: int) -> Lane:
@@ -340,15 +346,14 @@ def _lane(lanes: tuple[Lane, ...], least: int, need: int) -> Lane:
 
 
 def _diag_lane(r: Rule, n: int, need: int) -> Lane:
-    """The diagonal kernel's lane for a query of ``n`` letters: 16-bit lanes where their vector
-    still holds the whole query (up to 16 letters on AVX2: fewer padded lanes, measured 1.1-1.7x
-    faster than 8-bit ones there), else 8-bit, widened to hold ``need``; past what 16-bit lanes
-    hold, the scan kernel's 32-bit lanes."""
+    """The diagonal kernel's lane for a query of ``n`` letters: 16-bit lanes (up to 16 letters
+    on AVX2 1.1-1.7x faster than 8-bit ones, 17-32 letters 1.01-1.07x: the kernel's cost is its
+    matrix lookups, per cell whatever the width); past what they hold, the scan kernel's 32-bit
+    lanes."""
     lanes = tuple(Lane(b, "diag", _diag_limit(b, r.lanes[b], n, r.top)) for b in r.diag)
     if not lanes or lanes[-1].limit < need:
         return _lane(r.scan, 32, need)
-    least = 16 if n <= r.lanes[16] else 8
-    return _lane(lanes, least, need)
+    return _lane(lanes, 16, need)
 
 
 def choose(

@@ -94,7 +94,7 @@ def _words(r: Rule, n: int, m: int, likely: int, known: str, family: str | None)
         reason = (
             f"gap_open == gap_extend ({r.gap_open}), where the striped kernels are not exact; "
             f"scan lanes of {lane.bits} bits for a query of {n} letters (8 from 400 letters, 16 "
-            f"from 150, else 32: measured fastest), or wider for the score; {score}"
+            f"from 200, else 32: measured fastest), or wider for the score; {score}"
         )
     elif why == WHY_SHORT_SIMILAR:
         reason = (
@@ -122,7 +122,12 @@ def _words(r: Rule, n: int, m: int, likely: int, known: str, family: str | None)
         )
     elif why == WHY_STRIPED16:
         start = scan_from(r, n, m)
-        if n < start:
+        if start > m:
+            because = (
+                f"a protein query against a target {m // n}x as long, with gaps this cheap, ran "
+                "striped faster at every length measured"
+            )
+        elif n < start:
             against = f" against a target {m // n}x as long" if start != scan_from(r, n, n) else ""
             because = f"the query is shorter than {start} letters{against}, where scan never won"
         elif similarity < r.scan_similarity:
