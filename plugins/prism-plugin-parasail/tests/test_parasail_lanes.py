@@ -45,6 +45,12 @@ def ran(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
     return seen
 
 
+def dna(match: int, mismatch: int) -> np.ndarray[Any, Any]:
+    out = np.full((4, 4), mismatch, np.int32)
+    np.fill_diagonal(out, match)
+    return out
+
+
 def identical(letters: str, n: int, seed: int = 0) -> np.ndarray[Any, Any]:
     rng = np.random.default_rng(seed)
     return encode("".join(rng.choice(list(letters), n)), PROTEIN)
@@ -189,6 +195,75 @@ def test_after_a_target_saturates_the_next_ones_start_wider_until_eight_score_be
         assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
 
 
+def similar_dna(n: int, m: int, seed: int) -> tuple[Any, list[Any]]:
+    """A query of ``n`` DNA codes and 8 targets of ``m``: the query repeated, 10% substituted."""
+    rng = np.random.default_rng(seed)
+    query = rng.integers(0, 4, n).astype(np.uint8)
+    targets = []
+    for _ in range(8):
+        t = np.resize(query, m).copy()
+        changed = rng.random(m) >= 0.9
+        t[changed] = (t[changed] + rng.integers(1, 4, int(changed.sum()))) % 4
+        targets.append(t.astype(np.uint8))
+    return query, targets
+
+
+def test_the_rule_names_a_rival_only_where_it_is_unsure() -> None:
+    m = dna(2, -1)
+    r = kernels.rule_of(HERE[0], kernels._matrix(m), 3, 1)
+    # Sure: the held-out case, unrelated (striped 16 bits), and 8-bit unrelated pairs.
+    assert rule.rival(r, 1000, 10_000, 445) is None
+    assert rule.rival(r, 300, 3000, 149) is None
+    # Unsure: a similar 100-letter query (16 against 32 bits), a similar 30-letter one (striped
+    # against diagonal), a similarity near the scan threshold (scan against striped).
+    assert rule.pick(r, 100, 3000, 188) == (
+        rule.Lane(16, "striped", rule.lane_limit("striped", 16, 2)),
+        rule.Lane(32, "striped", rule.lane_limit("striped", 32, 2)),
+    )
+    assert rule.pick(r, 30, 10_000, 60)[1].method == "diag"  # type: ignore[union-attr]
+    picked, other = rule.pick(r, 1000, 1000, 1500)
+    assert (picked.method, other.method if other else None) == ("scan", "striped")
+    assert picked.bits == other.bits == 16  # type: ignore[union-attr]
+
+
+def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
+    ran: list[tuple[str, int]],
+) -> None:
+    """Where the rule is unsure, a kept query's first 2 * TRIALS alignments alternate between
+    the rule's lane and its rival; after, every alignment runs the one whose recorded time per
+    cell is lower.  Every score is the reference's."""
+    query, targets = similar_dna(100, 3000, seed=4)
+    m, o, e = dna(2, -1), 3, 1
+    got = [kernels.align(HERE[0], query, t, m, o, e) for t in targets * 2]
+    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
+    ((picked, other), trial), *rest = kept.trials.items()
+    assert not rest and trial[2] == 2 * kernels.TRIALS
+    # The first alignment has nothing to go by: 8-bit lanes, which hold its score.
+    first = [("striped", 8)] + [("striped", 16), ("striped", 32)] * kernels.TRIALS
+    assert (picked.bits, other.bits) == (16, 32) and ran[: len(first)] == first
+    faster = picked if trial[0] <= trial[1] else other
+    assert ran[len(first) :] == [(faster.method, faster.bits)] * (16 - len(first))
+    for t, result in zip(targets * 2, got, strict=True):
+        assert result == reference(query, t, m, o, e)
+
+
+def test_a_batch_times_the_rivals_on_its_first_targets(ran: list[tuple[str, int]]) -> None:
+    query, targets = similar_dna(100, 3000, seed=5)
+    m, o, e = dna(2, -1), 3, 1
+    packed = np.concatenate(targets * 2)
+    offsets = np.arange(0, packed.shape[0] + 1, 3000, dtype=np.int64)
+    scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
+    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
+    [((picked, other), trial)] = kept.trials.items()
+    faster = picked if trial[0] <= trial[1] else other
+    # The first target has nothing to go by: 8-bit lanes, which hold its score.
+    first = [("striped", 8)] + [("striped", 16), ("striped", 32)] * kernels.TRIALS
+    assert ran[: len(first)] == first
+    assert ran[len(first) :] == [(faster.method, faster.bits)] * (16 - len(first))
+    for i, t in enumerate(targets * 2):
+        assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -226,3 +301,20 @@ def test_a_score_past_32_bit_lanes_raises_instead_of_coming_back_wrong() -> None
     query = np.zeros(3000, np.uint8)
     with pytest.raises(OverflowError, match="32-bit"):
         kernels.align(HERE[0], query, query, matrix, 5, 2)
+
+
+def test_explain_says_the_rule_is_unsure_and_what_the_query_measured(
+    ran: list[tuple[str, int]],
+) -> None:
+    from prism_plugin_parasail import why
+
+    query, targets = similar_dna(100, 3000, seed=6)
+    m = dna(2, -1)
+    kernels.align(HERE[0], query, targets[0], m, 3, 1)  # kept, with a likely score
+    before = why.describe(HERE[0], query, targets[1], m, 3, 1)
+    assert "the rule is unsure between it and striped in 32-bit lanes" in before
+    assert f"first {2 * kernels.TRIALS} alignments run each in turn, timed" in before
+    for t in targets[1:]:
+        kernels.align(HERE[0], query, t, m, 3, 1)
+    after = why.describe(HERE[0], query, targets[0], m, 3, 1)
+    assert "timed on this query, striped in " in after and " ns per cell against " in after

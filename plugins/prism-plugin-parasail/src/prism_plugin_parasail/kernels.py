@@ -75,7 +75,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -95,11 +97,13 @@ from .rule import (
     Rule,
     choose,
     lane_limit,
+    pick,
     probes,
     rule,
 )
 
 __all__ = [
+    "TRIALS",
     "align",
     "align_batch",
     "batch_threads",
@@ -110,6 +114,7 @@ __all__ = [
     "parasail_matrix",
     "rule_of",
     "to_parasail",
+    "trial_of",
     "unsupported",
 ]
 
@@ -393,8 +398,9 @@ def _scoring(
 
 class _Query:
     """A query as parasail reads it, kept between calls: its profiles, one per lane width,
-    made when first needed (parasail only reads them: threads share them), and the score of
-    its last alignment, the likely score of the next."""
+    made when first needed (parasail only reads them: threads share them), the score of its
+    last alignment, the likely score of the next, and where the rule is unsure between two
+    lanes (``rule.rival``), which of them ran faster for it (:meth:`lane`)."""
 
     def __init__(self, kernels: _Kernels, q: bytes, matrix: _Matrix) -> None:
         self.kernels = kernels
@@ -402,8 +408,25 @@ class _Query:
         self.matrix = matrix
         self.last = 0
         self._profiles: dict[int, int] = {}
+        #: Per (the rule's lane, its rival): the least seconds per cell of each, and the runs.
+        self.trials: dict[tuple[Lane, Lane], list[float]] = {}
         self._lock = threading.Lock()
         self._release = _profile_free  # still here when the module is torn down at exit
+
+    def lane(self, picked: Lane, other: Lane) -> tuple[Lane, list[float] | None, int]:
+        """The lane to run where the rule picked ``picked`` and is unsure against ``other``:
+        each in turn for this query's first :data:`TRIALS` alignments, then the one that ran
+        faster per cell.  While timing, the trial to record into (:func:`_record`) and its slot
+        (0: ``picked``, 1: ``other``), else ``None``.  Threads may race on a trial: a run more
+        or less in one lane, never a wrong score (both lanes are exact)."""
+        trial = self.trials.get((picked, other))
+        if trial is None:
+            trial = self.trials.setdefault((picked, other), [math.inf, math.inf, 0.0])
+        runs = int(trial[2])
+        if runs >= 2 * TRIALS:
+            return (picked if trial[0] <= trial[1] else other), None, 0
+        trial[2] = runs + 1
+        return (other, trial, 1) if runs % 2 else (picked, trial, 0)
 
     def profile(self, bits: int) -> int:
         """The address of the query's profile for lanes of ``bits`` bits."""
@@ -463,6 +486,14 @@ def last_score(isa: str, q: bytes, matrix: _Matrix) -> int | None:
     return None if found is None else found.last
 
 
+def trial_of(isa: str, q: bytes, matrix: _Matrix, picked: Lane, other: Lane) -> list[float] | None:
+    """The kept query ``q``'s trial of ``picked`` against ``other`` (:meth:`_Query.lane`): the
+    least seconds per cell of each and the runs so far; ``None`` where not kept or not begun.
+    Reads, never changes, what is kept."""
+    found = _QUERIES.get((isa, q, matrix))
+    return None if found is None else found.trials.get((picked, other))
+
+
 def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], matrix: Any) -> int:
     """A lower bound of the local score: the best ungapped stretch of the main diagonal
     (query letter ``i`` against target letter ``i``)."""
@@ -478,6 +509,21 @@ def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], ma
 #: 3 of them saturated and ran again, 0.92x the 16-bit loop (benchmarks/bench_sw_families.py).
 #: A rare high score (a hit in a search) costs this many targets in the wider lane.
 _HOLD = 8
+#: Where the rule is unsure between two lanes (``rule.rival``), a kept query runs each this many
+#: times, then keeps the one that ran faster per cell (the least time of its runs): between
+#: 16- and 32-bit striped lanes for similar 100-letter queries, or striped and diagonal for
+#: 30-letter ones, either was faster by up to 10% from one set of sequences to the next.
+TRIALS = 3
+
+
+def _record(trial: list[float], slot: int, began: float, cells: int) -> None:
+    """Record into ``trial`` (:meth:`_Query.lane`) a run in lane ``slot`` that began at
+    ``began`` (``time.perf_counter``) and updated ``cells`` cells."""
+    took = (time.perf_counter() - began) / cells
+    if took < trial[slot]:
+        trial[slot] = took
+
+
 #: ``PARASAIL_FLAG_SATURATED`` of parasail.h: a lane saturated (read from the result's flags,
 #: not through ``parasail_result_is_saturated``: one foreign call less per alignment).
 _SATURATED = 1 << 6
@@ -524,8 +570,16 @@ def _run(
     saturated (``floor``: a lane saturated below it already): ``(score, query_end,
     target_end)``."""
     n = len(query.q)
+    trial: list[float] | None = None
+    slot, began = 0, 0.0
     while True:
-        lane = choose(r, n, length, likely, family, floor)[0]
+        if floor or family is not None:
+            lane = choose(r, n, length, likely, family, floor)[0]
+        else:
+            lane, other = pick(r, n, length, likely)
+            if other is not None:
+                lane, trial, slot = query.lane(lane, other)
+                began = time.perf_counter()
         if lane.limit < floor:
             raise OverflowError(
                 "parasail: the score passes what 32-bit lanes hold with this matrix (2**31 - 2 "
@@ -536,6 +590,8 @@ def _run(
             _call(query, lane, target, length, r.gap_open, r.gap_extend)
         )
         if not saturated:
+            if trial is not None:
+                _record(trial, slot, began, n * length)
             return (score, query_end, target_end) if score > 0 else (0, -1, -1)
         floor = lane.limit + 1
 
@@ -602,7 +658,8 @@ def _run_targets(
     likely = query.last
     hits: list[tuple[int, int, int, int]] = []
     o, e = r.gap_open, r.gap_extend
-    memo = r.memo
+    memo, picks = r.memo, r.picks
+    slot, began = 0, 0.0
     # The kernel of the last lane, and what it takes first (the profile, or the query): most
     # targets run in the lane of the one before.  Per target, the loop is a few microseconds
     # of Python, which short targets notice: the lookups and parasail's result are inlined.
@@ -620,8 +677,15 @@ def _run_targets(
         if probing and min(n, m) * top > lane_limit("striped", 16, top) and n * m >= PROBE_CELLS:
             q_codes, t_codes, matrix = codes
             likely = max(likely, diagonal_bound(q_codes, t_codes[lo:hi], matrix))
-        found = memo.get((n, m, likely, family, 0))
-        lane = found[0] if found is not None else choose(r, n, m, likely, family)[0]
+        trial = None
+        if family is None:
+            lane, other = picks.get((n, m, likely)) or pick(r, n, m, likely)
+            if other is not None:
+                lane, trial, slot = query.lane(lane, other)
+                began = time.perf_counter()
+        else:
+            found = memo.get((n, m, likely, family, 0))
+            lane = found[0] if found is not None else choose(r, n, m, likely, family)[0]
         if lane is not last:
             last, kernel, diag = lane, query.kernels.align[lane.method, lane.bits], False
             if lane.method == "diag":
@@ -641,6 +705,8 @@ def _run_targets(
             score, qe, te = _run(query, r, base + lo, m, likely, family, hold)
         elif score <= 0:
             score = 0
+        if trial is not None:
+            _record(trial, slot, began, n * m)
         if held:
             # Hysteresis: a lane saturated lately, so the next targets start past it, until
             # _HOLD of them in a row scored below it.

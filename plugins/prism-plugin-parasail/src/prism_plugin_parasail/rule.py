@@ -48,6 +48,7 @@ __all__ = [
     "ISAS",
     "LONG_TARGET",
     "PROBE_CELLS",
+    "RIVAL_SIMILARITY",
     "SCAN_FROM",
     "SCAN_FROM_LONG",
     "SHORT_QUERY",
@@ -69,7 +70,9 @@ __all__ = [
     "Rule",
     "choose",
     "lane_limit",
+    "pick",
     "probes",
+    "rival",
     "rule",
     "scan_from",
 ]
@@ -232,6 +235,10 @@ class Rule:
     #: :func:`choose`'s answers by its arguments: calls repeat them (a query aligned again, the
     #: targets of a batch), and a lookup costs a tenth of the rule.
     memo: dict[tuple[int, int, int, str | None, int], tuple[Lane, int]] = field(
+        default_factory=dict, repr=False
+    )
+    #: :func:`pick`'s answers by ``(n, m, likely)``.
+    picks: dict[tuple[int, int, int], tuple[Lane, Lane | None]] = field(
         default_factory=dict, repr=False
     )
 
@@ -402,6 +409,53 @@ def _choose(
     if family == "diag":
         return _diag_lane(r, n, need), why
     return _lane(r.scan if family == "scan" else r.striped, least, need), why
+
+
+#: How far from the scan threshold (in similarity) the striped and scan kernels in 16-bit lanes
+#: are rivals: within it, 1,000 x 1,000 pairs ran either up to 1.1x faster than the other.
+RIVAL_SIMILARITY = 0.08
+
+
+def pick(r: Rule, n: int, m: int, likely: int) -> tuple[Lane, Lane | None]:
+    """The lane :func:`choose` picks for a query of ``n`` letters against ``m`` whose score is
+    likely ``likely`` (any family), and its rival (:func:`rival`), in one lookup."""
+    key = (n, m, likely)
+    found = r.picks.get(key)
+    if found is None:
+        if len(r.picks) >= _MEMO_KEPT:
+            r.picks.clear()
+        found = r.picks[key] = (choose(r, n, m, likely)[0], rival(r, n, m, likely))
+    return found
+
+
+def rival(r: Rule, n: int, m: int, likely: int) -> Lane | None:
+    """The lane the rule is unsure against its own pick for a query of ``n`` letters against
+    ``m`` whose score is likely ``likely``, or ``None``: where the measurements had either
+    faster by up to about 10%, from one set of sequences to the next, so that no rule of
+    lengths and penalties is right for both.  ``kernels`` times the two on a kept query's first
+    alignments and keeps the faster for it (``kernels._Query.lane``).
+
+    The rivals: for a similar query of at most :data:`SHORT_QUERY` letters, striped in the other
+    of 16- and 32-bit lanes, or the diagonal kernel where one vector holds the query; for an
+    unrelated query of 17-32 letters that runs diagonal, striped; in 16-bit lanes within
+    :data:`RIVAL_SIMILARITY` of the scan threshold, the other of striped and scan."""
+    lane, why = choose(r, n, m, likely)
+    need = min(likely, min(n, m) * r.top)
+    if why == WHY_SHORT_SIMILAR:
+        if n <= r.lanes[8] and r.diag:
+            other = _diag_lane(r, n, need)
+        else:
+            other = _lane(r.striped, 48 - lane.bits, need)
+    elif why == WHY_SHORT_DIAG and n > r.lanes[16]:
+        other = _lane(r.striped, 16, need)
+    elif why in (WHY_SIMILAR_SCAN, WHY_STRIPED16):
+        similarity = likely / (min(n, m) * r.match)
+        if abs(similarity - r.scan_similarity) > RIVAL_SIMILARITY or n < scan_from(r, n, m):
+            return None
+        other = _lane(r.striped if lane.method == "scan" else r.scan, 16, need)
+    else:
+        return None
+    return other if other != lane and other.bits <= 32 and other.limit >= need else None
 
 
 def probes(n: int, m: int, top: int) -> bool:
