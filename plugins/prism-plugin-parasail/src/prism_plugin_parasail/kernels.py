@@ -103,6 +103,7 @@ from .rule import (
 )
 
 __all__ = [
+    "MARGIN",
     "TRIALS",
     "align",
     "align_batch",
@@ -415,16 +416,17 @@ class _Query:
 
     def lane(self, picked: Lane, other: Lane) -> tuple[Lane, list[float] | None, int]:
         """The lane to run where the rule picked ``picked`` and is unsure against ``other``:
-        each in turn for this query's first :data:`TRIALS` alignments, then the one that ran
-        faster per cell.  While timing, the trial to record into (:func:`_record`) and its slot
-        (0: ``picked``, 1: ``other``), else ``None``.  Threads may race on a trial: a run more
-        or less in one lane, never a wrong score (both lanes are exact)."""
+        each in turn for this query's first :data:`TRIALS` alignments in each, then the one
+        that ran faster per cell (``other`` only where faster by the :data:`MARGIN`).  While
+        timing, the trial to record into (:func:`_record`) and its slot (0: ``picked``, 1:
+        ``other``), else ``None``.  Threads may race on a trial: a run more or less in one
+        lane, never a wrong score (both lanes are exact)."""
         trial = self.trials.get((picked, other))
         if trial is None:
             trial = self.trials.setdefault((picked, other), [math.inf, math.inf, 0.0])
         runs = int(trial[2])
         if runs >= 2 * TRIALS:
-            return (picked if trial[0] <= trial[1] else other), None, 0
+            return (other if trial[1] < MARGIN * trial[0] else picked), None, 0
         trial[2] = runs + 1
         return (other, trial, 1) if runs % 2 else (picked, trial, 0)
 
@@ -512,8 +514,12 @@ _HOLD = 8
 #: Where the rule is unsure between two lanes (``rule.rival``), a kept query runs each this many
 #: times, then keeps the one that ran faster per cell (the least time of its runs): between
 #: 16- and 32-bit striped lanes for similar 100-letter queries, or striped and diagonal for
-#: 30-letter ones, either was faster by up to 10% from one set of sequences to the next.
-TRIALS = 3
+#: 30-letter ones, either was faster by up to 10% from one set of sequences to the next.  Five
+#: each: with three, a shared machine's noise on 10-20 us alignments (a batch's short targets)
+#: let the slower lane win a few times in 240 cases, and the rival must be faster by 3%
+#: (``MARGIN``) to be kept.
+TRIALS = 5
+MARGIN = 0.97
 
 
 def _record(trial: list[float], slot: int, began: float, cells: int) -> None:
@@ -576,7 +582,7 @@ def _run(
         if floor or family is not None:
             lane = choose(r, n, length, likely, family, floor)[0]
         else:
-            lane, other = pick(r, n, length, likely)
+            lane, other = r.picks.get((n, length, likely)) or pick(r, n, length, likely)
             if other is not None:
                 lane, trial, slot = query.lane(lane, other)
                 began = time.perf_counter()
@@ -627,7 +633,7 @@ def align(
     if n == 0 or m == 0:
         return 0, -1, -1
     likely = kept.last
-    if probes(n, m, mat.top):
+    if n * m >= PROBE_CELLS and probes(n, m, mat.top):  # the cheap half first
         likely = max(likely, diagonal_bound(query, target, matrix))
     got = _run(kept, r, t, m, likely, family)
     kept.last = got[0]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .kernels import (
+    MARGIN,
     TRIALS,
     _matrix,
     checked_penalties,
@@ -250,7 +251,7 @@ def _raced(isa_name: str, q: bytes, mat: Any, r: Rule, n: int, m: int, likely: i
             f"{unsure}: a kept query's first {2 * TRIALS} alignments run each in turn, timed, "
             "and the faster per cell runs after"
         )
-    fast, slow = (picked, other) if trial[0] <= trial[1] else (other, picked)
+    fast, slow = (other, picked) if trial[1] < MARGIN * trial[0] else (picked, other)
     best, worst = sorted(trial[:2])
     return (
         f"{unsure}: timed on this query, {_lane_words(fast)} ran {best * 1e9:.3g} ns per cell "
