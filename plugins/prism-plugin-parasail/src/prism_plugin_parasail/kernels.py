@@ -329,12 +329,17 @@ def to_parasail(name: str, codes: np.ndarray[Any, Any], k: int) -> bytes:
     if k < 256 and raw:
         long = len(raw) > 2048
         if int(codes.max()) >= k if long else b"\0" in raw.translate(_table(k)):
-            at = int(np.flatnonzero(codes >= k)[0])
-            raise ValueError(
-                f"{name}: code {raw[at]} at position {at} is outside the matrix's alphabet "
-                f"(codes 0 to {k - 1} for a {k} x {k} matrix)"
-            )
+            raise _outside(name, codes, k)
     return raw
+
+
+def _outside(name: str, codes: np.ndarray[Any, Any], k: int) -> ValueError:
+    """The error for ``codes`` that hold a code of ``k`` or more, naming the first."""
+    at = int(np.flatnonzero(codes >= k)[0])
+    return ValueError(
+        f"{name}: code {int(codes[at])} at position {at} is outside the matrix's alphabet "
+        f"(codes 0 to {k - 1} for a {k} x {k} matrix)"
+    )
 
 
 def checked_penalties(gap_open: int, gap_extend: int) -> tuple[int, int]:
@@ -585,7 +590,8 @@ def _run(
             lane, other = r.picks.get((n, length, likely)) or pick(r, n, length, likely)
             if other is not None:
                 lane, trial, slot = query.lane(lane, other)
-                began = time.perf_counter()
+                if trial is not None:
+                    began = time.perf_counter()
         if lane.limit < floor:
             raise OverflowError(
                 "parasail: the score passes what 32-bit lanes hold with this matrix (2**31 - 2 "
@@ -666,6 +672,8 @@ def _run_targets(
     o, e = r.gap_open, r.gap_extend
     memo, picks = r.memo, r.picks
     slot, began = 0, 0.0
+    # The rule's lane and its rival, and the one a decided trial runs (``_Query.lane``).
+    raced: tuple[Lane, Lane, Lane] | None = None
     # The kernel of the last lane, and what it takes first (the profile, or the query): most
     # targets run in the lane of the one before.  Per target, the loop is a few microseconds
     # of Python, which short targets notice: the lookups and parasail's result are inlined.
@@ -687,8 +695,15 @@ def _run_targets(
         if family is None:
             lane, other = picks.get((n, m, likely)) or pick(r, n, m, likely)
             if other is not None:
-                lane, trial, slot = query.lane(lane, other)
-                began = time.perf_counter()
+                if raced is not None and lane is raced[0] and other is raced[1]:
+                    lane = raced[2]  # decided for the target before: no lookup
+                else:
+                    picked = lane
+                    lane, trial, slot = query.lane(lane, other)
+                    if trial is None:
+                        raced = (picked, other, lane)
+                    else:
+                        began = time.perf_counter()
         else:
             found = memo.get((n, m, likely, family, 0))
             lane = found[0] if found is not None else choose(r, n, m, likely, family)[0]
@@ -767,7 +782,12 @@ def align_batch(
             "targets[offsets[i]:offsets[i + 1]])"
         )
     q = to_parasail("query", query, mat.k)
-    packed = np.frombuffer(to_parasail("targets", targets, mat.k), dtype=np.uint8)
+    if targets.dtype.char != "B" or targets.ndim != 1:
+        raise TypeError(f"targets: expected 1-D uint8 codes; got {targets.dtype} {targets.shape}")
+    # Read in place where contiguous: a copy of a search's targets cost more than the check.
+    packed = np.ascontiguousarray(targets)
+    if mat.k < 256 and packed.shape[0] and int(packed.max()) >= mat.k:
+        raise _outside("targets", packed, mat.k)
     scores = np.zeros(count, dtype=np.int64)
     query_ends = np.full(count, -1, dtype=np.int64)
     target_ends = np.full(count, -1, dtype=np.int64)

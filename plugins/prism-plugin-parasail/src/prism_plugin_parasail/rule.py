@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 __all__ = [
     "EQUAL_SCAN_WIDTHS",
@@ -157,10 +158,11 @@ ISAS: dict[str, Isa] = {
 }
 
 
-@dataclass(frozen=True)
-class Lane:
+class Lane(NamedTuple):
     """A lane width and the kernel family that computes in it, with the largest score it
-    holds (for the diagonal kernels, for the query at hand: :func:`_diag_limit`)."""
+    holds (for the diagonal kernels, for the query at hand: :func:`_diag_limit`).  A named
+    tuple: a kept query's trials are keyed by two lanes on every alignment, and a frozen
+    dataclass's hash and equality (Python functions) cost about 2 us there."""
 
     bits: int
     #: ``"striped"``, ``"scan"`` or ``"diag"``.
