@@ -35,6 +35,7 @@ Usage::
 
     python benchmarks/bench_sw_families.py --output PREFIX [--quick] [--budget S] [--cases TEXT]
     python benchmarks/bench_sw_families.py --grid --output PREFIX
+    python benchmarks/bench_sw_families.py --check-rule PREFIX.json
 
 writes ``PREFIX.json`` and ``PREFIX.md``.  ``--grid`` records the measurements the plugin's
 rule comes from (``prism_plugin_parasail.rule.choose``): every family and lane width the
@@ -43,7 +44,8 @@ plugin binds (``{striped,scan}`` in 8, 16 and 32 bits with the profile built bef
 one query against :data:`PAIR_TARGETS` targets of its kind in turn, interleaved, minimum of up
 to 7 rounds, per pair, over DNA 2/-1, 2/-3, 5/-4 and BLOSUM62, the five gap penalties, 50-90%
 identity and unrelated pairs, queries of 8 to 10,000 letters; each row gives the fastest exact
-kernel and the others' times as multiples of it.
+kernel and the others' times as multiples of it.  ``--check-rule`` lists a recorded grid's rows
+where the lane the rule picks was more than 1.05x slower than the fastest.
 """
 
 from __future__ import annotations
@@ -413,6 +415,46 @@ def grid(rng: Any) -> list[dict[str, Any]]:
     return rows
 
 
+def check_rule(rows: list[dict[str, Any]], slack: float = 1.05) -> str:
+    """The grid's rows where the lane the rule picks (``rule.choose``, the likely score the
+    row's mean score) took more than ``slack`` times the fastest kernel's time, or gave no exact
+    score, slowest first; with how many rows of 0.1 ms or more that is (``--check-rule``)."""
+    import numpy as np
+    from prism_genomics import BLOSUM62
+    from prism_plugin_parasail import kernels, rule
+
+    def matrix(name: str) -> Any:
+        dna = GRID_SCORINGS[name]
+        if dna is None:
+            return np.asarray(BLOSUM62.matrix, np.int32)[:20, :20].copy()
+        out = np.full((4, 4), dna[1], np.int32)
+        np.fill_diagonal(out, dna[0])
+        return out
+
+    off = []
+    for row in rows:
+        r = kernels.rule_of("avx2", kernels._matrix(matrix(row["scoring"])), *row["gaps"])
+        lane, _ = rule.choose(r, row["query"], row["target"], row["score"])
+        picked = f"{lane.method}{lane.bits}"
+        best = row["seconds"][row["fastest"]]
+        ratio = row["seconds"].get(picked, float("inf")) / best
+        if ratio > slack:
+            off.append((ratio, best, picked, row))
+    off.sort(key=lambda x: -x[0])
+    lines = [
+        f"{len(off)} of {len(rows)} rows: the rule's lane over {slack}x the fastest "
+        f"({sum(1 for _, best, _, _ in off if best >= GOAL_FROM_S)} of them of 0.1 ms or more)"
+    ]
+    for ratio, best, picked, row in off:
+        similar = "unrelated" if row["identity"] is None else f"{row['identity']:.0%}"
+        lines.append(
+            f"{ratio:5.2f}  {row['scoring']} {row['gaps'][0]}/{row['gaps'][1]} {similar} "
+            f"{row['query']} x {row['target']}: fastest {row['fastest']} {_ms(best)}, "
+            f"the rule {picked}"
+        )
+    return "\n".join(lines)
+
+
 def render_grid(rows: list[dict[str, Any]]) -> str:
     lines = [
         "# The measurements of the parasail plugin's family rule",
@@ -454,8 +496,14 @@ def main() -> int:
     parser.add_argument("--output", default=None, help="write PREFIX.json and PREFIX.md")
     parser.add_argument("--cases", default=None, help="only cases whose name has this text")
     parser.add_argument("--grid", action="store_true", help="the rule's measurements")
+    parser.add_argument(
+        "--check-rule", metavar="GRID_JSON", help="the rule against a recorded grid's rows"
+    )
     args = parser.parse_args()
     os.environ["PRISM_CACHE_DIR"] = tempfile.mkdtemp(prefix="prism-bench-sw-families-")
+    if args.check_rule:
+        print(check_rule(json.loads(Path(args.check_rule).read_text())["rows"]))
+        return 0
     if args.grid:
         import numpy as np
 

@@ -6,6 +6,11 @@ CPU"); the family variants are measured only where the rule is unsure, and other
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -256,3 +261,22 @@ def test_a_forced_family_scores_as_the_automatic_choice_in_a_batch() -> None:
                 assert a.tolist() == b.tolist(), (isa, family)
         for i, t in enumerate(targets):
             assert (auto[0][i], auto[1][i], auto[2][i]) == reference(query, t, m, o, e)
+
+
+def test_the_rule_check_reads_the_recorded_grid() -> None:
+    """``bench_sw_families.py --check-rule`` on the recorded grid: one line per row where the
+    rule's lane was over 1.05x the fastest, counted in the first line, in a real subprocess."""
+    root = Path(__file__).resolve().parents[3]
+    grid = root / "benchmarks" / "results" / "sw-families-grid-2026-12-07-in-turn.json"
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "bench_sw_families.py"), "--check-rule",
+         str(grid)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, *rows = done.stdout.splitlines()
+    found = re.fullmatch(r"(\d+) of (\d+) rows: .* \((\d+) of them of 0.1 ms or more\)", first)
+    assert found, first
+    assert int(found[2]) == len(json.loads(grid.read_text())["rows"])
+    assert int(found[1]) == len(rows) and int(found[3]) <= len(rows)
+    assert all(float(row.split()[0]) >= 1.05 for row in rows)  # printed to 2 places
