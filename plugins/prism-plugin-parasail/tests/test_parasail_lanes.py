@@ -237,11 +237,13 @@ def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
     got = [kernels.align(HERE[0], query, t, m, o, e) for t in targets * 2]
     kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
     ((picked, other), trial), *rest = kept.trials.items()
-    assert not rest and trial[2] == 2 * kernels.TRIALS
+    assert not rest and trial.runs == 2 * kernels.TRIALS
+    assert [len(times) for times in trial.times] == [kernels.TRIALS] * 2
     # The first alignment has nothing to go by: 8-bit lanes, which hold its score.
     first = [("striped", 8)] + [("striped", 16), ("striped", 32)] * kernels.TRIALS
     assert (picked.bits, other.bits) == (16, 32) and ran[: len(first)] == first
-    faster = other if trial[1] < kernels.MARGIN * trial[0] else picked
+    faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
+    assert trial.won == faster
     assert ran[len(first) :] == [(faster.method, faster.bits)] * (16 - len(first))
     for t, result in zip(targets * 2, got, strict=True):
         assert result == reference(query, t, m, o, e)
@@ -255,7 +257,7 @@ def test_a_batch_times_the_rivals_on_its_first_targets(ran: list[tuple[str, int]
     scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
     kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
     [((picked, other), trial)] = kept.trials.items()
-    faster = other if trial[1] < kernels.MARGIN * trial[0] else picked
+    faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
     # The first target has nothing to go by: 8-bit lanes, which hold its score.
     first = [("striped", 8)] + [("striped", 16), ("striped", 32)] * kernels.TRIALS
     assert ran[: len(first)] == first
@@ -317,4 +319,24 @@ def test_explain_says_the_rule_is_unsure_and_what_the_query_measured(
     for t in targets[1:] * 2:
         kernels.align(HERE[0], query, t, m, 3, 1)
     after = why.describe(HERE[0], query, targets[0], m, 3, 1)
-    assert "timed on this query, striped in " in after and " ns per cell against " in after
+    assert "timed on this query (median per cell), striped in 16-bit lanes " in after
+    assert "striped in 32-bit lanes" in after and " runs (the rival where 3% faster)" in after
+
+
+@pytest.mark.timeout(120)
+def test_threads_sharing_a_query_s_trial_score_as_one_thread_does() -> None:
+    """Two threads align the targets of one kept query while it times its rival lanes: the
+    trial's runs and times race, its scores do not."""
+    query, targets = similar_dna(100, 300, seed=7)
+    more = [t for _ in range(12) for t in targets]  # 96 targets
+    packed = np.concatenate(more)
+    offsets = np.arange(0, packed.shape[0] + 1, 300, dtype=np.int64)
+    m = dna(2, -1)
+    expected = kernels.align_batch(HERE[0], query.copy(), packed, offsets, m, 3, 1)
+    kernels._QUERIES.clear()
+    for _ in range(3):
+        got = kernels.align_batch(HERE[0], query, packed, offsets, m, 3, 1, threads=2)
+        for a, b in zip(got, expected, strict=True):
+            assert np.array_equal(a, b)
+    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
+    assert kept.trials and all(trial.won is not None for trial in kept.trials.values())

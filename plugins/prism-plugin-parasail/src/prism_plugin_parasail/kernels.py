@@ -105,6 +105,7 @@ from .rule import (
 __all__ = [
     "MARGIN",
     "TRIALS",
+    "Trial",
     "align",
     "align_batch",
     "batch_threads",
@@ -414,12 +415,12 @@ class _Query:
         self.matrix = matrix
         self.last = 0
         self._profiles: dict[int, int] = {}
-        #: Per (the rule's lane, its rival): the least seconds per cell of each, and the runs.
-        self.trials: dict[tuple[Lane, Lane], list[float]] = {}
+        #: Per (the rule's lane, its rival): their timing (:class:`Trial`).
+        self.trials: dict[tuple[Lane, Lane], Trial] = {}
         self._lock = threading.Lock()
         self._release = _profile_free  # still here when the module is torn down at exit
 
-    def lane(self, picked: Lane, other: Lane) -> tuple[Lane, list[float] | None, int]:
+    def lane(self, picked: Lane, other: Lane) -> tuple[Lane, Trial | None, int]:
         """The lane to run where the rule picked ``picked`` and is unsure against ``other``:
         each in turn for this query's first :data:`TRIALS` alignments in each, then the one
         that ran faster per cell (``other`` only where faster by the :data:`MARGIN`).  While
@@ -428,11 +429,16 @@ class _Query:
         lane, never a wrong score (both lanes are exact)."""
         trial = self.trials.get((picked, other))
         if trial is None:
-            trial = self.trials.setdefault((picked, other), [math.inf, math.inf, 0.0])
-        runs = int(trial[2])
+            trial = self.trials.setdefault((picked, other), Trial())
+        runs = trial.runs
         if runs >= 2 * TRIALS:
-            return (other if trial[1] < MARGIN * trial[0] else picked), None, 0
-        trial[2] = runs + 1
+            won = trial.won
+            if won is None:
+                if min(len(trial.times[0]), len(trial.times[1])) < TRIALS:
+                    return picked, None, 0  # another thread's last run is still going
+                won = trial.won = other if trial.median(1) < MARGIN * trial.median(0) else picked
+            return won, None, 0
+        trial.runs = runs + 1
         return (other, trial, 1) if runs % 2 else (picked, trial, 0)
 
     def profile(self, bits: int) -> int:
@@ -493,10 +499,9 @@ def last_score(isa: str, q: bytes, matrix: _Matrix) -> int | None:
     return None if found is None else found.last
 
 
-def trial_of(isa: str, q: bytes, matrix: _Matrix, picked: Lane, other: Lane) -> list[float] | None:
-    """The kept query ``q``'s trial of ``picked`` against ``other`` (:meth:`_Query.lane`): the
-    least seconds per cell of each and the runs so far; ``None`` where not kept or not begun.
-    Reads, never changes, what is kept."""
+def trial_of(isa: str, q: bytes, matrix: _Matrix, picked: Lane, other: Lane) -> Trial | None:
+    """The kept query ``q``'s trial of ``picked`` against ``other`` (:meth:`_Query.lane`);
+    ``None`` where not kept or not begun.  Reads, never changes, what is kept."""
     found = _QUERIES.get((isa, q, matrix))
     return None if found is None else found.trials.get((picked, other))
 
@@ -517,22 +522,39 @@ def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], ma
 #: A rare high score (a hit in a search) costs this many targets in the wider lane.
 _HOLD = 8
 #: Where the rule is unsure between two lanes (``rule.rival``), a kept query runs each this many
-#: times, then keeps the one that ran faster per cell (the least time of its runs): between
+#: times, then keeps the one whose median time per cell was less (:class:`Trial`): between
 #: 16- and 32-bit striped lanes for similar 100-letter queries, or striped and diagonal for
 #: 30-letter ones, either was faster by up to 10% from one set of sequences to the next.  Five
-#: each: with three, a shared machine's noise on 10-20 us alignments (a batch's short targets)
-#: let the slower lane win a few times in 240 cases, and the rival must be faster by 3%
-#: (``MARGIN``) to be kept.
+#: each, their median, and the rival kept only where faster by 3% (``MARGIN``): with three
+#: each and their least time, a shared machine's noise on 10-20 us alignments (a batch's short
+#: targets) let the slower lane win in several of 240 cases.
 TRIALS = 5
 MARGIN = 0.97
 
 
-def _record(trial: list[float], slot: int, began: float, cells: int) -> None:
-    """Record into ``trial`` (:meth:`_Query.lane`) a run in lane ``slot`` that began at
-    ``began`` (``time.perf_counter``) and updated ``cells`` cells."""
-    took = (time.perf_counter() - began) / cells
-    if took < trial[slot]:
-        trial[slot] = took
+class Trial:
+    """A kept query's timing of the rule's lane (slot 0) against its rival (slot 1): the
+    seconds per cell of each run, and the runs begun; once each has :data:`TRIALS`, the lane
+    that won (:meth:`_Query.lane`)."""
+
+    __slots__ = ("runs", "times", "won")
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.times: tuple[list[float], list[float]] = ([], [])
+        self.won: Lane | None = None
+
+    def median(self, slot: int) -> float:
+        """The median seconds per cell of slot ``slot``'s runs (the lower of two middles): over
+        different targets, where the least time would compare the easiest of each."""
+        times = sorted(self.times[slot])
+        return times[(len(times) - 1) // 2] if times else math.inf
+
+
+def _record(trial: Trial, slot: int, began: float, cells: int) -> None:
+    """Record into ``trial`` a run in lane ``slot`` that began at ``began``
+    (``time.perf_counter``) and updated ``cells`` cells."""
+    trial.times[slot].append((time.perf_counter() - began) / cells)
 
 
 #: ``PARASAIL_FLAG_SATURATED`` of parasail.h: a lane saturated (read from the result's flags,
@@ -581,7 +603,7 @@ def _run(
     saturated (``floor``: a lane saturated below it already): ``(score, query_end,
     target_end)``."""
     n = len(query.q)
-    trial: list[float] | None = None
+    trial: Trial | None = None
     slot, began = 0, 0.0
     while True:
         if floor or family is not None:

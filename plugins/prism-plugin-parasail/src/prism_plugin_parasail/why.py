@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from .kernels import (
-    MARGIN,
     TRIALS,
     _matrix,
     checked_penalties,
@@ -246,14 +245,13 @@ def _raced(isa_name: str, q: bytes, mat: Any, r: Rule, n: int, m: int, likely: i
         return ""
     trial = trial_of(isa_name, q, mat, picked, other)
     unsure = f"; the rule is unsure between it and {_lane_words(other)}"
-    if trial is None or trial[2] < 2 * TRIALS:
+    if trial is None or trial.won is None:
         return (
             f"{unsure}: a kept query's first {2 * TRIALS} alignments run each in turn, timed, "
             "and the faster per cell runs after"
         )
-    fast, slow = (other, picked) if trial[1] < MARGIN * trial[0] else (picked, other)
-    best, worst = sorted(trial[:2])
     return (
-        f"{unsure}: timed on this query, {_lane_words(fast)} ran {best * 1e9:.3g} ns per cell "
-        f"against {worst * 1e9:.3g} for {_lane_words(slow)}, and runs"
+        f"{unsure}: timed on this query (median per cell), {_lane_words(picked)} "
+        f"{trial.median(0) * 1e9:.3g} ns, {_lane_words(other)} {trial.median(1) * 1e9:.3g} ns: "
+        f"{_lane_words(trial.won)} runs (the rival where 3% faster)"
     )
