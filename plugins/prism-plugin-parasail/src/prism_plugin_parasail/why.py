@@ -253,5 +253,5 @@ def _raced(isa_name: str, q: bytes, mat: Any, r: Rule, n: int, m: int, likely: i
     return (
         f"{unsure}: timed on this query (median per cell), {_lane_words(picked)} "
         f"{trial.median(0) * 1e9:.3g} ns, {_lane_words(other)} {trial.median(1) * 1e9:.3g} ns: "
-        f"{_lane_words(trial.won)} runs (the rival where 3% faster)"
+        f"{_lane_words(trial.won)} runs (the rival where 5% faster)"
     )
