@@ -337,12 +337,13 @@ def scan_from(r: Rule, n: int, m: int) -> int:
 
 def _short_similar(r: Rule, n: int) -> int:
     """The least striped lane width for a similar query of at most :data:`SHORT_QUERY`
-    letters: 16 bits, but 32 below 80 letters where a gap open is cheap (``cheapness`` below
-    1.6).  Measured, 90% identical, 8 targets in turn: 24-64 letters with gaps 3/1 and 5/2,
+    letters: 32 bits, but 16 below 80 letters where a gap open is dear (``cheapness`` 1.6 or
+    more).  Measured, 90% identical, 8 targets in turn: 24-64 letters with gaps 3/1 and 5/2,
     32 bits 1.03-1.3x faster than 16; with 11/1 (cheapness 1.7 for BLOSUM62's 20 amino acids,
     1.9 with its ambiguity codes), 16 bits 1.35-2x faster than 32; 100 letters, every penalty,
-    16 bits up to 1.13x faster than 32 (or 32 up to 1.1x) and 1.1-1.16x than 8."""
-    return 32 if r.cheapness < 1.6 and n < 80 else 16
+    32 bits up to 1.13x faster than 16 (in 16 of the benchmark's 20 such cases) and 1.1-1.16x
+    than 8."""
+    return 16 if r.cheapness >= 1.6 and n < 80 else 32
 
 
 def _lane(lanes: tuple[Lane, ...], least: int, need: int) -> Lane:
