@@ -211,19 +211,16 @@ def similar_dna(n: int, m: int, seed: int) -> tuple[Any, list[Any]]:
 def test_the_rule_names_a_rival_only_where_it_is_unsure() -> None:
     m = dna(2, -1)
     r = kernels.rule_of(HERE[0], kernels._matrix(m), 3, 1)
-    # Sure: the held-out case, unrelated (striped 16 bits), and 8-bit unrelated pairs.
-    assert rule.rival(r, 1000, 10_000, 445) is None
-    assert rule.rival(r, 300, 3000, 149) is None
-    # Unsure: a similar 100-letter query (32 against 16 bits), a similar 30-letter one (striped
-    # against diagonal), a similarity near the scan threshold (scan against striped).
-    assert rule.pick(r, 100, 3000, 188) == (
-        rule.Lane(32, "striped", rule.lane_limit("striped", 32, 2)),
-        rule.Lane(16, "striped", rule.lane_limit("striped", 16, 2)),
-    )
-    assert rule.pick(r, 30, 10_000, 60)[1].method == "diag"  # type: ignore[union-attr]
-    picked, other = rule.pick(r, 1000, 1000, 1500)
-    assert (picked.method, other.method if other else None) == ("scan", "striped")
-    assert picked.bits == other.bits == 16  # type: ignore[union-attr]
+    # Sure: the held-out case, unrelated (striped 16 bits), 8-bit unrelated pairs, and the
+    # closer calls (a similar 100-letter query, a similarity near the scan threshold).
+    for n, length, likely in ((1000, 10_000, 445), (300, 3000, 149), (100, 3000, 188),
+                              (1000, 1000, 1500)):  # fmt: skip
+        assert rule.rival(r, n, length, likely) is None
+    # Unsure: 17-32 letters, diagonal against striped either way.
+    similar = rule.pick(r, 30, 10_000, 60)
+    assert [(lane.method, lane.bits) for lane in similar] == [("striped", 32), ("diag", 16)]
+    unrelated = rule.pick(r, 30, 10_000, 27)
+    assert [(lane.method, lane.bits) for lane in unrelated] == [("diag", 16), ("striped", 16)]
 
 
 def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
@@ -232,16 +229,18 @@ def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
     """Where the rule is unsure, a kept query's first 2 * TRIALS alignments alternate between
     the rule's lane and its rival; after, every alignment runs the one whose recorded time per
     cell is lower.  Every score is the reference's."""
-    query, targets = similar_dna(100, 3000, seed=4)
-    m, o, e = dna(2, -1), 3, 1
+    query, targets = similar_dna(30, 3000, seed=4)
+    m, o, e = dna(2, -1), 5, 2
     got = [kernels.align(HERE[0], query, t, m, o, e) for t in targets * 3]
     kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
     ((picked, other), trial), *rest = kept.trials.items()
     assert not rest and trial.runs == 2 * kernels.TRIALS
     assert [len(times) for times in trial.times] == [kernels.TRIALS] * 2
-    # The first alignment has nothing to go by: 8-bit lanes, which hold its score.
-    first = [("striped", 8)] + [("striped", 32), ("striped", 16)] * kernels.TRIALS
-    assert (picked.bits, other.bits) == (32, 16) and ran[: len(first)] == first
+    # The first alignment has nothing to go by: striped in 16-bit lanes for a query of one
+    # 8-bit vector (gaps 5/2: no diagonal kernel for an unrelated pair); then similar: striped
+    # 32 bits against the diagonal kernel.
+    first = [("striped", 16)] + [("striped", 32), ("diag", 16)] * kernels.TRIALS
+    assert (picked.method, other.method) == ("striped", "diag") and ran[: len(first)] == first
     faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
     assert trial.won == faster
     assert ran[len(first) :] == [(faster.method, faster.bits)] * (24 - len(first))
@@ -250,16 +249,16 @@ def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
 
 
 def test_a_batch_times_the_rivals_on_its_first_targets(ran: list[tuple[str, int]]) -> None:
-    query, targets = similar_dna(100, 3000, seed=5)
-    m, o, e = dna(2, -1), 3, 1
+    query, targets = similar_dna(30, 3000, seed=5)
+    m, o, e = dna(2, -1), 5, 2
     packed = np.concatenate(targets * 3)
     offsets = np.arange(0, packed.shape[0] + 1, 3000, dtype=np.int64)
     scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
     kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
     [((picked, other), trial)] = kept.trials.items()
     faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
-    # The first target has nothing to go by: 8-bit lanes, which hold its score.
-    first = [("striped", 8)] + [("striped", 32), ("striped", 16)] * kernels.TRIALS
+    # As for pairs (the test above).
+    first = [("striped", 16)] + [("striped", 32), ("diag", 16)] * kernels.TRIALS
     assert ran[: len(first)] == first
     assert ran[len(first) :] == [(faster.method, faster.bits)] * (24 - len(first))
     for i, t in enumerate(targets * 3):
@@ -310,32 +309,32 @@ def test_explain_says_the_rule_is_unsure_and_what_the_query_measured(
 ) -> None:
     from prism_plugin_parasail import why
 
-    query, targets = similar_dna(100, 3000, seed=6)
+    query, targets = similar_dna(30, 3000, seed=6)
     m = dna(2, -1)
-    kernels.align(HERE[0], query, targets[0], m, 3, 1)  # kept, with a likely score
-    before = why.describe(HERE[0], query, targets[1], m, 3, 1)
-    assert "the rule is unsure between it and striped in 16-bit lanes" in before
+    kernels.align(HERE[0], query, targets[0], m, 5, 2)  # kept, with a likely score
+    before = why.describe(HERE[0], query, targets[1], m, 5, 2)
+    assert "the rule is unsure between it and diag in 16-bit lanes" in before
     assert f"first {2 * kernels.TRIALS} alignments run each in turn, timed" in before
     for t in targets[1:] * 3:
-        kernels.align(HERE[0], query, t, m, 3, 1)
-    after = why.describe(HERE[0], query, targets[0], m, 3, 1)
+        kernels.align(HERE[0], query, t, m, 5, 2)
+    after = why.describe(HERE[0], query, targets[0], m, 5, 2)
     assert "timed on this query (median per cell), striped in 32-bit lanes " in after
-    assert "striped in 16-bit lanes" in after and " runs (the rival where 5% faster)" in after
+    assert "diag in 16-bit lanes" in after and " runs (the rival where 5% faster)" in after
 
 
 @pytest.mark.timeout(120)
 def test_threads_sharing_a_query_s_trial_score_as_one_thread_does() -> None:
     """Two threads align the targets of one kept query while it times its rival lanes: the
     trial's runs and times race, its scores do not."""
-    query, targets = similar_dna(100, 300, seed=7)
+    query, targets = similar_dna(30, 300, seed=7)
     more = [t for _ in range(12) for t in targets]  # 96 targets
     packed = np.concatenate(more)
     offsets = np.arange(0, packed.shape[0] + 1, 300, dtype=np.int64)
     m = dna(2, -1)
-    expected = kernels.align_batch(HERE[0], query.copy(), packed, offsets, m, 3, 1)
+    expected = kernels.align_batch(HERE[0], query.copy(), packed, offsets, m, 5, 2)
     kernels._QUERIES.clear()
     for _ in range(3):
-        got = kernels.align_batch(HERE[0], query, packed, offsets, m, 3, 1, threads=2)
+        got = kernels.align_batch(HERE[0], query, packed, offsets, m, 5, 2, threads=2)
         for a, b in zip(got, expected, strict=True):
             assert np.array_equal(a, b)
     kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]

@@ -49,7 +49,6 @@ __all__ = [
     "ISAS",
     "LONG_TARGET",
     "PROBE_CELLS",
-    "RIVAL_SIMILARITY",
     "SCAN_FROM",
     "SCAN_FROM_LONG",
     "SHORT_QUERY",
@@ -414,11 +413,6 @@ def _choose(
     return _lane(r.scan if family == "scan" else r.striped, least, need), why
 
 
-#: How far from the scan threshold (in similarity) the striped and scan kernels in 16-bit lanes
-#: are rivals: within it, 1,000 x 1,000 pairs ran either up to 1.1x faster than the other.
-RIVAL_SIMILARITY = 0.08
-
-
 def pick(r: Rule, n: int, m: int, likely: int) -> tuple[Lane, Lane | None]:
     """The lane :func:`choose` picks for a query of ``n`` letters against ``m`` whose score is
     likely ``likely`` (any family), and its rival (:func:`rival`), in one lookup."""
@@ -433,29 +427,22 @@ def pick(r: Rule, n: int, m: int, likely: int) -> tuple[Lane, Lane | None]:
 
 def rival(r: Rule, n: int, m: int, likely: int) -> Lane | None:
     """The lane the rule is unsure against its own pick for a query of ``n`` letters against
-    ``m`` whose score is likely ``likely``, or ``None``: where the measurements had either
-    faster by up to about 10%, from one set of sequences to the next, so that no rule of
-    lengths and penalties is right for both.  ``kernels`` times the two on a kept query's first
-    alignments and keeps the faster for it (``kernels._Query.lane``).
-
-    The rivals: for a similar query of at most :data:`SHORT_QUERY` letters, striped in the other
-    of 16- and 32-bit lanes, or the diagonal kernel where one vector holds the query; for an
-    unrelated query of 17-32 letters that runs diagonal, striped; in 16-bit lanes within
-    :data:`RIVAL_SIMILARITY` of the scan threshold, the other of striped and scan."""
+    ``m`` whose score is likely ``likely``, or ``None``.  For queries of 17-32 letters (one
+    8-bit vector), the diagonal kernel against striped: by scoring and similarity either was
+    1.2-1.7x faster than the other, and which one moved from one set of sequences to the next
+    (DNA 2/-1 with gaps 3/1, similar BLOSUM62 pairs), so that no rule of lengths and penalties
+    is right for both.  ``kernels`` times the two on a kept query's first alignments and keeps
+    the faster for it (``kernels._Query.lane``).  Not for the closer calls (16- against 32-bit
+    lanes, striped against scan near the threshold: within about 10%): timed in alternation,
+    a lane's time was not its time in a run of its own, and the trial chose wrong."""
     lane, why = choose(r, n, m, likely)
+    if n > r.lanes[8] or n <= r.lanes[16] or not r.diag:
+        return None
     need = min(likely, min(n, m) * r.top)
     if why == WHY_SHORT_SIMILAR:
-        if n <= r.lanes[8] and r.diag:
-            other = _diag_lane(r, n, need)
-        else:
-            other = _lane(r.striped, 48 - lane.bits, need)
-    elif why == WHY_SHORT_DIAG and n > r.lanes[16]:
+        other = _diag_lane(r, n, need)
+    elif why == WHY_SHORT_DIAG:
         other = _lane(r.striped, 16, need)
-    elif why in (WHY_SIMILAR_SCAN, WHY_STRIPED16):
-        similarity = likely / (min(n, m) * r.match)
-        if abs(similarity - r.scan_similarity) > RIVAL_SIMILARITY or n < scan_from(r, n, m):
-            return None
-        other = _lane(r.striped if lane.method == "scan" else r.scan, 16, need)
     else:
         return None
     return other if other != lane and other.bits <= 32 and other.limit >= need else None
