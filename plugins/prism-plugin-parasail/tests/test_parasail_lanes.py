@@ -208,63 +208,6 @@ def similar_dna(n: int, m: int, seed: int) -> tuple[Any, list[Any]]:
     return query, targets
 
 
-def test_the_rule_names_a_rival_only_where_it_is_unsure() -> None:
-    m = dna(2, -1)
-    r = kernels.rule_of(HERE[0], kernels._matrix(m), 3, 1)
-    # Sure: the held-out case, unrelated (striped 16 bits), 8-bit unrelated pairs, and the
-    # closer calls (a similar 100-letter query, a similarity near the scan threshold).
-    for n, length, likely in ((1000, 10_000, 445), (300, 3000, 149), (100, 3000, 188),
-                              (1000, 1000, 1500)):  # fmt: skip
-        assert rule.rival(r, n, length, likely) is None
-    # Unsure: 17-32 letters, diagonal against striped either way.
-    similar = rule.pick(r, 30, 10_000, 60)
-    assert [(lane.method, lane.bits) for lane in similar] == [("striped", 32), ("diag", 16)]
-    unrelated = rule.pick(r, 30, 10_000, 27)
-    assert [(lane.method, lane.bits) for lane in unrelated] == [("diag", 16), ("striped", 16)]
-
-
-def test_a_kept_query_times_both_rivals_then_keeps_the_faster(
-    ran: list[tuple[str, int]],
-) -> None:
-    """Where the rule is unsure, a kept query's first 2 * TRIALS alignments alternate between
-    the rule's lane and its rival; after, every alignment runs the one whose recorded time per
-    cell is lower.  Every score is the reference's."""
-    query, targets = similar_dna(30, 3000, seed=4)
-    m, o, e = dna(2, -1), 5, 2
-    got = [kernels.align(HERE[0], query, t, m, o, e) for t in targets * 3]
-    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
-    ((picked, other), trial), *rest = kept.trials.items()
-    assert not rest and trial.runs == 2 * kernels.TRIALS
-    assert [len(times) for times in trial.times] == [kernels.TRIALS] * 2
-    # The first alignment has nothing to go by: striped in 16-bit lanes for a query of one
-    # 8-bit vector (gaps 5/2: no diagonal kernel for an unrelated pair); then similar: striped
-    # 32 bits against the diagonal kernel.
-    first = [("striped", 16)] + [("striped", 32), ("diag", 16)] * kernels.TRIALS
-    assert (picked.method, other.method) == ("striped", "diag") and ran[: len(first)] == first
-    faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
-    assert trial.won == faster
-    assert ran[len(first) :] == [(faster.method, faster.bits)] * (24 - len(first))
-    for t, result in zip(targets * 3, got, strict=True):
-        assert result == reference(query, t, m, o, e)
-
-
-def test_a_batch_times_the_rivals_on_its_first_targets(ran: list[tuple[str, int]]) -> None:
-    query, targets = similar_dna(30, 3000, seed=5)
-    m, o, e = dna(2, -1), 5, 2
-    packed = np.concatenate(targets * 3)
-    offsets = np.arange(0, packed.shape[0] + 1, 3000, dtype=np.int64)
-    scores, query_ends, target_ends = kernels.align_batch(HERE[0], query, packed, offsets, m, o, e)
-    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
-    [((picked, other), trial)] = kept.trials.items()
-    faster = other if trial.median(1) < kernels.MARGIN * trial.median(0) else picked
-    # As for pairs (the test above).
-    first = [("striped", 16)] + [("striped", 32), ("diag", 16)] * kernels.TRIALS
-    assert ran[: len(first)] == first
-    assert ran[len(first) :] == [(faster.method, faster.bits)] * (24 - len(first))
-    for i, t in enumerate(targets * 3):
-        assert (scores[i], query_ends[i], target_ends[i]) == reference(query, t, m, o, e)
-
-
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     seed=st.integers(0, 2**32 - 1),
@@ -304,28 +247,10 @@ def test_a_score_past_32_bit_lanes_raises_instead_of_coming_back_wrong() -> None
         kernels.align(HERE[0], query, query, matrix, 5, 2)
 
 
-def test_explain_says_the_rule_is_unsure_and_what_the_query_measured(
-    ran: list[tuple[str, int]],
-) -> None:
-    from prism_plugin_parasail import why
-
-    query, targets = similar_dna(30, 3000, seed=6)
-    m = dna(2, -1)
-    kernels.align(HERE[0], query, targets[0], m, 5, 2)  # kept, with a likely score
-    before = why.describe(HERE[0], query, targets[1], m, 5, 2)
-    assert "the rule is unsure between it and diag in 16-bit lanes" in before
-    assert f"first {2 * kernels.TRIALS} alignments run each in turn, timed" in before
-    for t in targets[1:] * 3:
-        kernels.align(HERE[0], query, t, m, 5, 2)
-    after = why.describe(HERE[0], query, targets[0], m, 5, 2)
-    assert "timed on this query (median per cell), striped in 32-bit lanes " in after
-    assert "diag in 16-bit lanes" in after and " runs (the rival where 5% faster)" in after
-
-
 @pytest.mark.timeout(120)
-def test_threads_sharing_a_query_s_trial_score_as_one_thread_does() -> None:
-    """Two threads align the targets of one kept query while it times its rival lanes: the
-    trial's runs and times race, its scores do not."""
+def test_threads_sharing_a_kept_query_score_as_one_thread_does() -> None:
+    """Two threads align the targets of one kept query (its profiles, last score and lanes
+    shared), three times: the same scores and ends as one thread."""
     query, targets = similar_dna(30, 300, seed=7)
     more = [t for _ in range(12) for t in targets]  # 96 targets
     packed = np.concatenate(more)
@@ -337,5 +262,3 @@ def test_threads_sharing_a_query_s_trial_score_as_one_thread_does() -> None:
         got = kernels.align_batch(HERE[0], query, packed, offsets, m, 5, 2, threads=2)
         for a, b in zip(got, expected, strict=True):
             assert np.array_equal(a, b)
-    kept = kernels._QUERIES[(HERE[0], query.tobytes(), kernels._matrix(m))]
-    assert kept.trials and all(trial.won is not None for trial in kept.trials.values())

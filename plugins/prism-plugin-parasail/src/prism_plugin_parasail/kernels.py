@@ -75,9 +75,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import math
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -97,15 +95,11 @@ from .rule import (
     Rule,
     choose,
     lane_limit,
-    pick,
     probes,
     rule,
 )
 
 __all__ = [
-    "MARGIN",
-    "TRIALS",
-    "Trial",
     "align",
     "align_batch",
     "batch_threads",
@@ -116,7 +110,6 @@ __all__ = [
     "parasail_matrix",
     "rule_of",
     "to_parasail",
-    "trial_of",
     "unsupported",
 ]
 
@@ -405,9 +398,8 @@ def _scoring(
 
 class _Query:
     """A query as parasail reads it, kept between calls: its profiles, one per lane width,
-    made when first needed (parasail only reads them: threads share them), the score of its
-    last alignment, the likely score of the next, and where the rule is unsure between two
-    lanes (``rule.rival``), which of them ran faster for it (:meth:`lane`)."""
+    made when first needed (parasail only reads them: threads share them), and the score of
+    its last alignment, the likely score of the next."""
 
     def __init__(self, kernels: _Kernels, q: bytes, matrix: _Matrix) -> None:
         self.kernels = kernels
@@ -415,31 +407,8 @@ class _Query:
         self.matrix = matrix
         self.last = 0
         self._profiles: dict[int, int] = {}
-        #: Per (the rule's lane, its rival): their timing (:class:`Trial`).
-        self.trials: dict[tuple[Lane, Lane], Trial] = {}
         self._lock = threading.Lock()
         self._release = _profile_free  # still here when the module is torn down at exit
-
-    def lane(self, picked: Lane, other: Lane) -> tuple[Lane, Trial | None, int]:
-        """The lane to run where the rule picked ``picked`` and is unsure against ``other``:
-        each in turn for this query's first :data:`TRIALS` alignments in each, then the one
-        that ran faster per cell (``other`` only where faster by the :data:`MARGIN`).  While
-        timing, the trial to record into (:func:`_record`) and its slot (0: ``picked``, 1:
-        ``other``), else ``None``.  Threads may race on a trial: a run more or less in one
-        lane, never a wrong score (both lanes are exact)."""
-        trial = self.trials.get((picked, other))
-        if trial is None:
-            trial = self.trials.setdefault((picked, other), Trial())
-        runs = trial.runs
-        if runs >= 2 * TRIALS:
-            won = trial.won
-            if won is None:
-                if min(len(trial.times[0]), len(trial.times[1])) < TRIALS:
-                    return picked, None, 0  # another thread's last run is still going
-                won = trial.won = other if trial.median(1) < MARGIN * trial.median(0) else picked
-            return won, None, 0
-        trial.runs = runs + 1
-        return (other, trial, 1) if runs % 2 else (picked, trial, 0)
 
     def profile(self, bits: int) -> int:
         """The address of the query's profile for lanes of ``bits`` bits."""
@@ -499,13 +468,6 @@ def last_score(isa: str, q: bytes, matrix: _Matrix) -> int | None:
     return None if found is None else found.last
 
 
-def trial_of(isa: str, q: bytes, matrix: _Matrix, picked: Lane, other: Lane) -> Trial | None:
-    """The kept query ``q``'s trial of ``picked`` against ``other`` (:meth:`_Query.lane`);
-    ``None`` where not kept or not begun.  Reads, never changes, what is kept."""
-    found = _QUERIES.get((isa, q, matrix))
-    return None if found is None else found.trials.get((picked, other))
-
-
 def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], matrix: Any) -> int:
     """A lower bound of the local score: the best ungapped stretch of the main diagonal
     (query letter ``i`` against target letter ``i``)."""
@@ -521,43 +483,6 @@ def diagonal_bound(query: np.ndarray[Any, Any], target: np.ndarray[Any, Any], ma
 #: 3 of them saturated and ran again, 0.92x the 16-bit loop (benchmarks/bench_sw_families.py).
 #: A rare high score (a hit in a search) costs this many targets in the wider lane.
 _HOLD = 8
-#: Where the rule is unsure between two lanes (``rule.rival``), a kept query runs each this many
-#: times, then keeps the one whose median time per cell was less (:class:`Trial`): between
-#: 16- and 32-bit striped lanes for similar 100-letter queries, or striped and diagonal for
-#: 30-letter ones, either was faster by up to 10% from one set of sequences to the next.  Nine
-#: each, the median of all but the first (which runs cold), and the rival kept only where 5%
-#: faster (``MARGIN``): single 20-30 us alignments vary by 20% on a shared machine, and with
-#: three or five each the slower lane won in several of 240 cases, once 1.4x slower.
-TRIALS = 9
-MARGIN = 0.95
-
-
-class Trial:
-    """A kept query's timing of the rule's lane (slot 0) against its rival (slot 1): the
-    seconds per cell of each run, and the runs begun; once each has :data:`TRIALS`, the lane
-    that won (:meth:`_Query.lane`)."""
-
-    __slots__ = ("runs", "times", "won")
-
-    def __init__(self) -> None:
-        self.runs = 0
-        self.times: tuple[list[float], list[float]] = ([], [])
-        self.won: Lane | None = None
-
-    def median(self, slot: int) -> float:
-        """The median seconds per cell of slot ``slot``'s runs but the first (the lower of two
-        middles): over different targets, where the least time would compare the easiest of
-        each."""
-        times = sorted(self.times[slot][1:])
-        return times[(len(times) - 1) // 2] if times else math.inf
-
-
-def _record(trial: Trial, slot: int, began: float, cells: int) -> None:
-    """Record into ``trial`` a run in lane ``slot`` that began at ``began``
-    (``time.perf_counter``) and updated ``cells`` cells."""
-    trial.times[slot].append((time.perf_counter() - began) / cells)
-
-
 #: ``PARASAIL_FLAG_SATURATED`` of parasail.h: a lane saturated (read from the result's flags,
 #: not through ``parasail_result_is_saturated``: one foreign call less per alignment).
 _SATURATED = 1 << 6
@@ -604,17 +529,8 @@ def _run(
     saturated (``floor``: a lane saturated below it already): ``(score, query_end,
     target_end)``."""
     n = len(query.q)
-    trial: Trial | None = None
-    slot, began = 0, 0.0
     while True:
-        if floor or family is not None:
-            lane = choose(r, n, length, likely, family, floor)[0]
-        else:
-            lane, other = r.picks.get((n, length, likely)) or pick(r, n, length, likely)
-            if other is not None:
-                lane, trial, slot = query.lane(lane, other)
-                if trial is not None:
-                    began = time.perf_counter()
+        lane = choose(r, n, length, likely, family, floor)[0]
         if lane.limit < floor:
             raise OverflowError(
                 "parasail: the score passes what 32-bit lanes hold with this matrix (2**31 - 2 "
@@ -625,8 +541,6 @@ def _run(
             _call(query, lane, target, length, r.gap_open, r.gap_extend)
         )
         if not saturated:
-            if trial is not None:
-                _record(trial, slot, began, n * length)
             return (score, query_end, target_end) if score > 0 else (0, -1, -1)
         floor = lane.limit + 1
 
@@ -693,10 +607,7 @@ def _run_targets(
     likely = query.last
     hits: list[tuple[int, int, int, int]] = []
     o, e = r.gap_open, r.gap_extend
-    memo, picks = r.memo, r.picks
-    slot, began = 0, 0.0
-    # The rule's lane and its rival, and the one a decided trial runs (``_Query.lane``).
-    raced: tuple[Lane, Lane, Lane] | None = None
+    memo = r.memo
     # The kernel of the last lane, and what it takes first (the profile, or the query): most
     # targets run in the lane of the one before.  Per target, the loop is a few microseconds
     # of Python, which short targets notice: the lookups and parasail's result are inlined.
@@ -714,22 +625,8 @@ def _run_targets(
         if probing and min(n, m) * top > lane_limit("striped", 16, top) and n * m >= PROBE_CELLS:
             q_codes, t_codes, matrix = codes
             likely = max(likely, diagonal_bound(q_codes, t_codes[lo:hi], matrix))
-        trial = None
-        if family is None:
-            lane, other = picks.get((n, m, likely)) or pick(r, n, m, likely)
-            if other is not None:
-                if raced is not None and lane is raced[0] and other is raced[1]:
-                    lane = raced[2]  # decided for the target before: no lookup
-                else:
-                    picked = lane
-                    lane, trial, slot = query.lane(lane, other)
-                    if trial is None:
-                        raced = (picked, other, lane)
-                    else:
-                        began = time.perf_counter()
-        else:
-            found = memo.get((n, m, likely, family, 0))
-            lane = found[0] if found is not None else choose(r, n, m, likely, family)[0]
+        found = memo.get((n, m, likely, family, 0))
+        lane = found[0] if found is not None else choose(r, n, m, likely, family)[0]
         if lane is not last:
             last, kernel, diag = lane, query.kernels.align[lane.method, lane.bits], False
             if lane.method == "diag":
@@ -749,8 +646,6 @@ def _run_targets(
             score, qe, te = _run(query, r, base + lo, m, likely, family, hold)
         elif score <= 0:
             score = 0
-        if trial is not None:
-            _record(trial, slot, began, n * m)
         if held:
             # Hysteresis: a lane saturated lately, so the next targets start past it, until
             # _HOLD of them in a row scored below it.

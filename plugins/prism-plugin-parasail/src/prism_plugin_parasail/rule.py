@@ -70,9 +70,7 @@ __all__ = [
     "Rule",
     "choose",
     "lane_limit",
-    "pick",
     "probes",
-    "rival",
     "rule",
     "scan_from",
 ]
@@ -160,8 +158,7 @@ ISAS: dict[str, Isa] = {
 class Lane(NamedTuple):
     """A lane width and the kernel family that computes in it, with the largest score it
     holds (for the diagonal kernels, for the query at hand: :func:`_diag_limit`).  A named
-    tuple: a kept query's trials are keyed by two lanes on every alignment, and a frozen
-    dataclass's hash and equality (Python functions) cost about 2 us there."""
+    tuple: hashed and compared in C (a frozen dataclass's are Python functions)."""
 
     bits: int
     #: ``"striped"``, ``"scan"`` or ``"diag"``.
@@ -236,10 +233,6 @@ class Rule:
     #: :func:`choose`'s answers by its arguments: calls repeat them (a query aligned again, the
     #: targets of a batch), and a lookup costs a tenth of the rule.
     memo: dict[tuple[int, int, int, str | None, int], tuple[Lane, int]] = field(
-        default_factory=dict, repr=False
-    )
-    #: :func:`pick`'s answers by ``(n, m, likely)``.
-    picks: dict[tuple[int, int, int], tuple[Lane, Lane | None]] = field(
         default_factory=dict, repr=False
     )
 
@@ -411,41 +404,6 @@ def _choose(
     if family == "diag":
         return _diag_lane(r, n, need), why
     return _lane(r.scan if family == "scan" else r.striped, least, need), why
-
-
-def pick(r: Rule, n: int, m: int, likely: int) -> tuple[Lane, Lane | None]:
-    """The lane :func:`choose` picks for a query of ``n`` letters against ``m`` whose score is
-    likely ``likely`` (any family), and its rival (:func:`rival`), in one lookup."""
-    key = (n, m, likely)
-    found = r.picks.get(key)
-    if found is None:
-        if len(r.picks) >= _MEMO_KEPT:
-            r.picks.clear()
-        found = r.picks[key] = (choose(r, n, m, likely)[0], rival(r, n, m, likely))
-    return found
-
-
-def rival(r: Rule, n: int, m: int, likely: int) -> Lane | None:
-    """The lane the rule is unsure against its own pick for a query of ``n`` letters against
-    ``m`` whose score is likely ``likely``, or ``None``.  For queries of 17-32 letters (one
-    8-bit vector), the diagonal kernel against striped: by scoring and similarity either was
-    1.2-1.7x faster than the other, and which one moved from one set of sequences to the next
-    (DNA 2/-1 with gaps 3/1, similar BLOSUM62 pairs), so that no rule of lengths and penalties
-    is right for both.  ``kernels`` times the two on a kept query's first alignments and keeps
-    the faster for it (``kernels._Query.lane``).  Not for the closer calls (16- against 32-bit
-    lanes, striped against scan near the threshold: within about 10%): timed in alternation,
-    a lane's time was not its time in a run of its own, and the trial chose wrong."""
-    lane, why = choose(r, n, m, likely)
-    if n > r.lanes[8] or n <= r.lanes[16] or not r.diag:
-        return None
-    need = min(likely, min(n, m) * r.top)
-    if why == WHY_SHORT_SIMILAR:
-        other = _diag_lane(r, n, need)
-    elif why == WHY_SHORT_DIAG:
-        other = _lane(r.striped, 16, need)
-    else:
-        return None
-    return other if other != lane and other.bits <= 32 and other.limit >= need else None
 
 
 def probes(n: int, m: int, top: int) -> bool:

@@ -16,16 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import (
-    TRIALS,
-    _matrix,
-    checked_penalties,
-    diagonal_bound,
-    last_score,
-    rule_of,
-    to_parasail,
-    trial_of,
-)
+from .kernels import _matrix, checked_penalties, diagonal_bound, last_score, rule_of, to_parasail
 from .rule import (
     SHORT_QUERY,
     SIMILAR,
@@ -38,10 +29,8 @@ from .rule import (
     WHY_SHORT_STRIPED,
     WHY_SIMILAR_SCAN,
     WHY_STRIPED16,
-    Lane,
     Rule,
     choose,
-    pick,
     probes,
     scan_from,
 )
@@ -200,8 +189,7 @@ def judge(
     need, similarity = min(likely, short * r.top), likely / (short * r.match)
     if lane.method == family:
         words = _words(r, n, length, likely, known, None)
-        raced = _raced(isa_name, q, mat, r, n, length, likely)
-        return False, f"the automatic variant runs this family here: {words}{raced}"
+        return False, f"the automatic variant runs this family here: {words}"
     if family in _close(r, n, length, need, similarity, lane.method, lane.bits):
         return True, ""
     return False, (
@@ -229,29 +217,4 @@ def describe(
         return "an empty sequence: score 0, no kernel runs"
     r = rule_of(isa_name, mat, o, e)
     likely, known = _likely(last_score(isa_name, q, mat), query, target, matrix, m, mat.top)
-    raced = "" if family else _raced(isa_name, q, mat, r, len(q), m, likely)
-    return _words(r, len(q), m, likely, known, family) + raced
-
-
-def _lane_words(lane: Lane) -> str:
-    return f"{lane.method} in {lane.bits}-bit lanes"
-
-
-def _raced(isa_name: str, q: bytes, mat: Any, r: Rule, n: int, m: int, likely: int) -> str:
-    """Where the rule is unsure between its pick and a rival (``rule.rival``): what the kept
-    query's trial found (``kernels.trial_of``), in words; else nothing."""
-    picked, other = pick(r, n, m, likely)
-    if other is None:
-        return ""
-    trial = trial_of(isa_name, q, mat, picked, other)
-    unsure = f"; the rule is unsure between it and {_lane_words(other)}"
-    if trial is None or trial.won is None:
-        return (
-            f"{unsure}: a kept query's first {2 * TRIALS} alignments run each in turn, timed, "
-            "and the faster per cell runs after"
-        )
-    return (
-        f"{unsure}: timed on this query (median per cell), {_lane_words(picked)} "
-        f"{trial.median(0) * 1e9:.3g} ns, {_lane_words(other)} {trial.median(1) * 1e9:.3g} ns: "
-        f"{_lane_words(trial.won)} runs (the rival where 5% faster)"
-    )
+    return _words(r, len(q), m, likely, known, family)
